@@ -1,0 +1,412 @@
+//! The command line as the user types it. Raw arguments only: `plan.rs` validates them
+//! once into what the rest of the program trusts. sysbench's spellings (`--table_size`,
+//! `--mysql-socket`, `--max-time`, `--skip_trx=on`) are accepted as aliases so existing
+//! command lines keep working.
+
+pub mod plan;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sizeup",
+    version,
+    about = "Measure how much OLTP work a MySQL-family server carries, and size for it"
+)]
+pub struct Cli {
+    /// Results database (SQLite). Default: results.db in the state directory ($SIZEUP_HOME).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub results: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Managed private server instances (the default target).
+    #[command(subcommand)]
+    Server(ServerCommand),
+    /// Create and load a workload's tables.
+    Prepare(PrepareArgs),
+    /// Run a workload and measure it.
+    Run(RunArgs),
+    /// Drop the tables sizeup created for a workload (and nothing else).
+    Cleanup(CleanupArgs),
+    /// Stored runs.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// A short study on the managed default instance: prepare, then oltp_read_write at
+    /// 1, 2, 4 and 8 threads, with the peak marked.
+    Demo(DemoArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServerCommand {
+    /// Initialise (if needed) and start managed instances 0..N.
+    Start(ServerStartArgs),
+    /// Stop managed instances.
+    Stop(ServerStopArgs),
+    /// Show each managed instance: state, socket, port, user.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServerStartArgs {
+    /// How many instances (0..N-1) should be running.
+    #[arg(long, default_value_t = 1)]
+    pub instances: u32,
+    /// InnoDB buffer pool per instance.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub buffer_pool: String,
+    /// InnoDB redo log size per instance (allocated on disk at start).
+    #[arg(long, value_name = "SIZE", default_value = "512M")]
+    pub log_file_size: String,
+    #[arg(long, value_name = "0|1|2", default_value_t = 2)]
+    pub flush_log_at_trx_commit: u8,
+    #[arg(long, default_value_t = 2000)]
+    pub max_connections: u32,
+    /// Any other server option, repeatable: --set innodb_io_capacity=2000
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Where instance directories go (default: the state directory).
+    #[arg(long, value_name = "DIR")]
+    pub datadir_root: Option<PathBuf>,
+    /// Port of instance 0; instance i listens on base + i (default: first free from 13306).
+    #[arg(long)]
+    pub base_port: Option<u16>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServerStopArgs {
+    /// Stop only this instance.
+    #[arg(long)]
+    pub instance: Option<u32>,
+    /// Also delete the instances' directories and forget them.
+    #[arg(long)]
+    pub purge: bool,
+}
+
+/// Where the server is. With none of these, sizeup uses managed instance 0.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TargetArgs {
+    #[arg(long, alias = "mysql-host", help_heading = "Target")]
+    pub host: Option<String>,
+    #[arg(long, alias = "mysql-port", help_heading = "Target")]
+    pub port: Option<u16>,
+    #[arg(long, alias = "mysql-socket", help_heading = "Target")]
+    pub socket: Option<PathBuf>,
+    #[arg(long, alias = "mysql-user", help_heading = "Target")]
+    pub user: Option<String>,
+    /// Password (or set MYSQL_PWD). Never printed or stored.
+    #[arg(
+        long,
+        alias = "mysql-password",
+        env = "MYSQL_PWD",
+        hide_env_values = true,
+        help_heading = "Target"
+    )]
+    pub password: Option<String>,
+    /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
+    #[arg(long, alias = "mysql-db", help_heading = "Target")]
+    pub database: Option<String>,
+    /// Managed instance to use when no host, port or socket is given.
+    #[arg(long, default_value_t = 0, help_heading = "Target")]
+    pub instance: u32,
+}
+
+/// sysbench's oltp_common.lua options (same names, same defaults).
+#[derive(Args, Debug, Clone)]
+pub struct OltpArgs {
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub tables: u32,
+    #[arg(
+        long,
+        alias = "table_size",
+        alias = "oltp-table-size",
+        default_value_t = 10_000,
+        help_heading = "OLTP"
+    )]
+    pub table_size: u32,
+    #[arg(
+        long,
+        alias = "range_size",
+        default_value_t = 100,
+        help_heading = "OLTP"
+    )]
+    pub range_size: u32,
+    #[arg(
+        long,
+        alias = "point_selects",
+        default_value_t = 10,
+        help_heading = "OLTP"
+    )]
+    pub point_selects: u32,
+    #[arg(
+        long,
+        alias = "simple_ranges",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub simple_ranges: u32,
+    #[arg(long, alias = "sum_ranges", default_value_t = 1, help_heading = "OLTP")]
+    pub sum_ranges: u32,
+    #[arg(
+        long,
+        alias = "order_ranges",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub order_ranges: u32,
+    #[arg(
+        long,
+        alias = "distinct_ranges",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub distinct_ranges: u32,
+    #[arg(
+        long,
+        alias = "index_updates",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub index_updates: u32,
+    #[arg(
+        long,
+        alias = "non_index_updates",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub non_index_updates: u32,
+    #[arg(
+        long,
+        alias = "delete_inserts",
+        default_value_t = 1,
+        help_heading = "OLTP"
+    )]
+    pub delete_inserts: u32,
+    #[arg(long, alias = "range_selects", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub range_selects: bool,
+    #[arg(long, alias = "auto_inc", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub auto_inc: bool,
+    #[arg(long, alias = "skip_trx", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub skip_trx: bool,
+    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub secondary: bool,
+    #[arg(long, alias = "create_secondary", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub create_secondary: bool,
+    #[arg(
+        long,
+        alias = "mysql_storage_engine",
+        default_value = "innodb",
+        help_heading = "OLTP"
+    )]
+    pub mysql_storage_engine: String,
+    /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
+    #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub read_only: bool,
+    /// uniform, gaussian, special, pareto or zipfian.
+    #[arg(
+        long,
+        alias = "rand_type",
+        default_value = "special",
+        help_heading = "Random numbers"
+    )]
+    pub rand_type: String,
+    #[arg(
+        long,
+        alias = "rand_spec_iter",
+        default_value_t = 12,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_iter: u32,
+    #[arg(
+        long,
+        alias = "rand_spec_pct",
+        default_value_t = 1,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_pct: u32,
+    #[arg(
+        long,
+        alias = "rand_spec_res",
+        default_value_t = 75,
+        help_heading = "Random numbers"
+    )]
+    pub rand_spec_res: u32,
+    #[arg(
+        long,
+        alias = "rand_pareto_h",
+        default_value_t = 0.2,
+        help_heading = "Random numbers"
+    )]
+    pub rand_pareto_h: f64,
+    #[arg(
+        long,
+        alias = "rand_zipfian_exp",
+        default_value_t = 0.8,
+        help_heading = "Random numbers"
+    )]
+    pub rand_zipfian_exp: f64,
+    /// Seed for the random streams; 0 takes one from the clock.
+    #[arg(
+        long,
+        alias = "rand_seed",
+        default_value_t = 0,
+        help_heading = "Random numbers"
+    )]
+    pub rand_seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    /// Workload name, e.g. oltp_read_write.
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    /// Loader connections (default: the number of CPUs).
+    #[arg(long, alias = "num-threads")]
+    pub threads: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct CleanupArgs {
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Workload name, e.g. oltp_read_write.
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    /// Concurrent connections.
+    #[arg(long, alias = "num-threads", default_value_t = 1)]
+    pub threads: u32,
+    /// Seconds to run (0: no limit; then --events must be set).
+    #[arg(long, alias = "max-time", default_value_t = 10.0)]
+    pub time: f64,
+    /// Stop after this many transactions (0: no limit).
+    #[arg(long, alias = "max-requests", default_value_t = 0)]
+    pub events: u64,
+    /// Seconds at the start left out of the summary (rounded up to whole intervals).
+    #[arg(long, alias = "warmup-time", default_value_t = 0.0)]
+    pub warmup: f64,
+    /// Open-loop arrival rate in transactions per second (0: as fast as possible).
+    /// Latency is then measured from each transaction's intended start.
+    #[arg(long, alias = "tx-rate", default_value_t = 0.0)]
+    pub rate: f64,
+    /// Seconds between interval lines (0: no lines; intervals are still stored each second).
+    #[arg(long, default_value_t = 1.0)]
+    pub report_interval: f64,
+    /// Fixed pause in milliseconds after each transaction, per connection.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub delay: f64,
+    /// OS threads that drive the connections (default: 1 per 4 CPUs, at least 1).
+    #[arg(long)]
+    pub client_threads: Option<u32>,
+    /// Also write the whole result to this JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RunsCommand {
+    /// One line per stored run.
+    List,
+    /// One stored run in full.
+    Show {
+        id: i64,
+        /// Print the JSON document (the same as --json writes).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Seconds per thread level.
+    #[arg(long, default_value_t = 5.0)]
+    pub step_time: f64,
+    /// Rows per table (4 tables).
+    #[arg(long, default_value_t = 50_000)]
+    pub table_size: u32,
+}
+
+/// sysbench's boolean spellings.
+pub fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on/off")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn sysbench_spellings_are_accepted() {
+        let cli = parse(&[
+            "sizeup",
+            "run",
+            "oltp_read_write",
+            "--table_size=5000",
+            "--tables=4",
+            "--mysql-socket=/tmp/s",
+            "--skip_trx=on",
+            "--max-time=30",
+            "--rand-type=uniform",
+            "--range_selects=off",
+        ]);
+        let Command::Run(r) = cli.command else {
+            panic!()
+        };
+        assert_eq!(r.oltp.table_size, 5000);
+        assert_eq!(r.oltp.tables, 4);
+        assert_eq!(r.target.socket, Some(PathBuf::from("/tmp/s")));
+        assert!(r.oltp.skip_trx);
+        assert!(!r.oltp.range_selects);
+        assert_eq!(r.time, 30.0);
+        assert_eq!(r.oltp.rand_type, "uniform");
+    }
+
+    #[test]
+    fn defaults_are_sysbench_defaults() {
+        let Command::Run(r) = parse(&["sizeup", "run", "oltp_read_only"]).command else {
+            panic!()
+        };
+        assert_eq!(
+            (r.oltp.tables, r.oltp.table_size, r.oltp.range_size),
+            (1, 10_000, 100)
+        );
+        assert!(
+            r.oltp.range_selects && r.oltp.auto_inc && r.oltp.create_secondary && !r.oltp.skip_trx
+        );
+        assert_eq!(r.oltp.rand_type, "special");
+        let Command::Run(r) = parse(&["sizeup", "run", "x", "--skip-trx"]).command else {
+            panic!()
+        };
+        assert!(r.oltp.skip_trx);
+    }
+
+    #[test]
+    fn bad_switch_is_rejected() {
+        assert!(Cli::try_parse_from(["sizeup", "run", "x", "--skip-trx=maybe"]).is_err());
+    }
+}

@@ -1,0 +1,265 @@
+//! Raw arguments, validated once into what the rest of sizeup trusts. Every message
+//! here says what was wrong and what to do instead.
+
+use super::{OltpArgs, RunArgs, ServerStartArgs, TargetArgs};
+use crate::exec::RunSpec;
+use crate::random::{RandOptions, RandType};
+use crate::server::ServerSettings;
+use crate::workload::oltp::{OltpOptions, Variant};
+use std::time::Duration;
+
+/// The workload named on the command line.
+pub fn oltp_variant(name: &str) -> Result<Variant, String> {
+    Variant::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Variant::ALL.iter().map(|(n, _)| *n).collect();
+        format!("unknown workload '{name}': use one of {}", names.join(", "))
+    })
+}
+
+pub fn oltp_options(a: &OltpArgs) -> Result<OltpOptions, String> {
+    let rand_type: RandType = a.rand_type.parse()?;
+    if a.tables == 0 {
+        return Err("--tables must be at least 1".into());
+    }
+    if a.table_size > i32::MAX as u32 {
+        return Err(format!(
+            "--table-size {} is larger than an INT id can hold",
+            a.table_size
+        ));
+    }
+    if !(0.0..1.0).contains(&a.rand_pareto_h) || a.rand_pareto_h == 0.0 {
+        return Err("--rand-pareto-h must be between 0 and 1".into());
+    }
+    if a.rand_spec_res >= 100 || a.rand_spec_pct > 100 {
+        return Err("--rand-spec-res must be below 100 and --rand-spec-pct at most 100".into());
+    }
+    if a.rand_zipfian_exp <= 0.0 {
+        return Err("--rand-zipfian-exp must be above 0".into());
+    }
+    let engine = a.mysql_storage_engine.trim();
+    if engine.is_empty()
+        || !engine
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "--mysql-storage-engine '{engine}' is not an engine name"
+        ));
+    }
+    Ok(OltpOptions {
+        tables: a.tables,
+        table_size: a.table_size,
+        range_size: a.range_size,
+        point_selects: a.point_selects,
+        simple_ranges: a.simple_ranges,
+        sum_ranges: a.sum_ranges,
+        order_ranges: a.order_ranges,
+        distinct_ranges: a.distinct_ranges,
+        index_updates: a.index_updates,
+        non_index_updates: a.non_index_updates,
+        delete_inserts: a.delete_inserts,
+        range_selects: a.range_selects,
+        auto_inc: a.auto_inc,
+        skip_trx: a.skip_trx,
+        secondary: a.secondary,
+        create_secondary: a.create_secondary,
+        storage_engine: engine.to_string(),
+        read_only: a.read_only,
+        rand: RandOptions {
+            rand_type,
+            spec_iter: a.rand_spec_iter.max(1),
+            spec_pct: a.rand_spec_pct,
+            spec_res: a.rand_spec_res,
+            pareto_h: a.rand_pareto_h,
+            zipfian_exp: a.rand_zipfian_exp,
+        },
+    })
+}
+
+/// A seed from the options, or from the clock when 0 (as sysbench's --rand-seed=0).
+pub fn seed(rand_seed: u64) -> u64 {
+    if rand_seed != 0 {
+        return rand_seed;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+fn seconds(name: &str, v: f64) -> Result<Duration, String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "--{name} must be a number of seconds, 0 or more (got {v})"
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// The run parameters from `sizeup run`'s arguments.
+pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
+    if a.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    let time = seconds("time", a.time)?;
+    if time.is_zero() && a.events == 0 {
+        return Err("with --time 0 the run needs --events N to end".into());
+    }
+    if !a.rate.is_finite() || a.rate < 0.0 {
+        return Err("--rate must be transactions per second, 0 or more".into());
+    }
+    let report = seconds("report-interval", a.report_interval)?;
+    let interval = if report.is_zero() {
+        Duration::from_secs(1)
+    } else {
+        report
+    };
+    if interval < Duration::from_millis(100) {
+        return Err("--report-interval must be at least 0.1 s".into());
+    }
+    let warmup = seconds("warmup", a.warmup)?;
+    if !time.is_zero() && warmup >= time {
+        return Err(format!(
+            "--warmup {} s leaves nothing to measure in a --time {} s run; make it shorter",
+            a.warmup, a.time
+        ));
+    }
+    let delay = seconds("delay", a.delay / 1000.0)?;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    let client_threads = a.client_threads.unwrap_or(cpus.div_ceil(4)).max(1);
+    Ok(RunSpec {
+        threads: a.threads,
+        time: (!time.is_zero()).then_some(time),
+        events: (a.events > 0).then_some(a.events),
+        warmup,
+        rate: (a.rate > 0.0).then_some(a.rate),
+        interval,
+        delay: (!delay.is_zero()).then_some(delay),
+        client_threads,
+        seed: seed(a.oltp.rand_seed),
+        server_pid: None,
+    })
+}
+
+/// True when the user named a server; otherwise the managed instance is used.
+pub fn names_a_server(t: &TargetArgs) -> bool {
+    t.host.is_some() || t.port.is_some() || t.socket.is_some()
+}
+
+pub fn server_settings(a: &ServerStartArgs) -> Result<ServerSettings, String> {
+    if a.flush_log_at_trx_commit > 2 {
+        return Err("--flush-log-at-trx-commit must be 0, 1 or 2".into());
+    }
+    for (flag, v) in [
+        ("buffer-pool", &a.buffer_pool),
+        ("log-file-size", &a.log_file_size),
+    ] {
+        let ok = v.len() > 0
+            && v.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't'])
+                .chars()
+                .all(|c| c.is_ascii_digit())
+            && v.chars().next().is_some_and(|c| c.is_ascii_digit());
+        if !ok {
+            return Err(format!(
+                "--{flag} '{v}' is not a size; write it like 512M or 2G"
+            ));
+        }
+    }
+    let mut extra = Vec::new();
+    for s in &a.set {
+        let (k, v) = s.split_once('=').ok_or_else(|| {
+            format!("--set '{s}' needs the form name=value, e.g. --set innodb_io_capacity=2000")
+        })?;
+        let k = k.trim();
+        if k.is_empty()
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            || v.contains('\n')
+        {
+            return Err(format!("--set '{s}': '{k}' is not a server option name"));
+        }
+        extra.push((k.to_string(), v.trim().to_string()));
+    }
+    Ok(ServerSettings {
+        buffer_pool: a.buffer_pool.clone(),
+        log_file_size: a.log_file_size.clone(),
+        flush_log_at_trx_commit: a.flush_log_at_trx_commit,
+        max_connections: a.max_connections,
+        extra,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let mut v = vec!["sizeup", "run", "oltp_read_write"];
+        v.extend_from_slice(args);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Run(r) => r,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn run_spec_takes_the_options() {
+        let s = run_spec(&run_args(&[
+            "--threads=8",
+            "--time=60",
+            "--warmup=10",
+            "--rate=500",
+            "--rand-seed=9",
+        ]))
+        .unwrap();
+        assert_eq!(s.threads, 8);
+        assert_eq!(s.time, Some(Duration::from_secs(60)));
+        assert_eq!(s.warmup, Duration::from_secs(10));
+        assert_eq!(s.rate, Some(500.0));
+        assert_eq!(s.seed, 9);
+        assert_eq!(s.events, None);
+    }
+
+    #[test]
+    fn bad_run_options_say_what_to_do() {
+        let e = run_spec(&run_args(&["--threads=0"])).unwrap_err();
+        assert!(e.contains("at least 1"), "{e}");
+        let e = run_spec(&run_args(&["--time=0"])).unwrap_err();
+        assert!(e.contains("--events"), "{e}");
+        let e = run_spec(&run_args(&["--time=10", "--warmup=10"])).unwrap_err();
+        assert!(e.contains("shorter"), "{e}");
+        let e = oltp_variant("oltp_read_wrte").unwrap_err();
+        assert!(e.contains("oltp_read_write"), "{e}");
+        let e = oltp_options(&run_args(&["--rand-type=normal"]).oltp).unwrap_err();
+        assert!(e.contains("uniform"), "{e}");
+    }
+
+    #[test]
+    fn server_settings_are_checked() {
+        let mut a = ServerStartArgs {
+            instances: 1,
+            buffer_pool: "256M".into(),
+            log_file_size: "64M".into(),
+            flush_log_at_trx_commit: 1,
+            max_connections: 100,
+            set: vec!["innodb_io_capacity=2000".into()],
+            datadir_root: None,
+            base_port: None,
+        };
+        let s = server_settings(&a).unwrap();
+        assert_eq!(
+            s.extra,
+            vec![("innodb_io_capacity".to_string(), "2000".to_string())]
+        );
+        a.buffer_pool = "lots".into();
+        assert!(server_settings(&a).unwrap_err().contains("not a size"));
+        a.buffer_pool = "1G".into();
+        a.set = vec!["oops".into()];
+        assert!(server_settings(&a).unwrap_err().contains("name=value"));
+    }
+}

@@ -1,0 +1,82 @@
+//! What a failed statement means for the run, classed as sysbench classes them:
+//! some errors are part of OLTP life and the transaction is retried, a lost connection is
+//! re-established, and anything else stops the run with the server's own message.
+
+/// The class of a statement error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Deadlock (1213), lock wait timeout (1205), record changed (1020): counted,
+    /// rolled back and retried.
+    Retry,
+    /// The connection is gone (client errors 2006/2013/2055, I/O errors, server
+    /// shutdown or kill): counted, reconnected, retried.
+    Reconnect,
+    /// Anything else: the run stops and says why.
+    Fatal,
+}
+
+/// Server error codes that mean "try the transaction again".
+pub const RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
+
+/// Server error codes sent as a connection is being closed by the server.
+const CONNECTION_CODES: [u16; 7] = [
+    1053, // ER_SERVER_SHUTDOWN
+    1077, // ER_NORMAL_SHUTDOWN
+    1152, // ER_ABORTING_CONNECTION
+    1158, // ER_NET_READ_ERROR
+    1159, // ER_NET_READ_INTERRUPTED
+    1160, // ER_NET_ERROR_ON_WRITE
+    1927, // ER_CONNECTION_KILLED (MariaDB)
+];
+
+pub fn classify(e: &mysql_async::Error) -> ErrorClass {
+    match e {
+        mysql_async::Error::Server(s) if RETRY_CODES.contains(&s.code) => ErrorClass::Retry,
+        mysql_async::Error::Server(s)
+            if CONNECTION_CODES.contains(&s.code) || (2000..3000).contains(&s.code) =>
+        {
+            ErrorClass::Reconnect
+        }
+        mysql_async::Error::Server(_) => ErrorClass::Fatal,
+        mysql_async::Error::Io(_) => ErrorClass::Reconnect,
+        mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed) => {
+            ErrorClass::Reconnect
+        }
+        mysql_async::Error::Driver(_)
+        | mysql_async::Error::Other(_)
+        | mysql_async::Error::Url(_) => ErrorClass::Fatal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u16) -> mysql_async::Error {
+        mysql_async::Error::Server(mysql_async::ServerError {
+            code,
+            message: "m".into(),
+            state: "HY000".into(),
+        })
+    }
+
+    #[test]
+    fn classes_follow_sysbench() {
+        assert_eq!(classify(&server(1213)), ErrorClass::Retry);
+        assert_eq!(classify(&server(1205)), ErrorClass::Retry);
+        assert_eq!(classify(&server(1020)), ErrorClass::Retry);
+        assert_eq!(classify(&server(1927)), ErrorClass::Reconnect);
+        assert_eq!(classify(&server(2013)), ErrorClass::Reconnect);
+        assert_eq!(classify(&server(1146)), ErrorClass::Fatal); // no such table
+        let io = mysql_async::Error::Io(mysql_async::IoError::Io(std::io::Error::from(
+            std::io::ErrorKind::BrokenPipe,
+        )));
+        assert_eq!(classify(&io), ErrorClass::Reconnect);
+        assert_eq!(
+            classify(&mysql_async::Error::Driver(
+                mysql_async::DriverError::ConnectionClosed
+            )),
+            ErrorClass::Reconnect
+        );
+    }
+}

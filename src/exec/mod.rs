@@ -1,0 +1,353 @@
+//! Running a workload: client threads, the interval clock, warm-up, and the summary.
+//!
+//! Workers are async tasks spread over a few OS threads (`client_threads`), each thread
+//! a single-threaded runtime: one thread wakes for many connections, which is what
+//! keeps the client's CPU per query low on a box it shares with the server. Each thread
+//! hands its recorder over at every interval boundary; this module merges them, emits
+//! the interval, and builds the steady-state summary from the intervals after warm-up.
+
+pub mod errors;
+pub mod pacing;
+pub mod worker;
+
+use crate::monitor;
+use crate::stats::{Interval, Recorder, Summary};
+use crate::target::Target;
+use crate::workload::Workload;
+use hdrhistogram::Histogram;
+use pacing::Arrivals;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+use worker::{Control, Shard};
+
+/// How to run: the parameters of the one worker loop.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunSpec {
+    pub threads: u32,
+    /// Stop starting transactions after this long (`--time`); `None` for no limit.
+    pub time: Option<Duration>,
+    /// Stop after this many transactions (`--events`).
+    pub events: Option<u64>,
+    pub warmup: Duration,
+    /// Open-loop arrivals per second (`--rate`).
+    pub rate: Option<f64>,
+    /// Sampling interval: one stored interval each.
+    pub interval: Duration,
+    /// Fixed pause between a worker's transactions.
+    pub delay: Option<Duration>,
+    /// OS threads that drive the workers.
+    pub client_threads: u32,
+    pub seed: u64,
+    /// The server's process, when sizeup manages it: its CPU per transaction is reported.
+    #[serde(skip)]
+    pub server_pid: Option<i32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ended {
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+pub struct RunResult {
+    pub intervals: Vec<Interval>,
+    pub summary: Summary,
+    /// Steady-state latency per transaction type.
+    pub histograms: Vec<(String, Histogram<u64>)>,
+    pub ended: Ended,
+    /// The fatal error that stopped the run, if one did.
+    pub fatal: Option<String>,
+}
+
+enum Msg {
+    Ready,
+    ConnectFailed(String),
+    Tick(u64, Recorder),
+    Final(Recorder, Instant),
+}
+
+#[derive(Clone, Copy)]
+enum Go {
+    Wait,
+    Start(Instant),
+    Abort,
+}
+
+fn seed_for(base: u64, n: u64) -> u64 {
+    // splitmix64 step: distinct, well-mixed streams per worker.
+    let mut z = base.wrapping_add(n.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Runs `workload` against `target` as `spec` says, calling `on_interval` with each
+/// interval as soon as all client threads have handed it over.
+pub fn run<W>(
+    workload: Arc<W>,
+    target: &Target,
+    spec: &RunSpec,
+    mut on_interval: impl FnMut(&Interval),
+) -> Result<RunResult, String>
+where
+    W: Workload + Send + Sync + 'static,
+{
+    let names = workload.transaction_names();
+    let threads = spec.threads.max(1);
+    let shards = spec.client_threads.clamp(1, threads);
+    let control = Arc::new(Control::new(spec.events));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (go_tx, go_rx) = watch::channel(Go::Wait);
+
+    let mut handles = Vec::new();
+    for s in 0..shards {
+        let workers: Vec<u32> = (0..threads).filter(|w| w % shards == s).collect();
+        let rate = spec.rate.map(|r| r * workers.len() as f64 / threads as f64);
+        let (workload, target, spec, control, tx, go_rx) = (
+            workload.clone(),
+            target.clone(),
+            spec.clone(),
+            control.clone(),
+            tx.clone(),
+            go_rx.clone(),
+        );
+        let types = names.len();
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("sizeup-client-{s}"))
+                .spawn(move || {
+                    client_thread(
+                        workload, workers, target, spec, control, tx, go_rx, rate, types, s as u64,
+                    )
+                })
+                .map_err(|e| format!("cannot start a client thread: {e}"))?,
+        );
+    }
+    drop(tx);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result = rt.block_on(async {
+        let mut ready = 0;
+        while ready < shards {
+            match rx.recv().await {
+                Some(Msg::Ready) => ready += 1,
+                Some(Msg::ConnectFailed(e)) => {
+                    go_tx.send_replace(Go::Abort);
+                    return Err(e);
+                }
+                _ => {
+                    go_tx.send_replace(Go::Abort);
+                    return Err("a client thread stopped before the run started".into());
+                }
+            }
+        }
+        let start = Instant::now();
+        go_tx.send_replace(Go::Start(start));
+
+        let warmup = spec.warmup.as_secs_f64();
+        let step = spec.interval.as_secs_f64();
+        let mut cpu_start = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+        let mut intervals = Vec::new();
+        let mut steady = Recorder::new(names.len());
+        let mut steady_seconds = 0.0;
+        let mut max_backlog = 0;
+        let mut pending: BTreeMap<u64, (u32, Recorder)> = BTreeMap::new();
+        let mut next_k = 1u64;
+        let mut tail = Recorder::new(names.len());
+        let mut finals = 0;
+        let mut end = start;
+        let mut interrupted = false;
+
+        let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
+            let interval_start = t - duration;
+            let warm = pacing::in_warmup(interval_start, warmup);
+            let iv = Interval::from_recorder(rec, &names, t, duration, warm, threads);
+            max_backlog = max_backlog.max(iv.backlog);
+            on_interval(&iv);
+            if warm {
+                if !pacing::in_warmup(t, warmup) {
+                    // The warm-up ends here: steady-state CPU is counted from now.
+                    cpu_start = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+                }
+            } else {
+                steady.merge(rec);
+                steady_seconds += duration;
+            }
+            intervals.push(iv);
+        };
+
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        while finals < shards {
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(Msg::Tick(k, rec)) => {
+                        let entry = pending.entry(k).or_insert_with(|| (0, Recorder::new(names.len())));
+                        entry.0 += 1;
+                        entry.1.merge(&rec);
+                        while pending.get(&next_k).is_some_and(|(n, _)| *n == shards) {
+                            let (_, rec) = pending.remove(&next_k).expect("checked");
+                            emit(&rec, next_k as f64 * step, step, &mut intervals);
+                            next_k += 1;
+                        }
+                    }
+                    Some(Msg::Final(rec, at)) => {
+                        tail.merge(&rec);
+                        end = end.max(at);
+                        finals += 1;
+                    }
+                    Some(_) => {}
+                    None => break,
+                },
+                _ = &mut ctrl_c, if !interrupted => {
+                    interrupted = true;
+                    eprintln!("\ninterrupted: finishing transactions in flight, then saving the results");
+                    control.stop();
+                }
+            }
+        }
+        // Boundaries some threads passed and others did not (an early stop) go to the tail.
+        for (_, (_, rec)) in std::mem::take(&mut pending) {
+            tail.merge(&rec);
+        }
+        let last_t = (next_k - 1) as f64 * step;
+        let end_t = (end - start).as_secs_f64().max(last_t);
+        if end_t - last_t > 1e-3 || tail.transactions() > 0 {
+            emit(&tail, end_t, end_t - last_t, &mut intervals);
+        }
+        let cpu_end = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+        let mut summary = Summary::from_recorder(&steady, &names, steady_seconds, max_backlog);
+        let txns = summary.transactions.max(1) as f64;
+        if summary.transactions > 0 {
+            summary.client_cpu_us_per_txn = Some((cpu_end.0 - cpu_start.0) * 1e6 / txns);
+            if let (Some(a), Some(b)) = (cpu_start.1, cpu_end.1) {
+                summary.server_cpu_us_per_txn = Some((b - a) * 1e6 / txns);
+            }
+        }
+        let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
+        let fatal = control.fatal();
+        let ended = if fatal.is_some() {
+            Ended::Failed
+        } else if interrupted {
+            Ended::Interrupted
+        } else {
+            Ended::Completed
+        };
+        Ok(RunResult { intervals, summary, histograms, ended, fatal })
+    });
+    for h in handles {
+        let _ = h.join();
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn client_thread<W: Workload>(
+    workload: Arc<W>,
+    workers: Vec<u32>,
+    target: Target,
+    spec: RunSpec,
+    control: Arc<Control>,
+    tx: mpsc::UnboundedSender<Msg>,
+    mut go: watch::Receiver<Go>,
+    rate: Option<f64>,
+    types: usize,
+    shard_no: u64,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = tx.send(Msg::ConnectFailed(format!(
+                "cannot start a client runtime: {e}"
+            )));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let connecting = workers.iter().map(|&w| {
+            let mut session = workload.session(w, seed_for(spec.seed, w as u64));
+            let target = &target;
+            async move {
+                worker::connect(target, &mut session)
+                    .await
+                    .map(|c| (session, c))
+            }
+        });
+        let mut ready = Vec::new();
+        for r in futures_util::future::join_all(connecting).await {
+            match r {
+                Ok(pair) => ready.push(pair),
+                Err(e) => {
+                    let _ = tx.send(Msg::ConnectFailed(e));
+                    return;
+                }
+            }
+        }
+        let _ = tx.send(Msg::Ready);
+        let start = loop {
+            match *go.borrow_and_update() {
+                Go::Start(s) => break s,
+                Go::Abort => return,
+                Go::Wait => {}
+            }
+            if go.changed().await.is_err() {
+                return;
+            }
+        };
+        let shard = Shard {
+            control,
+            recorder: RefCell::new(Recorder::new(types)),
+            arrivals: rate.map(|r| {
+                RefCell::new(Arrivals::new(
+                    r,
+                    crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40 | shard_no)),
+                ))
+            }),
+            start,
+            deadline: spec.time.map(|t| start + t),
+            delay: spec.delay,
+            target,
+        };
+        let workers = futures_util::future::join_all(
+            ready
+                .into_iter()
+                .map(|(s, c)| worker::run_worker(&shard, s, c)),
+        );
+        tokio::select! {
+            _ = workers => {}
+            _ = ticker(&shard, spec.interval, &tx, types) => {}
+        }
+        let rec = shard.recorder.replace(Recorder::new(types));
+        let _ = tx.send(Msg::Final(rec, Instant::now()));
+    });
+}
+
+/// Hands the recorder over at every interval boundary before the deadline.
+async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize) {
+    for k in 1u64.. {
+        let at = shard.start + interval * k as u32;
+        if shard.deadline.is_some_and(|d| at >= d) {
+            break;
+        }
+        tokio::time::sleep_until(at.into()).await;
+        let mut rec = shard.recorder.replace(Recorder::new(types));
+        if let Some(a) = &shard.arrivals {
+            rec.backlog = a
+                .borrow_mut()
+                .backlog((Instant::now() - shard.start).as_secs_f64());
+        }
+        let _ = tx.send(Msg::Tick(k, rec));
+    }
+    std::future::pending::<()>().await
+}

@@ -1,0 +1,212 @@
+//! THE worker loop. Every mode is a parameter of it: closed or open loop (`--rate`),
+//! a fixed delay between transactions, a deadline, an event budget, Ctrl-C.
+//!
+//! Workers of one client thread share a [`Shard`]: its recorder (no lock: the thread's
+//! runtime runs one task at a time), its arrival schedule, and the run's controls.
+
+use super::errors::{classify, ErrorClass};
+use super::pacing::Arrivals;
+use crate::stats::{QueryCounts, Recorder};
+use crate::target::{short_error, Target};
+use crate::workload::Session;
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Controls shared by every thread of a run.
+pub struct Control {
+    stopped: AtomicBool,
+    /// Transactions still to start under `--events`; `None` for no limit.
+    events_left: Option<AtomicI64>,
+    /// Why the run stopped early, when a worker hit a fatal error.
+    fatal: Mutex<Option<String>>,
+    wake: watch::Sender<bool>,
+}
+
+impl Control {
+    pub fn new(events: Option<u64>) -> Self {
+        Control {
+            stopped: AtomicBool::new(false),
+            events_left: events.map(|e| AtomicI64::new(e as i64)),
+            fatal: Mutex::new(None),
+            wake: watch::channel(false).0,
+        }
+    }
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+        self.wake.send_replace(true);
+    }
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+    pub fn fail(&self, why: String) {
+        self.fatal.lock().expect("not poisoned").get_or_insert(why);
+        self.stop();
+    }
+    pub fn fatal(&self) -> Option<String> {
+        self.fatal.lock().expect("not poisoned").clone()
+    }
+    pub fn subscribe(&self) -> watch::Receiver<bool> {
+        self.wake.subscribe()
+    }
+}
+
+/// What the workers of one client thread share.
+pub struct Shard {
+    pub control: Arc<Control>,
+    pub recorder: RefCell<Recorder>,
+    pub arrivals: Option<RefCell<Arrivals>>,
+    pub start: Instant,
+    pub deadline: Option<Instant>,
+    /// Fixed pause after each transaction (keying/think time stand-in).
+    pub delay: Option<Duration>,
+    pub target: Target,
+}
+
+impl Shard {
+    /// The intended start of the next transaction, or `None` when the run is over.
+    async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<Instant> {
+        if self.control.stopped() {
+            return None;
+        }
+        if let Some(left) = &self.control.events_left {
+            if left.fetch_sub(1, Ordering::Relaxed) <= 0 {
+                self.control.stop();
+                return None;
+            }
+        }
+        let now = Instant::now();
+        let intended = match &self.arrivals {
+            None => now,
+            Some(a) => self.start + Duration::from_secs_f64(a.borrow_mut().claim()),
+        };
+        if self.deadline.is_some_and(|d| intended >= d) {
+            return None;
+        }
+        if intended > now && !pause_until(intended, wake).await {
+            return None;
+        }
+        Some(intended)
+    }
+}
+
+/// Sleeps until `when`, or until the run is stopped (then returns false).
+async fn pause_until(when: Instant, wake: &mut watch::Receiver<bool>) -> bool {
+    if *wake.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep_until(when.into()) => true,
+        _ = wake.changed() => false,
+    }
+}
+
+/// Connects and prepares a session; a worker's first step and its reconnect.
+pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Conn, String> {
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    session.connected(&mut conn).await.map_err(|f| {
+        format!(
+            "preparing {} statements failed: {}",
+            f.statement,
+            short_error(&f.error)
+        )
+    })?;
+    Ok(conn)
+}
+
+/// Runs transactions until the run is over. Latency is taken from the intended start,
+/// so retries and reconnects are part of the latency the user sees.
+pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Conn) {
+    let mut wake = shard.control.subscribe();
+    'run: while let Some(intended) = shard.next_start(&mut wake).await {
+        let mut queries = QueryCounts::default();
+        loop {
+            match session.transaction(&mut conn, &mut queries).await {
+                Ok(done) => {
+                    let latency = intended.elapsed().as_micros() as u64;
+                    let mut rec = shard.recorder.borrow_mut();
+                    rec.transaction(done.ty, latency, done.rolled_back);
+                    rec.queries.add(&queries);
+                    break;
+                }
+                Err(failed) => {
+                    {
+                        let mut rec = shard.recorder.borrow_mut();
+                        rec.error(failed.ty);
+                        rec.queries.add(&queries);
+                    }
+                    queries = QueryCounts::default();
+                    match classify(&failed.error) {
+                        ErrorClass::Retry => {
+                            // A deadlock already rolled back; a lock wait timeout did not.
+                            if conn.query_drop("ROLLBACK").await.is_err() {
+                                match reconnect(shard, &mut session, &mut wake).await {
+                                    Some(c) => conn = c,
+                                    None => break 'run,
+                                }
+                            }
+                        }
+                        ErrorClass::Reconnect => {
+                            match reconnect(shard, &mut session, &mut wake).await {
+                                Some(c) => conn = c,
+                                None => break 'run,
+                            }
+                        }
+                        ErrorClass::Fatal => {
+                            shard.control.fail(format!(
+                                "{} statement failed: {}",
+                                failed.statement,
+                                short_error(&failed.error)
+                            ));
+                            break 'run;
+                        }
+                    }
+                    if shard.control.stopped()
+                        || shard.deadline.is_some_and(|d| Instant::now() >= d)
+                    {
+                        break 'run;
+                    }
+                }
+            }
+        }
+        if let Some(d) = shard.delay {
+            if !pause_until(Instant::now() + d, &mut wake).await {
+                break;
+            }
+        }
+    }
+    let _ = conn.disconnect().await;
+}
+
+/// Re-establishes a lost connection, backing off up to 1 s between tries, until it
+/// succeeds or the run ends.
+async fn reconnect<S: Session>(
+    shard: &Shard,
+    session: &mut S,
+    wake: &mut watch::Receiver<bool>,
+) -> Option<Conn> {
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        if shard.control.stopped() || shard.deadline.is_some_and(|d| Instant::now() >= d) {
+            return None;
+        }
+        match connect(&shard.target, session).await {
+            Ok(c) => {
+                shard.recorder.borrow_mut().reconnects += 1;
+                return Some(c);
+            }
+            Err(_) => {
+                let until = Instant::now() + backoff;
+                let until = shard.deadline.map_or(until, |d| until.min(d));
+                if !pause_until(until, wake).await {
+                    return None;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}

@@ -1,0 +1,560 @@
+//! sizeup: measures how much OLTP work a MySQL-family server can carry.
+//!
+//! `run` is the whole tool behind the command line, so tests drive it in-process the
+//! way a user drives the binary. Each command here is orchestration only: the work
+//! lives in the modules named after what they are.
+
+pub mod cli;
+pub mod exec;
+pub mod monitor;
+pub mod random;
+pub mod report;
+pub mod result;
+pub mod server;
+pub mod stats;
+pub mod store;
+pub mod target;
+pub mod workload;
+
+use cli::plan;
+use cli::{Cli, Command, RunArgs, RunsCommand, ServerCommand, TargetArgs};
+use exec::Ended;
+use result::RunDocument;
+use server::{Manager, ServerSettings};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use target::Target;
+use workload::oltp::{self, Oltp};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: the message says what to change.
+    #[error("{0}")]
+    Usage(String),
+    /// Something the user asked for could not be done.
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Server(#[from] server::ServerError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error(transparent)]
+    Connect(#[from] target::ConnectError),
+}
+
+/// Exit code of a run stopped with Ctrl-C (as shells report SIGINT).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+pub fn run(cli: Cli) -> Result<i32, Error> {
+    let home = server::default_home();
+    let results = cli
+        .results
+        .clone()
+        .unwrap_or_else(|| home.join("results.db"));
+    let manager = Manager::new(&home);
+    match cli.command {
+        Command::Server(cmd) => server_command(&manager, cmd),
+        Command::Prepare(a) => {
+            let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
+            let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
+            let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
+            let cpus = std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(2);
+            let threads = a.threads.unwrap_or(cpus).max(1);
+            prepare_oltp(
+                &target,
+                variant.name(),
+                &options,
+                threads,
+                plan::seed(a.oltp.rand_seed),
+            )?;
+            Ok(0)
+        }
+        Command::Cleanup(a) => {
+            plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
+            let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
+            let report = runtime(1)?
+                .block_on(oltp::cleanup(&target))
+                .map_err(Error::Failed)?;
+            println!(
+                "dropped {} table(s) in {} on {}",
+                report.dropped.len(),
+                target.database,
+                target.describe()
+            );
+            if !report.kept.is_empty() {
+                println!(
+                    "left alone (not created by sizeup): {}",
+                    report.kept.join(", ")
+                );
+            }
+            Ok(0)
+        }
+        Command::Run(a) => {
+            let (doc, ended) = run_oltp(&manager, &results, &a, true)?;
+            Ok(match ended {
+                Ended::Completed => 0,
+                Ended::Interrupted => EXIT_INTERRUPTED,
+                Ended::Failed => {
+                    eprintln!("error: the run stopped: {}", doc.error.unwrap_or_default());
+                    1
+                }
+            })
+        }
+        Command::Runs(cmd) => {
+            let store = store::Store::open(&results)?;
+            match cmd {
+                RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
+                RunsCommand::Show { id, json } => {
+                    let doc = store.load_run(id)?;
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&doc).expect("serialisable")
+                        );
+                    } else {
+                        print_document(&doc);
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Command::Demo(a) => demo(&manager, &results, &a),
+    }
+}
+
+fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.clamp(1, 8) as usize)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))
+}
+
+fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
+    match cmd {
+        ServerCommand::Start(a) => {
+            if a.instances == 0 {
+                return Err(Error::Usage("--instances must be at least 1".into()));
+            }
+            let settings = plan::server_settings(&a).map_err(Error::Usage)?;
+            let status = manager.start(
+                a.instances,
+                &settings,
+                a.base_port,
+                a.datadir_root.as_deref(),
+            )?;
+            print!("{}", report::server_table(&status));
+            Ok(0)
+        }
+        ServerCommand::Stop(a) => {
+            let stopped = manager.stop(a.instance, a.purge)?;
+            if stopped.is_empty() {
+                println!("no managed instances to stop");
+            }
+            for s in stopped {
+                println!(
+                    "instance {} stopped{}",
+                    s.index,
+                    if a.purge { " and removed" } else { "" }
+                );
+            }
+            Ok(0)
+        }
+        ServerCommand::Status { json } => {
+            let status = manager.status()?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&status).expect("serialisable")
+                );
+            } else {
+                print!("{}", report::server_table(&status));
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// The server to talk to: the one the user named, or managed instance N (started with
+/// default settings if it is instance 0 and not running). Also returns the server's pid
+/// when sizeup manages it, to measure its CPU.
+pub fn resolve_target(
+    manager: &Manager,
+    t: &TargetArgs,
+    default_db: &str,
+) -> Result<(Target, Option<i32>), Error> {
+    let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
+    if database.is_empty() || database.len() > 64 {
+        return Err(Error::Usage(format!(
+            "--database '{database}' is not a database name"
+        )));
+    }
+    if plan::names_a_server(t) {
+        let target = Target {
+            host: t.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
+            port: t.port.unwrap_or(3306),
+            socket: t.socket.clone(),
+            user: t.user.clone().unwrap_or_else(|| "root".into()),
+            password: t.password.clone(),
+            database,
+        };
+        return Ok((target, None));
+    }
+    let instance = match manager.running(t.instance)? {
+        Some(i) => i,
+        None if t.instance == 0 => {
+            eprintln!("no server named: starting managed MariaDB instance 0 in {}", manager.home().display());
+            manager.start(1, &ServerSettings::default(), None, None)?;
+            manager
+                .running(0)?
+                .ok_or_else(|| Error::Failed("managed instance 0 did not stay up; see `sizeup server status`".into()))?
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "managed instance {} is not running; start it with `sizeup server start --instances {}`",
+                t.instance,
+                t.instance + 1
+            )))
+        }
+    };
+    let target = Target {
+        host: "127.0.0.1".into(),
+        port: instance.port,
+        socket: Some(instance.socket.clone()),
+        user: t
+            .user
+            .clone()
+            .unwrap_or_else(|| instance.user().to_string()),
+        password: t.password.clone(),
+        database,
+    };
+    Ok((target, instance.pid))
+}
+
+fn prepare_oltp(
+    target: &Target,
+    workload: &str,
+    options: &oltp::OltpOptions,
+    threads: u32,
+    seed: u64,
+) -> Result<(), Error> {
+    let rows = Arc::new(AtomicU64::new(0));
+    let total = options.tables as u64 * options.table_size as u64;
+    eprintln!(
+        "preparing {workload}: {} table(s) x {} rows in {} on {} with {threads} connection(s)",
+        options.tables,
+        options.table_size,
+        target.database,
+        target.describe()
+    );
+    let rt = runtime(threads)?;
+    let bar = report::rows_bar(total);
+    let watcher = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        rt.spawn(async move {
+            loop {
+                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let result = rt.block_on(oltp::prepare(target, options, threads, seed, rows));
+    watcher.abort();
+    bar.finish_and_clear();
+    let report = result.map_err(Error::Failed)?;
+    println!(
+        "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
+        report.tables, report.rows, report.seconds, report.rows_per_second, report.method
+    );
+    Ok(())
+}
+
+/// Checks the run's tables are there, so a missing prepare is a clear message rather
+/// than a failed statement.
+async fn check_tables(
+    target: &Target,
+    tables: u32,
+    workload: &str,
+) -> Result<serde_json::Value, Error> {
+    use mysql_async::prelude::Queryable;
+    let mut conn = target.connect().await.map_err(|e| match e {
+        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => {
+            Error::Usage(format!(
+                "database {} does not exist on {}: run `sizeup prepare {workload}` first",
+                target.database,
+                target.describe()
+            ))
+        }
+        other => other.into(),
+    })?;
+    let present: Vec<String> = conn
+        .exec(
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'sbtest%'",
+            (&target.database,),
+        )
+        .await
+        .map_err(|e| Error::Failed(target::short_error(&e)))?;
+    if let Some(missing) = (1..=tables)
+        .map(|i| format!("sbtest{i}"))
+        .find(|t| !present.contains(t))
+    {
+        return Err(Error::Usage(format!(
+            "{}.{missing} does not exist: run `sizeup prepare {workload} --tables {tables}` (with the same --table-size) first",
+            target.database
+        )));
+    }
+    let facts = target::server_facts(&mut conn)
+        .await
+        .map_err(|e| Error::Failed(target::short_error(&e)))?;
+    let _ = conn.disconnect().await;
+    Ok(facts)
+}
+
+/// Runs an OLTP workload from `sizeup run` arguments, storing it as it goes.
+pub fn run_oltp(
+    manager: &Manager,
+    results: &std::path::Path,
+    a: &RunArgs,
+    print: bool,
+) -> Result<(RunDocument, Ended), Error> {
+    let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
+    let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
+    let mut spec = plan::run_spec(a).map_err(Error::Usage)?;
+    let (target, server_pid) = resolve_target(manager, &a.target, "sbtest")?;
+    spec.server_pid = server_pid;
+    let server = runtime(1)?.block_on(check_tables(&target, options.tables, variant.name()))?;
+    let store = store::Store::open(results)?;
+    let config = serde_json::json!({
+        "sizeup_version": env!("CARGO_PKG_VERSION"),
+        "workload": variant.name(),
+        "options": options,
+        "run": spec,
+        "target": target,
+        "server": server,
+        "host": monitor::host_facts(),
+    });
+    let run_id = store.begin_run(variant.name(), &target.describe(), &config)?;
+    if print {
+        eprintln!(
+            "running {} on {} with {} thread(s){} (run {run_id})",
+            variant.name(),
+            target.describe(),
+            spec.threads,
+            spec.rate
+                .map_or(String::new(), |r| format!(" at {r} tps open loop"))
+        );
+    }
+    let print_lines = print && a.report_interval > 0.0;
+    let open_loop = spec.rate.is_some();
+    let mut seq = 0;
+    let mut store_error = None;
+    let workload = Arc::new(Oltp::new(variant, options));
+    let outcome = exec::run(workload, &target, &spec, |iv| {
+        if print_lines {
+            println!("{}", report::interval_line(iv, open_loop));
+        }
+        if let Err(e) = store.add_interval(run_id, seq, iv) {
+            store_error.get_or_insert(e);
+        }
+        seq += 1;
+    });
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = store.finish_run(
+                run_id,
+                "failed",
+                Some(&e),
+                &stats::Summary::from_recorder(&stats::Recorder::new(1), &[], 0.0, 0),
+                &BTreeMap::new(),
+            );
+            return Err(Error::Failed(e));
+        }
+    };
+    if let Some(e) = store_error {
+        eprintln!("warning: some intervals were not stored: {e}");
+    }
+    let histograms: BTreeMap<String, String> = outcome
+        .histograms
+        .iter()
+        .map(|(n, h)| (n.clone(), stats::encode_histogram(h)))
+        .collect();
+    let status = match outcome.ended {
+        Ended::Completed => "completed",
+        Ended::Interrupted => "interrupted",
+        Ended::Failed => "failed",
+    };
+    store.finish_run(
+        run_id,
+        status,
+        outcome.fatal.as_deref(),
+        &outcome.summary,
+        &histograms,
+    )?;
+    if print {
+        if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
+            eprintln!("warning: the warm-up covered the whole run: nothing was measured");
+        }
+        print!(
+            "{}",
+            report::summary_table(
+                &outcome.summary,
+                &format!("{} summary (run {run_id}, {status})", variant.name())
+            )
+        );
+    }
+    let doc = RunDocument {
+        id: Some(run_id),
+        status: status.to_string(),
+        error: outcome.fatal.clone(),
+        config,
+        summary: Some(outcome.summary),
+        intervals: outcome.intervals,
+        histograms,
+    };
+    if let Some(path) = &a.json {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&doc).expect("serialisable"),
+        )
+        .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok((doc, outcome.ended))
+}
+
+fn print_document(doc: &RunDocument) {
+    let workload = doc
+        .config
+        .get("workload")
+        .and_then(|w| w.as_str())
+        .unwrap_or("?");
+    println!("run {} — {workload} — {}", doc.id.unwrap_or(0), doc.status);
+    if let Some(e) = &doc.error {
+        println!("stopped by: {e}");
+    }
+    let open_loop = doc
+        .config
+        .pointer("/run/rate")
+        .is_some_and(|r| !r.is_null());
+    for iv in &doc.intervals {
+        println!("{}", report::interval_line(iv, open_loop));
+    }
+    if let Some(s) = &doc.summary {
+        print!("{}", report::summary_table(s, "summary"));
+    }
+}
+
+/// The README's first command ends here: a short connection sweep on the managed
+/// default instance, so a newcomer sees a finished study within a minute or two.
+fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Result<i32, Error> {
+    use clap::Parser;
+    let tables = 4;
+    let (target, _) = resolve_target(manager, &TargetArgs::default(), "sbtest")?;
+    let rt = runtime(2)?;
+    let existing = rt.block_on(async {
+        let _ = target.ensure_database().await;
+        let mut conn = target.connect().await?;
+        let names: Vec<String> = (1..=tables).map(|i| format!("sbtest{i}")).collect();
+        Ok::<_, Error>(
+            workload::ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%")
+                .await
+                .map_err(Error::Failed)?,
+        )
+    })?;
+    let size = a.table_size.to_string();
+    let base = |extra: &[&str]| {
+        let mut v = vec![
+            "sizeup",
+            "run",
+            "oltp_read_write",
+            "--tables",
+            "4",
+            "--table-size",
+            &size,
+        ];
+        v.extend_from_slice(extra);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    if existing.len() < tables as usize {
+        if let Some(refusal) =
+            workload::ownership::refusal(&target.database, &existing, "oltp_read_write")
+        {
+            return Err(Error::Failed(refusal));
+        }
+        let options = oltp::OltpOptions {
+            tables,
+            table_size: a.table_size,
+            ..Default::default()
+        };
+        prepare_oltp(&target, "oltp_read_write", &options, 2, plan::seed(0))?;
+    } else {
+        eprintln!(
+            "using the oltp tables already prepared in {}",
+            target.database
+        );
+    }
+    let mut rows = Vec::new();
+    for threads in [1u32, 2, 4, 8] {
+        let t = threads.to_string();
+        let time = format!("{}", a.step_time + 1.0);
+        let args = base(&[
+            "--threads",
+            &t,
+            "--time",
+            &time,
+            "--warmup",
+            "1",
+            "--report-interval",
+            "0",
+        ]);
+        let Command::Run(run_args) = Cli::parse_from(args).command else {
+            unreachable!()
+        };
+        let (doc, ended) = run_oltp(manager, results, &run_args, false)?;
+        let s = doc.summary.expect("a finished run has a summary");
+        eprintln!(
+            "  {threads:>2} threads: {:>9.1} tps  p95 {:>7.2} ms",
+            s.tps, s.latency_ms.p95
+        );
+        rows.push((threads, s, doc.id));
+        if ended != Ended::Completed {
+            return Ok(EXIT_INTERRUPTED);
+        }
+    }
+    let peak = rows.iter().map(|r| r.1.tps).fold(0.0, f64::max);
+    println!(
+        "\noltp_read_write on {} ({} tables x {} rows)",
+        target.describe(),
+        tables,
+        a.table_size
+    );
+    println!(
+        "{:>8} {:>10} {:>10} {:>10} {:>12} {:>12}  run",
+        "threads", "tps", "p95 ms", "p99 ms", "client us/tx", "server us/tx"
+    );
+    for (threads, s, id) in &rows {
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+        println!(
+            "{:>8} {:>10.1} {:>10.2} {:>10.2} {:>12} {:>12}  {}{}",
+            threads,
+            s.tps,
+            s.latency_ms.p95,
+            s.latency_ms.p99,
+            fmt(s.client_cpu_us_per_txn),
+            fmt(s.server_cpu_us_per_txn),
+            id.unwrap_or(0),
+            if s.tps == peak { "  <- peak" } else { "" }
+        );
+    }
+    println!("\nstored in {} (`sizeup runs list`); the managed server keeps running (`sizeup server stop`)", results.display());
+    Ok(0)
+}
+
+/// Where results go by default.
+pub fn default_results() -> PathBuf {
+    server::default_home().join("results.db")
+}

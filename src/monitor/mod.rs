@@ -1,0 +1,90 @@
+//! What the operating system says: CPU time of sizeup itself and of a server process,
+//! and the host facts recorded with every result. Linux /proc only.
+
+/// CPU seconds (user + system) this process has used, all threads.
+pub fn self_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the struct we pass and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// CPU seconds (user + system) process `pid` has used, from /proc/PID/stat.
+pub fn process_cpu_seconds(pid: i32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat_cpu_ticks(&stat).map(|ticks| ticks as f64 / clock_ticks())
+}
+
+/// utime + stime, fields 14 and 15 of /proc/PID/stat (counted after the command name,
+/// which may itself contain spaces and parentheses).
+pub fn parse_stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state): utime is field 14 -> index 11.
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// Host facts for a result's config: CPU model and count, memory, kernel.
+pub fn host_facts() -> serde_json::Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kb = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_string());
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string());
+    serde_json::json!({
+        "hostname": hostname,
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "cpu_model": model,
+        "memory_bytes": mem_kb.map(|k| k * 1024),
+        "kernel": kernel,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_parser_skips_odd_command_names() {
+        // A captured line, with a command name holding spaces and a parenthesis.
+        let line = "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 2150 0 0 0 731 215 0 0 20 0 31 0 1234 0 0";
+        assert_eq!(parse_stat_cpu_ticks(line), Some(731 + 215));
+        assert_eq!(parse_stat_cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn own_cpu_time_grows() {
+        let a = self_cpu_seconds();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        assert!(self_cpu_seconds() > a);
+        assert!(process_cpu_seconds(std::process::id() as i32).is_some());
+    }
+}

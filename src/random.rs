@@ -1,0 +1,365 @@
+//! Random numbers the way sysbench 1.0.20 draws them (`sb_rand.c`), so a sizeup run
+//! touches the same rows with the same skew as the sysbench run it is compared with.
+//!
+//! Pure: no I/O, and the generator is passed in, so tests can seed it. Zipfian is
+//! sysbench 1.1's addition (exponent 0.8 by default); 1.0.20 does not have it.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+/// The per-worker generator: small and fast (xoshiro), like sysbench's xoroshiro128+.
+pub type WorkerRng = SmallRng;
+
+pub fn rng_from_seed(seed: u64) -> WorkerRng {
+    SmallRng::seed_from_u64(seed)
+}
+
+/// `--rand-type`: how ids are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandType {
+    Uniform,
+    Gaussian,
+    Special,
+    Pareto,
+    Zipfian,
+}
+
+impl std::str::FromStr for RandType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "uniform" => RandType::Uniform,
+            "gaussian" => RandType::Gaussian,
+            "special" => RandType::Special,
+            "pareto" => RandType::Pareto,
+            "zipfian" => RandType::Zipfian,
+            _ => {
+                return Err(format!(
+                    "unknown --rand-type '{s}': use uniform, gaussian, special, pareto or zipfian"
+                ))
+            }
+        })
+    }
+}
+
+/// The `--rand-*` options with sysbench's defaults.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RandOptions {
+    pub rand_type: RandType,
+    pub spec_iter: u32,
+    pub spec_pct: u32,
+    pub spec_res: u32,
+    pub pareto_h: f64,
+    pub zipfian_exp: f64,
+}
+
+impl Default for RandOptions {
+    fn default() -> Self {
+        RandOptions {
+            rand_type: RandType::Special,
+            spec_iter: 12,
+            spec_pct: 1,
+            spec_res: 75,
+            pareto_h: 0.2,
+            zipfian_exp: 0.8,
+        }
+    }
+}
+
+/// Draws ids in `[1, n]` with the configured distribution.
+#[derive(Clone, Debug)]
+pub struct IdDistribution {
+    opts: RandOptions,
+    n: u32,
+    pareto_power: f64,
+    zipf: Option<Zipf>,
+}
+
+impl IdDistribution {
+    pub fn new(opts: &RandOptions, n: u32) -> Self {
+        let n = n.max(1);
+        let pareto_power = (opts.pareto_h.ln()) / (1.0 - opts.pareto_h).ln();
+        let zipf = (opts.rand_type == RandType::Zipfian).then(|| Zipf::new(n, opts.zipfian_exp));
+        IdDistribution {
+            opts: opts.clone(),
+            n,
+            pareto_power,
+            zipf,
+        }
+    }
+
+    /// The number of ids the distribution covers.
+    pub fn size(&self) -> u32 {
+        self.n
+    }
+
+    #[inline]
+    pub fn next(&self, rng: &mut WorkerRng) -> u32 {
+        let (a, b) = (1u32, self.n);
+        match self.opts.rand_type {
+            RandType::Uniform => uniform(rng, a, b),
+            RandType::Gaussian => self.gaussian(rng, a, b),
+            RandType::Special => self.special(rng, a, b),
+            RandType::Pareto => {
+                let t = (b - a + 1) as f64;
+                let v = a as f64 + t * uniform_f64(rng).powf(self.pareto_power);
+                (v as u32).min(b)
+            }
+            RandType::Zipfian => self.zipf.as_ref().expect("built in new").sample(rng),
+        }
+    }
+
+    /// sysbench: the mean of `rand_iter` uniform draws (an approximate normal).
+    fn gaussian(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
+        let t = (b - a + 1) as u64;
+        let iter = self.opts.spec_iter.max(1) as u64;
+        let sum: u64 = (0..iter).map(|_| rng.next_u64() % t).sum();
+        a + (sum / iter) as u32
+    }
+
+    /// sysbench's "special": `spec_res` % of draws hit `spec_pct` % of the ids (around the
+    /// middle of the range), the rest are gaussian. Integer arithmetic kept as sysbench has it.
+    fn special(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
+        if a >= b {
+            return a;
+        }
+        let t = (b - a + 1) as u64;
+        let res_pct = self.opts.spec_res.min(99) as u64;
+        let range_size = t * (100 / (100 - res_pct));
+        let res = rng.next_u64() % range_size;
+        if res < t {
+            return self.gaussian(rng, a, b);
+        }
+        let pct = self.opts.spec_pct as u64;
+        let d = (t * pct / 100).max(1);
+        let res = res % d + (t / 2 - t * pct / 200);
+        a + res as u32
+    }
+}
+
+#[inline]
+pub fn uniform(rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
+    a + (rng.next_u64() % ((b - a) as u64 + 1)) as u32
+}
+
+#[inline]
+pub fn uniform_f64(rng: &mut WorkerRng) -> f64 {
+    rng.random::<f64>()
+}
+
+/// Zipf by rejection-inversion (Hörmann and Derflinger 1996), as sysbench 1.1 and
+/// Apache Commons Math do: O(1) per draw, no table over the range.
+#[derive(Clone, Debug)]
+struct Zipf {
+    n: f64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    s_const: f64,
+}
+
+impl Zipf {
+    fn new(n: u32, s: f64) -> Self {
+        let mut z = Zipf {
+            n: n as f64,
+            s,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s_const: 0.0,
+        };
+        z.h_x1 = z.h_integral(1.5) - 1.0;
+        z.h_n = z.h_integral(z.n + 0.5);
+        z.s_const = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.s) * lx) * lx
+    }
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+    fn sample(&self, rng: &mut WorkerRng) -> u32 {
+        loop {
+            let u = self.h_n + uniform_f64(rng) * (self.h_x1 - self.h_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s_const || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u32;
+            }
+        }
+    }
+}
+
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+
+/// sysbench's c column template: 10 groups of 11 digits, 119 characters.
+pub const C_TEMPLATE: &str = "###########-###########-###########-###########-###########-###########-###########-###########-###########-###########";
+/// sysbench's pad column template: 5 groups of 11 digits, 59 characters.
+pub const PAD_TEMPLATE: &str = "###########-###########-###########-###########-###########";
+
+/// Appends `template` with each '#' replaced by a random digit and each '@' by a random
+/// lowercase letter (sysbench's `sb_rand_str`). Digits come 18 at a time from one u64.
+pub fn fill_template(out: &mut Vec<u8>, template: &str, rng: &mut WorkerRng) {
+    let mut bits = 0u64;
+    let mut left = 0u32;
+    for &ch in template.as_bytes() {
+        match ch {
+            b'#' => {
+                if left == 0 {
+                    bits = rng.next_u64();
+                    left = 18;
+                }
+                out.push(b'0' + (bits % 10) as u8);
+                bits /= 10;
+                left -= 1;
+            }
+            b'@' => out.push(b'a' + (rng.next_u64() % 26) as u8),
+            other => out.push(other),
+        }
+    }
+}
+
+/// Unique 32-bit values in random order (sysbench.rand.unique): a permutation of u32
+/// built from quadratic residues modulo a prime (Preshing), offset by a random seed.
+#[derive(Clone, Debug)]
+pub struct UniqueIds {
+    index: u32,
+    offset: u32,
+}
+
+impl UniqueIds {
+    pub fn new(rng: &mut WorkerRng) -> Self {
+        UniqueIds {
+            index: rng.next_u32(),
+            offset: rng.next_u32(),
+        }
+    }
+    pub fn next_id(&mut self) -> u32 {
+        self.index = self.index.wrapping_add(1);
+        permute(permute(self.index).wrapping_add(self.offset) ^ 0x5bf0_3635)
+    }
+}
+
+fn permute(x: u32) -> u32 {
+    const PRIME: u32 = 4_294_967_291;
+    if x >= PRIME {
+        return x; // the 5 values above the prime map to themselves
+    }
+    let residue = ((x as u64 * x as u64) % PRIME as u64) as u32;
+    if x <= PRIME / 2 {
+        residue
+    } else {
+        PRIME - residue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draws(kind: RandType, n: u32, count: usize) -> Vec<u32> {
+        let opts = RandOptions {
+            rand_type: kind,
+            ..Default::default()
+        };
+        let d = IdDistribution::new(&opts, n);
+        let mut rng = rng_from_seed(7);
+        (0..count).map(|_| d.next(&mut rng)).collect()
+    }
+
+    #[test]
+    fn every_distribution_stays_in_range() {
+        for kind in [
+            RandType::Uniform,
+            RandType::Gaussian,
+            RandType::Special,
+            RandType::Pareto,
+            RandType::Zipfian,
+        ] {
+            for v in draws(kind, 1000, 20_000) {
+                assert!((1..=1000).contains(&v), "{kind:?} gave {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_mean_is_centre() {
+        let v = draws(RandType::Uniform, 10_000, 200_000);
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
+        assert!((mean - 5000.5).abs() < 50.0, "mean {mean}");
+    }
+
+    #[test]
+    fn special_puts_three_quarters_into_one_percent() {
+        // sysbench defaults: 75 % of draws fall in 1 % of the ids around the middle.
+        let v = draws(RandType::Special, 100_000, 100_000);
+        let hot = v
+            .iter()
+            .filter(|&&x| (49_501..=50_500).contains(&x))
+            .count();
+        let share = hot as f64 / v.len() as f64;
+        assert!(share > 0.74 && share < 0.80, "hot share {share}");
+    }
+
+    #[test]
+    fn pareto_favours_low_ids() {
+        // h = 0.2: about 80 % of draws in the lowest 20 % of ids.
+        let v = draws(RandType::Pareto, 100_000, 100_000);
+        let low = v.iter().filter(|&&x| x <= 20_000).count() as f64 / v.len() as f64;
+        assert!((low - 0.8).abs() < 0.02, "low share {low}");
+    }
+
+    #[test]
+    fn zipfian_rank_one_frequency_matches_theory() {
+        // P(1) = 1 / H(n, s); for n = 100, s = 0.8, H = sum k^-0.8.
+        let n = 100u32;
+        let h: f64 = (1..=n).map(|k| (k as f64).powf(-0.8)).sum();
+        let v = draws(RandType::Zipfian, n, 200_000);
+        let p1 = v.iter().filter(|&&x| x == 1).count() as f64 / v.len() as f64;
+        assert!((p1 - 1.0 / h).abs() < 0.01, "p1 {p1} expected {}", 1.0 / h);
+    }
+
+    #[test]
+    fn templates_have_sysbench_shape() {
+        let mut rng = rng_from_seed(1);
+        let mut out = Vec::new();
+        fill_template(&mut out, C_TEMPLATE, &mut rng);
+        assert_eq!(out.len(), 119);
+        let s = String::from_utf8(out).unwrap();
+        for (i, group) in s.split('-').enumerate() {
+            assert_eq!(group.len(), 11, "group {i}");
+            assert!(group.bytes().all(|b| b.is_ascii_digit()));
+        }
+        assert_eq!(PAD_TEMPLATE.len(), 59);
+    }
+
+    #[test]
+    fn unique_ids_do_not_repeat() {
+        let mut rng = rng_from_seed(3);
+        let mut u = UniqueIds::new(&mut rng);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..100_000 {
+            assert!(seen.insert(u.next_id()));
+        }
+    }
+}

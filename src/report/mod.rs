@@ -1,0 +1,201 @@
+//! What the user reads in the terminal: interval lines in sysbench's shape, the
+//! summary table, stored-run listings, server status, progress bars. Formatting only:
+//! every function returns a String (tests read them) and callers print.
+
+use crate::server::{State, Status};
+use crate::stats::{Interval, Summary};
+use crate::store::RunRow;
+use std::fmt::Write;
+
+/// One interval line, as sysbench prints them, plus backlog in open-loop runs.
+pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
+    let mut s = format!(
+        "[ {:>4}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,95%): {:.2} err/s: {:.2} reconn/s: {:.2}",
+        fmt_t(iv.t),
+        iv.threads,
+        iv.tps,
+        iv.qps,
+        iv.reads_per_s,
+        iv.writes_per_s,
+        iv.other_per_s,
+        iv.p95_ms,
+        per_s(iv.errors, iv.duration),
+        per_s(iv.reconnects, iv.duration),
+    );
+    if open_loop {
+        let _ = write!(s, " backlog: {}", iv.backlog);
+    }
+    if iv.warmup {
+        s.push_str("  (warm-up)");
+    }
+    s
+}
+
+fn fmt_t(t: f64) -> String {
+    if (t - t.round()).abs() < 1e-6 {
+        format!("{}", t.round() as u64)
+    } else {
+        format!("{t:.1}")
+    }
+}
+
+fn per_s(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// The end-of-run summary: a compact, aligned table.
+pub fn summary_table(s: &Summary, title: &str) -> String {
+    let mut out = format!("\n{title}\n");
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(out, "  {k:<28} {v}");
+    };
+    row("measured (warm-up excluded)", format!("{:.1} s", s.seconds));
+    row(
+        "transactions",
+        format!("{} ({:.2} per s)", s.transactions, s.tps),
+    );
+    row("queries", format!("{} ({:.2} per s)", s.queries, s.qps));
+    row(
+        "  reads / writes / other",
+        format!("{} / {} / {}", s.reads, s.writes, s.other),
+    );
+    row("errors (retried)", s.errors.to_string());
+    row("reconnects", s.reconnects.to_string());
+    if s.rollbacks > 0 {
+        row("rollbacks (expected)", s.rollbacks.to_string());
+    }
+    let l = &s.latency_ms;
+    row(
+        "latency ms avg / p50",
+        format!("{:.2} / {:.2}", l.avg, l.p50),
+    );
+    row(
+        "latency ms p90 / p95 / p99",
+        format!("{:.2} / {:.2} / {:.2}", l.p90, l.p95, l.p99),
+    );
+    row(
+        "latency ms min / max",
+        format!("{:.2} / {:.2}", l.min, l.max),
+    );
+    if let Some(c) = s.client_cpu_us_per_txn {
+        row("client CPU per transaction", format!("{c:.1} us"));
+    }
+    if let Some(c) = s.server_cpu_us_per_txn {
+        row("server CPU per transaction", format!("{c:.1} us"));
+    }
+    if s.max_backlog > 0 {
+        row("largest backlog", format!("{} transactions", s.max_backlog));
+    }
+    if s.types.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\n  {:<16} {:>10} {:>9} {:>7} {:>9} {:>9} {:>9}",
+            "type", "count", "rollback", "errors", "avg ms", "p95 ms", "max ms"
+        );
+        for t in &s.types {
+            let _ = writeln!(
+                out,
+                "  {:<16} {:>10} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2}",
+                t.name,
+                t.transactions,
+                t.rollbacks,
+                t.errors,
+                t.latency_ms.avg,
+                t.latency_ms.p95,
+                t.latency_ms.max
+            );
+        }
+    }
+    out
+}
+
+pub fn runs_table(rows: &[RunRow]) -> String {
+    if rows.is_empty() {
+        return "no runs stored yet\n".into();
+    }
+    let mut out = format!(
+        "{:>5}  {:<20}  {:<22} {:>7} {:>10} {:>9}  {:<11}  target\n",
+        "id", "started", "workload", "threads", "tps", "p95 ms", "status"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<20}  {:<22} {:>7} {:>10} {:>9}  {:<11}  {}",
+            r.id,
+            r.started_at,
+            r.workload,
+            r.threads.map_or("-".into(), |t| t.to_string()),
+            r.tps.map_or("-".into(), |t| format!("{t:.2}")),
+            r.p95_ms.map_or("-".into(), |t| format!("{t:.2}")),
+            r.status,
+            r.target
+        );
+    }
+    out
+}
+
+pub fn server_table(status: &[Status]) -> String {
+    if status.is_empty() {
+        return "no managed instances (start one with `sizeup server start`)\n".into();
+    }
+    let mut out = format!(
+        "{:>8}  {:<8} {:>8} {:>6}  {:<5} socket\n",
+        "instance", "state", "pid", "port", "user"
+    );
+    for s in status {
+        let state = match s.state {
+            State::Running => "running",
+            State::Stopped => "stopped",
+            State::Crashed => "CRASHED",
+        };
+        let _ = writeln!(
+            out,
+            "{:>8}  {:<8} {:>8} {:>6}  {:<5} {}",
+            s.index,
+            state,
+            s.pid.map_or("-".into(), |p| p.to_string()),
+            s.port,
+            s.user,
+            s.socket.display()
+        );
+    }
+    out
+}
+
+/// A progress bar on stderr; indicatif hides it when stderr is not a terminal.
+pub fn rows_bar(total: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}",
+        )
+        .expect("static template"),
+    );
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Recorder;
+
+    #[test]
+    fn interval_line_has_sysbench_shape() {
+        let mut r = Recorder::new(1);
+        for _ in 0..100 {
+            r.transaction(0, 10_000, false);
+        }
+        r.queries.reads = 1400;
+        r.queries.writes = 400;
+        r.queries.other = 200;
+        let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8);
+        assert_eq!(
+            interval_line(&iv, false),
+            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.00 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+}

@@ -1,0 +1,640 @@
+//! Managed server instances: private MariaDB (or MySQL) servers that sizeup initialises,
+//! starts, watches and stops itself, each with its own datadir, option file, unix socket
+//! and loopback port. They are the embedded default target and the building block of
+//! multi-instance studies.
+//!
+//! It never touches the system service or /etc/mysql: every instance is started with
+//! its own `--defaults-file` under the state directory, and binds to 127.0.0.1 only.
+//! This module is synchronous on purpose: starting and stopping are rare, slow events.
+
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The first port tried for instance 0 when the user names none.
+pub const DEFAULT_BASE_PORT: u16 = 13306;
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+const STOP_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// No server binary on PATH or in the usual places.
+    #[error("no MariaDB/MySQL server binary found (looked for mariadbd and mysqld on PATH and in /usr/sbin).\nInstall one, e.g. `apt-get install mariadb-server`, or put it on PATH.")]
+    NoBinary,
+    /// Datadir initialisation failed.
+    #[error("initialising the datadir of instance {index} failed: {detail}")]
+    Init { index: u32, detail: String },
+    /// The server exited or never became ready.
+    #[error("instance {index} did not start: {detail}\n(full log: {log})")]
+    Start {
+        index: u32,
+        detail: String,
+        log: String,
+    },
+    /// A port of the requested range is taken by another program.
+    #[error("port {port} on 127.0.0.1 is in use; choose another with --base-port")]
+    PortInUse { port: u16 },
+    /// State directory problems.
+    #[error("{0}")]
+    State(String),
+}
+
+/// Settings written into each instance's option file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerSettings {
+    pub buffer_pool: String,
+    pub log_file_size: String,
+    pub flush_log_at_trx_commit: u8,
+    pub max_connections: u32,
+    /// Further `name=value` server options (`--set`).
+    pub extra: Vec<(String, String)>,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            buffer_pool: "1G".into(),
+            log_file_size: "512M".into(),
+            flush_log_at_trx_commit: 2,
+            max_connections: 2000,
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// One instance as remembered in the state file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Instance {
+    pub index: u32,
+    pub dir: PathBuf,
+    pub socket: PathBuf,
+    pub port: u16,
+    pub pid: Option<i32>,
+    /// True from a successful start until `stop`: a dead process while this is set
+    /// means the instance crashed or was killed.
+    pub should_run: bool,
+    pub settings: ServerSettings,
+    pub binary: PathBuf,
+}
+
+impl Instance {
+    pub fn datadir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+    pub fn option_file(&self) -> PathBuf {
+        self.dir.join("my.cnf")
+    }
+    pub fn error_log(&self) -> PathBuf {
+        self.dir.join("error.log")
+    }
+    /// Managed instances let root in without a password over the socket and loopback.
+    pub fn user(&self) -> &'static str {
+        "root"
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Running,
+    Stopped,
+    /// Was started by sizeup and is gone without `sizeup server stop`.
+    Crashed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    pub index: u32,
+    pub state: State,
+    pub pid: Option<i32>,
+    pub socket: PathBuf,
+    pub port: u16,
+    pub user: String,
+    pub datadir: PathBuf,
+}
+
+/// The state directory and its instances.
+pub struct Manager {
+    home: PathBuf,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct StateFile {
+    instances: Vec<Instance>,
+}
+
+impl Manager {
+    pub fn new(home: &Path) -> Manager {
+        Manager {
+            home: home.to_path_buf(),
+        }
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    fn state_path(&self) -> PathBuf {
+        self.home.join("instances.json")
+    }
+
+    fn load(&self) -> Result<StateFile, ServerError> {
+        match std::fs::read_to_string(self.state_path()) {
+            Ok(s) => serde_json::from_str(&s).map_err(|e| {
+                ServerError::State(format!(
+                    "{} is damaged ({e}); move it away to start afresh",
+                    self.state_path().display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StateFile::default()),
+            Err(e) => Err(ServerError::State(format!(
+                "cannot read {}: {e}",
+                self.state_path().display()
+            ))),
+        }
+    }
+
+    fn save(&self, s: &StateFile) -> Result<(), ServerError> {
+        std::fs::create_dir_all(&self.home).map_err(|e| {
+            ServerError::State(format!("cannot create {}: {e}", self.home.display()))
+        })?;
+        let tmp = self.state_path().with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(s).expect("serialisable"))
+            .and_then(|_| std::fs::rename(&tmp, self.state_path()))
+            .map_err(|e| {
+                ServerError::State(format!("cannot write {}: {e}", self.state_path().display()))
+            })
+    }
+
+    /// Every instance sizeup remembers, with its live state.
+    pub fn status(&self) -> Result<Vec<Status>, ServerError> {
+        Ok(self.load()?.instances.iter().map(status_of).collect())
+    }
+
+    /// The instance `index` if it is running.
+    pub fn running(&self, index: u32) -> Result<Option<Instance>, ServerError> {
+        Ok(self
+            .load()?
+            .instances
+            .into_iter()
+            .find(|i| i.index == index)
+            .filter(|i| status_of(i).state == State::Running))
+    }
+
+    /// Starts instances `0..count` (those already running are left as they are) and
+    /// returns their status. `base_port` of `None` keeps remembered ports, or finds a
+    /// free range from [`DEFAULT_BASE_PORT`]. Instance directories go under `root`
+    /// (default: the state directory).
+    pub fn start(
+        &self,
+        count: u32,
+        settings: &ServerSettings,
+        base_port: Option<u16>,
+        root: Option<&Path>,
+    ) -> Result<Vec<Status>, ServerError> {
+        let binary = find_binary()?;
+        let mut state = self.load()?;
+        let base = match base_port {
+            Some(p) => p,
+            None => match state.instances.iter().find(|i| i.index == 0) {
+                Some(i) => i.port,
+                None => free_port_range(DEFAULT_BASE_PORT, count)?,
+            },
+        };
+        let mut out = Vec::new();
+        for index in 0..count {
+            let existing = state.instances.iter().position(|i| i.index == index);
+            if let Some(pos) = existing {
+                if status_of(&state.instances[pos]).state == State::Running {
+                    out.push(status_of(&state.instances[pos]));
+                    continue;
+                }
+            }
+            let dir = root
+                .map_or_else(|| self.home.join("instances"), Path::to_path_buf)
+                .join(index.to_string());
+            let mut inst = Instance {
+                index,
+                socket: socket_path(&dir, &self.home, index),
+                dir,
+                port: base + index as u16,
+                pid: None,
+                should_run: false,
+                settings: settings.clone(),
+                binary: binary.clone(),
+            };
+            if port_taken(inst.port) {
+                return Err(ServerError::PortInUse { port: inst.port });
+            }
+            std::fs::create_dir_all(&inst.dir).map_err(|e| {
+                ServerError::State(format!("cannot create {}: {e}", inst.dir.display()))
+            })?;
+            std::fs::write(inst.option_file(), option_file(&inst)).map_err(|e| {
+                ServerError::State(format!(
+                    "cannot write {}: {e}",
+                    inst.option_file().display()
+                ))
+            })?;
+            if !inst.datadir().join("mysql").exists() {
+                initialise(&inst)?;
+            }
+            inst.pid = Some(launch(&inst)?);
+            inst.should_run = true;
+            match existing {
+                Some(pos) => state.instances[pos] = inst.clone(),
+                None => state.instances.push(inst.clone()),
+            }
+            state.instances.sort_by_key(|i| i.index);
+            self.save(&state)?;
+            wait_ready(&inst)?;
+            out.push(status_of(&inst));
+        }
+        Ok(out)
+    }
+
+    /// Stops every running instance (or only `only`), waiting for a clean shutdown.
+    /// With `purge`, also deletes their directories and forgets them.
+    pub fn stop(&self, only: Option<u32>, purge: bool) -> Result<Vec<Status>, ServerError> {
+        let mut state = self.load()?;
+        let mut stopped = Vec::new();
+        for inst in state
+            .instances
+            .iter_mut()
+            .filter(|i| only.is_none_or(|o| o == i.index))
+        {
+            if let Some(pid) = inst.pid.filter(|&p| alive(p, &inst.dir)) {
+                terminate(pid);
+            }
+            inst.should_run = false;
+            inst.pid = None;
+            if purge {
+                let _ = std::fs::remove_dir_all(&inst.dir);
+                let _ = std::fs::remove_file(&inst.socket);
+            }
+            stopped.push(status_of(inst));
+        }
+        if purge {
+            state
+                .instances
+                .retain(|i| !only.is_none_or(|o| o == i.index));
+        }
+        self.save(&state)?;
+        Ok(stopped)
+    }
+}
+
+fn status_of(i: &Instance) -> Status {
+    let live = i.pid.filter(|&p| alive(p, &i.dir));
+    let state = match (live, i.should_run) {
+        (Some(_), _) => State::Running,
+        (None, true) => State::Crashed,
+        (None, false) => State::Stopped,
+    };
+    Status {
+        index: i.index,
+        state,
+        pid: live,
+        socket: i.socket.clone(),
+        port: i.port,
+        user: i.user().to_string(),
+        datadir: i.datadir(),
+    }
+}
+
+/// The default state directory: `SIZEUP_HOME`, else `$XDG_STATE_HOME/sizeup`, else
+/// `~/.local/state/sizeup`.
+pub fn default_home() -> PathBuf {
+    if let Some(h) = std::env::var_os("SIZEUP_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(x).join("sizeup");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    home.join(".local/state/sizeup")
+}
+
+/// mariadbd or mysqld: on PATH first, then the usual system places.
+pub fn find_binary() -> Result<PathBuf, ServerError> {
+    let names = ["mariadbd", "mysqld"];
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from))
+    {
+        for n in names {
+            let p = dir.join(n);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err(ServerError::NoBinary)
+}
+
+/// Unix socket paths are limited to 107 bytes; deep state directories fall back to /tmp.
+fn socket_path(dir: &Path, home: &Path, index: u32) -> PathBuf {
+    let p = dir.join("mysqld.sock");
+    if p.as_os_str().len() < 100 {
+        return p;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in home.as_os_str().as_encoded_bytes() {
+        h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    PathBuf::from(format!("/tmp/sizeup-{h:016x}-{index}.sock"))
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn option_file(i: &Instance) -> String {
+    let s = &i.settings;
+    let mut f = String::from("# Written by sizeup for a private benchmark instance.\n[mysqld]\n");
+    let mut set = |k: &str, v: &str| f.push_str(&format!("{k}={v}\n"));
+    set("datadir", &i.datadir().to_string_lossy());
+    set("socket", &i.socket.to_string_lossy());
+    set("port", &i.port.to_string());
+    set("bind-address", "127.0.0.1");
+    set("pid-file", &i.dir.join("mysqld.pid").to_string_lossy());
+    set("log-error", &i.error_log().to_string_lossy());
+    set("innodb_buffer_pool_size", &s.buffer_pool);
+    set("innodb_log_file_size", &s.log_file_size);
+    set(
+        "innodb_flush_log_at_trx_commit",
+        &s.flush_log_at_trx_commit.to_string(),
+    );
+    set("max_connections", &s.max_connections.to_string());
+    set("local_infile", "1");
+    if is_root() {
+        set("user", "root");
+    }
+    for (k, v) in &s.extra {
+        set(k, v);
+    }
+    f.push_str("skip-log-bin\n");
+    f.push_str(&format!(
+        "\n[client]\nsocket={}\nuser=root\n",
+        i.socket.to_string_lossy()
+    ));
+    f
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let v: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    v[v.len().saturating_sub(lines)..].join("\n")
+}
+
+fn initialise(i: &Instance) -> Result<(), ServerError> {
+    let name = i
+        .binary
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let install_db = ["mariadb-install-db", "mysql_install_db"]
+        .iter()
+        .flat_map(|n| {
+            [
+                i.binary.with_file_name(n),
+                PathBuf::from("/usr/bin").join(n),
+                PathBuf::from("/usr/local/bin").join(n),
+            ]
+        })
+        .find(|p| p.is_file());
+    let defaults = format!("--defaults-file={}", i.option_file().display());
+    // MariaDB (and old MySQL) ship an install script; MySQL 5.7+ initialises itself.
+    let tool = install_db.filter(|t| name == "mariadbd" || t.ends_with("mariadb-install-db"));
+    let mut cmd = match tool {
+        Some(tool) => {
+            let mut c = Command::new(tool);
+            c.arg(&defaults)
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db");
+            c
+        }
+        None => {
+            let mut c = Command::new(&i.binary);
+            c.arg(&defaults).arg("--initialize-insecure");
+            c
+        }
+    };
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ServerError::Init {
+            index: i.index,
+            detail: e.to_string(),
+        })?;
+    if !out.status.success() {
+        let mut detail = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" | ");
+        if detail.is_empty() {
+            detail = tail(&i.error_log(), 5);
+        }
+        return Err(ServerError::Init {
+            index: i.index,
+            detail,
+        });
+    }
+    Ok(())
+}
+
+fn launch(i: &Instance) -> Result<i32, ServerError> {
+    let _ = std::fs::remove_file(&i.socket);
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(i.dir.join("server.out"))
+        .map_err(|e| ServerError::State(e.to_string()))?;
+    let child = Command::new(&i.binary)
+        .arg(format!("--defaults-file={}", i.option_file().display()))
+        .stdin(Stdio::null())
+        .stdout(
+            log.try_clone()
+                .map_err(|e| ServerError::State(e.to_string()))?,
+        )
+        .stderr(log)
+        // Its own process group: a Ctrl-C meant for sizeup must not stop the server.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ServerError::Start {
+            index: i.index,
+            detail: e.to_string(),
+            log: i.error_log().display().to_string(),
+        })?;
+    Ok(child.id() as i32)
+}
+
+/// Ready means the server sends its protocol greeting on the socket.
+fn wait_ready(i: &Instance) -> Result<(), ServerError> {
+    let started = Instant::now();
+    let pid = i.pid.expect("launched");
+    loop {
+        if greets(&i.socket) {
+            return Ok(());
+        }
+        if !alive(pid, &i.dir) {
+            return Err(ServerError::Start {
+                index: i.index,
+                detail: format!(
+                    "the server exited; last lines of its log:\n{}",
+                    tail(&i.error_log(), 8)
+                ),
+                log: i.error_log().display().to_string(),
+            });
+        }
+        if started.elapsed() > READY_TIMEOUT {
+            terminate(pid);
+            return Err(ServerError::Start {
+                index: i.index,
+                detail: format!("not ready after {} s", READY_TIMEOUT.as_secs()),
+                log: i.error_log().display().to_string(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn greets(socket: &Path) -> bool {
+    let Ok(mut s) = std::os::unix::net::UnixStream::connect(socket) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut head = [0u8; 5];
+    // 4-byte packet header, then protocol version 10; an error packet (0xff) means not ready.
+    s.read_exact(&mut head).is_ok() && head[4] == 10
+}
+
+/// True when `pid` is a live (not zombie) server process of this instance directory.
+pub fn alive(pid: i32, dir: &Path) -> bool {
+    // Reap it if it is our own exited child, so it does not linger as a zombie.
+    // SAFETY: waitpid with WNOHANG on a pid never blocks or touches memory we own.
+    unsafe {
+        libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    if state == Some("Z") || state == Some("X") {
+        return false;
+    }
+    // Guard against pid reuse: the command line names our option file.
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let needle = dir.join("my.cnf");
+    String::from_utf8_lossy(&cmdline).contains(&*needle.to_string_lossy())
+}
+
+fn terminate(pid: i32) {
+    // SAFETY: plain signals to a process we verified is ours.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let started = Instant::now();
+    while started.elapsed() < STOP_TIMEOUT {
+        unsafe {
+            libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+        }
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() || zombie(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                == Some("Z")
+        })
+        .unwrap_or(true)
+}
+
+fn port_taken(port: u16) -> bool {
+    std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+}
+
+/// The first base port from `from` whose `count` ports are all free.
+fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError> {
+    let mut base = from;
+    while (base as u32) + count < 65000 {
+        if (0..count).all(|i| !port_taken(base + i as u16)) {
+            return Ok(base);
+        }
+        base += count.max(1) as u16;
+    }
+    Err(ServerError::PortInUse { port: from })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst() -> Instance {
+        Instance {
+            index: 1,
+            dir: PathBuf::from("/state/instances/1"),
+            socket: PathBuf::from("/state/instances/1/mysqld.sock"),
+            port: 13307,
+            pid: None,
+            should_run: false,
+            settings: ServerSettings {
+                extra: vec![("innodb_io_capacity".into(), "2000".into())],
+                ..Default::default()
+            },
+            binary: PathBuf::from("/usr/sbin/mariadbd"),
+        }
+    }
+
+    #[test]
+    fn option_file_is_private_and_complete() {
+        let f = option_file(&inst());
+        for line in [
+            "datadir=/state/instances/1/data",
+            "socket=/state/instances/1/mysqld.sock",
+            "port=13307",
+            "bind-address=127.0.0.1",
+            "innodb_buffer_pool_size=1G",
+            "innodb_flush_log_at_trx_commit=2",
+            "innodb_io_capacity=2000",
+        ] {
+            assert!(f.lines().any(|l| l == line), "missing {line} in\n{f}");
+        }
+    }
+
+    #[test]
+    fn long_homes_get_short_sockets() {
+        let long = PathBuf::from(format!("/{}", "x".repeat(120)));
+        let p = socket_path(&long.join("instances/0"), &long, 0);
+        assert!(p.starts_with("/tmp") && p.as_os_str().len() < 100);
+        let short = socket_path(Path::new("/s/instances/0"), Path::new("/s"), 0);
+        assert_eq!(short, PathBuf::from("/s/instances/0/mysqld.sock"));
+    }
+
+    #[test]
+    fn a_forgotten_pid_is_not_alive() {
+        assert!(!alive(i32::MAX - 1, Path::new("/nowhere")));
+        // Our own test process is alive but is not a server of that directory.
+        assert!(!alive(std::process::id() as i32, Path::new("/nowhere")));
+    }
+}

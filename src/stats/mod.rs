@@ -1,0 +1,401 @@
+//! Counting and latency: what a worker records, how records merge, and the figures a
+//! summary reports.
+//!
+//! A [`Recorder`] belongs to one client thread; its workers write into it without any
+//! lock, and it is handed over whole at each interval boundary and merged there
+//! (latte's design). Latency is kept in HDR histograms in microseconds with 3
+//! significant figures: lossless to merge, and small enough to store per interval.
+//! Nothing here does I/O.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency a histogram holds: one hour, in microseconds. Larger values are
+/// clamped (and a transaction that slow is a finding in itself).
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static bounds are valid")
+}
+
+/// Counts for one transaction type.
+#[derive(Clone, Debug)]
+pub struct TypeStats {
+    pub latency: Histogram<u64>,
+    /// Transactions that finished (committed, or rolled back on purpose).
+    pub transactions: u64,
+    /// Of those, rolled back on purpose (TPC-C New-Order's 1 %).
+    pub rollbacks: u64,
+    /// Attempts that failed with a retryable error (deadlock, lock wait) and were retried.
+    pub errors: u64,
+}
+
+impl TypeStats {
+    fn new() -> Self {
+        TypeStats {
+            latency: new_histogram(),
+            transactions: 0,
+            rollbacks: 0,
+            errors: 0,
+        }
+    }
+}
+
+/// Queries by class, as sysbench counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+}
+
+impl QueryCounts {
+    pub fn total(&self) -> u64 {
+        self.reads + self.writes + self.other
+    }
+    pub fn add(&mut self, o: &QueryCounts) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.other += o.other;
+    }
+}
+
+/// Everything one client thread counted since the last interval boundary.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    pub types: Vec<TypeStats>,
+    pub queries: QueryCounts,
+    pub reconnects: u64,
+    /// Arrivals due but not yet started at the boundary (open-loop runs only).
+    pub backlog: u64,
+}
+
+impl Recorder {
+    pub fn new(type_count: usize) -> Self {
+        Recorder {
+            types: (0..type_count.max(1)).map(|_| TypeStats::new()).collect(),
+            queries: QueryCounts::default(),
+            reconnects: 0,
+            backlog: 0,
+        }
+    }
+
+    /// Records one finished transaction of type `ty` that took `latency_us`.
+    #[inline]
+    pub fn transaction(&mut self, ty: usize, latency_us: u64, rolled_back: bool) {
+        let t = &mut self.types[ty];
+        t.latency.saturating_record(latency_us.max(1));
+        t.transactions += 1;
+        t.rollbacks += rolled_back as u64;
+    }
+
+    #[inline]
+    pub fn error(&mut self, ty: usize) {
+        self.types[ty].errors += 1;
+    }
+
+    pub fn merge(&mut self, other: &Recorder) {
+        for (mine, theirs) in self.types.iter_mut().zip(&other.types) {
+            mine.latency.add(&theirs.latency).expect("same bounds");
+            mine.transactions += theirs.transactions;
+            mine.rollbacks += theirs.rollbacks;
+            mine.errors += theirs.errors;
+        }
+        self.queries.add(&other.queries);
+        self.reconnects += other.reconnects;
+        self.backlog += other.backlog;
+    }
+
+    pub fn transactions(&self) -> u64 {
+        self.types.iter().map(|t| t.transactions).sum()
+    }
+    pub fn rollbacks(&self) -> u64 {
+        self.types.iter().map(|t| t.rollbacks).sum()
+    }
+    pub fn errors(&self) -> u64 {
+        self.types.iter().map(|t| t.errors).sum()
+    }
+
+    /// All types' latencies in one histogram.
+    pub fn total_latency(&self) -> Histogram<u64> {
+        let mut all = new_histogram();
+        for t in &self.types {
+            all.add(&t.latency).expect("same bounds");
+        }
+        all
+    }
+}
+
+/// Latency figures in milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub avg: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl LatencyMs {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencyMs::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencyMs {
+            avg: h.mean() / 1000.0,
+            min: ms(h.min()),
+            p50: ms(h.value_at_quantile(0.50)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// One report interval, as printed and stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Seconds since the run started, at the end of this interval.
+    pub t: f64,
+    /// Length of the interval in seconds (the last one may be short).
+    pub duration: f64,
+    /// True while inside the warm-up: excluded from the summary.
+    pub warmup: bool,
+    pub threads: u32,
+    pub transactions: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub reads_per_s: f64,
+    pub writes_per_s: f64,
+    pub other_per_s: f64,
+    pub p95_ms: f64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub rollbacks: u64,
+    pub backlog: u64,
+    /// Per transaction type: name, committed per minute-free count, p90 in ms.
+    pub types: Vec<TypeInterval>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TypeInterval {
+    pub name: String,
+    pub transactions: u64,
+    pub p90_ms: f64,
+}
+
+impl Interval {
+    pub fn from_recorder(
+        rec: &Recorder,
+        names: &[String],
+        t: f64,
+        duration: f64,
+        warmup: bool,
+        threads: u32,
+    ) -> Self {
+        let per_s = |n: u64| {
+            if duration > 0.0 {
+                n as f64 / duration
+            } else {
+                0.0
+            }
+        };
+        let transactions = rec.transactions();
+        Interval {
+            t,
+            duration,
+            warmup,
+            threads,
+            transactions,
+            tps: per_s(transactions),
+            qps: per_s(rec.queries.total()),
+            reads_per_s: per_s(rec.queries.reads),
+            writes_per_s: per_s(rec.queries.writes),
+            other_per_s: per_s(rec.queries.other),
+            p95_ms: LatencyMs::of(&rec.total_latency()).p95,
+            errors: rec.errors(),
+            reconnects: rec.reconnects,
+            rollbacks: rec.rollbacks(),
+            backlog: rec.backlog,
+            types: names
+                .iter()
+                .zip(&rec.types)
+                .map(|(name, t)| TypeInterval {
+                    name: name.clone(),
+                    transactions: t.transactions,
+                    p90_ms: LatencyMs::of(&t.latency).p90,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Per transaction type in the summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TypeSummary {
+    pub name: String,
+    pub transactions: u64,
+    pub rollbacks: u64,
+    pub errors: u64,
+    pub latency_ms: LatencyMs,
+}
+
+/// The steady-state result of a run (warm-up excluded).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Seconds of measurement the figures cover.
+    pub seconds: f64,
+    pub transactions: u64,
+    pub queries: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub rollbacks: u64,
+    pub tps: f64,
+    pub qps: f64,
+    pub latency_ms: LatencyMs,
+    pub types: Vec<TypeSummary>,
+    /// Client (sizeup) CPU per transaction in microseconds, when measured.
+    pub client_cpu_us_per_txn: Option<f64>,
+    /// Server CPU per transaction in microseconds, when the server is a managed instance.
+    pub server_cpu_us_per_txn: Option<f64>,
+    /// Largest open-loop backlog seen at an interval boundary.
+    pub max_backlog: u64,
+}
+
+impl Summary {
+    pub fn from_recorder(rec: &Recorder, names: &[String], seconds: f64, max_backlog: u64) -> Self {
+        let per_s = |n: u64| {
+            if seconds > 0.0 {
+                n as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        let transactions = rec.transactions();
+        Summary {
+            seconds,
+            transactions,
+            queries: rec.queries.total(),
+            reads: rec.queries.reads,
+            writes: rec.queries.writes,
+            other: rec.queries.other,
+            errors: rec.errors(),
+            reconnects: rec.reconnects,
+            rollbacks: rec.rollbacks(),
+            tps: per_s(transactions),
+            qps: per_s(rec.queries.total()),
+            latency_ms: LatencyMs::of(&rec.total_latency()),
+            types: names
+                .iter()
+                .zip(&rec.types)
+                .map(|(name, t)| TypeSummary {
+                    name: name.clone(),
+                    transactions: t.transactions,
+                    rollbacks: t.rollbacks,
+                    errors: t.errors,
+                    latency_ms: LatencyMs::of(&t.latency),
+                })
+                .collect(),
+            client_cpu_us_per_txn: None,
+            server_cpu_us_per_txn: None,
+            max_backlog,
+        }
+    }
+}
+
+/// Serialises a histogram losslessly (HdrHistogram V2 + DEFLATE, base64), the form
+/// other HdrHistogram tools read.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    use base64::Engine;
+    use hdrhistogram::serialization::Serializer;
+    let mut buf = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("serialising to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s.trim())
+        .map_err(|e| format!("histogram is not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("histogram does not decode: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_latencies() {
+        let mut a = Recorder::new(2);
+        let mut b = Recorder::new(2);
+        for v in 1..=100 {
+            a.transaction(0, v * 1000, false);
+        }
+        for v in 101..=200 {
+            b.transaction(0, v * 1000, v == 200);
+        }
+        b.error(1);
+        b.queries.reads = 5;
+        a.merge(&b);
+        assert_eq!(a.transactions(), 200);
+        assert_eq!(a.rollbacks(), 1);
+        assert_eq!(a.errors(), 1);
+        assert_eq!(a.queries.reads, 5);
+        let l = LatencyMs::of(&a.total_latency());
+        // 1..200 ms uniformly: p50 = 100 ms, p95 = 190 ms, max 200 ms (3 significant figures).
+        assert!((l.p50 - 100.0).abs() < 0.1, "{l:?}");
+        assert!((l.p95 - 190.0).abs() < 0.2, "{l:?}");
+        assert!((l.max - 200.0).abs() < 0.2, "{l:?}");
+        assert!((l.avg - 100.5).abs() < 0.1, "{l:?}");
+    }
+
+    #[test]
+    fn interval_rates_use_its_duration() {
+        let mut r = Recorder::new(1);
+        for _ in 0..50 {
+            r.transaction(0, 2000, false);
+        }
+        r.queries = QueryCounts {
+            reads: 500,
+            writes: 200,
+            other: 100,
+        };
+        let names = vec!["t".to_string()];
+        let i = Interval::from_recorder(&r, &names, 10.0, 0.5, false, 4);
+        assert_eq!(i.tps, 100.0);
+        assert_eq!(i.qps, 1600.0);
+        assert_eq!(i.reads_per_s, 1000.0);
+        assert!((i.p95_ms - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn histogram_round_trips() {
+        let mut h = new_histogram();
+        for v in [5, 50, 500, 5000, 50_000] {
+            h.record(v).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h)).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(back.max(), h.max());
+        assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
+    }
+
+    #[test]
+    fn empty_summary_is_zero_not_nan() {
+        let s = Summary::from_recorder(&Recorder::new(1), &["t".into()], 0.0, 0);
+        assert_eq!(s.tps, 0.0);
+        assert_eq!(s.latency_ms, LatencyMs::default());
+    }
+}

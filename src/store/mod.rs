@@ -1,0 +1,303 @@
+//! The results store: one SQLite file holding every run, written as the run goes
+//! (the run row first, then each interval as it is emitted), so a crash or a kill loses
+//! nothing already measured. Versioned schema with forward migrations.
+//!
+//! Passwords never reach it: configs are built from `Target`'s serialised form, which
+//! leaves the password out.
+
+use crate::result::RunDocument;
+use crate::stats::{Interval, Summary};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database file could not be opened or written.
+    #[error("results store {path}: {source}")]
+    Sql {
+        path: String,
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer sizeup.
+    #[error("results store {path} has schema version {found}, newer than this sizeup understands ({supported}); upgrade sizeup or use another --results file")]
+    TooNew {
+        path: String,
+        found: i64,
+        supported: i64,
+    },
+    /// No run with that id.
+    #[error("no run {0} in the results store (see `sizeup runs list`)")]
+    NoSuchRun(i64),
+}
+
+/// Each entry migrates the schema from version i to i + 1.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at TEXT,
+    workload TEXT NOT NULL,
+    target TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    config TEXT NOT NULL,
+    summary TEXT
+);
+CREATE TABLE intervals (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    t REAL NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE histograms (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    txn_type TEXT NOT NULL,
+    hdr TEXT NOT NULL,
+    PRIMARY KEY (run_id, txn_type)
+);
+"#];
+
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `sizeup runs list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub started_at: String,
+    pub workload: String,
+    pub target: String,
+    pub status: String,
+    pub threads: Option<u64>,
+    pub tps: Option<f64>,
+    pub p95_ms: Option<f64>,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let err = |source| StoreError::Sql {
+            path: path.display().to_string(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let mut conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err)?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(err)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.display().to_string(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = conn.transaction().map_err(err)?;
+            tx.execute_batch(sql).map_err(err)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(err)?;
+            tx.commit().map_err(err)?;
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sql {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    pub fn begin_run(
+        &self,
+        workload: &str,
+        target: &str,
+        config: &serde_json::Value,
+    ) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (workload, target, status, config) VALUES (?1, ?2, 'running', ?3)",
+                params![workload, target, config.to_string()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub fn add_interval(&self, run: i64, seq: usize, iv: &Interval) -> Result<(), StoreError> {
+        let data = serde_json::to_string(iv).expect("serialisable");
+        self.conn
+            .execute(
+                "INSERT INTO intervals (run_id, seq, t, data) VALUES (?1, ?2, ?3, ?4)",
+                params![run, seq as i64, iv.t, data],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn finish_run(
+        &self,
+        run: i64,
+        status: &str,
+        error: Option<&str>,
+        summary: &Summary,
+        histograms: &BTreeMap<String, String>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE runs SET status = ?2, error = ?3, summary = ?4, finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
+            params![run, status, error, serde_json::to_string(summary).expect("serialisable")],
+        )
+        .map_err(|e| self.err(e))?;
+        for (name, hdr) in histograms {
+            tx.execute(
+                "INSERT OR REPLACE INTO histograms (run_id, txn_type, hdr) VALUES (?1, ?2, ?3)",
+                params![run, name, hdr],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, started_at, workload, target, status, config, summary FROM runs ORDER BY id")
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                let config: String = r.get(5)?;
+                let summary: Option<String> = r.get(6)?;
+                let config: serde_json::Value = serde_json::from_str(&config).unwrap_or_default();
+                let summary: Option<Summary> = summary.and_then(|s| serde_json::from_str(&s).ok());
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    workload: r.get(2)?,
+                    target: r.get(3)?,
+                    status: r.get(4)?,
+                    threads: config.pointer("/run/threads").and_then(|v| v.as_u64()),
+                    tps: summary.as_ref().map(|s| s.tps),
+                    p95_ms: summary.as_ref().map(|s| s.latency_ms.p95),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// A stored run as the same document `--json` writes.
+    pub fn load_run(&self, id: i64) -> Result<RunDocument, StoreError> {
+        let row: Option<(String, Option<String>, String, Option<String>)> = self
+            .conn
+            .query_row(
+                "SELECT status, error, config, summary FROM runs WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let (status, error, config, summary) = row.ok_or(StoreError::NoSuchRun(id))?;
+        let mut st = self
+            .conn
+            .prepare("SELECT data FROM intervals WHERE run_id = ?1 ORDER BY seq")
+            .map_err(|e| self.err(e))?;
+        let intervals = st
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .filter_map(|d| d.ok().and_then(|d| serde_json::from_str(&d).ok()))
+            .collect();
+        let mut st = self
+            .conn
+            .prepare("SELECT txn_type, hdr FROM histograms WHERE run_id = ?1")
+            .map_err(|e| self.err(e))?;
+        let histograms = st
+            .query_map([id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.err(e))?
+            .filter_map(Result::ok)
+            .collect();
+        Ok(RunDocument {
+            id: Some(id),
+            status,
+            error,
+            config: serde_json::from_str(&config).unwrap_or_default(),
+            summary: summary.and_then(|s| serde_json::from_str(&s).ok()),
+            intervals,
+            histograms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Recorder, Summary};
+
+    #[test]
+    fn a_run_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        let store = Store::open(&path).unwrap();
+        let id = store
+            .begin_run(
+                "oltp_read_write",
+                "socket /x as root",
+                &serde_json::json!({"run": {"threads": 8}}),
+            )
+            .unwrap();
+        let mut rec = Recorder::new(1);
+        rec.transaction(0, 1500, false);
+        let names = vec!["oltp_read_write".to_string()];
+        let iv = Interval::from_recorder(&rec, &names, 1.0, 1.0, false, 8);
+        store.add_interval(id, 0, &iv).unwrap();
+        // Until finished, the run is there with its intervals (a crash loses nothing).
+        let doc = Store::open(&path).unwrap().load_run(id).unwrap();
+        assert_eq!(doc.status, "running");
+        assert_eq!(doc.intervals, vec![iv.clone()]);
+        let summary = Summary::from_recorder(&rec, &names, 1.0, 0);
+        let hist: BTreeMap<_, _> = [("oltp_read_write".to_string(), "abc".to_string())].into();
+        store
+            .finish_run(id, "completed", None, &summary, &hist)
+            .unwrap();
+        let doc = store.load_run(id).unwrap();
+        assert_eq!(doc.summary, Some(summary));
+        assert_eq!(doc.histograms, hist);
+        let rows = store.list_runs().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].threads, Some(8));
+        assert_eq!(rows[0].tps, Some(1.0));
+        assert!(matches!(store.load_run(99), Err(StoreError::NoSuchRun(99))));
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        let e = Store::open(&path).err().unwrap();
+        assert!(
+            e.to_string().contains("newer than this sizeup understands"),
+            "{e}"
+        );
+    }
+}

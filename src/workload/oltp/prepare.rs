@@ -1,0 +1,429 @@
+//! Creating and dropping the sbtest tables.
+//!
+//! The load is what makes prepare fast: rows go in as `LOAD DATA LOCAL INFILE` streams
+//! (far less server parsing per row than sysbench's multi-row INSERTs), in chunks spread
+//! over the loader connections, and the k index is built once per table after its last
+//! chunk, as a sorted index build. When the server forbids LOCAL INFILE, multi-row
+//! INSERTs take over. Rows match sysbench's: k from the configured distribution, c and
+//! pad as random digit groups.
+
+use super::OltpOptions;
+use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PAD_TEMPLATE};
+use crate::target::{quote_ident, short_error, Target};
+use crate::workload::ownership::{self, comment_clause};
+use bytes::Bytes;
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Rows per LOAD DATA statement: big enough that per-statement cost vanishes, small
+/// enough to spread one big table over all loaders and keep undo logs short.
+const CHUNK_ROWS: u32 = 25_000;
+/// Bytes per piece handed to the driver while streaming a chunk.
+const PIECE_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PrepareReport {
+    pub tables: u32,
+    pub rows: u64,
+    pub seconds: f64,
+    pub rows_per_second: f64,
+    pub method: &'static str,
+}
+
+fn table_names(tables: u32) -> Vec<String> {
+    (1..=tables).map(|i| format!("sbtest{i}")).collect()
+}
+
+fn create_sql(o: &OltpOptions, table: u32) -> String {
+    let id_def = if o.auto_inc {
+        "INTEGER NOT NULL AUTO_INCREMENT"
+    } else {
+        "INTEGER NOT NULL"
+    };
+    let id_index = if o.secondary {
+        "KEY xid"
+    } else {
+        "PRIMARY KEY"
+    };
+    format!(
+        "CREATE TABLE sbtest{table}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  \
+         pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) ENGINE = {} {}",
+        o.storage_engine,
+        comment_clause("oltp")
+    )
+}
+
+/// One LOAD unit: rows `first..=last` of a table.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    table: u32,
+    first: u32,
+    last: u32,
+}
+
+fn chunks(o: &OltpOptions) -> VecDeque<Chunk> {
+    let mut v = VecDeque::new();
+    for table in 1..=o.tables {
+        let mut first = 1;
+        while first <= o.table_size {
+            let last = (first + CHUNK_ROWS - 1).min(o.table_size);
+            v.push_back(Chunk { table, first, last });
+            first = last + 1;
+        }
+    }
+    v
+}
+
+/// Writes the rows of a chunk as tab-separated lines: id, k, c, pad.
+fn chunk_rows(chunk: Chunk, ids: &IdDistribution, seed: u64) -> Vec<Bytes> {
+    let mut rng = rng_from_seed(seed ^ ((chunk.table as u64) << 32 | chunk.first as u64));
+    let mut pieces = Vec::new();
+    let mut buf = Vec::with_capacity(PIECE_BYTES + 256);
+    let mut num = itoa_buf();
+    for id in chunk.first..=chunk.last {
+        buf.extend_from_slice(num.format(id).as_bytes());
+        buf.push(b'\t');
+        buf.extend_from_slice(num.format(ids.next(&mut rng)).as_bytes());
+        buf.push(b'\t');
+        fill_template(&mut buf, C_TEMPLATE, &mut rng);
+        buf.push(b'\t');
+        fill_template(&mut buf, PAD_TEMPLATE, &mut rng);
+        buf.push(b'\n');
+        if buf.len() >= PIECE_BYTES {
+            pieces.push(Bytes::from(std::mem::replace(
+                &mut buf,
+                Vec::with_capacity(PIECE_BYTES + 256),
+            )));
+        }
+    }
+    if !buf.is_empty() {
+        pieces.push(Bytes::from(buf));
+    }
+    pieces
+}
+
+/// A tiny integer formatter that reuses its buffer.
+struct NumBuf([u8; 12]);
+fn itoa_buf() -> NumBuf {
+    NumBuf([0; 12])
+}
+impl NumBuf {
+    fn format(&mut self, mut n: u32) -> &str {
+        let mut i = self.0.len();
+        loop {
+            i -= 1;
+            self.0[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        std::str::from_utf8(&self.0[i..]).expect("digits")
+    }
+}
+
+/// Shared state of one prepare: the chunk queue and what is left per table.
+struct Loading {
+    queue: Mutex<VecDeque<Chunk>>,
+    chunks_left: Vec<AtomicU32>,
+    rows_done: Arc<AtomicU64>,
+    use_insert: AtomicBool,
+    failed: AtomicBool,
+}
+
+/// Creates `sbtest1..N` in the target database and loads them with `threads` connections.
+pub async fn prepare(
+    target: &Target,
+    o: &OltpOptions,
+    threads: u32,
+    seed: u64,
+    rows_done: Arc<AtomicU64>,
+) -> Result<PrepareReport, String> {
+    let started = Instant::now();
+    target.ensure_database().await.map_err(|e| e.to_string())?;
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let names = table_names(o.tables);
+    let existing =
+        ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%").await?;
+    if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
+        return Err(refusal);
+    }
+    for t in 1..=o.tables {
+        conn.query_drop(create_sql(o, t))
+            .await
+            .map_err(|e| format!("creating sbtest{t}: {}", short_error(&e)))?;
+    }
+
+    let queue = chunks(o);
+    let mut left: Vec<AtomicU32> = (0..o.tables).map(|_| AtomicU32::new(0)).collect();
+    for c in &queue {
+        *left[c.table as usize - 1].get_mut() += 1;
+    }
+    let state = Arc::new(Loading {
+        queue: Mutex::new(queue),
+        chunks_left: left,
+        rows_done,
+        use_insert: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+    });
+    let ids = Arc::new(IdDistribution::new(&o.rand, o.table_size));
+    let mut loaders = Vec::new();
+    for _ in 0..threads.max(1) {
+        let (target, o, state, ids) = (target.clone(), o.clone(), state.clone(), ids.clone());
+        loaders.push(tokio::spawn(async move {
+            let r = loader(&target, &o, &state, &ids, seed).await;
+            if r.is_err() {
+                state.failed.store(true, Ordering::Relaxed);
+            }
+            r
+        }));
+    }
+    // Tables with no rows still get their index.
+    if o.table_size == 0 && o.create_secondary {
+        for t in 1..=o.tables {
+            create_index(&mut conn, t).await?;
+        }
+    }
+    let mut first_error = None;
+    for l in loaders {
+        match l.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(e) => {
+                first_error.get_or_insert(format!("a loader stopped: {e}"));
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let rows = o.tables as u64 * o.table_size as u64;
+    Ok(PrepareReport {
+        tables: o.tables,
+        rows,
+        seconds,
+        rows_per_second: rows as f64 / seconds.max(1e-9),
+        method: if state.use_insert.load(Ordering::Relaxed) {
+            "multi-row INSERT"
+        } else {
+            "LOAD DATA LOCAL"
+        },
+    })
+}
+
+async fn create_index(conn: &mut Conn, table: u32) -> Result<(), String> {
+    conn.query_drop(format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
+        .await
+        .map_err(|e| format!("creating index k_{table}: {}", short_error(&e)))
+}
+
+async fn loader(
+    target: &Target,
+    o: &OltpOptions,
+    state: &Loading,
+    ids: &IdDistribution,
+    seed: u64,
+) -> Result<(), String> {
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    // Our own fresh tables: nothing to check unique keys against but what we generate.
+    conn.query_drop("SET SESSION unique_checks=0, foreign_key_checks=0")
+        .await
+        .map_err(|e| short_error(&e))?;
+    loop {
+        if state.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(chunk) = state
+            .queue
+            .lock()
+            .expect("no panics while held")
+            .pop_front()
+        else {
+            return Ok(());
+        };
+        let pieces = chunk_rows(chunk, ids, seed);
+        load_chunk(&mut conn, chunk, pieces, state).await?;
+        state
+            .rows_done
+            .fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
+        let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
+        if left == 0 && o.create_secondary {
+            create_index(&mut conn, chunk.table).await?;
+        }
+    }
+}
+
+async fn load_chunk(
+    conn: &mut Conn,
+    chunk: Chunk,
+    pieces: Vec<Bytes>,
+    state: &Loading,
+) -> Result<(), String> {
+    let t = chunk.table;
+    if !state.use_insert.load(Ordering::Relaxed) {
+        let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
+        conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'sizeup-sbtest{t}' INTO TABLE sbtest{t} CHARACTER SET latin1 \
+             FIELDS TERMINATED BY '\\t' ESCAPED BY '' LINES TERMINATED BY '\\n' (id, k, c, pad)"
+        );
+        match conn.query_drop(sql).await {
+            Ok(()) => return Ok(()),
+            // 1148 / 4166: LOCAL INFILE disabled on the server; fall back to INSERTs.
+            Err(mysql_async::Error::Server(e)) if e.code == 1148 || e.code == 4166 => {
+                state.use_insert.store(true, Ordering::Relaxed);
+            }
+            Err(e) => return Err(format!("loading sbtest{t}: {}", short_error(&e))),
+        }
+    }
+    insert_rows(conn, t, &pieces).await
+}
+
+/// The fallback: the same rows as multi-row INSERTs of 1,000 rows.
+async fn insert_rows(conn: &mut Conn, table: u32, pieces: &[Bytes]) -> Result<(), String> {
+    let head = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ");
+    let mut sql = head.clone();
+    let mut n = 0;
+    let lines = pieces
+        .iter()
+        .flat_map(|p| p.split(|&b| b == b'\n'))
+        .filter(|l| !l.is_empty());
+    for line in lines {
+        let line = std::str::from_utf8(line).expect("generated ascii");
+        let mut f = line.split('\t');
+        let (id, k, c, pad) = (
+            f.next().unwrap(),
+            f.next().unwrap(),
+            f.next().unwrap(),
+            f.next().unwrap(),
+        );
+        if n > 0 {
+            sql.push(',');
+        }
+        sql.push_str(&format!("({id},{k},'{c}','{pad}')"));
+        n += 1;
+        if n == 1000 {
+            conn.query_drop(std::mem::replace(&mut sql, head.clone()))
+                .await
+                .map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
+            n = 0;
+        }
+    }
+    if n > 0 {
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Default, PartialEq, serde::Serialize)]
+pub struct CleanupReport {
+    pub dropped: Vec<String>,
+    /// sbtest tables that sizeup did not create, left alone.
+    pub kept: Vec<String>,
+}
+
+/// Drops every `sbtestN` table of the target database that sizeup created, and only those.
+pub async fn cleanup(target: &Target) -> Result<CleanupReport, String> {
+    let mut conn = match target.connect().await {
+        Ok(c) => c,
+        Err(crate::target::ConnectError::Unreachable { reason, .. }) if reason.contains("1049") => {
+            return Ok(CleanupReport::default()); // unknown database: nothing to drop
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let tables = ownership::existing_tables(&mut conn, &target.database, &[], "sbtest%").await?;
+    let mut report = CleanupReport::default();
+    for t in tables {
+        if !t.name["sbtest".len()..].chars().all(|c| c.is_ascii_digit())
+            || t.name.len() == "sbtest".len()
+        {
+            continue;
+        }
+        if t.ours {
+            conn.query_drop(format!("DROP TABLE IF EXISTS {}", quote_ident(&t.name)))
+                .await
+                .map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
+            report.dropped.push(t.name);
+        } else {
+            report.kept.push(t.name);
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_every_row_once() {
+        let o = OltpOptions {
+            tables: 3,
+            table_size: 60_001,
+            ..Default::default()
+        };
+        let c = chunks(&o);
+        let total: u64 = c.iter().map(|c| (c.last - c.first + 1) as u64).sum();
+        assert_eq!(total, 3 * 60_001);
+        assert_eq!(c.iter().filter(|c| c.table == 2).count(), 3);
+        assert_eq!(c.back().unwrap().last, 60_001);
+    }
+
+    #[test]
+    fn chunk_rows_are_sysbench_rows() {
+        let o = OltpOptions {
+            table_size: 1000,
+            ..Default::default()
+        };
+        let ids = IdDistribution::new(&o.rand, o.table_size);
+        let pieces = chunk_rows(
+            Chunk {
+                table: 1,
+                first: 11,
+                last: 20,
+            },
+            &ids,
+            5,
+        );
+        let text: String = pieces
+            .iter()
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 10);
+        for (i, line) in lines.iter().enumerate() {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert_eq!(f[0], (11 + i).to_string());
+            let k: u32 = f[1].parse().unwrap();
+            assert!((1..=1000).contains(&k));
+            assert_eq!(f[2].len(), 119);
+            assert_eq!(f[3].len(), 59);
+        }
+    }
+
+    #[test]
+    fn create_statement_marks_ownership() {
+        let sql = create_sql(&OltpOptions::default(), 3);
+        assert!(sql.starts_with("CREATE TABLE sbtest3("));
+        assert!(sql.contains("AUTO_INCREMENT") && sql.contains("PRIMARY KEY (id)"));
+        assert!(sql.contains(ownership::MARK));
+        let sec = create_sql(
+            &OltpOptions {
+                secondary: true,
+                auto_inc: false,
+                ..Default::default()
+            },
+            1,
+        );
+        assert!(sec.contains("KEY xid (id)") && !sec.contains("AUTO_INCREMENT"));
+    }
+}
