@@ -20,9 +20,8 @@ use cli::plan;
 use cli::{Cli, Command, RunArgs, RunsCommand, ServerCommand, TargetArgs};
 use exec::Ended;
 use result::RunDocument;
-use server::{Manager, ServerSettings};
+use server::Manager;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use target::Target;
@@ -48,7 +47,11 @@ pub enum Error {
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 pub fn run(cli: Cli) -> Result<i32, Error> {
-    let home = server::default_home();
+    let home = cli
+        .home
+        .clone()
+        .filter(|h| !h.as_os_str().is_empty())
+        .unwrap_or_else(server::default_home);
     let results = cli
         .results
         .clone()
@@ -208,7 +211,8 @@ pub fn resolve_target(
         Some(i) => i,
         None if t.instance == 0 => {
             eprintln!("no server named: starting managed MariaDB instance 0 in {}", manager.home().display());
-            manager.start(1, &ServerSettings::default(), None, None)?;
+            let settings = manager.settings_of(0)?.unwrap_or_default();
+            manager.start(1, &settings, None, None)?;
             manager
                 .running(0)?
                 .ok_or_else(|| Error::Failed("managed instance 0 did not stay up; see `sizeup server status`".into()))?
@@ -552,9 +556,4 @@ fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Resu
     }
     println!("\nstored in {} (`sizeup runs list`); the managed server keeps running (`sizeup server stop`)", results.display());
     Ok(0)
-}
-
-/// Where results go by default.
-pub fn default_results() -> PathBuf {
-    server::default_home().join("results.db")
 }

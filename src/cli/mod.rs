@@ -15,6 +15,9 @@ use std::path::PathBuf;
     about = "Measure how much OLTP work a MySQL-family server carries, and size for it"
 )]
 pub struct Cli {
+    /// State directory: managed instances and the default results database.
+    #[arg(long, global = true, env = "SIZEUP_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
     /// Results database (SQLite). Default: results.db in the state directory ($SIZEUP_HOME).
     #[arg(long, global = true, value_name = "FILE")]
     pub results: Option<PathBuf>,

@@ -185,6 +185,8 @@ mod tests {
 
     #[test]
     fn interval_line_has_sysbench_shape() {
+        // 10 ms recorded reads back as 10.01: HDR reports the top of the value's
+        // 3-significant-figure bucket (10,000-10,007 us).
         let mut r = Recorder::new(1);
         for _ in 0..100 {
             r.transaction(0, 10_000, false);
@@ -195,7 +197,7 @@ mod tests {
         let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8);
         assert_eq!(
             interval_line(&iv, false),
-            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.00 err/s: 0.00 reconn/s: 0.00"
+            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
         );
     }
 }

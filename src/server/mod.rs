@@ -174,6 +174,16 @@ impl Manager {
         Ok(self.load()?.instances.iter().map(status_of).collect())
     }
 
+    /// The settings instance `index` last ran with, if sizeup knows it.
+    pub fn settings_of(&self, index: u32) -> Result<Option<ServerSettings>, ServerError> {
+        Ok(self
+            .load()?
+            .instances
+            .into_iter()
+            .find(|i| i.index == index)
+            .map(|i| i.settings))
+    }
+
     /// The instance `index` if it is running.
     pub fn running(&self, index: u32) -> Result<Option<Instance>, ServerError> {
         Ok(self

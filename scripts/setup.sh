@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets sizeup up on a fresh Debian/Ubuntu machine: MariaDB server and client and
+# sysbench from the distribution's packages (when absent), a Rust toolchain check, and
+# a release build. Then, unless --deps-only, runs the demonstration study against a
+# private MariaDB instance that sizeup starts itself (never the system service).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing ${need[*]} from the distribution's packages"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust (https://rustup.rs) and run this again" >&2
+  exit 1
+fi
+cargo build --release --locked 2>&1 | tail -n 2
+[ "${1:-}" = "--deps-only" ] && exit 0
+./target/release/sizeup demo

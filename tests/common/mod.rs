@@ -1,0 +1,128 @@
+//! Test harness: a private MariaDB per test, started by sizeup itself in a temporary
+//! state directory on a free loopback port, and stopped (and removed) when the test ends,
+//! whatever way it ends.
+#![allow(dead_code)]
+
+use clap::Parser;
+use sizeup::cli::Cli;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct TestServer {
+    pub home: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub port: u16,
+    pub pid: i32,
+}
+
+/// A port the OS says is free right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        Self::start_many(1)
+    }
+
+    pub fn start_many(instances: u32) -> TestServer {
+        let home = tempfile::Builder::new()
+            .prefix("sizeup-test-")
+            .tempdir()
+            .unwrap();
+        let mut port = free_port();
+        // Instance i listens on port + i: find a base whose neighbours are free too.
+        while (1..instances)
+            .any(|i| std::net::TcpListener::bind(("127.0.0.1", port + i as u16)).is_err())
+        {
+            port = free_port();
+        }
+        let h = home.path().to_string_lossy().into_owned();
+        let n = instances.to_string();
+        let p = port.to_string();
+        let code = sizeup(&[
+            "--home",
+            &h,
+            "server",
+            "start",
+            "--instances",
+            &n,
+            "--buffer-pool",
+            "128M",
+            "--log-file-size",
+            "48M",
+            "--base-port",
+            &p,
+            "--max-connections",
+            "500",
+        ])
+        .expect("managed server starts");
+        assert_eq!(code, 0);
+        let st = status(home.path());
+        TestServer {
+            socket: st[0].socket.clone(),
+            port,
+            pid: st[0].pid.unwrap(),
+            home,
+        }
+    }
+
+    pub fn home(&self) -> String {
+        self.home.path().to_string_lossy().into_owned()
+    }
+
+    pub fn results(&self) -> PathBuf {
+        self.home.path().join("results.db")
+    }
+
+    /// Runs sizeup with `--home` set to this server's state directory.
+    pub fn sizeup(&self, args: &[&str]) -> Result<i32, sizeup::Error> {
+        let h = self.home();
+        let mut v = vec!["--home", h.as_str()];
+        v.extend_from_slice(args);
+        sizeup(&v)
+    }
+
+    /// Runs SQL with the mariadb client over the instance's socket; returns stdout.
+    pub fn sql(&self, sql: &str) -> String {
+        let out = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-N", "-B"])
+            .arg(format!("--socket={}", self.socket.display()))
+            .args(["-e", sql])
+            .output()
+            .expect("the mariadb client is installed");
+        assert!(
+            out.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let h = self.home();
+        let _ = sizeup(&["--home", &h, "server", "stop", "--purge"]);
+    }
+}
+
+pub fn status(home: &Path) -> Vec<sizeup::server::Status> {
+    sizeup::server::Manager::new(home).status().unwrap()
+}
+
+/// The whole tool in-process, as the binary runs it.
+pub fn sizeup(args: &[&str]) -> Result<i32, sizeup::Error> {
+    let mut v = vec!["sizeup"];
+    v.extend_from_slice(args);
+    sizeup::run(Cli::try_parse_from(v).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Reads a `--json` result file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

@@ -1,0 +1,229 @@
+//! The OLTP workloads end to end against a real private MariaDB: prepare, every
+//! workload's statement mix, cleanup, and compatibility with sysbench both ways.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+fn sock(s: &TestServer) -> String {
+    format!("--socket={}", s.socket.display())
+}
+
+#[test]
+fn prepare_run_every_workload_and_cleanup() {
+    let s = TestServer::start();
+    assert_eq!(
+        s.sizeup(&[
+            "prepare",
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=3000",
+            "--rand-seed=1"
+        ])
+        .unwrap(),
+        0
+    );
+
+    // sysbench's rows: ids 1..N, k in range, c and pad in digit groups, k index built.
+    assert_eq!(
+        s.sql("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest.sbtest2")
+            .trim(),
+        "3000\t1\t3000"
+    );
+    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE k < 1 OR k > 3000 OR LENGTH(c) <> 119 OR LENGTH(pad) <> 59").trim(), "0");
+    assert_eq!(
+        s.sql(
+            "SELECT COUNT(*) FROM sbtest.sbtest1 WHERE c NOT REGEXP '^([0-9]{11}-){9}[0-9]{11}$'"
+        )
+        .trim(),
+        "0"
+    );
+    assert_eq!(s.sql("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest2' AND INDEX_NAME='k_2'").trim(), "k_2");
+
+    // Each workload's reads/writes/other per transaction are its script's mix (one
+    // connection: no deadlock retries to blur the count).
+    let expected = [
+        ("oltp_read_write", 14.0, 4.0, 2.0),
+        ("oltp_read_only", 14.0, 0.0, 2.0),
+        ("oltp_write_only", 0.0, 4.0, 2.0),
+        ("oltp_point_select", 1.0, 0.0, 0.0),
+        ("oltp_update_index", 0.0, 1.0, 0.0),
+        ("oltp_update_non_index", 0.0, 1.0, 0.0),
+        ("oltp_insert", 0.0, 1.0, 0.0),
+        ("oltp_delete", 0.0, 1.0, 0.0),
+        ("oltp_complex", 14.0, 4.0, 2.0),
+    ];
+    for (workload, r, w, o) in expected {
+        let json = s.home.path().join(format!("{workload}.json"));
+        let j = json.to_string_lossy().into_owned();
+        let code = s
+            .sizeup(&[
+                "run",
+                workload,
+                "--tables=2",
+                "--table-size=3000",
+                "--threads=1",
+                "--time=1.5",
+                "--report-interval=0.5",
+                "--json",
+                &j,
+            ])
+            .unwrap();
+        assert_eq!(code, 0, "{workload}");
+        let doc = read_json(&json);
+        let sm = &doc["summary"];
+        let tx = sm["transactions"].as_f64().unwrap();
+        assert!(tx > 10.0, "{workload}: only {tx} transactions");
+        assert_eq!(sm["errors"], 0, "{workload}");
+        for (key, per) in [("reads", r), ("writes", w), ("other", o)] {
+            assert_eq!(sm[key].as_f64().unwrap(), per * tx, "{workload} {key}");
+        }
+        let lat = &sm["latency_ms"];
+        let p = |k: &str| lat[k].as_f64().unwrap();
+        assert!(
+            p("p50") > 0.0
+                && p("p50") <= p("p90")
+                && p("p90") <= p("p95")
+                && p("p95") <= p("p99")
+                && p("p99") <= p("max")
+        );
+        assert_eq!(doc["config"]["workload"], workload);
+        assert!(doc["config"]["server"]["version"]
+            .as_str()
+            .unwrap()
+            .contains("MariaDB"));
+        assert!(doc["intervals"].as_array().unwrap().len() >= 3);
+        assert!(doc["histograms"][workload].as_str().unwrap().len() > 10);
+    }
+    // oltp_insert added rows (AUTO_INCREMENT ids), oltp_delete removed some.
+    let rows: i64 = s
+        .sql("SELECT COUNT(*) FROM sbtest.sbtest1")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(rows, 3000);
+
+    // The store has every run, readable back as the same document.
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), expected.len());
+    assert!(runs.iter().all(|r| r.status == "completed"));
+    let back = store.load_run(runs[0].id).unwrap();
+    assert_eq!(
+        back.summary.unwrap().transactions as f64,
+        read_json(&s.home.path().join("oltp_read_write.json"))["summary"]["transactions"]
+            .as_f64()
+            .unwrap()
+    );
+
+    // A second prepare over our own tables is refused, and points at cleanup.
+    let e = s
+        .sizeup(&[
+            "prepare",
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=10",
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sizeup cleanup"), "{e}");
+
+    assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
+    assert_eq!(
+        s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'")
+            .trim(),
+        "0"
+    );
+}
+
+#[test]
+fn sysbench_and_sizeup_use_each_others_tables() {
+    let s = TestServer::start();
+    let sb = |args: &[&str]| {
+        let out = Command::new("sysbench")
+            .args(args)
+            .arg(format!("--mysql-socket={}", s.socket.display()))
+            .args(["--mysql-user=root", "--mysql-db=sbtest"])
+            .output()
+            .expect("sysbench is installed");
+        assert!(
+            out.status.success(),
+            "sysbench {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    s.sql("CREATE DATABASE sbtest");
+    sb(&[
+        "oltp_read_write",
+        "--tables=2",
+        "--table-size=2000",
+        "prepare",
+    ]);
+
+    // sizeup runs on sysbench's tables...
+    let json = s.home.path().join("r.json");
+    let j = json.to_string_lossy().into_owned();
+    assert_eq!(
+        s.sizeup(&[
+            "run",
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=2000",
+            "--threads=2",
+            "--time=1",
+            "--json",
+            &j
+        ])
+        .unwrap(),
+        0
+    );
+    assert!(
+        read_json(&json)["summary"]["transactions"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // ...but refuses to load into them or drop them.
+    let e = s
+        .sizeup(&[
+            "prepare",
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=10",
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did not create") && e.contains("sbtest1"), "{e}");
+    assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim(), "2000");
+
+    // sysbench runs on tables sizeup prepared.
+    s.sql("DROP DATABASE sbtest");
+    assert_eq!(
+        s.sizeup(&[
+            "prepare",
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=2000"
+        ])
+        .unwrap(),
+        0
+    );
+    let out = sb(&[
+        "oltp_read_write",
+        "--tables=2",
+        "--table-size=2000",
+        "--threads=2",
+        "--time=1",
+        "run",
+    ]);
+    let tx: u64 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("transactions:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(tx > 0, "{out}");
+}
