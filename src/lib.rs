@@ -5,6 +5,7 @@
 //! lives in the modules named after what they are.
 
 pub mod cli;
+pub mod client;
 pub mod exec;
 pub mod monitor;
 pub mod random;

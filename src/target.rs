@@ -76,6 +76,18 @@ impl Target {
         b.into()
     }
 
+    /// Options for the benchmark client (`crate::client`), which runs the measured path.
+    pub fn client_options(&self) -> crate::client::ConnectOptions {
+        crate::client::ConnectOptions {
+            socket: self.socket.clone(),
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            password: self.password.clone(),
+            database: Some(self.database.clone()),
+        }
+    }
+
     fn unreachable(&self, e: mysql_async::Error) -> ConnectError {
         ConnectError::Unreachable {
             target: self.describe(),

@@ -2,6 +2,8 @@
 //! some errors are part of OLTP life and the transaction is retried, a lost connection is
 //! re-established, and anything else stops the run with the server's own message.
 
+use crate::client::Error;
+
 /// The class of a statement error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorClass {
@@ -29,22 +31,17 @@ const CONNECTION_CODES: [u16; 7] = [
     1927, // ER_CONNECTION_KILLED (MariaDB)
 ];
 
-pub fn classify(e: &mysql_async::Error) -> ErrorClass {
+pub fn classify(e: &Error) -> ErrorClass {
     match e {
-        mysql_async::Error::Server(s) if RETRY_CODES.contains(&s.code) => ErrorClass::Retry,
-        mysql_async::Error::Server(s)
-            if CONNECTION_CODES.contains(&s.code) || (2000..3000).contains(&s.code) =>
+        Error::Server { code, .. } if RETRY_CODES.contains(code) => ErrorClass::Retry,
+        Error::Server { code, .. }
+            if CONNECTION_CODES.contains(code) || (2000..3000).contains(code) =>
         {
             ErrorClass::Reconnect
         }
-        mysql_async::Error::Server(_) => ErrorClass::Fatal,
-        mysql_async::Error::Io(_) => ErrorClass::Reconnect,
-        mysql_async::Error::Driver(mysql_async::DriverError::ConnectionClosed) => {
-            ErrorClass::Reconnect
-        }
-        mysql_async::Error::Driver(_)
-        | mysql_async::Error::Other(_)
-        | mysql_async::Error::Url(_) => ErrorClass::Fatal,
+        Error::Server { .. } => ErrorClass::Fatal,
+        Error::Io(_) => ErrorClass::Reconnect,
+        Error::Protocol(_) => ErrorClass::Fatal,
     }
 }
 
@@ -52,12 +49,12 @@ pub fn classify(e: &mysql_async::Error) -> ErrorClass {
 mod tests {
     use super::*;
 
-    fn server(code: u16) -> mysql_async::Error {
-        mysql_async::Error::Server(mysql_async::ServerError {
+    fn server(code: u16) -> Error {
+        Error::Server {
             code,
             message: "m".into(),
             state: "HY000".into(),
-        })
+        }
     }
 
     #[test]
@@ -68,15 +65,8 @@ mod tests {
         assert_eq!(classify(&server(1927)), ErrorClass::Reconnect);
         assert_eq!(classify(&server(2013)), ErrorClass::Reconnect);
         assert_eq!(classify(&server(1146)), ErrorClass::Fatal); // no such table
-        let io = mysql_async::Error::Io(mysql_async::IoError::Io(std::io::Error::from(
-            std::io::ErrorKind::BrokenPipe,
-        )));
+        let io = Error::Io(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert_eq!(classify(&io), ErrorClass::Reconnect);
-        assert_eq!(
-            classify(&mysql_async::Error::Driver(
-                mysql_async::DriverError::ConnectionClosed
-            )),
-            ErrorClass::Reconnect
-        );
+        assert_eq!(classify(&Error::Protocol("odd".into())), ErrorClass::Fatal);
     }
 }

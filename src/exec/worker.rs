@@ -6,11 +6,10 @@
 
 use super::errors::{classify, ErrorClass};
 use super::pacing::Arrivals;
+use crate::client::Conn;
 use crate::stats::{QueryCounts, Recorder};
-use crate::target::{short_error, Target};
+use crate::target::Target;
 use crate::workload::Session;
-use mysql_async::prelude::Queryable;
-use mysql_async::Conn;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -107,14 +106,13 @@ async fn pause_until(when: Instant, wake: &mut watch::Receiver<bool>) -> bool {
 
 /// Connects and prepares a session; a worker's first step and its reconnect.
 pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Conn, String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    session.connected(&mut conn).await.map_err(|f| {
-        format!(
-            "preparing {} statements failed: {}",
-            f.statement,
-            short_error(&f.error)
-        )
-    })?;
+    let mut conn = Conn::connect(&target.client_options())
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", target.describe()))?;
+    session
+        .connected(&mut conn)
+        .await
+        .map_err(|f| format!("preparing {} statements failed: {}", f.statement, f.error))?;
     Ok(conn)
 }
 
@@ -159,8 +157,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
                         ErrorClass::Fatal => {
                             shard.control.fail(format!(
                                 "{} statement failed: {}",
-                                failed.statement,
-                                short_error(&failed.error)
+                                failed.statement, failed.error
                             ));
                             break 'run;
                         }
@@ -179,7 +176,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
             }
         }
     }
-    let _ = conn.disconnect().await;
+    conn.close().await;
 }
 
 /// Re-establishes a lost connection, backing off up to 1 s between tries, until it

@@ -8,8 +8,8 @@
 pub mod oltp;
 pub mod ownership;
 
+use crate::client::{Conn, Error};
 use crate::stats::QueryCounts;
-use mysql_async::Conn;
 
 /// A transaction that finished (committed or rolled back on purpose).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub struct Failed {
     pub ty: usize,
     /// The statement class, e.g. "point_selects".
     pub statement: &'static str,
-    pub error: mysql_async::Error,
+    pub error: Error,
 }
 
 pub trait Session {

@@ -1,18 +1,18 @@
 //! One worker's OLTP session: its prepared statements and random stream, and one
-//! transaction of the plan per call (sysbench's `event()`).
+//! transaction of the plan per call (sysbench's `event()`). Random strings are written
+//! into buffers the session keeps, and bound by reference: no allocation per statement.
 
 use super::{Group, OltpOptions, Plan, Statement};
+use crate::client::{Conn, Param};
 use crate::random::{
     fill_template, uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE,
 };
 use crate::stats::QueryCounts;
 use crate::workload::{Done, Failed, Session};
-use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, Params, Value};
 use std::sync::Arc;
 
 /// sysbench 0.4's insert in complex mode: `INSERT INTO sbtest VALUES (id, 0, ' ', '...')`.
-const LEGACY_PAD: &str = "aaaaaaaaaaffffffffffrrrrrrrrrreeeeeeeeeeyyyyyyyyyy";
+const LEGACY_PAD: &[u8] = b"aaaaaaaaaaffffffffffrrrrrrrrrreeeeeeeeeeyyyyyyyyyy";
 
 pub struct OltpSession {
     options: Arc<OltpOptions>,
@@ -21,7 +21,10 @@ pub struct OltpSession {
     rng: WorkerRng,
     unique: UniqueIds,
     /// Prepared statements per table (index table - 1), per [`Statement`].
-    prepared: Vec<[Option<mysql_async::Statement>; Statement::COUNT]>,
+    prepared: Vec<[Option<crate::client::Statement>; Statement::COUNT]>,
+    c: Vec<u8>,
+    pad: Vec<u8>,
+    sql: String,
 }
 
 impl OltpSession {
@@ -40,6 +43,9 @@ impl OltpSession {
             rng,
             unique,
             prepared: Vec::new(),
+            c: Vec::with_capacity(C_TEMPLATE.len()),
+            pad: Vec::with_capacity(PAD_TEMPLATE.len()),
+            sql: String::new(),
         }
     }
 
@@ -47,10 +53,18 @@ impl OltpSession {
         uniform(&mut self.rng, 1, self.options.tables)
     }
 
-    fn random_string(&mut self, template: &str) -> Vec<u8> {
-        let mut v = Vec::with_capacity(template.len());
-        fill_template(&mut v, template, &mut self.rng);
-        v
+    fn id(&mut self) -> i64 {
+        self.ids.next(&mut self.rng) as i64
+    }
+
+    /// Fresh c (and pad) values in the session's buffers.
+    fn new_strings(&mut self, pad: bool) {
+        self.c.clear();
+        fill_template(&mut self.c, C_TEMPLATE, &mut self.rng);
+        if pad {
+            self.pad.clear();
+            fill_template(&mut self.pad, PAD_TEMPLATE, &mut self.rng);
+        }
     }
 
     async fn exec(
@@ -58,13 +72,13 @@ impl OltpSession {
         conn: &mut Conn,
         table: u32,
         stmt: Statement,
-        params: Vec<Value>,
-        queries: &mut QueryCounts,
+        params: &[Param<'_>],
+        q: &mut QueryCounts,
     ) -> Result<(), Failed> {
         let prepared = self.prepared[table as usize - 1][stmt as usize]
             .as_ref()
             .expect("plan statements are prepared on connect");
-        conn.exec_drop(prepared, Params::Positional(params))
+        conn.exec_drop(prepared, params)
             .await
             .map_err(|error| Failed {
                 ty: 0,
@@ -72,19 +86,22 @@ impl OltpSession {
                 error,
             })?;
         if stmt.is_read() {
-            queries.reads += 1;
+            q.reads += 1;
         } else {
-            queries.writes += 1;
+            q.writes += 1;
         }
         Ok(())
     }
 
-    async fn text(&self, conn: &mut Conn, sql: &str, class: &'static str) -> Result<(), Failed> {
-        conn.query_drop(sql).await.map_err(|error| Failed {
-            ty: 0,
-            statement: class,
-            error,
-        })
+    async fn text(conn: &mut Conn, sql: &str, class: &'static str) -> Result<(), Failed> {
+        conn.query_drop(sql)
+            .await
+            .map(|_| ())
+            .map_err(|error| Failed {
+                ty: 0,
+                statement: class,
+                error,
+            })
     }
 
     async fn group(
@@ -102,62 +119,83 @@ impl OltpSession {
         match group {
             Group::Single(stmt, n) => {
                 for _ in 0..n {
-                    let id = self.ids.next(&mut self.rng) as i64;
-                    let params = match stmt {
+                    let id = self.id();
+                    match stmt {
                         Statement::SimpleRange
                         | Statement::SumRange
                         | Statement::OrderRange
                         | Statement::DistinctRange => {
-                            vec![Value::Int(id), Value::Int(id + range - 1)]
+                            self.exec(
+                                conn,
+                                table,
+                                stmt,
+                                &[Param::Int(id), Param::Int(id + range - 1)],
+                                q,
+                            )
+                            .await?
                         }
                         Statement::NonIndexUpdate => {
-                            vec![Value::Bytes(self.random_string(C_TEMPLATE)), Value::Int(id)]
+                            self.new_strings(false);
+                            self.exec(
+                                conn,
+                                table,
+                                stmt,
+                                &[Param::Bytes(&self.c), Param::Int(id)],
+                                q,
+                            )
+                            .await?
                         }
-                        _ => vec![Value::Int(id)],
-                    };
-                    self.exec(conn, table, stmt, params, q).await?;
+                        _ => self.exec(conn, table, stmt, &[Param::Int(id)], q).await?,
+                    }
                 }
             }
             Group::DeleteInserts(n) => {
                 for _ in 0..n {
-                    let id = self.ids.next(&mut self.rng) as i64;
-                    let insert = if self.plan.legacy_complex {
-                        vec![
-                            Value::Int(id),
-                            Value::Int(0),
-                            Value::Bytes(b" ".to_vec()),
-                            Value::Bytes(LEGACY_PAD.into()),
-                        ]
-                    } else {
-                        let k = self.ids.next(&mut self.rng) as i64;
-                        vec![
-                            Value::Int(id),
-                            Value::Int(k),
-                            Value::Bytes(self.random_string(C_TEMPLATE)),
-                            Value::Bytes(self.random_string(PAD_TEMPLATE)),
-                        ]
-                    };
-                    self.exec(conn, table, Statement::Delete, vec![Value::Int(id)], q)
+                    let id = self.id();
+                    self.exec(conn, table, Statement::Delete, &[Param::Int(id)], q)
                         .await?;
-                    self.exec(conn, table, Statement::Insert, insert, q).await?;
+                    if self.plan.legacy_complex {
+                        let row = [
+                            Param::Int(id),
+                            Param::Int(0),
+                            Param::Bytes(b" "),
+                            Param::Bytes(LEGACY_PAD),
+                        ];
+                        self.exec(conn, table, Statement::Insert, &row, q).await?;
+                    } else {
+                        let k = self.id();
+                        self.new_strings(true);
+                        let row = [
+                            Param::Int(id),
+                            Param::Int(k),
+                            Param::Bytes(&self.c),
+                            Param::Bytes(&self.pad),
+                        ];
+                        self.exec(conn, table, Statement::Insert, &row, q).await?;
+                    }
                 }
             }
             Group::TextInsert => {
                 // oltp_insert.lua sends text, with id 0 (AUTO_INCREMENT) or a unique random id.
-                let k = self.ids.next(&mut self.rng);
+                let k = self.id();
                 let id: i64 = if self.options.auto_inc {
                     0
                 } else {
                     self.unique.next_id() as i64 - 2_147_483_648
                 };
-                let c = self.random_string(C_TEMPLATE);
-                let pad = self.random_string(PAD_TEMPLATE);
-                let sql = format!(
+                self.new_strings(true);
+                let mut sql = std::mem::take(&mut self.sql);
+                sql.clear();
+                use std::fmt::Write;
+                let _ = write!(
+                    sql,
                     "INSERT INTO sbtest{table} (id, k, c, pad) VALUES ({id}, {k}, '{}', '{}')",
-                    std::str::from_utf8(&c).expect("digits"),
-                    std::str::from_utf8(&pad).expect("digits")
+                    std::str::from_utf8(&self.c).expect("digits"),
+                    std::str::from_utf8(&self.pad).expect("digits")
                 );
-                self.text(conn, &sql, "inserts").await?;
+                let r = Self::text(conn, &sql, "inserts").await;
+                self.sql = sql;
+                r?;
                 q.writes += 1;
             }
         }
@@ -173,11 +211,14 @@ impl Session for OltpSession {
             .collect();
         for table in 1..=self.options.tables {
             for &stmt in &statements {
-                let p = conn.prep(stmt.sql(table)).await.map_err(|error| Failed {
-                    ty: 0,
-                    statement: stmt.class(),
-                    error,
-                })?;
+                let p = conn
+                    .prepare(&stmt.sql(table))
+                    .await
+                    .map_err(|error| Failed {
+                        ty: 0,
+                        statement: stmt.class(),
+                        error,
+                    })?;
                 self.prepared[table as usize - 1][stmt as usize] = Some(p);
             }
         }
@@ -188,14 +229,14 @@ impl Session for OltpSession {
         let plan = self.plan.clone();
         let fixed_table = plan.legacy_complex.then(|| self.table());
         if plan.explicit_trx {
-            self.text(conn, "BEGIN", "begin").await?;
+            Self::text(conn, "BEGIN", "begin").await?;
             q.other += 1;
         }
         for &group in &plan.groups {
             self.group(conn, group, fixed_table, q).await?;
         }
         if plan.explicit_trx {
-            self.text(conn, "COMMIT", "commit").await?;
+            Self::text(conn, "COMMIT", "commit").await?;
             q.other += 1;
         }
         Ok(Done {
