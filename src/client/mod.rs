@@ -419,13 +419,20 @@ impl Conn {
             self.out.push(1); // types follow
             for p in params {
                 match p {
-                    Param::Int(_) => self.out.extend_from_slice(&[0x08, 0]), // LONGLONG, signed
+                    // INT-sized ids go as LONG, as sysbench binds them; larger as LONGLONG.
+                    Param::Int(v) if i32::try_from(*v).is_ok() => {
+                        self.out.extend_from_slice(&[0x03, 0])
+                    }
+                    Param::Int(_) => self.out.extend_from_slice(&[0x08, 0]),
                     Param::Bytes(_) => self.out.extend_from_slice(&[0xfd, 0]), // VAR_STRING
                 }
             }
             for p in params {
                 match p {
-                    Param::Int(v) => self.out.extend_from_slice(&v.to_le_bytes()),
+                    Param::Int(v) => match i32::try_from(*v) {
+                        Ok(small) => self.out.extend_from_slice(&small.to_le_bytes()),
+                        Err(_) => self.out.extend_from_slice(&v.to_le_bytes()),
+                    },
                     Param::Bytes(b) => packet::put_lenenc_bytes(&mut self.out, b),
                 }
             }
