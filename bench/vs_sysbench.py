@@ -156,7 +156,7 @@ def main():
             sb.append(r)
             su.append(sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"]))
         print(f"oltp_read_write at a fixed {a.rate} tps ({a.threads} threads), {a.pairs} pairs (medians):")
-        for key in ("tps", "p50", "p95"):
+        for key in ("tps", "p50", "p95", "client_us"):
             x, y = median(sb, key), median(su, key)
             print(f"  {key:<6} sysbench {x:>9.2f}  sizeup {y:>9.2f}  ratio {y / x:.2f}")
     if not os.environ.get("SIZEUP_HOME"):

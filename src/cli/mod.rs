@@ -315,7 +315,9 @@ pub struct RunArgs {
     /// Fixed pause in milliseconds after each transaction, per connection.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
     pub delay: f64,
-    /// OS threads that drive the connections (default: 1 per 4 CPUs, at least 1).
+    /// OS threads that drive the connections (default: 1 per 4 CPUs for closed-loop
+    /// runs, the cheapest under load; 1 per connection with --rate, the most faithful
+    /// latency at low load).
     #[arg(long)]
     pub client_threads: Option<u32>,
     /// Also write the whole result to this JSON file.

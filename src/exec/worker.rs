@@ -67,7 +67,7 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// The intended start of the next transaction, or `None` when the run is over.
+    /// When the next transaction's latency starts counting, or `None` when the run is over.
     async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<Instant> {
         if self.control.stopped() {
             return None;
@@ -86,9 +86,16 @@ impl Shard {
         if self.deadline.is_some_and(|d| intended >= d) {
             return None;
         }
-        if intended > now && !pause_until(intended, wake).await {
-            return None;
+        if intended > now {
+            // Early: wait for the arrival. The timer wakes up to ~1 ms late; that slop
+            // is the client's, not the server's, so latency counts from the real start.
+            if !pause_until(intended, wake).await {
+                return None;
+            }
+            return Some(Instant::now());
         }
+        // Late (every worker was busy): the arrival has waited, and that wait is part of
+        // the latency a user would have seen. This is the coordinated-omission correction.
         Some(intended)
     }
 }

@@ -239,7 +239,7 @@ impl Manager {
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
             }
-            std::fs::create_dir_all(&inst.dir).map_err(|e| {
+            std::fs::create_dir_all(inst.dir.join("tmp")).map_err(|e| {
                 ServerError::State(format!("cannot create {}: {e}", inst.dir.display()))
             })?;
             std::fs::write(inst.option_file(), option_file(&inst)).map_err(|e| {
@@ -374,6 +374,8 @@ fn option_file(i: &Instance) -> String {
     set("bind-address", "127.0.0.1");
     set("pid-file", &i.dir.join("mysqld.pid").to_string_lossy());
     set("log-error", &i.error_log().to_string_lossy());
+    // A private tmpdir: instances initialising side by side must not share /tmp files.
+    set("tmpdir", &i.dir.join("tmp").to_string_lossy());
     set("innodb_buffer_pool_size", &s.buffer_pool);
     set("innodb_log_file_size", &s.log_file_size);
     set(
