@@ -48,15 +48,8 @@ pub enum Error {
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 pub fn run(cli: Cli) -> Result<i32, Error> {
-    let home = cli
-        .home
-        .clone()
-        .filter(|h| !h.as_os_str().is_empty())
-        .unwrap_or_else(server::default_home);
-    let results = cli
-        .results
-        .clone()
-        .unwrap_or_else(|| home.join("results.db"));
+    let home = cli.home.clone().filter(|h| !h.as_os_str().is_empty()).unwrap_or_else(server::default_home);
+    let results = cli.results.clone().unwrap_or_else(|| home.join("results.db"));
     let manager = Manager::new(&home);
     match cli.command {
         Command::Server(cmd) => server_command(&manager, cmd),
@@ -64,36 +57,18 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
             let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
-            let cpus = std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(2);
+            let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
             let threads = a.threads.unwrap_or(cpus).max(1);
-            prepare_oltp(
-                &target,
-                variant.name(),
-                &options,
-                threads,
-                plan::seed(a.oltp.rand_seed),
-            )?;
+            prepare_oltp(&target, variant.name(), &options, threads, plan::seed(a.oltp.rand_seed))?;
             Ok(0)
         }
         Command::Cleanup(a) => {
             plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
-            let report = runtime(1)?
-                .block_on(oltp::cleanup(&target))
-                .map_err(Error::Failed)?;
-            println!(
-                "dropped {} table(s) in {} on {}",
-                report.dropped.len(),
-                target.database,
-                target.describe()
-            );
+            let report = runtime(1)?.block_on(oltp::cleanup(&target)).map_err(Error::Failed)?;
+            println!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
             if !report.kept.is_empty() {
-                println!(
-                    "left alone (not created by sizeup): {}",
-                    report.kept.join(", ")
-                );
+                println!("left alone (not created by sizeup): {}", report.kept.join(", "));
             }
             Ok(0)
         }
@@ -115,10 +90,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
                 RunsCommand::Show { id, json } => {
                     let doc = store.load_run(id)?;
                     if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&doc).expect("serialisable")
-                        );
+                        println!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
                     } else {
                         print_document(&doc);
                     }
@@ -145,12 +117,7 @@ fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
                 return Err(Error::Usage("--instances must be at least 1".into()));
             }
             let settings = plan::server_settings(&a).map_err(Error::Usage)?;
-            let status = manager.start(
-                a.instances,
-                &settings,
-                a.base_port,
-                a.datadir_root.as_deref(),
-            )?;
+            let status = manager.start(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
             print!("{}", report::server_table(&status));
             Ok(0)
         }
@@ -160,21 +127,14 @@ fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
                 println!("no managed instances to stop");
             }
             for s in stopped {
-                println!(
-                    "instance {} stopped{}",
-                    s.index,
-                    if a.purge { " and removed" } else { "" }
-                );
+                println!("instance {} stopped{}", s.index, if a.purge { " and removed" } else { "" });
             }
             Ok(0)
         }
         ServerCommand::Status { json } => {
             let status = manager.status()?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&status).expect("serialisable")
-                );
+                println!("{}", serde_json::to_string_pretty(&status).expect("serialisable"));
             } else {
                 print!("{}", report::server_table(&status));
             }
@@ -186,16 +146,10 @@ fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
 /// The server to talk to: the one the user named, or managed instance N (started with
 /// default settings if it is instance 0 and not running). Also returns the server's pid
 /// when sizeup manages it, to measure its CPU.
-pub fn resolve_target(
-    manager: &Manager,
-    t: &TargetArgs,
-    default_db: &str,
-) -> Result<(Target, Option<i32>), Error> {
+pub fn resolve_target(manager: &Manager, t: &TargetArgs, default_db: &str) -> Result<(Target, Option<i32>), Error> {
     let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
     if database.is_empty() || database.len() > 64 {
-        return Err(Error::Usage(format!(
-            "--database '{database}' is not a database name"
-        )));
+        return Err(Error::Usage(format!("--database '{database}' is not a database name")));
     }
     if plan::names_a_server(t) {
         let target = Target {
@@ -230,10 +184,7 @@ pub fn resolve_target(
         host: "127.0.0.1".into(),
         port: instance.port,
         socket: Some(instance.socket.clone()),
-        user: t
-            .user
-            .clone()
-            .unwrap_or_else(|| instance.user().to_string()),
+        user: t.user.clone().unwrap_or_else(|| instance.user().to_string()),
         password: t.password.clone(),
         database,
     };
@@ -280,20 +231,14 @@ fn prepare_oltp(
 
 /// Checks the run's tables are there, so a missing prepare is a clear message rather
 /// than a failed statement.
-async fn check_tables(
-    target: &Target,
-    tables: u32,
-    workload: &str,
-) -> Result<serde_json::Value, Error> {
+async fn check_tables(target: &Target, tables: u32, workload: &str) -> Result<serde_json::Value, Error> {
     use mysql_async::prelude::Queryable;
     let mut conn = target.connect().await.map_err(|e| match e {
-        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => {
-            Error::Usage(format!(
-                "database {} does not exist on {}: run `sizeup prepare {workload}` first",
-                target.database,
-                target.describe()
-            ))
-        }
+        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => Error::Usage(format!(
+            "database {} does not exist on {}: run `sizeup prepare {workload}` first",
+            target.database,
+            target.describe()
+        )),
         other => other.into(),
     })?;
     let present: Vec<String> = conn
@@ -303,18 +248,13 @@ async fn check_tables(
         )
         .await
         .map_err(|e| Error::Failed(target::short_error(&e)))?;
-    if let Some(missing) = (1..=tables)
-        .map(|i| format!("sbtest{i}"))
-        .find(|t| !present.contains(t))
-    {
+    if let Some(missing) = (1..=tables).map(|i| format!("sbtest{i}")).find(|t| !present.contains(t)) {
         return Err(Error::Usage(format!(
             "{}.{missing} does not exist: run `sizeup prepare {workload} --tables {tables}` (with the same --table-size) first",
             target.database
         )));
     }
-    let facts = target::server_facts(&mut conn)
-        .await
-        .map_err(|e| Error::Failed(target::short_error(&e)))?;
+    let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
     let _ = conn.disconnect().await;
     Ok(facts)
 }
@@ -349,8 +289,7 @@ pub fn run_oltp(
             variant.name(),
             target.describe(),
             spec.threads,
-            spec.rate
-                .map_or(String::new(), |r| format!(" at {r} tps open loop"))
+            spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
         );
     }
     let print_lines = print && a.report_interval > 0.0;
@@ -370,46 +309,28 @@ pub fn run_oltp(
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            let _ = store.finish_run(
-                run_id,
-                "failed",
-                Some(&e),
-                &stats::Summary::from_recorder(&stats::Recorder::new(1), &[], 0.0, 0),
-                &BTreeMap::new(),
-            );
+            let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
             return Err(Error::Failed(e));
         }
     };
     if let Some(e) = store_error {
         eprintln!("warning: some intervals were not stored: {e}");
     }
-    let histograms: BTreeMap<String, String> = outcome
-        .histograms
-        .iter()
-        .map(|(n, h)| (n.clone(), stats::encode_histogram(h)))
-        .collect();
+    let histograms: BTreeMap<String, String> =
+        outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
     let status = match outcome.ended {
         Ended::Completed => "completed",
         Ended::Interrupted => "interrupted",
         Ended::Failed => "failed",
     };
-    store.finish_run(
-        run_id,
-        status,
-        outcome.fatal.as_deref(),
-        &outcome.summary,
-        &histograms,
-    )?;
+    store.finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)?;
     if print {
         if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
             eprintln!("warning: the warm-up covered the whole run: nothing was measured");
         }
         print!(
             "{}",
-            report::summary_table(
-                &outcome.summary,
-                &format!("{} summary (run {run_id}, {status})", variant.name())
-            )
+            report::summary_table(&outcome.summary, &format!("{} summary (run {run_id}, {status})", variant.name()))
         );
     }
     let doc = RunDocument {
@@ -422,29 +343,19 @@ pub fn run_oltp(
         histograms,
     };
     if let Some(path) = &a.json {
-        std::fs::write(
-            path,
-            serde_json::to_string_pretty(&doc).expect("serialisable"),
-        )
-        .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("serialisable"))
+            .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok((doc, outcome.ended))
 }
 
 fn print_document(doc: &RunDocument) {
-    let workload = doc
-        .config
-        .get("workload")
-        .and_then(|w| w.as_str())
-        .unwrap_or("?");
+    let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
     println!("run {} — {workload} — {}", doc.id.unwrap_or(0), doc.status);
     if let Some(e) = &doc.error {
         println!("stopped by: {e}");
     }
-    let open_loop = doc
-        .config
-        .pointer("/run/rate")
-        .is_some_and(|r| !r.is_null());
+    let open_loop = doc.config.pointer("/run/rate").is_some_and(|r| !r.is_null());
     for iv in &doc.intervals {
         println!("{}", report::interval_line(iv, open_loop));
     }
@@ -472,71 +383,35 @@ fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Resu
     })?;
     let size = a.table_size.to_string();
     let base = |extra: &[&str]| {
-        let mut v = vec![
-            "sizeup",
-            "run",
-            "oltp_read_write",
-            "--tables",
-            "4",
-            "--table-size",
-            &size,
-        ];
+        let mut v = vec!["sizeup", "run", "oltp_read_write", "--tables", "4", "--table-size", &size];
         v.extend_from_slice(extra);
         v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
     };
     if existing.len() < tables as usize {
-        if let Some(refusal) =
-            workload::ownership::refusal(&target.database, &existing, "oltp_read_write")
-        {
+        if let Some(refusal) = workload::ownership::refusal(&target.database, &existing, "oltp_read_write") {
             return Err(Error::Failed(refusal));
         }
-        let options = oltp::OltpOptions {
-            tables,
-            table_size: a.table_size,
-            ..Default::default()
-        };
+        let options = oltp::OltpOptions { tables, table_size: a.table_size, ..Default::default() };
         prepare_oltp(&target, "oltp_read_write", &options, 2, plan::seed(0))?;
     } else {
-        eprintln!(
-            "using the oltp tables already prepared in {}",
-            target.database
-        );
+        eprintln!("using the oltp tables already prepared in {}", target.database);
     }
     let mut rows = Vec::new();
     for threads in [1u32, 2, 4, 8] {
         let t = threads.to_string();
         let time = format!("{}", a.step_time + 1.0);
-        let args = base(&[
-            "--threads",
-            &t,
-            "--time",
-            &time,
-            "--warmup",
-            "1",
-            "--report-interval",
-            "0",
-        ]);
-        let Command::Run(run_args) = Cli::parse_from(args).command else {
-            unreachable!()
-        };
+        let args = base(&["--threads", &t, "--time", &time, "--warmup", "1", "--report-interval", "0"]);
+        let Command::Run(run_args) = Cli::parse_from(args).command else { unreachable!() };
         let (doc, ended) = run_oltp(manager, results, &run_args, false)?;
         let s = doc.summary.expect("a finished run has a summary");
-        eprintln!(
-            "  {threads:>2} threads: {:>9.1} tps  p95 {:>7.2} ms",
-            s.tps, s.latency_ms.p95
-        );
+        eprintln!("  {threads:>2} threads: {:>9.1} tps  p95 {:>7.2} ms", s.tps, s.latency_ms.p95);
         rows.push((threads, s, doc.id));
         if ended != Ended::Completed {
             return Ok(EXIT_INTERRUPTED);
         }
     }
     let peak = rows.iter().map(|r| r.1.tps).fold(0.0, f64::max);
-    println!(
-        "\noltp_read_write on {} ({} tables x {} rows)",
-        target.describe(),
-        tables,
-        a.table_size
-    );
+    println!("\noltp_read_write on {} ({} tables x {} rows)", target.describe(), tables, a.table_size);
     println!(
         "{:>8} {:>10} {:>10} {:>10} {:>12} {:>12}  run",
         "threads", "tps", "p95 ms", "p99 ms", "client us/tx", "server us/tx"
@@ -555,6 +430,9 @@ fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Resu
             if s.tps == peak { "  <- peak" } else { "" }
         );
     }
-    println!("\nstored in {} (`sizeup runs list`); the managed server keeps running (`sizeup server stop`)", results.display());
+    println!(
+        "\nstored in {} (`sizeup runs list`); the managed server keeps running (`sizeup server stop`)",
+        results.display()
+    );
     Ok(0)
 }

@@ -34,11 +34,7 @@ impl std::str::FromStr for RandType {
             "special" => RandType::Special,
             "pareto" => RandType::Pareto,
             "zipfian" => RandType::Zipfian,
-            _ => {
-                return Err(format!(
-                    "unknown --rand-type '{s}': use uniform, gaussian, special, pareto or zipfian"
-                ))
-            }
+            _ => return Err(format!("unknown --rand-type '{s}': use uniform, gaussian, special, pareto or zipfian")),
         })
     }
 }
@@ -81,12 +77,7 @@ impl IdDistribution {
         let n = n.max(1);
         let pareto_power = (opts.pareto_h.ln()) / (1.0 - opts.pareto_h).ln();
         let zipf = (opts.rand_type == RandType::Zipfian).then(|| Zipf::new(n, opts.zipfian_exp));
-        IdDistribution {
-            opts: opts.clone(),
-            n,
-            pareto_power,
-            zipf,
-        }
+        IdDistribution { opts: opts.clone(), n, pareto_power, zipf }
     }
 
     /// The number of ids the distribution covers.
@@ -161,13 +152,7 @@ struct Zipf {
 
 impl Zipf {
     fn new(n: u32, s: f64) -> Self {
-        let mut z = Zipf {
-            n: n as f64,
-            s,
-            h_x1: 0.0,
-            h_n: 0.0,
-            s_const: 0.0,
-        };
+        let mut z = Zipf { n: n as f64, s, h_x1: 0.0, h_n: 0.0, s_const: 0.0 };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
         z.s_const = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
@@ -249,10 +234,7 @@ pub struct UniqueIds {
 
 impl UniqueIds {
     pub fn new(rng: &mut WorkerRng) -> Self {
-        UniqueIds {
-            index: rng.next_u32(),
-            offset: rng.next_u32(),
-        }
+        UniqueIds { index: rng.next_u32(), offset: rng.next_u32() }
     }
     pub fn next_id(&mut self) -> u32 {
         self.index = self.index.wrapping_add(1);
@@ -278,10 +260,7 @@ mod tests {
     use super::*;
 
     fn draws(kind: RandType, n: u32, count: usize) -> Vec<u32> {
-        let opts = RandOptions {
-            rand_type: kind,
-            ..Default::default()
-        };
+        let opts = RandOptions { rand_type: kind, ..Default::default() };
         let d = IdDistribution::new(&opts, n);
         let mut rng = rng_from_seed(7);
         (0..count).map(|_| d.next(&mut rng)).collect()
@@ -289,13 +268,7 @@ mod tests {
 
     #[test]
     fn every_distribution_stays_in_range() {
-        for kind in [
-            RandType::Uniform,
-            RandType::Gaussian,
-            RandType::Special,
-            RandType::Pareto,
-            RandType::Zipfian,
-        ] {
+        for kind in [RandType::Uniform, RandType::Gaussian, RandType::Special, RandType::Pareto, RandType::Zipfian] {
             for v in draws(kind, 1000, 20_000) {
                 assert!((1..=1000).contains(&v), "{kind:?} gave {v}");
             }
@@ -313,10 +286,7 @@ mod tests {
     fn special_puts_three_quarters_into_one_percent() {
         // sysbench defaults: 75 % of draws fall in 1 % of the ids around the middle.
         let v = draws(RandType::Special, 100_000, 100_000);
-        let hot = v
-            .iter()
-            .filter(|&&x| (49_501..=50_500).contains(&x))
-            .count();
+        let hot = v.iter().filter(|&&x| (49_501..=50_500).contains(&x)).count();
         let share = hot as f64 / v.len() as f64;
         assert!(share > 0.74 && share < 0.80, "hot share {share}");
     }

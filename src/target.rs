@@ -32,11 +32,7 @@ pub enum ConnectError {
     Unreachable { target: String, reason: String },
     /// A statement needed to set up the database failed.
     #[error("{what} on {target} failed: {reason}")]
-    Setup {
-        what: String,
-        target: String,
-        reason: String,
-    },
+    Setup { what: String, target: String, reason: String },
 }
 
 impl Target {
@@ -50,10 +46,7 @@ impl Target {
     }
 
     pub fn with_database(&self, database: &str) -> Target {
-        Target {
-            database: database.to_string(),
-            ..self.clone()
-        }
+        Target { database: database.to_string(), ..self.clone() }
     }
 
     pub fn opts(&self, with_database: bool) -> Opts {
@@ -65,9 +58,7 @@ impl Target {
             .stmt_cache_size(4096usize)
             .tcp_nodelay(true);
         b = match &self.socket {
-            Some(s) => b
-                .socket(Some(s.to_string_lossy().into_owned()))
-                .ip_or_hostname("localhost"),
+            Some(s) => b.socket(Some(s.to_string_lossy().into_owned())).ip_or_hostname("localhost"),
             None => b.ip_or_hostname(self.host.clone()).tcp_port(self.port),
         };
         if with_database {
@@ -89,40 +80,28 @@ impl Target {
     }
 
     fn unreachable(&self, e: mysql_async::Error) -> ConnectError {
-        ConnectError::Unreachable {
-            target: self.describe(),
-            reason: short_error(&e),
-        }
+        ConnectError::Unreachable { target: self.describe(), reason: short_error(&e) }
     }
 
     /// Connects to the target's database.
     pub async fn connect(&self) -> Result<Conn, ConnectError> {
-        Conn::new(self.opts(true))
-            .await
-            .map_err(|e| self.unreachable(e))
+        Conn::new(self.opts(true)).await.map_err(|e| self.unreachable(e))
     }
 
     /// Connects without selecting a database (to create it, or to read server facts).
     pub async fn connect_server(&self) -> Result<Conn, ConnectError> {
-        Conn::new(self.opts(false))
-            .await
-            .map_err(|e| self.unreachable(e))
+        Conn::new(self.opts(false)).await.map_err(|e| self.unreachable(e))
     }
 
     /// Creates the target database when missing (as sysbench users expect `sbtest`).
     pub async fn ensure_database(&self) -> Result<(), ConnectError> {
         let mut conn = self.connect_server().await?;
-        let sql = format!(
-            "CREATE DATABASE IF NOT EXISTS {}",
-            quote_ident(&self.database)
-        );
-        conn.query_drop(sql)
-            .await
-            .map_err(|e| ConnectError::Setup {
-                what: format!("creating database {}", self.database),
-                target: self.describe(),
-                reason: short_error(&e),
-            })?;
+        let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
+        conn.query_drop(sql).await.map_err(|e| ConnectError::Setup {
+            what: format!("creating database {}", self.database),
+            target: self.describe(),
+            reason: short_error(&e),
+        })?;
         let _ = conn.disconnect().await;
         Ok(())
     }
@@ -161,11 +140,7 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         "tx_isolation",
         "performance_schema",
     ];
-    let list = VARS
-        .iter()
-        .map(|v| format!("'{v}'"))
-        .collect::<Vec<_>>()
-        .join(",");
+    let list = VARS.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
     let rows: Vec<(String, String)> = conn
         .query(format!("SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ({list})"))
         .await?;

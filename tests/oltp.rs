@@ -13,29 +13,19 @@ fn sock(s: &TestServer) -> String {
 fn prepare_run_every_workload_and_cleanup() {
     let s = TestServer::start();
     assert_eq!(
-        s.sizeup(&[
-            "prepare",
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=3000",
-            "--rand-seed=1"
-        ])
-        .unwrap(),
+        s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=3000", "--rand-seed=1"]).unwrap(),
         0
     );
 
     // sysbench's rows: ids 1..N, k in range, c and pad in digit groups, k index built.
+    assert_eq!(s.sql("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest.sbtest2").trim(), "3000\t1\t3000");
     assert_eq!(
-        s.sql("SELECT COUNT(*), MIN(id), MAX(id) FROM sbtest.sbtest2")
+        s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE k < 1 OR k > 3000 OR LENGTH(c) <> 119 OR LENGTH(pad) <> 59")
             .trim(),
-        "3000\t1\t3000"
+        "0"
     );
-    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE k < 1 OR k > 3000 OR LENGTH(c) <> 119 OR LENGTH(pad) <> 59").trim(), "0");
     assert_eq!(
-        s.sql(
-            "SELECT COUNT(*) FROM sbtest.sbtest1 WHERE c NOT REGEXP '^([0-9]{11}-){9}[0-9]{11}$'"
-        )
-        .trim(),
+        s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE c NOT REGEXP '^([0-9]{11}-){9}[0-9]{11}$'").trim(),
         "0"
     );
     assert_eq!(s.sql("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest2' AND INDEX_NAME='k_2'").trim(), "k_2");
@@ -88,19 +78,12 @@ fn prepare_run_every_workload_and_cleanup() {
                 && p("p99") <= p("max")
         );
         assert_eq!(doc["config"]["workload"], workload);
-        assert!(doc["config"]["server"]["version"]
-            .as_str()
-            .unwrap()
-            .contains("MariaDB"));
+        assert!(doc["config"]["server"]["version"].as_str().unwrap().contains("MariaDB"));
         assert!(doc["intervals"].as_array().unwrap().len() >= 3);
         assert!(doc["histograms"][workload].as_str().unwrap().len() > 10);
     }
     // oltp_insert added rows (AUTO_INCREMENT ids), oltp_delete removed some.
-    let rows: i64 = s
-        .sql("SELECT COUNT(*) FROM sbtest.sbtest1")
-        .trim()
-        .parse()
-        .unwrap();
+    let rows: i64 = s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim().parse().unwrap();
     assert_ne!(rows, 3000);
 
     // The store has every run, readable back as the same document.
@@ -111,29 +94,15 @@ fn prepare_run_every_workload_and_cleanup() {
     let back = store.load_run(runs[0].id).unwrap();
     assert_eq!(
         back.summary.unwrap().transactions as f64,
-        read_json(&s.home.path().join("oltp_read_write.json"))["summary"]["transactions"]
-            .as_f64()
-            .unwrap()
+        read_json(&s.home.path().join("oltp_read_write.json"))["summary"]["transactions"].as_f64().unwrap()
     );
 
     // A second prepare over our own tables is refused, and points at cleanup.
-    let e = s
-        .sizeup(&[
-            "prepare",
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=10",
-        ])
-        .unwrap_err()
-        .to_string();
+    let e = s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=10"]).unwrap_err().to_string();
     assert!(e.contains("sizeup cleanup"), "{e}");
 
     assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
-    assert_eq!(
-        s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'")
-            .trim(),
-        "0"
-    );
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").trim(), "0");
 }
 
 #[test]
@@ -146,20 +115,11 @@ fn sysbench_and_sizeup_use_each_others_tables() {
             .args(["--mysql-user=root", "--mysql-db=sbtest"])
             .output()
             .expect("sysbench is installed");
-        assert!(
-            out.status.success(),
-            "sysbench {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "sysbench {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
     s.sql("CREATE DATABASE sbtest");
-    sb(&[
-        "oltp_read_write",
-        "--tables=2",
-        "--table-size=2000",
-        "prepare",
-    ]);
+    sb(&["oltp_read_write", "--tables=2", "--table-size=2000", "prepare"]);
 
     // sizeup runs on sysbench's tables...
     let json = s.home.path().join("r.json");
@@ -178,46 +138,17 @@ fn sysbench_and_sizeup_use_each_others_tables() {
         .unwrap(),
         0
     );
-    assert!(
-        read_json(&json)["summary"]["transactions"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
+    assert!(read_json(&json)["summary"]["transactions"].as_u64().unwrap() > 0);
     // ...but refuses to load into them or drop them.
-    let e = s
-        .sizeup(&[
-            "prepare",
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=10",
-        ])
-        .unwrap_err()
-        .to_string();
+    let e = s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=10"]).unwrap_err().to_string();
     assert!(e.contains("did not create") && e.contains("sbtest1"), "{e}");
     assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
     assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim(), "2000");
 
     // sysbench runs on tables sizeup prepared.
     s.sql("DROP DATABASE sbtest");
-    assert_eq!(
-        s.sizeup(&[
-            "prepare",
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=2000"
-        ])
-        .unwrap(),
-        0
-    );
-    let out = sb(&[
-        "oltp_read_write",
-        "--tables=2",
-        "--table-size=2000",
-        "--threads=2",
-        "--time=1",
-        "run",
-    ]);
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=2000"]).unwrap(), 0);
+    let out = sb(&["oltp_read_write", "--tables=2", "--table-size=2000", "--threads=2", "--time=1", "run"]);
     let tx: u64 = out
         .lines()
         .find(|l| l.trim_start().starts_with("transactions:"))

@@ -9,14 +9,7 @@ use std::time::Duration;
 fn run_json(s: &TestServer, name: &str, args: &[&str]) -> (i32, serde_json::Value) {
     let json = s.home.path().join(format!("{name}.json"));
     let j = json.to_string_lossy().into_owned();
-    let mut v = vec![
-        "run",
-        "oltp_point_select",
-        "--tables=1",
-        "--table-size=2000",
-        "--json",
-        &j,
-    ];
+    let mut v = vec!["run", "oltp_point_select", "--tables=1", "--table-size=2000", "--json", &j];
     v.extend_from_slice(args);
     let code = s.sizeup(&v).unwrap();
     (code, read_json(&json))
@@ -25,28 +18,10 @@ fn run_json(s: &TestServer, name: &str, args: &[&str]) -> (i32, serde_json::Valu
 #[test]
 fn rate_events_and_warmup() {
     let s = TestServer::start();
-    assert_eq!(
-        s.sizeup(&[
-            "prepare",
-            "oltp_point_select",
-            "--tables=1",
-            "--table-size=2000"
-        ])
-        .unwrap(),
-        0
-    );
+    assert_eq!(s.sizeup(&["prepare", "oltp_point_select", "--tables=1", "--table-size=2000"]).unwrap(), 0);
 
     // Open loop: the server can do far more, so the rate holds and there is no backlog.
-    let (code, doc) = run_json(
-        &s,
-        "rate",
-        &[
-            "--threads=4",
-            "--time=4",
-            "--rate=200",
-            "--report-interval=1",
-        ],
-    );
+    let (code, doc) = run_json(&s, "rate", &["--threads=4", "--time=4", "--rate=200", "--report-interval=1"]);
     assert_eq!(code, 0);
     let tps = doc["summary"]["tps"].as_f64().unwrap();
     assert!((tps - 200.0).abs() < 30.0, "open-loop tps {tps}");
@@ -59,24 +34,11 @@ fn rate_events_and_warmup() {
     assert_eq!(doc["summary"]["transactions"], 777);
 
     // Warm-up intervals are flagged and left out of the summary.
-    let (_, doc) = run_json(
-        &s,
-        "warmup",
-        &[
-            "--threads=2",
-            "--time=3",
-            "--warmup=1",
-            "--report-interval=0.5",
-        ],
-    );
+    let (_, doc) = run_json(&s, "warmup", &["--threads=2", "--time=3", "--warmup=1", "--report-interval=0.5"]);
     let iv = doc["intervals"].as_array().unwrap();
     let warm: Vec<_> = iv.iter().filter(|i| i["warmup"] == true).collect();
     assert_eq!(warm.len(), 2, "two 0.5 s intervals of warm-up");
-    let steady_tx: u64 = iv
-        .iter()
-        .filter(|i| i["warmup"] == false)
-        .map(|i| i["transactions"].as_u64().unwrap())
-        .sum();
+    let steady_tx: u64 = iv.iter().filter(|i| i["warmup"] == false).map(|i| i["transactions"].as_u64().unwrap()).sum();
     assert_eq!(doc["summary"]["transactions"].as_u64().unwrap(), steady_tx);
     let secs = doc["summary"]["seconds"].as_f64().unwrap();
     assert!((secs - 2.0).abs() < 0.2, "measured {secs} s");
@@ -85,16 +47,7 @@ fn rate_events_and_warmup() {
 #[test]
 fn server_killed_mid_run_is_survived_and_counted() {
     let s = TestServer::start();
-    assert_eq!(
-        s.sizeup(&[
-            "prepare",
-            "oltp_read_write",
-            "--tables=1",
-            "--table-size=2000"
-        ])
-        .unwrap(),
-        0
-    );
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--tables=1", "--table-size=2000"]).unwrap(), 0);
     let home = s.home();
     let pid = s.pid;
     let killer = std::thread::spawn(move || {
@@ -104,17 +57,7 @@ fn server_killed_mid_run_is_survived_and_counted() {
         std::thread::sleep(Duration::from_millis(300));
         let st = status(std::path::Path::new(&home));
         assert_eq!(st[0].state, sizeup::server::State::Crashed);
-        sizeup(&[
-            "--home",
-            &home,
-            "server",
-            "start",
-            "--buffer-pool",
-            "128M",
-            "--log-file-size",
-            "48M",
-        ])
-        .unwrap();
+        sizeup(&["--home", &home, "server", "start", "--buffer-pool", "128M", "--log-file-size", "48M"]).unwrap();
     });
     let json = s.home.path().join("kill.json");
     let j = json.to_string_lossy().into_owned();
@@ -143,26 +86,14 @@ fn server_killed_mid_run_is_survived_and_counted() {
     assert!(iv.first().unwrap()["transactions"].as_u64().unwrap() > 0);
     assert!(iv.last().unwrap()["transactions"].as_u64().unwrap() > 0);
     assert!(iv.iter().any(|i| i["reconnects"].as_u64().unwrap() > 0));
-    let stored = sizeup::store::Store::open(&s.results())
-        .unwrap()
-        .load_run(doc["id"].as_i64().unwrap())
-        .unwrap();
+    let stored = sizeup::store::Store::open(&s.results()).unwrap().load_run(doc["id"].as_i64().unwrap()).unwrap();
     assert_eq!(stored.intervals.len(), iv.len());
 }
 
 #[test]
 fn ctrl_c_stops_cleanly_and_saves() {
     let s = TestServer::start();
-    assert_eq!(
-        s.sizeup(&[
-            "prepare",
-            "oltp_point_select",
-            "--tables=1",
-            "--table-size=1000"
-        ])
-        .unwrap(),
-        0
-    );
+    assert_eq!(s.sizeup(&["prepare", "oltp_point_select", "--tables=1", "--table-size=1000"]).unwrap(), 0);
     let json = s.home.path().join("int.json");
     let child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
         .args([
@@ -193,16 +124,8 @@ fn ctrl_c_stops_cleanly_and_saves() {
 }
 
 fn binary(home: &str, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .arg("--home")
-        .arg(home)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_sizeup")).arg("--home").arg(home).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -211,40 +134,12 @@ fn bad_input_gets_a_short_error_and_nonzero_exit() {
     let h = home.path().to_string_lossy().into_owned();
     let port = free_port().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "oltp_read_wrte", "--port", &port], "unknown workload"),
+        (vec!["run", "oltp_read_write", "--threads=0", "--port", &port], "--threads must be at least 1"),
+        (vec!["run", "oltp_read_write", "--rand-type=normal", "--port", &port], "unknown --rand-type"),
+        (vec!["run", "oltp_read_write", "--host=127.0.0.1", "--port", &port], "cannot connect to 127.0.0.1:"),
         (
-            vec!["run", "oltp_read_wrte", "--port", &port],
-            "unknown workload",
-        ),
-        (
-            vec!["run", "oltp_read_write", "--threads=0", "--port", &port],
-            "--threads must be at least 1",
-        ),
-        (
-            vec![
-                "run",
-                "oltp_read_write",
-                "--rand-type=normal",
-                "--port",
-                &port,
-            ],
-            "unknown --rand-type",
-        ),
-        (
-            vec![
-                "run",
-                "oltp_read_write",
-                "--host=127.0.0.1",
-                "--port",
-                &port,
-            ],
-            "cannot connect to 127.0.0.1:",
-        ),
-        (
-            vec![
-                "prepare",
-                "oltp_read_write",
-                "--socket=/nonexistent/mysqld.sock",
-            ],
+            vec!["prepare", "oltp_read_write", "--socket=/nonexistent/mysqld.sock"],
             "cannot connect to socket /nonexistent",
         ),
         (vec!["runs", "show", "42"], "no run 42"),
@@ -256,10 +151,7 @@ fn bad_input_gets_a_short_error_and_nonzero_exit() {
         assert_ne!(code, 0, "{args:?}");
         assert!(err.contains(expect), "{args:?}: {err}");
         let lines = err.trim().lines().count();
-        assert!(
-            lines <= 3 || err.contains("Usage"),
-            "{args:?} printed {lines} lines: {err}"
-        );
+        assert!(lines <= 3 || err.contains("Usage"), "{args:?} printed {lines} lines: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
@@ -268,20 +160,10 @@ fn bad_input_gets_a_short_error_and_nonzero_exit() {
 fn missing_tables_are_a_clear_error_not_damage() {
     let s = TestServer::start();
     s.sql("CREATE DATABASE sbtest; CREATE TABLE sbtest.keepme (id INT)");
-    let e = s
-        .sizeup(&["run", "oltp_read_write", "--time=1"])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("sbtest.sbtest1 does not exist") && e.contains("sizeup prepare"),
-        "{e}"
-    );
+    let e = s.sizeup(&["run", "oltp_read_write", "--time=1"]).unwrap_err().to_string();
+    assert!(e.contains("sbtest.sbtest1 does not exist") && e.contains("sizeup prepare"), "{e}");
     assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
-    assert_eq!(
-        s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'")
-            .trim(),
-        "1"
-    );
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").trim(), "1");
 }
 
 #[test]
@@ -309,11 +191,7 @@ fn passwords_are_never_printed_or_stored() {
         .env("MYSQL_PWD", secret)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let run = Command::new(env!("CARGO_BIN_EXE_sizeup"))
         .args([
             "--home",
@@ -331,11 +209,7 @@ fn passwords_are_never_printed_or_stored() {
         .arg(format!("--json={}", json.display()))
         .output()
         .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     // A wrong password fails with a one-line error that does not echo it.
     let bad = Command::new(env!("CARGO_BIN_EXE_sizeup"))
         .args([
@@ -354,10 +228,7 @@ fn passwords_are_never_printed_or_stored() {
         .unwrap();
     assert!(!bad.status.success());
     let bad_err = String::from_utf8_lossy(&bad.stderr);
-    assert!(
-        bad_err.contains("Access denied") && !bad_err.contains("wrong-password-xyz"),
-        "{bad_err}"
-    );
+    assert!(bad_err.contains("Access denied") && !bad_err.contains("wrong-password-xyz"), "{bad_err}");
     for text in [
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -371,11 +242,7 @@ fn passwords_are_never_printed_or_stored() {
         let p = f.unwrap().path();
         if p.is_file() {
             let bytes = std::fs::read(&p).unwrap();
-            assert!(
-                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
-                "password in {}",
-                p.display()
-            );
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "password in {}", p.display());
         }
     }
 }

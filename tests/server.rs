@@ -15,40 +15,25 @@ fn instances_start_report_crash_and_stop() {
         assert_eq!(inst.state, State::Running);
         assert_eq!(inst.port, s.port + i as u16);
         // The mariadb client connects with what status printed: socket and user, and TCP.
-        for how in [
-            format!("--socket={}", inst.socket.display()),
-            format!("--host=127.0.0.1 --port={}", inst.port),
-        ] {
+        for how in [format!("--socket={}", inst.socket.display()), format!("--host=127.0.0.1 --port={}", inst.port)] {
             let mut cmd = Command::new("mariadb");
-            cmd.arg("--no-defaults")
-                .arg(format!("-u{}", inst.user))
-                .args(how.split(' '))
-                .args(["-N", "-e", "SELECT @@port"]);
+            cmd.arg("--no-defaults").arg(format!("-u{}", inst.user)).args(how.split(' ')).args([
+                "-N",
+                "-e",
+                "SELECT @@port",
+            ]);
             let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{how}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert_eq!(
-                String::from_utf8_lossy(&out.stdout).trim(),
-                inst.port.to_string()
-            );
+            assert!(out.status.success(), "{how}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), inst.port.to_string());
         }
     }
     // Each has its own datadir and the settings asked for.
     assert_ne!(st[0].datadir, st[1].datadir);
-    assert_eq!(
-        s.sql("SELECT @@innodb_buffer_pool_size").trim(),
-        (128 * 1024 * 1024).to_string()
-    );
+    assert_eq!(s.sql("SELECT @@innodb_buffer_pool_size").trim(), (128 * 1024 * 1024).to_string());
     assert_eq!(s.sql("SELECT @@bind_address").trim(), "127.0.0.1");
 
     // Starting again is idempotent: running instances are left alone.
-    assert_eq!(
-        s.sizeup(&["server", "start", "--instances", "2"]).unwrap(),
-        0
-    );
+    assert_eq!(s.sizeup(&["server", "start", "--instances", "2"]).unwrap(), 0);
     assert_eq!(status(s.home.path())[1].pid, st[1].pid);
 
     unsafe { libc::kill(st[1].pid.unwrap(), libc::SIGKILL) };
@@ -62,8 +47,7 @@ fn instances_start_report_crash_and_stop() {
     assert!(stopped.iter().all(|i| i.state == State::Stopped));
     assert!(
         !std::path::Path::new(&format!("/proc/{}", st[0].pid.unwrap())).exists() || {
-            let stat = std::fs::read_to_string(format!("/proc/{}/stat", st[0].pid.unwrap()))
-                .unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", st[0].pid.unwrap())).unwrap_or_default();
             stat.contains(") Z")
         }
     );
@@ -71,10 +55,7 @@ fn instances_start_report_crash_and_stop() {
 
 #[test]
 fn default_target_is_managed_instance_zero() {
-    let home = tempfile::Builder::new()
-        .prefix("sizeup-test-")
-        .tempdir()
-        .unwrap();
+    let home = tempfile::Builder::new().prefix("sizeup-test-").tempdir().unwrap();
     let h = home.path().to_string_lossy().into_owned();
     // No server running and none named: sizeup starts instance 0 itself.
     let port = free_port().to_string();
@@ -95,20 +76,10 @@ fn default_target_is_managed_instance_zero() {
         0
     );
     assert_eq!(sizeup(&["--home", &h, "server", "stop"]).unwrap(), 0);
-    let code = sizeup(&[
-        "--home",
-        &h,
-        "prepare",
-        "oltp_point_select",
-        "--table-size=100",
-    ]);
+    let code = sizeup(&["--home", &h, "prepare", "oltp_point_select", "--table-size=100"]);
     let st = status(home.path());
     let _ = sizeup(&["--home", &h, "server", "stop", "--purge"]);
     assert_eq!(code.unwrap(), 0);
     assert_eq!(st[0].state, State::Running);
-    assert_eq!(
-        st[0].port.to_string(),
-        port,
-        "the remembered port is reused"
-    );
+    assert_eq!(st[0].port.to_string(), port, "the remembered port is reused");
 }

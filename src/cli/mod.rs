@@ -105,13 +105,7 @@ pub struct TargetArgs {
     #[arg(long, alias = "mysql-user", help_heading = "Target")]
     pub user: Option<String>,
     /// Password (or set MYSQL_PWD). Never printed or stored.
-    #[arg(
-        long,
-        alias = "mysql-password",
-        env = "MYSQL_PWD",
-        hide_env_values = true,
-        help_heading = "Target"
-    )]
+    #[arg(long, alias = "mysql-password", env = "MYSQL_PWD", hide_env_values = true, help_heading = "Target")]
     pub password: Option<String>,
     /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
     #[arg(long, alias = "mysql-db", help_heading = "Target")]
@@ -126,71 +120,25 @@ pub struct TargetArgs {
 pub struct OltpArgs {
     #[arg(long, default_value_t = 1, help_heading = "OLTP")]
     pub tables: u32,
-    #[arg(
-        long,
-        alias = "table_size",
-        alias = "oltp-table-size",
-        default_value_t = 10_000,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "table_size", alias = "oltp-table-size", default_value_t = 10_000, help_heading = "OLTP")]
     pub table_size: u32,
-    #[arg(
-        long,
-        alias = "range_size",
-        default_value_t = 100,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "range_size", default_value_t = 100, help_heading = "OLTP")]
     pub range_size: u32,
-    #[arg(
-        long,
-        alias = "point_selects",
-        default_value_t = 10,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "point_selects", default_value_t = 10, help_heading = "OLTP")]
     pub point_selects: u32,
-    #[arg(
-        long,
-        alias = "simple_ranges",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "simple_ranges", default_value_t = 1, help_heading = "OLTP")]
     pub simple_ranges: u32,
     #[arg(long, alias = "sum_ranges", default_value_t = 1, help_heading = "OLTP")]
     pub sum_ranges: u32,
-    #[arg(
-        long,
-        alias = "order_ranges",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "order_ranges", default_value_t = 1, help_heading = "OLTP")]
     pub order_ranges: u32,
-    #[arg(
-        long,
-        alias = "distinct_ranges",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "distinct_ranges", default_value_t = 1, help_heading = "OLTP")]
     pub distinct_ranges: u32,
-    #[arg(
-        long,
-        alias = "index_updates",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "index_updates", default_value_t = 1, help_heading = "OLTP")]
     pub index_updates: u32,
-    #[arg(
-        long,
-        alias = "non_index_updates",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "non_index_updates", default_value_t = 1, help_heading = "OLTP")]
     pub non_index_updates: u32,
-    #[arg(
-        long,
-        alias = "delete_inserts",
-        default_value_t = 1,
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "delete_inserts", default_value_t = 1, help_heading = "OLTP")]
     pub delete_inserts: u32,
     #[arg(long, alias = "range_selects", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
     pub range_selects: bool,
@@ -202,66 +150,26 @@ pub struct OltpArgs {
     pub secondary: bool,
     #[arg(long, alias = "create_secondary", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
     pub create_secondary: bool,
-    #[arg(
-        long,
-        alias = "mysql_storage_engine",
-        default_value = "innodb",
-        help_heading = "OLTP"
-    )]
+    #[arg(long, alias = "mysql_storage_engine", default_value = "innodb", help_heading = "OLTP")]
     pub mysql_storage_engine: String,
     /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
     #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
     pub read_only: bool,
     /// uniform, gaussian, special, pareto or zipfian.
-    #[arg(
-        long,
-        alias = "rand_type",
-        default_value = "special",
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_type", default_value = "special", help_heading = "Random numbers")]
     pub rand_type: String,
-    #[arg(
-        long,
-        alias = "rand_spec_iter",
-        default_value_t = 12,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_spec_iter", default_value_t = 12, help_heading = "Random numbers")]
     pub rand_spec_iter: u32,
-    #[arg(
-        long,
-        alias = "rand_spec_pct",
-        default_value_t = 1,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_spec_pct", default_value_t = 1, help_heading = "Random numbers")]
     pub rand_spec_pct: u32,
-    #[arg(
-        long,
-        alias = "rand_spec_res",
-        default_value_t = 75,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_spec_res", default_value_t = 75, help_heading = "Random numbers")]
     pub rand_spec_res: u32,
-    #[arg(
-        long,
-        alias = "rand_pareto_h",
-        default_value_t = 0.2,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_pareto_h", default_value_t = 0.2, help_heading = "Random numbers")]
     pub rand_pareto_h: f64,
-    #[arg(
-        long,
-        alias = "rand_zipfian_exp",
-        default_value_t = 0.8,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_zipfian_exp", default_value_t = 0.8, help_heading = "Random numbers")]
     pub rand_zipfian_exp: f64,
     /// Seed for the random streams; 0 takes one from the clock.
-    #[arg(
-        long,
-        alias = "rand_seed",
-        default_value_t = 0,
-        help_heading = "Random numbers"
-    )]
+    #[arg(long, alias = "rand_seed", default_value_t = 0, help_heading = "Random numbers")]
     pub rand_seed: u64,
 }
 
@@ -379,9 +287,7 @@ mod tests {
             "--rand-type=uniform",
             "--range_selects=off",
         ]);
-        let Command::Run(r) = cli.command else {
-            panic!()
-        };
+        let Command::Run(r) = cli.command else { panic!() };
         assert_eq!(r.oltp.table_size, 5000);
         assert_eq!(r.oltp.tables, 4);
         assert_eq!(r.target.socket, Some(PathBuf::from("/tmp/s")));
@@ -393,20 +299,11 @@ mod tests {
 
     #[test]
     fn defaults_are_sysbench_defaults() {
-        let Command::Run(r) = parse(&["sizeup", "run", "oltp_read_only"]).command else {
-            panic!()
-        };
-        assert_eq!(
-            (r.oltp.tables, r.oltp.table_size, r.oltp.range_size),
-            (1, 10_000, 100)
-        );
-        assert!(
-            r.oltp.range_selects && r.oltp.auto_inc && r.oltp.create_secondary && !r.oltp.skip_trx
-        );
+        let Command::Run(r) = parse(&["sizeup", "run", "oltp_read_only"]).command else { panic!() };
+        assert_eq!((r.oltp.tables, r.oltp.table_size, r.oltp.range_size), (1, 10_000, 100));
+        assert!(r.oltp.range_selects && r.oltp.auto_inc && r.oltp.create_secondary && !r.oltp.skip_trx);
         assert_eq!(r.oltp.rand_type, "special");
-        let Command::Run(r) = parse(&["sizeup", "run", "x", "--skip-trx"]).command else {
-            panic!()
-        };
+        let Command::Run(r) = parse(&["sizeup", "run", "x", "--skip-trx"]).command else { panic!() };
         assert!(r.oltp.skip_trx);
     }
 

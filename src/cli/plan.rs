@@ -22,10 +22,7 @@ pub fn oltp_options(a: &OltpArgs) -> Result<OltpOptions, String> {
         return Err("--tables must be at least 1".into());
     }
     if a.table_size > i32::MAX as u32 {
-        return Err(format!(
-            "--table-size {} is larger than an INT id can hold",
-            a.table_size
-        ));
+        return Err(format!("--table-size {} is larger than an INT id can hold", a.table_size));
     }
     if !(0.0..1.0).contains(&a.rand_pareto_h) || a.rand_pareto_h == 0.0 {
         return Err("--rand-pareto-h must be between 0 and 1".into());
@@ -37,14 +34,8 @@ pub fn oltp_options(a: &OltpArgs) -> Result<OltpOptions, String> {
         return Err("--rand-zipfian-exp must be above 0".into());
     }
     let engine = a.mysql_storage_engine.trim();
-    if engine.is_empty()
-        || !engine
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(format!(
-            "--mysql-storage-engine '{engine}' is not an engine name"
-        ));
+    if engine.is_empty() || !engine.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!("--mysql-storage-engine '{engine}' is not an engine name"));
     }
     Ok(OltpOptions {
         tables: a.tables,
@@ -81,17 +72,12 @@ pub fn seed(rand_seed: u64) -> u64 {
     if rand_seed != 0 {
         return rand_seed;
     }
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
 fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     if !v.is_finite() || v < 0.0 {
-        return Err(format!(
-            "--{name} must be a number of seconds, 0 or more (got {v})"
-        ));
+        return Err(format!("--{name} must be a number of seconds, 0 or more (got {v})"));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -109,11 +95,7 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         return Err("--rate must be transactions per second, 0 or more".into());
     }
     let report = seconds("report-interval", a.report_interval)?;
-    let interval = if report.is_zero() {
-        Duration::from_secs(1)
-    } else {
-        report
-    };
+    let interval = if report.is_zero() { Duration::from_secs(1) } else { report };
     if interval < Duration::from_millis(100) {
         return Err("--report-interval must be at least 0.1 s".into());
     }
@@ -125,18 +107,12 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         ));
     }
     let delay = seconds("delay", a.delay / 1000.0)?;
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
+    let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     // Closed loop: one OS thread per 4 CPUs drives every connection, the cheapest way to
     // keep a saturated server busy. Open loop: one thread per connection, because a lone
     // thread woken from epoll for each response added ~0.7 ms to every transaction at
     // low load (measured: p50 1.59 ms against 0.81 ms at 500 tps, 8 connections).
-    let default_threads = if a.rate > 0.0 {
-        a.threads.min(256)
-    } else {
-        cpus.div_ceil(4)
-    };
+    let default_threads = if a.rate > 0.0 { a.threads.min(256) } else { cpus.div_ceil(4) };
     let client_threads = a.client_threads.unwrap_or(default_threads).max(1);
     Ok(RunSpec {
         threads: a.threads,
@@ -161,33 +137,21 @@ pub fn server_settings(a: &ServerStartArgs) -> Result<ServerSettings, String> {
     if a.flush_log_at_trx_commit > 2 {
         return Err("--flush-log-at-trx-commit must be 0, 1 or 2".into());
     }
-    for (flag, v) in [
-        ("buffer-pool", &a.buffer_pool),
-        ("log-file-size", &a.log_file_size),
-    ] {
+    for (flag, v) in [("buffer-pool", &a.buffer_pool), ("log-file-size", &a.log_file_size)] {
         let ok = v.len() > 0
-            && v.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't'])
-                .chars()
-                .all(|c| c.is_ascii_digit())
+            && v.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']).chars().all(|c| c.is_ascii_digit())
             && v.chars().next().is_some_and(|c| c.is_ascii_digit());
         if !ok {
-            return Err(format!(
-                "--{flag} '{v}' is not a size; write it like 512M or 2G"
-            ));
+            return Err(format!("--{flag} '{v}' is not a size; write it like 512M or 2G"));
         }
     }
     let mut extra = Vec::new();
     for s in &a.set {
-        let (k, v) = s.split_once('=').ok_or_else(|| {
-            format!("--set '{s}' needs the form name=value, e.g. --set innodb_io_capacity=2000")
-        })?;
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set '{s}' needs the form name=value, e.g. --set innodb_io_capacity=2000"))?;
         let k = k.trim();
-        if k.is_empty()
-            || !k
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            || v.contains('\n')
-        {
+        if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || v.contains('\n') {
             return Err(format!("--set '{s}': '{k}' is not a server option name"));
         }
         extra.push((k.to_string(), v.trim().to_string()));
@@ -218,14 +182,8 @@ mod tests {
 
     #[test]
     fn run_spec_takes_the_options() {
-        let s = run_spec(&run_args(&[
-            "--threads=8",
-            "--time=60",
-            "--warmup=10",
-            "--rate=500",
-            "--rand-seed=9",
-        ]))
-        .unwrap();
+        let s =
+            run_spec(&run_args(&["--threads=8", "--time=60", "--warmup=10", "--rate=500", "--rand-seed=9"])).unwrap();
         assert_eq!(s.threads, 8);
         assert_eq!(s.time, Some(Duration::from_secs(60)));
         assert_eq!(s.warmup, Duration::from_secs(10));
@@ -261,10 +219,7 @@ mod tests {
             base_port: None,
         };
         let s = server_settings(&a).unwrap();
-        assert_eq!(
-            s.extra,
-            vec![("innodb_io_capacity".to_string(), "2000".to_string())]
-        );
+        assert_eq!(s.extra, vec![("innodb_io_capacity".to_string(), "2000".to_string())]);
         a.buffer_pool = "lots".into();
         assert!(server_settings(&a).unwrap_err().contains("not a size"));
         a.buffer_pool = "1G".into();

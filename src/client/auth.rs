@@ -9,6 +9,8 @@ use sha2::Sha256;
 pub struct Greeting {
     pub version: String,
     pub capabilities: u32,
+    /// MariaDB's extended capabilities (the upper 32 bits), when the server is MariaDB.
+    pub mariadb_capabilities: u32,
     pub scramble: Vec<u8>,
     pub plugin: String,
 }
@@ -17,27 +19,31 @@ impl Greeting {
     pub fn parse(p: &[u8]) -> Result<Greeting, Error> {
         let bad = || Error::protocol("malformed server greeting");
         if p.first() != Some(&10) {
-            return Err(Error::protocol(
-                "the server speaks an unknown protocol version",
-            ));
+            return Err(Error::protocol("the server speaks an unknown protocol version"));
         }
         let nul = p[1..].iter().position(|&b| b == 0).ok_or_else(bad)? + 1;
         let version = String::from_utf8_lossy(&p[1..nul]).into_owned();
         let mut pos = nul + 1 + 4; // connection id
         let mut scramble = p.get(pos..pos + 8).ok_or_else(bad)?.to_vec();
         pos += 8 + 1;
-        let cap_low =
-            u16::from_le_bytes(p.get(pos..pos + 2).ok_or_else(bad)?.try_into().unwrap()) as u32;
+        let cap_low = u16::from_le_bytes(p.get(pos..pos + 2).ok_or_else(bad)?.try_into().unwrap()) as u32;
         pos += 2;
         let mut capabilities = cap_low;
+        let mut mariadb_capabilities = 0;
         let mut plugin = String::from("mysql_native_password");
         if p.len() > pos {
             pos += 1 + 2; // charset, status
-            let cap_high =
-                u16::from_le_bytes(p.get(pos..pos + 2).ok_or_else(bad)?.try_into().unwrap()) as u32;
+            let cap_high = u16::from_le_bytes(p.get(pos..pos + 2).ok_or_else(bad)?.try_into().unwrap()) as u32;
             capabilities |= cap_high << 16;
             pos += 2;
             let data_len = *p.get(pos).ok_or_else(bad)? as usize;
+            // 6 reserved bytes, then MariaDB's extended capabilities, which are only
+            // meaningful when the server does not claim CLIENT_MYSQL (bit 0).
+            if capabilities & 1 == 0 {
+                if let Some(ext) = p.get(pos + 1 + 6..pos + 1 + 10) {
+                    mariadb_capabilities = u32::from_le_bytes(ext.try_into().unwrap());
+                }
+            }
             pos += 1 + 10;
             let part2 = data_len.saturating_sub(8).max(13);
             if let Some(rest) = p.get(pos..pos + part2) {
@@ -54,12 +60,7 @@ impl Greeting {
                 }
             }
         }
-        Ok(Greeting {
-            version,
-            capabilities,
-            scramble,
-            plugin,
-        })
+        Ok(Greeting { version, capabilities, mariadb_capabilities, scramble, plugin })
     }
 }
 
@@ -120,10 +121,7 @@ mod tests {
     #[test]
     fn scrambles_match_vectors_computed_with_python_hashlib() {
         let scramble: Vec<u8> = (1u8..=20).collect();
-        assert_eq!(
-            hex(&native("secret", &scramble)),
-            "b32bb3a583e1340c0a1108d58b1be49781ad8c2f"
-        );
+        assert_eq!(hex(&native("secret", &scramble)), "b32bb3a583e1340c0a1108d58b1be49781ad8c2f");
         assert_eq!(
             hex(&caching_sha2("secret", &scramble)),
             "746ebe205d56a0707acb3e796e834e0dd7b1d61743b26bd5202c7a623230c7c9"
@@ -143,7 +141,8 @@ mod tests {
         p.extend_from_slice(&2u16.to_le_bytes());
         p.extend_from_slice(&0x81bfu16.to_le_bytes());
         p.push(21);
-        p.extend_from_slice(&[0; 10]);
+        p.extend_from_slice(&[0; 6]);
+        p.extend_from_slice(&0x1du32.to_le_bytes());
         p.extend_from_slice(b"ijklmnopqrst\0");
         p.extend_from_slice(b"mysql_native_password\0");
         let g = Greeting::parse(&p).unwrap();
@@ -151,14 +150,13 @@ mod tests {
         assert_eq!(g.scramble, b"abcdefghijklmnopqrst");
         assert_eq!(g.plugin, "mysql_native_password");
         assert_eq!(g.capabilities, 0x81bf_f7fe);
+        assert_eq!(g.mariadb_capabilities, 0x1d, "bit 0 clear: a MariaDB server");
         assert!(Greeting::parse(&[9, 0]).is_err());
     }
 
     #[test]
     fn unknown_login_methods_are_named() {
-        let e = scramble("client_ed25519", "x", b"s")
-            .unwrap_err()
-            .to_string();
+        let e = scramble("client_ed25519", "x", b"s").unwrap_err().to_string();
         assert!(e.contains("client_ed25519"), "{e}");
     }
 }

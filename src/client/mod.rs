@@ -27,8 +27,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_PACKET: usize = 0xff_ffff;
 
 // Capability flags (protocol docs, "Capabilities Flags").
-const CLIENT_LONG_PASSWORD: u32 = 1;
-const CLIENT_FOUND_ROWS: u32 = 2;
 const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
 const CLIENT_PROTOCOL_41: u32 = 512;
@@ -38,6 +36,10 @@ const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
 const CLIENT_PS_MULTI_RESULTS: u32 = 1 << 18;
 const CLIENT_PLUGIN_AUTH: u32 = 1 << 19;
 const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 1 << 21;
+
+/// MariaDB extended capability (bit 36, so bit 4 of the upper word): the server sends a
+/// prepared statement's result metadata only when it changed, as libmariadb asks.
+const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 8;
 
@@ -59,11 +61,7 @@ pub enum Error {
     Io(#[from] std::io::Error),
     /// The server answered with an error packet.
     #[error("{message} (error {code})")]
-    Server {
-        code: u16,
-        state: String,
-        message: String,
-    },
+    Server { code: u16, state: String, message: String },
     /// The server said something this client does not understand or support.
     #[error("{0}")]
     Protocol(String),
@@ -100,6 +98,11 @@ impl Stream {
 pub struct Statement {
     id: u32,
     params: u16,
+    /// Result column types from the prepare (for rows whose metadata the server skips).
+    columns: Vec<u8>,
+    /// Parameter types last sent: like libmariadb, types go only with the first execute
+    /// (or when they change), and the server reuses them.
+    sent_types: std::cell::RefCell<Vec<u8>>,
 }
 
 /// A parameter bound from borrowed data: no allocation per execute.
@@ -127,16 +130,16 @@ pub struct Conn {
     server_version: String,
     /// Result column types of the statement being read (binary rows need them).
     types: Vec<u8>,
+    /// Negotiated: result metadata of prepared statements is sent only when it changed.
+    cache_metadata: bool,
+    param_types: Vec<u8>,
 }
 
 impl Conn {
     pub async fn connect(o: &ConnectOptions) -> Result<Conn, Error> {
         match tokio::time::timeout(CONNECT_TIMEOUT, Self::connect_inner(o)).await {
             Ok(r) => r,
-            Err(_) => Err(Error::Io(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "no answer within 10 s",
-            ))),
+            Err(_) => Err(Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer within 10 s"))),
         }
     }
 
@@ -158,6 +161,8 @@ impl Conn {
             seq: 0,
             server_version: String::new(),
             types: Vec::new(),
+            cache_metadata: false,
+            param_types: Vec::new(),
         };
         conn.handshake(o).await?;
         Ok(conn)
@@ -165,6 +170,12 @@ impl Conn {
 
     pub fn server_version(&self) -> &str {
         &self.server_version
+    }
+
+    /// True when the server sends prepared statements' result metadata only when it
+    /// changed (MariaDB 10.6+), as it does for libmariadb clients such as sysbench.
+    pub fn caches_metadata(&self) -> bool {
+        self.cache_metadata
     }
 
     // ---- packets -------------------------------------------------------------------
@@ -254,11 +265,7 @@ impl Conn {
     fn server_error(p: &[u8]) -> Error {
         // ERR: 0xff, code u16, ['#', state 5 bytes], message.
         let code = u16::from_le_bytes([p[1], p[2]]);
-        let (state, msg) = if p.len() > 9 && p[3] == b'#' {
-            (&p[4..9], &p[9..])
-        } else {
-            (&b"HY000"[..], &p[3..])
-        };
+        let (state, msg) = if p.len() > 9 && p[3] == b'#' { (&p[4..9], &p[9..]) } else { (&b"HY000"[..], &p[3..]) };
         Error::Server {
             code,
             state: String::from_utf8_lossy(state).into_owned(),
@@ -279,9 +286,9 @@ impl Conn {
         if hs.capabilities & CLIENT_PROTOCOL_41 == 0 {
             return Err(Error::protocol("the server does not speak protocol 4.1"));
         }
-        let mut caps = CLIENT_LONG_PASSWORD
-            | CLIENT_FOUND_ROWS
-            | CLIENT_LONG_FLAG
+        // Not CLIENT_LONG_PASSWORD (bit 0): to a MariaDB server that bit says "MySQL client",
+        // and it would ignore our extended capabilities.
+        let mut caps = CLIENT_LONG_FLAG
             | CLIENT_PROTOCOL_41
             | CLIENT_TRANSACTIONS
             | CLIENT_SECURE_CONNECTION
@@ -300,10 +307,12 @@ impl Conn {
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0]);
         self.out.extend_from_slice(&caps.to_le_bytes());
-        self.out
-            .extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
+        self.out.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
         self.out.push(45); // utf8mb4_general_ci
-        self.out.extend_from_slice(&[0; 23]);
+        self.out.extend_from_slice(&[0; 19]);
+        self.cache_metadata = hs.mariadb_capabilities & MARIADB_CLIENT_CACHE_METADATA != 0;
+        let ext = if self.cache_metadata { MARIADB_CLIENT_CACHE_METADATA } else { 0 };
+        self.out.extend_from_slice(&ext.to_le_bytes());
         self.out.extend_from_slice(o.user.as_bytes());
         self.out.push(0);
         packet::put_lenenc_bytes(&mut self.out, &response);
@@ -372,7 +381,7 @@ impl Conn {
         self.begin(0x03);
         self.out.extend_from_slice(sql.as_bytes());
         self.send(0).await?;
-        self.read_results(false, None).await
+        self.read_results(false, None, None).await
     }
 
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
@@ -390,24 +399,24 @@ impl Conn {
         let columns = u16::from_le_bytes([p[5], p[6]]);
         let params = u16::from_le_bytes([p[7], p[8]]);
         // Parameter and column definitions, each list closed by an EOF packet.
-        for count in [params, columns] {
+        let mut types = Vec::with_capacity(columns as usize);
+        for (count, keep) in [(params, false), (columns, true)] {
             if count > 0 {
                 for _ in 0..count {
-                    self.read_packet().await?;
+                    let (s, len) = self.read_packet().await?;
+                    if keep {
+                        types.push(packet::column_type(&self.buf[s..s + len]).unwrap_or(0xfd));
+                    }
                 }
                 self.read_packet().await?;
             }
         }
-        Ok(Statement { id, params })
+        Ok(Statement { id, params, columns: types, sent_types: Default::default() })
     }
 
     fn encode_execute(&mut self, stmt: &Statement, params: &[Param<'_>]) -> Result<(), Error> {
         if params.len() != stmt.params as usize {
-            return Err(Error::protocol(format!(
-                "statement takes {} parameters, given {}",
-                stmt.params,
-                params.len()
-            )));
+            return Err(Error::protocol(format!("statement takes {} parameters, given {}", stmt.params, params.len())));
         }
         self.begin(0x17);
         self.out.extend_from_slice(&stmt.id.to_le_bytes());
@@ -416,16 +425,22 @@ impl Conn {
         if !params.is_empty() {
             let bitmap = params.len().div_ceil(8);
             self.out.extend(std::iter::repeat_n(0u8, bitmap)); // no NULLs
-            self.out.push(1); // types follow
+            self.param_types.clear();
             for p in params {
-                match p {
+                self.param_types.extend_from_slice(match p {
                     // INT-sized ids go as LONG, as sysbench binds them; larger as LONGLONG.
-                    Param::Int(v) if i32::try_from(*v).is_ok() => {
-                        self.out.extend_from_slice(&[0x03, 0])
-                    }
-                    Param::Int(_) => self.out.extend_from_slice(&[0x08, 0]),
-                    Param::Bytes(_) => self.out.extend_from_slice(&[0xfd, 0]), // VAR_STRING
-                }
+                    Param::Int(v) if i32::try_from(*v).is_ok() => &[0x03, 0],
+                    Param::Int(_) => &[0x08, 0],
+                    Param::Bytes(_) => &[0xfd, 0], // VAR_STRING
+                });
+            }
+            let mut sent = stmt.sent_types.borrow_mut();
+            if *sent == self.param_types {
+                self.out.push(0); // the server keeps the types of the last execute
+            } else {
+                self.out.push(1);
+                self.out.extend_from_slice(&self.param_types);
+                sent.clone_from(&self.param_types);
             }
             for p in params {
                 match p {
@@ -441,14 +456,10 @@ impl Conn {
     }
 
     /// Executes a prepared statement and discards its rows, counting them.
-    pub async fn exec_drop(
-        &mut self,
-        stmt: &Statement,
-        params: &[Param<'_>],
-    ) -> Result<Outcome, Error> {
+    pub async fn exec_drop(&mut self, stmt: &Statement, params: &[Param<'_>]) -> Result<Outcome, Error> {
         self.encode_execute(stmt, params)?;
         self.send(0).await?;
-        self.read_results(true, None).await
+        self.read_results(true, Some(&stmt.columns), None).await
     }
 
     /// Executes a prepared statement and hands each row, decoded, to `row`.
@@ -460,15 +471,11 @@ impl Conn {
     ) -> Result<Outcome, Error> {
         self.encode_execute(stmt, params)?;
         self.send(0).await?;
-        self.read_results(true, Some(row)).await
+        self.read_results(true, Some(&stmt.columns), Some(row)).await
     }
 
     /// Executes and returns the first row, if any.
-    pub async fn exec_first(
-        &mut self,
-        stmt: &Statement,
-        params: &[Param<'_>],
-    ) -> Result<Option<Vec<Value>>, Error> {
+    pub async fn exec_first(&mut self, stmt: &Statement, params: &[Param<'_>]) -> Result<Option<Vec<Value>>, Error> {
         let mut first = None;
         self.exec_rows(stmt, params, &mut |r| {
             if first.is_none() {
@@ -484,6 +491,7 @@ impl Conn {
     async fn read_results(
         &mut self,
         binary: bool,
+        cached_types: Option<&[u8]>,
         mut row: Option<&mut dyn FnMut(&[Value])>,
     ) -> Result<Outcome, Error> {
         let mut outcome = Outcome::default();
@@ -506,14 +514,20 @@ impl Conn {
                 }
                 Some(_) => {
                     let mut pos = 0;
-                    let columns = lenenc_int(p, &mut pos)
-                        .ok_or_else(|| Error::protocol("bad column count"))?
-                        as usize;
+                    let columns = lenenc_int(p, &mut pos).ok_or_else(|| Error::protocol("bad column count"))? as usize;
+                    // With cached metadata the server says whether definitions follow.
+                    let follows = !self.cache_metadata || p.get(pos) != Some(&0);
                     self.types.clear();
-                    for _ in 0..columns {
-                        let (s, len) = self.read_packet().await?;
-                        self.types
-                            .push(packet::column_type(&self.buf[s..s + len]).unwrap_or(0xfd));
+                    if follows {
+                        for _ in 0..columns {
+                            let (s, len) = self.read_packet().await?;
+                            self.types.push(packet::column_type(&self.buf[s..s + len]).unwrap_or(0xfd));
+                        }
+                    } else {
+                        self.types.extend_from_slice(cached_types.unwrap_or(&[]));
+                        if self.types.len() != columns {
+                            return Err(Error::protocol("the server skipped result metadata this client has not seen"));
+                        }
                     }
                     self.read_packet().await?; // EOF after the column definitions
                     loop {
@@ -521,10 +535,7 @@ impl Conn {
                         let p = &self.buf[s..s + len];
                         match p.first() {
                             Some(0xfe) if len < 9 => {
-                                break u16::from_le_bytes([
-                                    *p.get(3).unwrap_or(&0),
-                                    *p.get(4).unwrap_or(&0),
-                                ]);
+                                break u16::from_le_bytes([*p.get(3).unwrap_or(&0), *p.get(4).unwrap_or(&0)]);
                             }
                             Some(0xff) => return Err(Self::server_error(p)),
                             _ => {

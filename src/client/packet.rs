@@ -46,14 +46,8 @@ pub fn lenenc_int(p: &[u8], pos: &mut usize) -> Option<u64> {
     let first = *p.get(*pos)?;
     let (len, v) = match first {
         0..=0xfa => (1, first as u64),
-        0xfc => (
-            3,
-            u16::from_le_bytes([*p.get(*pos + 1)?, *p.get(*pos + 2)?]) as u64,
-        ),
-        0xfd => (
-            4,
-            u32::from_le_bytes([*p.get(*pos + 1)?, *p.get(*pos + 2)?, *p.get(*pos + 3)?, 0]) as u64,
-        ),
+        0xfc => (3, u16::from_le_bytes([*p.get(*pos + 1)?, *p.get(*pos + 2)?]) as u64),
+        0xfd => (4, u32::from_le_bytes([*p.get(*pos + 1)?, *p.get(*pos + 2)?, *p.get(*pos + 3)?, 0]) as u64),
         0xfe => {
             let b = p.get(*pos + 1..*pos + 9)?;
             (9, u64::from_le_bytes(b.try_into().ok()?))
@@ -140,16 +134,10 @@ pub fn decode_binary_row(p: &[u8], types: &[u8], out: &mut Vec<Value>) -> Result
         };
         let v = match t {
             0x01 => Value::Int(fixed(1, &mut pos)?[0] as i8 as i64), // TINY
-            0x02 | 0x0d => {
-                Value::Int(i16::from_le_bytes(fixed(2, &mut pos)?.try_into().unwrap()) as i64)
-            } // SHORT, YEAR
-            0x03 | 0x09 => {
-                Value::Int(i32::from_le_bytes(fixed(4, &mut pos)?.try_into().unwrap()) as i64)
-            } // LONG, INT24
-            0x08 => Value::Int(i64::from_le_bytes(fixed(8, &mut pos)?.try_into().unwrap())), // LONGLONG
-            0x04 => {
-                Value::Float(f32::from_le_bytes(fixed(4, &mut pos)?.try_into().unwrap()) as f64)
-            }
+            0x02 | 0x0d => Value::Int(i16::from_le_bytes(fixed(2, &mut pos)?.try_into().unwrap()) as i64), // SHORT, YEAR
+            0x03 | 0x09 => Value::Int(i32::from_le_bytes(fixed(4, &mut pos)?.try_into().unwrap()) as i64), // LONG, INT24
+            0x08 => Value::Int(i64::from_le_bytes(fixed(8, &mut pos)?.try_into().unwrap())),               // LONGLONG
+            0x04 => Value::Float(f32::from_le_bytes(fixed(4, &mut pos)?.try_into().unwrap()) as f64),
             0x05 => Value::Float(f64::from_le_bytes(fixed(8, &mut pos)?.try_into().unwrap())),
             0x07 | 0x0a | 0x0b | 0x0c => {
                 // TIMESTAMP, DATE, TIME, DATETIME: a length byte, then that many bytes.
@@ -170,16 +158,7 @@ mod tests {
 
     #[test]
     fn lenenc_round_trips() {
-        for v in [
-            0u64,
-            250,
-            251,
-            65_535,
-            65_536,
-            16_777_215,
-            16_777_216,
-            u64::MAX,
-        ] {
+        for v in [0u64, 250, 251, 65_535, 65_536, 16_777_215, 16_777_216, u64::MAX] {
             let mut b = Vec::new();
             put_lenenc_int(&mut b, v);
             let mut pos = 0;
@@ -204,13 +183,7 @@ mod tests {
         decode_binary_row(&p, &types, &mut out).unwrap();
         assert_eq!(
             out,
-            vec![
-                Value::Int(7),
-                Value::Null,
-                Value::Bytes(b"abc".to_vec()),
-                Value::Float(1.5),
-                Value::Int(-2)
-            ]
+            vec![Value::Int(7), Value::Null, Value::Bytes(b"abc".to_vec()), Value::Float(1.5), Value::Int(-2)]
         );
         assert!(decode_binary_row(&p[..6], &types, &mut out).is_err());
     }

@@ -34,9 +34,7 @@ const CONNECTION_CODES: [u16; 7] = [
 pub fn classify(e: &Error) -> ErrorClass {
     match e {
         Error::Server { code, .. } if RETRY_CODES.contains(code) => ErrorClass::Retry,
-        Error::Server { code, .. }
-            if CONNECTION_CODES.contains(code) || (2000..3000).contains(code) =>
-        {
+        Error::Server { code, .. } if CONNECTION_CODES.contains(code) || (2000..3000).contains(code) => {
             ErrorClass::Reconnect
         }
         Error::Server { .. } => ErrorClass::Fatal,
@@ -50,11 +48,7 @@ mod tests {
     use super::*;
 
     fn server(code: u16) -> Error {
-        Error::Server {
-            code,
-            message: "m".into(),
-            state: "HY000".into(),
-        }
+        Error::Server { code, message: "m".into(), state: "HY000".into() }
     }
 
     #[test]

@@ -19,7 +19,8 @@ use pacing::Arrivals;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use tokio::sync::{mpsc, watch};
 use worker::{Control, Shard};
 
@@ -28,15 +29,19 @@ use worker::{Control, Shard};
 pub struct RunSpec {
     pub threads: u32,
     /// Stop starting transactions after this long (`--time`); `None` for no limit.
+    #[serde(serialize_with = "seconds_opt")]
     pub time: Option<Duration>,
     /// Stop after this many transactions (`--events`).
     pub events: Option<u64>,
+    #[serde(serialize_with = "seconds")]
     pub warmup: Duration,
     /// Open-loop arrivals per second (`--rate`).
     pub rate: Option<f64>,
     /// Sampling interval: one stored interval each.
+    #[serde(serialize_with = "seconds")]
     pub interval: Duration,
     /// Fixed pause between a worker's transactions.
+    #[serde(serialize_with = "seconds_opt")]
     pub delay: Option<Duration>,
     /// OS threads that drive the workers.
     pub client_threads: u32,
@@ -44,6 +49,18 @@ pub struct RunSpec {
     /// The server's process, when sizeup manages it: its CPU per transaction is reported.
     #[serde(skip)]
     pub server_pid: Option<i32>,
+}
+
+/// Durations appear in results as seconds, the unit users give them in.
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn seconds_opt<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,32 +125,21 @@ where
     for s in 0..shards {
         let workers: Vec<u32> = (0..threads).filter(|w| w % shards == s).collect();
         let rate = spec.rate.map(|r| r * workers.len() as f64 / threads as f64);
-        let (workload, target, spec, control, tx, go_rx) = (
-            workload.clone(),
-            target.clone(),
-            spec.clone(),
-            control.clone(),
-            tx.clone(),
-            go_rx.clone(),
-        );
+        let (workload, target, spec, control, tx, go_rx) =
+            (workload.clone(), target.clone(), spec.clone(), control.clone(), tx.clone(), go_rx.clone());
         let types = names.len();
         handles.push(
             std::thread::Builder::new()
                 .name(format!("sizeup-client-{s}"))
                 .spawn(move || {
-                    client_thread(
-                        workload, workers, target, spec, control, tx, go_rx, rate, types, s as u64,
-                    )
+                    client_thread(workload, workers, target, spec, control, tx, go_rx, rate, types, s as u64)
                 })
                 .map_err(|e| format!("cannot start a client thread: {e}"))?,
         );
     }
     drop(tx);
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
         let mut ready = 0;
         while ready < shards {
@@ -262,15 +268,10 @@ fn client_thread<W: Workload>(
     types: usize,
     shard_no: u64,
 ) {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = tx.send(Msg::ConnectFailed(format!(
-                "cannot start a client runtime: {e}"
-            )));
+            let _ = tx.send(Msg::ConnectFailed(format!("cannot start a client runtime: {e}")));
             return;
         }
     };
@@ -278,11 +279,7 @@ fn client_thread<W: Workload>(
         let connecting = workers.iter().map(|&w| {
             let mut session = workload.session(w, seed_for(spec.seed, w as u64));
             let target = &target;
-            async move {
-                worker::connect(target, &mut session)
-                    .await
-                    .map(|c| (session, c))
-            }
+            async move { worker::connect(target, &mut session).await.map(|c| (session, c)) }
         });
         let mut ready = Vec::new();
         for r in futures_util::future::join_all(connecting).await {
@@ -309,21 +306,14 @@ fn client_thread<W: Workload>(
             control,
             recorder: RefCell::new(Recorder::new(types)),
             arrivals: rate.map(|r| {
-                RefCell::new(Arrivals::new(
-                    r,
-                    crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40 | shard_no)),
-                ))
+                RefCell::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40 | shard_no))))
             }),
             start,
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
             target,
         };
-        let workers = futures_util::future::join_all(
-            ready
-                .into_iter()
-                .map(|(s, c)| worker::run_worker(&shard, s, c)),
-        );
+        let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
         tokio::select! {
             _ = workers => {}
             _ = ticker(&shard, spec.interval, &tx, types) => {}
@@ -340,12 +330,10 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         if shard.deadline.is_some_and(|d| at >= d) {
             break;
         }
-        tokio::time::sleep_until(at.into()).await;
+        tokio::time::sleep_until(at).await;
         let mut rec = shard.recorder.replace(Recorder::new(types));
         if let Some(a) = &shard.arrivals {
-            rec.backlog = a
-                .borrow_mut()
-                .backlog((Instant::now() - shard.start).as_secs_f64());
+            rec.backlog = a.borrow_mut().backlog((Instant::now() - shard.start).as_secs_f64());
         }
         let _ = tx.send(Msg::Tick(k, rec));
     }

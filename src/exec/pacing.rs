@@ -19,12 +19,7 @@ pub struct Arrivals {
 impl Arrivals {
     /// Arrivals at `rate` per second on average, from time 0.
     pub fn new(rate: f64, rng: WorkerRng) -> Self {
-        Arrivals {
-            mean_gap: 1.0 / rate,
-            rng,
-            last: 0.0,
-            queue: VecDeque::new(),
-        }
+        Arrivals { mean_gap: 1.0 / rate, rng, last: 0.0, queue: VecDeque::new() }
     }
 
     fn generate(&mut self) {

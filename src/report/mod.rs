@@ -54,33 +54,18 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         let _ = writeln!(out, "  {k:<28} {v}");
     };
     row("measured (warm-up excluded)", format!("{:.1} s", s.seconds));
-    row(
-        "transactions",
-        format!("{} ({:.2} per s)", s.transactions, s.tps),
-    );
+    row("transactions", format!("{} ({:.2} per s)", s.transactions, s.tps));
     row("queries", format!("{} ({:.2} per s)", s.queries, s.qps));
-    row(
-        "  reads / writes / other",
-        format!("{} / {} / {}", s.reads, s.writes, s.other),
-    );
+    row("  reads / writes / other", format!("{} / {} / {}", s.reads, s.writes, s.other));
     row("errors (retried)", s.errors.to_string());
     row("reconnects", s.reconnects.to_string());
     if s.rollbacks > 0 {
         row("rollbacks (expected)", s.rollbacks.to_string());
     }
     let l = &s.latency_ms;
-    row(
-        "latency ms avg / p50",
-        format!("{:.2} / {:.2}", l.avg, l.p50),
-    );
-    row(
-        "latency ms p90 / p95 / p99",
-        format!("{:.2} / {:.2} / {:.2}", l.p90, l.p95, l.p99),
-    );
-    row(
-        "latency ms min / max",
-        format!("{:.2} / {:.2}", l.min, l.max),
-    );
+    row("latency ms avg / p50", format!("{:.2} / {:.2}", l.avg, l.p50));
+    row("latency ms p90 / p95 / p99", format!("{:.2} / {:.2} / {:.2}", l.p90, l.p95, l.p99));
+    row("latency ms min / max", format!("{:.2} / {:.2}", l.min, l.max));
     if let Some(c) = s.client_cpu_us_per_txn {
         row("client CPU per transaction", format!("{c:.1} us"));
     }
@@ -100,13 +85,7 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
             let _ = writeln!(
                 out,
                 "  {:<16} {:>10} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2}",
-                t.name,
-                t.transactions,
-                t.rollbacks,
-                t.errors,
-                t.latency_ms.avg,
-                t.latency_ms.p95,
-                t.latency_ms.max
+                t.name, t.transactions, t.rollbacks, t.errors, t.latency_ms.avg, t.latency_ms.p95, t.latency_ms.max
             );
         }
     }
@@ -142,10 +121,7 @@ pub fn server_table(status: &[Status]) -> String {
     if status.is_empty() {
         return "no managed instances (start one with `sizeup server start`)\n".into();
     }
-    let mut out = format!(
-        "{:>8}  {:<8} {:>8} {:>6}  {:<5} socket\n",
-        "instance", "state", "pid", "port", "user"
-    );
+    let mut out = format!("{:>8}  {:<8} {:>8} {:>6}  {:<5} socket\n", "instance", "state", "pid", "port", "user");
     for s in status {
         let state = match s.state {
             State::Running => "running",
@@ -170,10 +146,8 @@ pub fn server_table(status: &[Status]) -> String {
 pub fn rows_bar(total: u64) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}",
-        )
-        .expect("static template"),
+        indicatif::ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}")
+            .expect("static template"),
     );
     bar
 }

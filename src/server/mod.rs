@@ -29,11 +29,7 @@ pub enum ServerError {
     Init { index: u32, detail: String },
     /// The server exited or never became ready.
     #[error("instance {index} did not start: {detail}\n(full log: {log})")]
-    Start {
-        index: u32,
-        detail: String,
-        log: String,
-    },
+    Start { index: u32, detail: String, log: String },
     /// A port of the requested range is taken by another program.
     #[error("port {port} on 127.0.0.1 is in use; choose another with --base-port")]
     PortInUse { port: u16 },
@@ -128,9 +124,7 @@ struct StateFile {
 
 impl Manager {
     pub fn new(home: &Path) -> Manager {
-        Manager {
-            home: home.to_path_buf(),
-        }
+        Manager { home: home.to_path_buf() }
     }
 
     pub fn home(&self) -> &Path {
@@ -150,23 +144,17 @@ impl Manager {
                 ))
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StateFile::default()),
-            Err(e) => Err(ServerError::State(format!(
-                "cannot read {}: {e}",
-                self.state_path().display()
-            ))),
+            Err(e) => Err(ServerError::State(format!("cannot read {}: {e}", self.state_path().display()))),
         }
     }
 
     fn save(&self, s: &StateFile) -> Result<(), ServerError> {
-        std::fs::create_dir_all(&self.home).map_err(|e| {
-            ServerError::State(format!("cannot create {}: {e}", self.home.display()))
-        })?;
+        std::fs::create_dir_all(&self.home)
+            .map_err(|e| ServerError::State(format!("cannot create {}: {e}", self.home.display())))?;
         let tmp = self.state_path().with_extension("json.tmp");
         std::fs::write(&tmp, serde_json::to_string_pretty(s).expect("serialisable"))
             .and_then(|_| std::fs::rename(&tmp, self.state_path()))
-            .map_err(|e| {
-                ServerError::State(format!("cannot write {}: {e}", self.state_path().display()))
-            })
+            .map_err(|e| ServerError::State(format!("cannot write {}: {e}", self.state_path().display())))
     }
 
     /// Every instance sizeup remembers, with its live state.
@@ -176,12 +164,7 @@ impl Manager {
 
     /// The settings instance `index` last ran with, if sizeup knows it.
     pub fn settings_of(&self, index: u32) -> Result<Option<ServerSettings>, ServerError> {
-        Ok(self
-            .load()?
-            .instances
-            .into_iter()
-            .find(|i| i.index == index)
-            .map(|i| i.settings))
+        Ok(self.load()?.instances.into_iter().find(|i| i.index == index).map(|i| i.settings))
     }
 
     /// The instance `index` if it is running.
@@ -223,9 +206,7 @@ impl Manager {
                     continue;
                 }
             }
-            let dir = root
-                .map_or_else(|| self.home.join("instances"), Path::to_path_buf)
-                .join(index.to_string());
+            let dir = root.map_or_else(|| self.home.join("instances"), Path::to_path_buf).join(index.to_string());
             let mut inst = Instance {
                 index,
                 socket: socket_path(&dir, &self.home, index),
@@ -239,15 +220,10 @@ impl Manager {
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
             }
-            std::fs::create_dir_all(inst.dir.join("tmp")).map_err(|e| {
-                ServerError::State(format!("cannot create {}: {e}", inst.dir.display()))
-            })?;
-            std::fs::write(inst.option_file(), option_file(&inst)).map_err(|e| {
-                ServerError::State(format!(
-                    "cannot write {}: {e}",
-                    inst.option_file().display()
-                ))
-            })?;
+            std::fs::create_dir_all(inst.dir.join("tmp"))
+                .map_err(|e| ServerError::State(format!("cannot create {}: {e}", inst.dir.display())))?;
+            std::fs::write(inst.option_file(), option_file(&inst))
+                .map_err(|e| ServerError::State(format!("cannot write {}: {e}", inst.option_file().display())))?;
             if !inst.datadir().join("mysql").exists() {
                 initialise(&inst)?;
             }
@@ -270,11 +246,7 @@ impl Manager {
     pub fn stop(&self, only: Option<u32>, purge: bool) -> Result<Vec<Status>, ServerError> {
         let mut state = self.load()?;
         let mut stopped = Vec::new();
-        for inst in state
-            .instances
-            .iter_mut()
-            .filter(|i| only.is_none_or(|o| o == i.index))
-        {
+        for inst in state.instances.iter_mut().filter(|i| only.is_none_or(|o| o == i.index)) {
             if let Some(pid) = inst.pid.filter(|&p| alive(p, &inst.dir)) {
                 terminate(pid);
             }
@@ -287,9 +259,7 @@ impl Manager {
             stopped.push(status_of(inst));
         }
         if purge {
-            state
-                .instances
-                .retain(|i| !only.is_none_or(|o| o == i.index));
+            state.instances.retain(|i| !only.is_none_or(|o| o == i.index));
         }
         self.save(&state)?;
         Ok(stopped)
@@ -323,9 +293,7 @@ pub fn default_home() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(x).join("sizeup");
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
     home.join(".local/state/sizeup")
 }
 
@@ -333,8 +301,8 @@ pub fn default_home() -> PathBuf {
 pub fn find_binary() -> Result<PathBuf, ServerError> {
     let names = ["mariadbd", "mysqld"];
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from))
+    for dir in
+        std::env::split_paths(&path).chain(["/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"].map(PathBuf::from))
     {
         for n in names {
             let p = dir.join(n);
@@ -378,10 +346,7 @@ fn option_file(i: &Instance) -> String {
     set("tmpdir", &i.dir.join("tmp").to_string_lossy());
     set("innodb_buffer_pool_size", &s.buffer_pool);
     set("innodb_log_file_size", &s.log_file_size);
-    set(
-        "innodb_flush_log_at_trx_commit",
-        &s.flush_log_at_trx_commit.to_string(),
-    );
+    set("innodb_flush_log_at_trx_commit", &s.flush_log_at_trx_commit.to_string());
     set("max_connections", &s.max_connections.to_string());
     set("local_infile", "1");
     if is_root() {
@@ -391,10 +356,7 @@ fn option_file(i: &Instance) -> String {
         set(k, v);
     }
     f.push_str("skip-log-bin\n");
-    f.push_str(&format!(
-        "\n[client]\nsocket={}\nuser=root\n",
-        i.socket.to_string_lossy()
-    ));
+    f.push_str(&format!("\n[client]\nsocket={}\nuser=root\n", i.socket.to_string_lossy()));
     f
 }
 
@@ -405,19 +367,11 @@ fn tail(path: &Path, lines: usize) -> String {
 }
 
 fn initialise(i: &Instance) -> Result<(), ServerError> {
-    let name = i
-        .binary
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = i.binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let install_db = ["mariadb-install-db", "mysql_install_db"]
         .iter()
         .flat_map(|n| {
-            [
-                i.binary.with_file_name(n),
-                PathBuf::from("/usr/bin").join(n),
-                PathBuf::from("/usr/local/bin").join(n),
-            ]
+            [i.binary.with_file_name(n), PathBuf::from("/usr/bin").join(n), PathBuf::from("/usr/local/bin").join(n)]
         })
         .find(|p| p.is_file());
     let defaults = format!("--defaults-file={}", i.option_file().display());
@@ -426,9 +380,7 @@ fn initialise(i: &Instance) -> Result<(), ServerError> {
     let mut cmd = match tool {
         Some(tool) => {
             let mut c = Command::new(tool);
-            c.arg(&defaults)
-                .arg("--auth-root-authentication-method=normal")
-                .arg("--skip-test-db");
+            c.arg(&defaults).arg("--auth-root-authentication-method=normal").arg("--skip-test-db");
             c
         }
         None => {
@@ -437,27 +389,14 @@ fn initialise(i: &Instance) -> Result<(), ServerError> {
             c
         }
     };
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| ServerError::Init {
-            index: i.index,
-            detail: e.to_string(),
-        })?;
+    let out =
+        cmd.stdin(Stdio::null()).output().map_err(|e| ServerError::Init { index: i.index, detail: e.to_string() })?;
     if !out.status.success() {
-        let mut detail = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .join(" | ");
+        let mut detail = String::from_utf8_lossy(&out.stderr).lines().rev().take(5).collect::<Vec<_>>().join(" | ");
         if detail.is_empty() {
             detail = tail(&i.error_log(), 5);
         }
-        return Err(ServerError::Init {
-            index: i.index,
-            detail,
-        });
+        return Err(ServerError::Init { index: i.index, detail });
     }
     Ok(())
 }
@@ -472,10 +411,7 @@ fn launch(i: &Instance) -> Result<i32, ServerError> {
     let child = Command::new(&i.binary)
         .arg(format!("--defaults-file={}", i.option_file().display()))
         .stdin(Stdio::null())
-        .stdout(
-            log.try_clone()
-                .map_err(|e| ServerError::State(e.to_string()))?,
-        )
+        .stdout(log.try_clone().map_err(|e| ServerError::State(e.to_string()))?)
         .stderr(log)
         // Its own process group: a Ctrl-C meant for sizeup must not stop the server.
         .process_group(0)
@@ -499,10 +435,7 @@ fn wait_ready(i: &Instance) -> Result<(), ServerError> {
         if !alive(pid, &i.dir) {
             return Err(ServerError::Start {
                 index: i.index,
-                detail: format!(
-                    "the server exited; last lines of its log:\n{}",
-                    tail(&i.error_log(), 8)
-                ),
+                detail: format!("the server exited; last lines of its log:\n{}", tail(&i.error_log(), 8)),
                 log: i.error_log().display().to_string(),
             });
         }
@@ -538,10 +471,7 @@ pub fn alive(pid: i32, dir: &Path) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
-    let state = stat
-        .rsplit(')')
-        .next()
-        .and_then(|r| r.split_whitespace().next());
+    let state = stat.rsplit(')').next().and_then(|r| r.split_whitespace().next());
     if state == Some("Z") || state == Some("X") {
         return false;
     }
@@ -573,12 +503,7 @@ fn terminate(pid: i32) {
 
 fn zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            s.rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next())
-                == Some("Z")
-        })
+        .map(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()) == Some("Z"))
         .unwrap_or(true)
 }
 

@@ -32,12 +32,7 @@ pub struct TypeStats {
 
 impl TypeStats {
     fn new() -> Self {
-        TypeStats {
-            latency: new_histogram(),
-            transactions: 0,
-            rollbacks: 0,
-            errors: 0,
-        }
+        TypeStats { latency: new_histogram(), transactions: 0, rollbacks: 0, errors: 0 }
     }
 }
 
@@ -189,14 +184,7 @@ pub struct TypeInterval {
 }
 
 impl Interval {
-    pub fn from_recorder(
-        rec: &Recorder,
-        names: &[String],
-        t: f64,
-        duration: f64,
-        warmup: bool,
-        threads: u32,
-    ) -> Self {
+    pub fn from_recorder(rec: &Recorder, names: &[String], t: f64, duration: f64, warmup: bool, threads: u32) -> Self {
         let per_s = |n: u64| {
             if duration > 0.0 {
                 n as f64 / duration
@@ -367,11 +355,7 @@ mod tests {
         for _ in 0..50 {
             r.transaction(0, 2000, false);
         }
-        r.queries = QueryCounts {
-            reads: 500,
-            writes: 200,
-            other: 100,
-        };
+        r.queries = QueryCounts { reads: 500, writes: 200, other: 100 };
         let names = vec!["t".to_string()];
         let i = Interval::from_recorder(&r, &names, 10.0, 0.5, false, 4);
         assert_eq!(i.tps, 100.0);

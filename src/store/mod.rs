@@ -15,17 +15,10 @@ use std::path::{Path, PathBuf};
 pub enum StoreError {
     /// The database file could not be opened or written.
     #[error("results store {path}: {source}")]
-    Sql {
-        path: String,
-        source: rusqlite::Error,
-    },
+    Sql { path: String, source: rusqlite::Error },
     /// The file was written by a newer sizeup.
     #[error("results store {path} has schema version {found}, newer than this sizeup understands ({supported}); upgrade sizeup or use another --results file")]
-    TooNew {
-        path: String,
-        found: i64,
-        supported: i64,
-    },
+    TooNew { path: String, found: i64, supported: i64 },
     /// No run with that id.
     #[error("no run {0} in the results store (see `sizeup runs list`)")]
     NoSuchRun(i64),
@@ -81,23 +74,15 @@ pub struct RunRow {
 
 impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let err = |source| StoreError::Sql {
-            path: path.display().to_string(),
-            source,
-        };
+        let err = |source| StoreError::Sql { path: path.display().to_string(), source };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let mut conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err)?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
                 path: path.display().to_string(),
@@ -108,29 +93,17 @@ impl Store {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = conn.transaction().map_err(err)?;
             tx.execute_batch(sql).map_err(err)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)
-                .map_err(err)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(err)?;
             tx.commit().map_err(err)?;
         }
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        Ok(Store { conn, path: path.to_path_buf() })
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sql {
-            path: self.path.display().to_string(),
-            source,
-        }
+        StoreError::Sql { path: self.path.display().to_string(), source }
     }
 
-    pub fn begin_run(
-        &self,
-        workload: &str,
-        target: &str,
-        config: &serde_json::Value,
-    ) -> Result<i64, StoreError> {
+    pub fn begin_run(&self, workload: &str, target: &str, config: &serde_json::Value) -> Result<i64, StoreError> {
         self.conn
             .execute(
                 "INSERT INTO runs (workload, target, status, config) VALUES (?1, ?2, 'running', ?3)",
@@ -156,13 +129,14 @@ impl Store {
         run: i64,
         status: &str,
         error: Option<&str>,
-        summary: &Summary,
+        summary: Option<&Summary>,
         histograms: &BTreeMap<String, String>,
     ) -> Result<(), StoreError> {
+        let summary = summary.map(|s| serde_json::to_string(s).expect("serialisable"));
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         tx.execute(
             "UPDATE runs SET status = ?2, error = ?3, summary = ?4, finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
-            params![run, status, error, serde_json::to_string(summary).expect("serialisable")],
+            params![run, status, error, summary],
         )
         .map_err(|e| self.err(e))?;
         for (name, hdr) in histograms {
@@ -205,31 +179,23 @@ impl Store {
     pub fn load_run(&self, id: i64) -> Result<RunDocument, StoreError> {
         let row: Option<(String, Option<String>, String, Option<String>)> = self
             .conn
-            .query_row(
-                "SELECT status, error, config, summary FROM runs WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
+            .query_row("SELECT status, error, config, summary FROM runs WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .optional()
             .map_err(|e| self.err(e))?;
         let (status, error, config, summary) = row.ok_or(StoreError::NoSuchRun(id))?;
-        let mut st = self
-            .conn
-            .prepare("SELECT data FROM intervals WHERE run_id = ?1 ORDER BY seq")
-            .map_err(|e| self.err(e))?;
+        let mut st =
+            self.conn.prepare("SELECT data FROM intervals WHERE run_id = ?1 ORDER BY seq").map_err(|e| self.err(e))?;
         let intervals = st
             .query_map([id], |r| r.get::<_, String>(0))
             .map_err(|e| self.err(e))?
             .filter_map(|d| d.ok().and_then(|d| serde_json::from_str(&d).ok()))
             .collect();
-        let mut st = self
-            .conn
-            .prepare("SELECT txn_type, hdr FROM histograms WHERE run_id = ?1")
-            .map_err(|e| self.err(e))?;
+        let mut st =
+            self.conn.prepare("SELECT txn_type, hdr FROM histograms WHERE run_id = ?1").map_err(|e| self.err(e))?;
         let histograms = st
-            .query_map([id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
+            .query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .map_err(|e| self.err(e))?
             .filter_map(Result::ok)
             .collect();
@@ -256,11 +222,7 @@ mod tests {
         let path = dir.path().join("results.db");
         let store = Store::open(&path).unwrap();
         let id = store
-            .begin_run(
-                "oltp_read_write",
-                "socket /x as root",
-                &serde_json::json!({"run": {"threads": 8}}),
-            )
+            .begin_run("oltp_read_write", "socket /x as root", &serde_json::json!({"run": {"threads": 8}}))
             .unwrap();
         let mut rec = Recorder::new(1);
         rec.transaction(0, 1500, false);
@@ -273,9 +235,7 @@ mod tests {
         assert_eq!(doc.intervals, vec![iv.clone()]);
         let summary = Summary::from_recorder(&rec, &names, 1.0, 0);
         let hist: BTreeMap<_, _> = [("oltp_read_write".to_string(), "abc".to_string())].into();
-        store
-            .finish_run(id, "completed", None, &summary, &hist)
-            .unwrap();
+        store.finish_run(id, "completed", None, Some(&summary), &hist).unwrap();
         let doc = store.load_run(id).unwrap();
         assert_eq!(doc.summary, Some(summary));
         assert_eq!(doc.histograms, hist);
@@ -290,14 +250,8 @@ mod tests {
     fn newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 99)
-            .unwrap();
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", 99).unwrap();
         let e = Store::open(&path).err().unwrap();
-        assert!(
-            e.to_string().contains("newer than this sizeup understands"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("newer than this sizeup understands"), "{e}");
     }
 }

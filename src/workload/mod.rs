@@ -32,11 +32,7 @@ pub trait Session {
     /// Called on every new connection (the first and each reconnect): prepares statements.
     async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed>;
     /// Runs one transaction, counting each statement it sends.
-    async fn transaction(
-        &mut self,
-        conn: &mut Conn,
-        queries: &mut QueryCounts,
-    ) -> Result<Done, Failed>;
+    async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed>;
 }
 
 pub trait Workload {

@@ -39,25 +39,14 @@ pub async fn existing_tables(
     Ok(rows
         .into_iter()
         .filter(|(n, _)| names.is_empty() || names.contains(n))
-        .map(|(name, comment)| ExistingTable {
-            ours: comment.starts_with(MARK),
-            name,
-        })
+        .map(|(name, comment)| ExistingTable { ours: comment.starts_with(MARK), name })
         .collect())
 }
 
 /// The refusal when tables are in the way of a prepare, or `None` when all are free.
 pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Option<String> {
-    let foreign: Vec<&str> = existing
-        .iter()
-        .filter(|t| !t.ours)
-        .map(|t| t.name.as_str())
-        .collect();
-    let ours: Vec<&str> = existing
-        .iter()
-        .filter(|t| t.ours)
-        .map(|t| t.name.as_str())
-        .collect();
+    let foreign: Vec<&str> = existing.iter().filter(|t| !t.ours).map(|t| t.name.as_str()).collect();
+    let ours: Vec<&str> = existing.iter().filter(|t| t.ours).map(|t| t.name.as_str()).collect();
     if !foreign.is_empty() {
         return Some(format!(
             "{database} already has tables sizeup did not create ({}); refusing to load into them.\n\
@@ -88,20 +77,12 @@ mod tests {
     use super::*;
 
     fn t(name: &str, ours: bool) -> ExistingTable {
-        ExistingTable {
-            name: name.into(),
-            ours,
-        }
+        ExistingTable { name: name.into(), ours }
     }
 
     #[test]
     fn foreign_tables_are_refused_first() {
-        let msg = refusal(
-            "sbtest",
-            &[t("sbtest1", true), t("sbtest2", false)],
-            "oltp_read_write",
-        )
-        .unwrap();
+        let msg = refusal("sbtest", &[t("sbtest1", true), t("sbtest2", false)], "oltp_read_write").unwrap();
         assert!(msg.contains("did not create (sbtest2)"), "{msg}");
     }
 

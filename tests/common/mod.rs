@@ -17,11 +17,7 @@ pub struct TestServer {
 
 /// A port the OS says is free right now.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl TestServer {
@@ -30,15 +26,10 @@ impl TestServer {
     }
 
     pub fn start_many(instances: u32) -> TestServer {
-        let home = tempfile::Builder::new()
-            .prefix("sizeup-test-")
-            .tempdir()
-            .unwrap();
+        let home = tempfile::Builder::new().prefix("sizeup-test-").tempdir().unwrap();
         let mut port = free_port();
         // Instance i listens on port + i: find a base whose neighbours are free too.
-        while (1..instances)
-            .any(|i| std::net::TcpListener::bind(("127.0.0.1", port + i as u16)).is_err())
-        {
+        while (1..instances).any(|i| std::net::TcpListener::bind(("127.0.0.1", port + i as u16)).is_err()) {
             port = free_port();
         }
         let h = home.path().to_string_lossy().into_owned();
@@ -63,12 +54,7 @@ impl TestServer {
         .expect("managed server starts");
         assert_eq!(code, 0);
         let st = status(home.path());
-        TestServer {
-            socket: st[0].socket.clone(),
-            port,
-            pid: st[0].pid.unwrap(),
-            home,
-        }
+        TestServer { socket: st[0].socket.clone(), port, pid: st[0].pid.unwrap(), home }
     }
 
     pub fn home(&self) -> String {
@@ -95,11 +81,7 @@ impl TestServer {
             .args(["-e", sql])
             .output()
             .expect("the mariadb client is installed");
-        assert!(
-            out.status.success(),
-            "{sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     }
 }

@@ -46,18 +46,11 @@ impl Variant {
 
     pub fn from_name(name: &str) -> Option<Variant> {
         let name = name.trim_end_matches(".lua");
-        Variant::ALL
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+        Variant::ALL.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
     }
 
     pub fn name(self) -> &'static str {
-        Variant::ALL
-            .iter()
-            .find(|(_, v)| *v == self)
-            .map(|(n, _)| *n)
-            .expect("every variant is listed")
+        Variant::ALL.iter().find(|(_, v)| *v == self).map(|(n, _)| *n).expect("every variant is listed")
     }
 }
 
@@ -254,11 +247,7 @@ impl Plan {
             }
         }
         groups.retain(|g| !matches!(g, Group::Single(_, 0) | Group::DeleteInserts(0)));
-        Plan {
-            explicit_trx,
-            groups,
-            legacy_complex: variant == Variant::Complex,
-        }
+        Plan { explicit_trx, groups, legacy_complex: variant == Variant::Complex }
     }
 
     /// The statements this plan needs prepared.
@@ -301,12 +290,7 @@ impl Oltp {
     pub fn new(variant: Variant, options: OltpOptions) -> Self {
         let plan = Arc::new(Plan::new(variant, &options));
         let ids = Arc::new(IdDistribution::new(&options.rand, options.table_size));
-        Oltp {
-            variant,
-            options: Arc::new(options),
-            plan,
-            ids,
-        }
+        Oltp { variant, options: Arc::new(options), plan, ids }
     }
 }
 
@@ -316,12 +300,7 @@ impl crate::workload::Workload for Oltp {
         vec![self.variant.name().to_string()]
     }
     fn session(&self, _worker: u32, seed: u64) -> OltpSession {
-        OltpSession::new(
-            self.options.clone(),
-            self.plan.clone(),
-            self.ids.clone(),
-            seed,
-        )
+        OltpSession::new(self.options.clone(), self.plan.clone(), self.ids.clone(), seed)
     }
 }
 
@@ -341,66 +320,26 @@ mod tests {
     #[test]
     fn variants_have_their_scripts_mix() {
         let o = OltpOptions::default();
-        assert_eq!(
-            Plan::new(Variant::ReadOnly, &o).queries_per_transaction(),
-            (14, 0, 2)
-        );
-        assert_eq!(
-            Plan::new(Variant::WriteOnly, &o).queries_per_transaction(),
-            (0, 4, 2)
-        );
-        assert_eq!(
-            Plan::new(Variant::PointSelect, &o).queries_per_transaction(),
-            (1, 0, 0)
-        );
-        assert_eq!(
-            Plan::new(Variant::UpdateIndex, &o).queries_per_transaction(),
-            (0, 1, 0)
-        );
-        assert_eq!(
-            Plan::new(Variant::UpdateNonIndex, &o).queries_per_transaction(),
-            (0, 1, 0)
-        );
-        assert_eq!(
-            Plan::new(Variant::Insert, &o).queries_per_transaction(),
-            (0, 1, 0)
-        );
-        assert_eq!(
-            Plan::new(Variant::Delete, &o).queries_per_transaction(),
-            (0, 1, 0)
-        );
+        assert_eq!(Plan::new(Variant::ReadOnly, &o).queries_per_transaction(), (14, 0, 2));
+        assert_eq!(Plan::new(Variant::WriteOnly, &o).queries_per_transaction(), (0, 4, 2));
+        assert_eq!(Plan::new(Variant::PointSelect, &o).queries_per_transaction(), (1, 0, 0));
+        assert_eq!(Plan::new(Variant::UpdateIndex, &o).queries_per_transaction(), (0, 1, 0));
+        assert_eq!(Plan::new(Variant::UpdateNonIndex, &o).queries_per_transaction(), (0, 1, 0));
+        assert_eq!(Plan::new(Variant::Insert, &o).queries_per_transaction(), (0, 1, 0));
+        assert_eq!(Plan::new(Variant::Delete, &o).queries_per_transaction(), (0, 1, 0));
         let complex = Plan::new(Variant::Complex, &o);
         assert_eq!(complex.queries_per_transaction(), (14, 4, 2));
         assert!(complex.legacy_complex);
-        let ro = OltpOptions {
-            read_only: true,
-            ..o.clone()
-        };
-        assert_eq!(
-            Plan::new(Variant::Complex, &ro).queries_per_transaction(),
-            (14, 0, 2)
-        );
+        let ro = OltpOptions { read_only: true, ..o.clone() };
+        assert_eq!(Plan::new(Variant::Complex, &ro).queries_per_transaction(), (14, 0, 2));
     }
 
     #[test]
     fn options_change_the_mix() {
-        let o = OltpOptions {
-            range_selects: false,
-            skip_trx: true,
-            point_selects: 3,
-            ..Default::default()
-        };
-        assert_eq!(
-            Plan::new(Variant::ReadWrite, &o).queries_per_transaction(),
-            (3, 4, 0)
-        );
-        let none = OltpOptions {
-            delete_inserts: 0,
-            ..Default::default()
-        };
-        assert!(!Plan::new(Variant::WriteOnly, &none)
-            .statements()
-            .contains(&Statement::Delete));
+        let o = OltpOptions { range_selects: false, skip_trx: true, point_selects: 3, ..Default::default() };
+        assert_eq!(Plan::new(Variant::ReadWrite, &o).queries_per_transaction(), (3, 4, 0));
+        let none = OltpOptions { delete_inserts: 0, ..Default::default() };
+        assert!(!Plan::new(Variant::WriteOnly, &none).statements().contains(&Statement::Delete));
     }
 
     #[test]
@@ -409,10 +348,7 @@ mod tests {
             assert_eq!(Variant::from_name(name), Some(v));
             assert_eq!(v.name(), name);
         }
-        assert_eq!(
-            Variant::from_name("oltp_read_write.lua"),
-            Some(Variant::ReadWrite)
-        );
+        assert_eq!(Variant::from_name("oltp_read_write.lua"), Some(Variant::ReadWrite));
         assert_eq!(Variant::from_name("tpcc"), None);
     }
 }

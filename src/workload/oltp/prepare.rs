@@ -39,16 +39,8 @@ fn table_names(tables: u32) -> Vec<String> {
 }
 
 fn create_sql(o: &OltpOptions, table: u32) -> String {
-    let id_def = if o.auto_inc {
-        "INTEGER NOT NULL AUTO_INCREMENT"
-    } else {
-        "INTEGER NOT NULL"
-    };
-    let id_index = if o.secondary {
-        "KEY xid"
-    } else {
-        "PRIMARY KEY"
-    };
+    let id_def = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
+    let id_index = if o.secondary { "KEY xid" } else { "PRIMARY KEY" };
     format!(
         "CREATE TABLE sbtest{table}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  \
          pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) ENGINE = {} {}",
@@ -75,11 +67,7 @@ fn chunks(o: &OltpOptions) -> VecDeque<Chunk> {
     for n in 0..per_table {
         for table in 1..=o.tables {
             let first = n * CHUNK_ROWS + 1;
-            v.push_back(Chunk {
-                table,
-                first,
-                last: (first + CHUNK_ROWS - 1).min(o.table_size),
-            });
+            v.push_back(Chunk { table, first, last: (first + CHUNK_ROWS - 1).min(o.table_size) });
         }
     }
     v
@@ -101,10 +89,7 @@ fn chunk_rows(chunk: Chunk, ids: &IdDistribution, seed: u64) -> Vec<Bytes> {
         fill_template(&mut buf, PAD_TEMPLATE, &mut rng);
         buf.push(b'\n');
         if buf.len() >= PIECE_BYTES {
-            pieces.push(Bytes::from(std::mem::replace(
-                &mut buf,
-                Vec::with_capacity(PIECE_BYTES + 256),
-            )));
+            pieces.push(Bytes::from(std::mem::replace(&mut buf, Vec::with_capacity(PIECE_BYTES + 256))));
         }
     }
     if !buf.is_empty() {
@@ -154,15 +139,12 @@ pub async fn prepare(
     target.ensure_database().await.map_err(|e| e.to_string())?;
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let names = table_names(o.tables);
-    let existing =
-        ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%").await?;
+    let existing = ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%").await?;
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
         return Err(refusal);
     }
     for t in 1..=o.tables {
-        conn.query_drop(create_sql(o, t))
-            .await
-            .map_err(|e| format!("creating sbtest{t}: {}", short_error(&e)))?;
+        conn.query_drop(create_sql(o, t)).await.map_err(|e| format!("creating sbtest{t}: {}", short_error(&e)))?;
     }
 
     let queue = chunks(o);
@@ -217,11 +199,7 @@ pub async fn prepare(
         rows,
         seconds,
         rows_per_second: rows as f64 / seconds.max(1e-9),
-        method: if state.use_insert.load(Ordering::Relaxed) {
-            "multi-row INSERT"
-        } else {
-            "LOAD DATA LOCAL"
-        },
+        method: if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" },
     })
 }
 
@@ -240,26 +218,17 @@ async fn loader(
 ) -> Result<(), String> {
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     // Our own fresh tables: nothing to check unique keys against but what we generate.
-    conn.query_drop("SET SESSION unique_checks=0, foreign_key_checks=0")
-        .await
-        .map_err(|e| short_error(&e))?;
+    conn.query_drop("SET SESSION unique_checks=0, foreign_key_checks=0").await.map_err(|e| short_error(&e))?;
     loop {
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let Some(chunk) = state
-            .queue
-            .lock()
-            .expect("no panics while held")
-            .pop_front()
-        else {
+        let Some(chunk) = state.queue.lock().expect("no panics while held").pop_front() else {
             return Ok(());
         };
         let pieces = chunk_rows(chunk, ids, seed);
         load_chunk(&mut conn, chunk, pieces, state).await?;
-        state
-            .rows_done
-            .fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
+        state.rows_done.fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
         let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
         if left == 0 && o.create_secondary {
             create_index(&mut conn, chunk.table).await?;
@@ -267,12 +236,7 @@ async fn loader(
     }
 }
 
-async fn load_chunk(
-    conn: &mut Conn,
-    chunk: Chunk,
-    pieces: Vec<Bytes>,
-    state: &Loading,
-) -> Result<(), String> {
+async fn load_chunk(conn: &mut Conn, chunk: Chunk, pieces: Vec<Bytes>, state: &Loading) -> Result<(), String> {
     let t = chunk.table;
     if !state.use_insert.load(Ordering::Relaxed) {
         let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
@@ -298,19 +262,11 @@ async fn insert_rows(conn: &mut Conn, table: u32, pieces: &[Bytes]) -> Result<()
     let head = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ");
     let mut sql = head.clone();
     let mut n = 0;
-    let lines = pieces
-        .iter()
-        .flat_map(|p| p.split(|&b| b == b'\n'))
-        .filter(|l| !l.is_empty());
+    let lines = pieces.iter().flat_map(|p| p.split(|&b| b == b'\n')).filter(|l| !l.is_empty());
     for line in lines {
         let line = std::str::from_utf8(line).expect("generated ascii");
         let mut f = line.split('\t');
-        let (id, k, c, pad) = (
-            f.next().unwrap(),
-            f.next().unwrap(),
-            f.next().unwrap(),
-            f.next().unwrap(),
-        );
+        let (id, k, c, pad) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
         if n > 0 {
             sql.push(',');
         }
@@ -324,9 +280,7 @@ async fn insert_rows(conn: &mut Conn, table: u32, pieces: &[Bytes]) -> Result<()
         }
     }
     if n > 0 {
-        conn.query_drop(sql)
-            .await
-            .map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
+        conn.query_drop(sql).await.map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
     }
     Ok(())
 }
@@ -350,9 +304,7 @@ pub async fn cleanup(target: &Target) -> Result<CleanupReport, String> {
     let tables = ownership::existing_tables(&mut conn, &target.database, &[], "sbtest%").await?;
     let mut report = CleanupReport::default();
     for t in tables {
-        if !t.name["sbtest".len()..].chars().all(|c| c.is_ascii_digit())
-            || t.name.len() == "sbtest".len()
-        {
+        if !t.name["sbtest".len()..].chars().all(|c| c.is_ascii_digit()) || t.name.len() == "sbtest".len() {
             continue;
         }
         if t.ours {
@@ -373,45 +325,24 @@ mod tests {
 
     #[test]
     fn chunks_cover_every_row_once() {
-        let o = OltpOptions {
-            tables: 3,
-            table_size: 60_001,
-            ..Default::default()
-        };
+        let o = OltpOptions { tables: 3, table_size: 60_001, ..Default::default() };
         let c = chunks(&o);
         let total: u64 = c.iter().map(|c| (c.last - c.first + 1) as u64).sum();
         assert_eq!(total, 3 * 60_001);
         assert_eq!(c.iter().filter(|c| c.table == 2).count(), 3);
         assert_eq!(c.back().unwrap().last, 60_001);
         // Neighbours in the queue are different tables; each table's chunks stay in id order.
-        assert!(c
-            .iter()
-            .zip(c.iter().skip(1))
-            .all(|(a, b)| a.table != b.table));
+        assert!(c.iter().zip(c.iter().skip(1)).all(|(a, b)| a.table != b.table));
         let t1: Vec<u32> = c.iter().filter(|c| c.table == 1).map(|c| c.first).collect();
         assert_eq!(t1, vec![1, 25_001, 50_001]);
     }
 
     #[test]
     fn chunk_rows_are_sysbench_rows() {
-        let o = OltpOptions {
-            table_size: 1000,
-            ..Default::default()
-        };
+        let o = OltpOptions { table_size: 1000, ..Default::default() };
         let ids = IdDistribution::new(&o.rand, o.table_size);
-        let pieces = chunk_rows(
-            Chunk {
-                table: 1,
-                first: 11,
-                last: 20,
-            },
-            &ids,
-            5,
-        );
-        let text: String = pieces
-            .iter()
-            .map(|p| std::str::from_utf8(p).unwrap())
-            .collect();
+        let pieces = chunk_rows(Chunk { table: 1, first: 11, last: 20 }, &ids, 5);
+        let text: String = pieces.iter().map(|p| std::str::from_utf8(p).unwrap()).collect();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 10);
         for (i, line) in lines.iter().enumerate() {
@@ -430,14 +361,7 @@ mod tests {
         assert!(sql.starts_with("CREATE TABLE sbtest3("));
         assert!(sql.contains("AUTO_INCREMENT") && sql.contains("PRIMARY KEY (id)"));
         assert!(sql.contains(ownership::MARK));
-        let sec = create_sql(
-            &OltpOptions {
-                secondary: true,
-                auto_inc: false,
-                ..Default::default()
-            },
-            1,
-        );
+        let sec = create_sql(&OltpOptions { secondary: true, auto_inc: false, ..Default::default() }, 1);
         assert!(sec.contains("KEY xid (id)") && !sec.contains("AUTO_INCREMENT"));
     }
 }

@@ -4,9 +4,7 @@
 
 use super::{Group, OltpOptions, Plan, Statement};
 use crate::client::{Conn, Param};
-use crate::random::{
-    fill_template, uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE,
-};
+use crate::random::{fill_template, uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE};
 use crate::stats::QueryCounts;
 use crate::workload::{Done, Failed, Session};
 use std::sync::Arc;
@@ -28,12 +26,7 @@ pub struct OltpSession {
 }
 
 impl OltpSession {
-    pub fn new(
-        options: Arc<OltpOptions>,
-        plan: Arc<Plan>,
-        ids: Arc<IdDistribution>,
-        seed: u64,
-    ) -> Self {
+    pub fn new(options: Arc<OltpOptions>, plan: Arc<Plan>, ids: Arc<IdDistribution>, seed: u64) -> Self {
         let mut rng = crate::random::rng_from_seed(seed);
         let unique = UniqueIds::new(&mut rng);
         OltpSession {
@@ -75,16 +68,9 @@ impl OltpSession {
         params: &[Param<'_>],
         q: &mut QueryCounts,
     ) -> Result<(), Failed> {
-        let prepared = self.prepared[table as usize - 1][stmt as usize]
-            .as_ref()
-            .expect("plan statements are prepared on connect");
-        conn.exec_drop(prepared, params)
-            .await
-            .map_err(|error| Failed {
-                ty: 0,
-                statement: stmt.class(),
-                error,
-            })?;
+        let prepared =
+            self.prepared[table as usize - 1][stmt as usize].as_ref().expect("plan statements are prepared on connect");
+        conn.exec_drop(prepared, params).await.map_err(|error| Failed { ty: 0, statement: stmt.class(), error })?;
         if stmt.is_read() {
             q.reads += 1;
         } else {
@@ -94,14 +80,7 @@ impl OltpSession {
     }
 
     async fn text(conn: &mut Conn, sql: &str, class: &'static str) -> Result<(), Failed> {
-        conn.query_drop(sql)
-            .await
-            .map(|_| ())
-            .map_err(|error| Failed {
-                ty: 0,
-                statement: class,
-                error,
-            })
+        conn.query_drop(sql).await.map(|_| ()).map_err(|error| Failed { ty: 0, statement: class, error })
     }
 
     async fn group(
@@ -125,25 +104,11 @@ impl OltpSession {
                         | Statement::SumRange
                         | Statement::OrderRange
                         | Statement::DistinctRange => {
-                            self.exec(
-                                conn,
-                                table,
-                                stmt,
-                                &[Param::Int(id), Param::Int(id + range - 1)],
-                                q,
-                            )
-                            .await?
+                            self.exec(conn, table, stmt, &[Param::Int(id), Param::Int(id + range - 1)], q).await?
                         }
                         Statement::NonIndexUpdate => {
                             self.new_strings(false);
-                            self.exec(
-                                conn,
-                                table,
-                                stmt,
-                                &[Param::Bytes(&self.c), Param::Int(id)],
-                                q,
-                            )
-                            .await?
+                            self.exec(conn, table, stmt, &[Param::Bytes(&self.c), Param::Int(id)], q).await?
                         }
                         _ => self.exec(conn, table, stmt, &[Param::Int(id)], q).await?,
                     }
@@ -152,25 +117,14 @@ impl OltpSession {
             Group::DeleteInserts(n) => {
                 for _ in 0..n {
                     let id = self.id();
-                    self.exec(conn, table, Statement::Delete, &[Param::Int(id)], q)
-                        .await?;
+                    self.exec(conn, table, Statement::Delete, &[Param::Int(id)], q).await?;
                     if self.plan.legacy_complex {
-                        let row = [
-                            Param::Int(id),
-                            Param::Int(0),
-                            Param::Bytes(b" "),
-                            Param::Bytes(LEGACY_PAD),
-                        ];
+                        let row = [Param::Int(id), Param::Int(0), Param::Bytes(b" "), Param::Bytes(LEGACY_PAD)];
                         self.exec(conn, table, Statement::Insert, &row, q).await?;
                     } else {
                         let k = self.id();
                         self.new_strings(true);
-                        let row = [
-                            Param::Int(id),
-                            Param::Int(k),
-                            Param::Bytes(&self.c),
-                            Param::Bytes(&self.pad),
-                        ];
+                        let row = [Param::Int(id), Param::Int(k), Param::Bytes(&self.c), Param::Bytes(&self.pad)];
                         self.exec(conn, table, Statement::Insert, &row, q).await?;
                     }
                 }
@@ -178,11 +132,7 @@ impl OltpSession {
             Group::TextInsert => {
                 // oltp_insert.lua sends text, with id 0 (AUTO_INCREMENT) or a unique random id.
                 let k = self.id();
-                let id: i64 = if self.options.auto_inc {
-                    0
-                } else {
-                    self.unique.next_id() as i64 - 2_147_483_648
-                };
+                let id: i64 = if self.options.auto_inc { 0 } else { self.unique.next_id() as i64 - 2_147_483_648 };
                 self.new_strings(true);
                 let mut sql = std::mem::take(&mut self.sql);
                 sql.clear();
@@ -206,19 +156,14 @@ impl OltpSession {
 impl Session for OltpSession {
     async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed> {
         let statements = self.plan.statements();
-        self.prepared = (0..self.options.tables)
-            .map(|_| Default::default())
-            .collect();
+        self.prepared = (0..self.options.tables).map(|_| Default::default()).collect();
         for table in 1..=self.options.tables {
             for &stmt in &statements {
-                let p = conn
-                    .prepare(&stmt.sql(table))
-                    .await
-                    .map_err(|error| Failed {
-                        ty: 0,
-                        statement: stmt.class(),
-                        error,
-                    })?;
+                let p = conn.prepare(&stmt.sql(table)).await.map_err(|error| Failed {
+                    ty: 0,
+                    statement: stmt.class(),
+                    error,
+                })?;
                 self.prepared[table as usize - 1][stmt as usize] = Some(p);
             }
         }
@@ -239,9 +184,6 @@ impl Session for OltpSession {
             Self::text(conn, "COMMIT", "commit").await?;
             q.other += 1;
         }
-        Ok(Done {
-            ty: 0,
-            rolled_back: false,
-        })
+        Ok(Done { ty: 0, rolled_back: false })
     }
 }
