@@ -18,10 +18,10 @@ use hdrhistogram::Histogram;
 use pacing::Arrivals;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::Instant;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 use worker::{Control, Shard};
 
 /// How to run: the parameters of the one worker loop.
@@ -121,18 +121,29 @@ where
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (go_tx, go_rx) = watch::channel(Go::Wait);
 
+    // One arrival schedule for the whole run, as sysbench's single event queue: any idle
+    // worker on any thread takes the next arrival.
+    let arrivals = spec
+        .rate
+        .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40))))));
     let mut handles = Vec::new();
     for s in 0..shards {
         let workers: Vec<u32> = (0..threads).filter(|w| w % shards == s).collect();
-        let rate = spec.rate.map(|r| r * workers.len() as f64 / threads as f64);
-        let (workload, target, spec, control, tx, go_rx) =
-            (workload.clone(), target.clone(), spec.clone(), control.clone(), tx.clone(), go_rx.clone());
+        let (workload, target, spec, control, tx, go_rx, arrivals) = (
+            workload.clone(),
+            target.clone(),
+            spec.clone(),
+            control.clone(),
+            tx.clone(),
+            go_rx.clone(),
+            arrivals.clone(),
+        );
         let types = names.len();
         handles.push(
             std::thread::Builder::new()
                 .name(format!("sizeup-client-{s}"))
                 .spawn(move || {
-                    client_thread(workload, workers, target, spec, control, tx, go_rx, rate, types, s as u64)
+                    client_thread(workload, workers, target, spec, control, tx, go_rx, arrivals, types, s == 0)
                 })
                 .map_err(|e| format!("cannot start a client thread: {e}"))?,
         );
@@ -264,9 +275,9 @@ fn client_thread<W: Workload>(
     control: Arc<Control>,
     tx: mpsc::UnboundedSender<Msg>,
     mut go: watch::Receiver<Go>,
-    rate: Option<f64>,
+    arrivals: Option<Arc<Mutex<Arrivals>>>,
     types: usize,
-    shard_no: u64,
+    reports_backlog: bool,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -305,9 +316,7 @@ fn client_thread<W: Workload>(
         let shard = Shard {
             control,
             recorder: RefCell::new(Recorder::new(types)),
-            arrivals: rate.map(|r| {
-                RefCell::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40 | shard_no))))
-            }),
+            arrivals,
             start,
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
@@ -316,7 +325,7 @@ fn client_thread<W: Workload>(
         let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
         tokio::select! {
             _ = workers => {}
-            _ = ticker(&shard, spec.interval, &tx, types) => {}
+            _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => {}
         }
         let rec = shard.recorder.replace(Recorder::new(types));
         let _ = tx.send(Msg::Final(rec, Instant::now()));
@@ -324,7 +333,7 @@ fn client_thread<W: Workload>(
 }
 
 /// Hands the recorder over at every interval boundary before the deadline.
-async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize) {
+async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     for k in 1u64.. {
         let at = shard.start + interval * k as u32;
         if shard.deadline.is_some_and(|d| at >= d) {
@@ -332,8 +341,8 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         }
         tokio::time::sleep_until(at).await;
         let mut rec = shard.recorder.replace(Recorder::new(types));
-        if let Some(a) = &shard.arrivals {
-            rec.backlog = a.borrow_mut().backlog((Instant::now() - shard.start).as_secs_f64());
+        if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
+            rec.backlog = a.lock().expect("not poisoned").backlog((Instant::now() - shard.start).as_secs_f64());
         }
         let _ = tx.send(Msg::Tick(k, rec));
     }

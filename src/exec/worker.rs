@@ -14,8 +14,8 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::time::Instant;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// Controls shared by every thread of a run.
 pub struct Control {
@@ -59,7 +59,8 @@ impl Control {
 pub struct Shard {
     pub control: Arc<Control>,
     pub recorder: RefCell<Recorder>,
-    pub arrivals: Option<RefCell<Arrivals>>,
+    /// The run's one arrival schedule (open loop), shared by every client thread.
+    pub arrivals: Option<Arc<Mutex<Arrivals>>>,
     pub start: Instant,
     pub deadline: Option<Instant>,
     /// Fixed pause after each transaction (keying/think time stand-in).
@@ -82,7 +83,7 @@ impl Shard {
         let now = Instant::now();
         let intended = match &self.arrivals {
             None => now,
-            Some(a) => self.start + Duration::from_secs_f64(a.borrow_mut().claim()),
+            Some(a) => self.start + Duration::from_secs_f64(a.lock().expect("not poisoned").claim()),
         };
         if self.deadline.is_some_and(|d| intended >= d) {
             return None;
@@ -215,7 +216,7 @@ mod tests {
         Shard {
             control: Arc::new(Control::new(events)),
             recorder: RefCell::new(Recorder::new(1)),
-            arrivals: rate.map(|r| RefCell::new(Arrivals::new(r, crate::random::rng_from_seed(5)))),
+            arrivals: rate.map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(5))))),
             start,
             deadline: time.map(|t| start + t),
             delay: None,
@@ -277,7 +278,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(1)).await;
         let t = s.next_start(&mut wake).await.unwrap();
         assert!(Instant::now() - t > Duration::from_millis(900), "the first arrival was due long ago");
-        assert!(s.arrivals.as_ref().unwrap().borrow_mut().backlog(1.0) > 50);
+        assert!(s.arrivals.as_ref().unwrap().lock().unwrap().backlog(1.0) > 50);
     }
 
     #[tokio::test(start_paused = true)]
