@@ -372,14 +372,12 @@ fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Resu
     let (target, _) = resolve_target(manager, &TargetArgs::default(), "sbtest")?;
     let rt = runtime(2)?;
     let existing = rt.block_on(async {
-        let _ = target.ensure_database().await;
+        target.ensure_database().await?;
         let mut conn = target.connect().await?;
         let names: Vec<String> = (1..=tables).map(|i| format!("sbtest{i}")).collect();
-        Ok::<_, Error>(
-            workload::ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%")
-                .await
-                .map_err(Error::Failed)?,
-        )
+        workload::ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%")
+            .await
+            .map_err(Error::Failed)
     })?;
     let size = a.table_size.to_string();
     let base = |extra: &[&str]| {

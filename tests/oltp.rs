@@ -5,10 +5,6 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn sock(s: &TestServer) -> String {
-    format!("--socket={}", s.socket.display())
-}
-
 #[test]
 fn prepare_run_every_workload_and_cleanup() {
     let s = TestServer::start();

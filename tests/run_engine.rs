@@ -176,56 +176,25 @@ fn passwords_are_never_printed_or_stored() {
     ));
     let port = s.port.to_string();
     let json = s.home.path().join("pw.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args([
-            "--home",
-            &s.home(),
-            "prepare",
-            "oltp_point_select",
-            "--host=127.0.0.1",
-            "--port",
-            &port,
-            "--user=bench",
-            "--table-size=500",
-        ])
-        .env("MYSQL_PWD", secret)
-        .output()
-        .unwrap();
+    let home = s.home();
+    // The binary as user "bench" over TCP, with the password from MYSQL_PWD (or none).
+    let as_bench = |args: &[&str], pwd: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sizeup"));
+        cmd.args(["--home", &home]).args(args).args(["--host=127.0.0.1", "--port", &port, "--user=bench"]);
+        cmd.env_remove("MYSQL_PWD");
+        if let Some(p) = pwd {
+            cmd.env("MYSQL_PWD", p);
+        }
+        cmd.output().unwrap()
+    };
+    let out = as_bench(&["prepare", "oltp_point_select", "--table-size=500"], Some(secret));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args([
-            "--home",
-            &s.home(),
-            "run",
-            "oltp_point_select",
-            "--host=127.0.0.1",
-            "--port",
-            &port,
-            "--user=bench",
-            "--table-size=500",
-            "--time=1",
-        ])
-        .arg(format!("--password={secret}"))
-        .arg(format!("--json={}", json.display()))
-        .output()
-        .unwrap();
+    let pw_arg = format!("--password={secret}");
+    let json_arg = format!("--json={}", json.display());
+    let run = as_bench(&["run", "oltp_point_select", "--table-size=500", "--time=1", &pw_arg, &json_arg], None);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     // A wrong password fails with a one-line error that does not echo it.
-    let bad = Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args([
-            "--home",
-            &s.home(),
-            "run",
-            "oltp_point_select",
-            "--host=127.0.0.1",
-            "--port",
-            &port,
-            "--user=bench",
-            "--time=1",
-        ])
-        .env("MYSQL_PWD", "wrong-password-xyz")
-        .output()
-        .unwrap();
+    let bad = as_bench(&["run", "oltp_point_select", "--time=1"], Some("wrong-password-xyz"));
     assert!(!bad.status.success());
     let bad_err = String::from_utf8_lossy(&bad.stderr);
     assert!(bad_err.contains("Access denied") && !bad_err.contains("wrong-password-xyz"), "{bad_err}");

@@ -138,7 +138,7 @@ pub fn server_settings(a: &ServerStartArgs) -> Result<ServerSettings, String> {
         return Err("--flush-log-at-trx-commit must be 0, 1 or 2".into());
     }
     for (flag, v) in [("buffer-pool", &a.buffer_pool), ("log-file-size", &a.log_file_size)] {
-        let ok = v.len() > 0
+        let ok = !v.is_empty()
             && v.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']).chars().all(|c| c.is_ascii_digit())
             && v.chars().next().is_some_and(|c| c.is_ascii_digit());
         if !ok {

@@ -112,6 +112,9 @@ pub enum Param<'a> {
     Bytes(&'a [u8]),
 }
 
+/// Where decoded rows go, for statements whose rows are read.
+type RowSink<'a> = &'a mut dyn FnMut(&[Value]);
+
 /// What a statement returned, when it is not read row by row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -492,7 +495,7 @@ impl Conn {
         &mut self,
         binary: bool,
         cached_types: Option<&[u8]>,
-        mut row: Option<&mut dyn FnMut(&[Value])>,
+        mut row: Option<RowSink<'_>>,
     ) -> Result<Outcome, Error> {
         let mut outcome = Outcome::default();
         let mut values = Vec::new();

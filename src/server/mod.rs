@@ -259,7 +259,7 @@ impl Manager {
             stopped.push(status_of(inst));
         }
         if purge {
-            state.instances.retain(|i| !only.is_none_or(|o| o == i.index));
+            state.instances.retain(|i| only.is_some_and(|o| o != i.index));
         }
         self.save(&state)?;
         Ok(stopped)
