@@ -9,7 +9,7 @@ same run. Both tools share the 2-core box with the server, so pairs alternate an
 median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
-                            [--threads 8] [--skip-prepare] [--only point_select,read_write,rate]
+                            [--threads 8] [--rate 500] [--only prepare,point_select,read_write,rate]
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
 """
 import argparse
@@ -101,7 +101,6 @@ def main():
     p.add_argument("--table-size", type=int, default=250000)
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--rate", type=int, default=500)
-    p.add_argument("--skip-prepare", action="store_true")
     p.add_argument("--only", default="prepare,point_select,read_write,rate")
     a = p.parse_args()
     only = a.only.split(",")
