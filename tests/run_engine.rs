@@ -95,7 +95,7 @@ fn ctrl_c_stops_cleanly_and_saves() {
     let s = TestServer::start();
     assert_eq!(s.sizeup(&["prepare", "oltp_point_select", "--tables=1", "--table-size=1000"]).unwrap(), 0);
     let json = s.home.path().join("int.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
         .args([
             "--home",
             &s.home(),
@@ -111,11 +111,17 @@ fn ctrl_c_stops_cleanly_and_saves() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
+    // Interrupt once the run is measuring: after its second interval line.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut seen = Vec::new();
+    while seen.iter().filter(|l: &&String| l.contains("thds:")).count() < 2 {
+        seen.push(lines.next().expect("the run prints interval lines").unwrap());
+    }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    seen.extend(lines.map(Result::unwrap));
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(sizeup::EXIT_INTERRUPTED));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(sizeup::EXIT_INTERRUPTED), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = seen.join("\n");
     assert!(stdout.contains("interrupted"), "{stdout}");
     let doc = read_json(&json);
     assert_eq!(doc["status"], "interrupted");
