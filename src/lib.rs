@@ -231,7 +231,13 @@ fn prepare_oltp(
 
 /// Checks the run's tables are there, so a missing prepare is a clear message rather
 /// than a failed statement.
-async fn check_tables(target: &Target, tables: u32, workload: &str) -> Result<serde_json::Value, Error> {
+async fn check_tables(
+    target: &Target,
+    options: &oltp::OltpOptions,
+    workload: &str,
+    print: bool,
+) -> Result<serde_json::Value, Error> {
+    let tables = options.tables;
     use mysql_async::prelude::Queryable;
     let mut conn = target.connect().await.map_err(|e| match e {
         target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => Error::Usage(format!(
@@ -254,6 +260,19 @@ async fn check_tables(target: &Target, tables: u32, workload: &str) -> Result<se
             target.database
         )));
     }
+    // A --table-size that differs from the data prepared is a silent error in sysbench:
+    // ids are drawn from 1..table-size whatever the table holds. Say so.
+    let max_id: Option<Option<u64>> = conn.query_first("SELECT MAX(id) FROM sbtest1").await.unwrap_or(None);
+    if let Some(Some(max_id)) = max_id.filter(|_| print) {
+        let size = options.table_size as u64;
+        if size > max_id + max_id / 10 || size * 2 < max_id {
+            eprintln!(
+                "warning: {}.sbtest1 holds ids up to {max_id} but --table-size is {size}: the run draws ids from 1..{size}; \
+                 pass the --table-size the tables were prepared with",
+                target.database
+            );
+        }
+    }
     let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
     let _ = conn.disconnect().await;
     Ok(facts)
@@ -271,7 +290,7 @@ pub fn run_oltp(
     let mut spec = plan::run_spec(a).map_err(Error::Usage)?;
     let (target, server_pid) = resolve_target(manager, &a.target, "sbtest")?;
     spec.server_pid = server_pid;
-    let server = runtime(1)?.block_on(check_tables(&target, options.tables, variant.name()))?;
+    let server = runtime(1)?.block_on(check_tables(&target, &options, variant.name(), print))?;
     let store = store::Store::open(results)?;
     let config = serde_json::json!({
         "sizeup_version": env!("CARGO_PKG_VERSION"),

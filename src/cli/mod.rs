@@ -228,6 +228,16 @@ pub struct RunArgs {
     /// latency at low load).
     #[arg(long)]
     pub client_threads: Option<u32>,
+    /// Latency percentile shown in the interval lines (1-100).
+    #[arg(long, default_value_t = 95.0)]
+    pub percentile: f64,
+    /// Server error codes that are counted and retried instead of stopping the run:
+    /// a comma-separated list, `all` or `none` (sysbench's option and default).
+    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
+    pub mysql_ignore_errors: String,
+    /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
+    #[arg(long, default_value = "mysql", hide = true)]
+    pub db_driver: String,
     /// Also write the whole result to this JSON file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -114,6 +114,15 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
     // low load (measured: p50 1.59 ms against 0.81 ms at 500 tps, 8 connections).
     let default_threads = if a.rate > 0.0 { a.threads.min(256) } else { cpus.div_ceil(4) };
     let client_threads = a.client_threads.unwrap_or(default_threads).max(1);
+    if !(a.percentile > 0.0 && a.percentile <= 100.0) {
+        return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
+    }
+    if a.db_driver != "mysql" {
+        return Err(format!(
+            "--db-driver {}: sizeup speaks the MySQL protocol only (MySQL, MariaDB, Percona Server)",
+            a.db_driver
+        ));
+    }
     Ok(RunSpec {
         threads: a.threads,
         time: (!time.is_zero()).then_some(time),
@@ -125,6 +134,8 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         client_threads,
         seed: seed(a.oltp.rand_seed),
         server_pid: None,
+        percentile: a.percentile,
+        retry_on: a.mysql_ignore_errors.parse()?,
     })
 }
 

@@ -7,8 +7,8 @@ use crate::client::Error;
 /// The class of a statement error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorClass {
-    /// Deadlock (1213), lock wait timeout (1205), record changed (1020): counted,
-    /// rolled back and retried.
+    /// Deadlock (1213), lock wait timeout (1205), record changed (1020), or the codes
+    /// given with `--mysql-ignore-errors`: counted, rolled back and retried.
     Retry,
     /// The connection is gone (client errors 2006/2013/2055, I/O errors, server
     /// shutdown or kill): counted, reconnected, retried.
@@ -17,8 +17,37 @@ pub enum ErrorClass {
     Fatal,
 }
 
-/// Server error codes that mean "try the transaction again".
-pub const RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
+/// Which server errors are retried (sysbench's `--mysql-ignore-errors`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetryOn {
+    /// These codes; sysbench's default is 1213, 1020, 1205.
+    Codes(Vec<u16>),
+    /// Every server error (`all`): nothing but a protocol fault stops the run.
+    All,
+}
+
+impl Default for RetryOn {
+    fn default() -> Self {
+        RetryOn::Codes(vec![1213, 1020, 1205])
+    }
+}
+
+impl std::str::FromStr for RetryOn {
+    type Err = String;
+    /// `all`, `none`, or a comma-separated list of error codes.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "all" => Ok(RetryOn::All),
+            "none" | "" => Ok(RetryOn::Codes(Vec::new())),
+            list => list
+                .split(',')
+                .map(|c| c.trim().parse::<u16>().map_err(|_| format!("--mysql-ignore-errors: '{c}' is not an error code; give codes like 1213,1205, or all, or none")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(RetryOn::Codes),
+        }
+    }
+}
 
 /// Server error codes sent as a connection is being closed by the server.
 const CONNECTION_CODES: [u16; 7] = [
@@ -31,13 +60,16 @@ const CONNECTION_CODES: [u16; 7] = [
     1927, // ER_CONNECTION_KILLED (MariaDB)
 ];
 
-pub fn classify(e: &Error) -> ErrorClass {
+pub fn classify(e: &Error, retry: &RetryOn) -> ErrorClass {
     match e {
-        Error::Server { code, .. } if RETRY_CODES.contains(code) => ErrorClass::Retry,
         Error::Server { code, .. } if CONNECTION_CODES.contains(code) || (2000..3000).contains(code) => {
             ErrorClass::Reconnect
         }
-        Error::Server { .. } => ErrorClass::Fatal,
+        Error::Server { code, .. } => match retry {
+            RetryOn::All => ErrorClass::Retry,
+            RetryOn::Codes(codes) if codes.contains(code) => ErrorClass::Retry,
+            RetryOn::Codes(_) => ErrorClass::Fatal,
+        },
         Error::Io(_) => ErrorClass::Reconnect,
         Error::Protocol(_) => ErrorClass::Fatal,
     }
@@ -53,14 +85,28 @@ mod tests {
 
     #[test]
     fn classes_follow_sysbench() {
-        assert_eq!(classify(&server(1213)), ErrorClass::Retry);
-        assert_eq!(classify(&server(1205)), ErrorClass::Retry);
-        assert_eq!(classify(&server(1020)), ErrorClass::Retry);
-        assert_eq!(classify(&server(1927)), ErrorClass::Reconnect);
-        assert_eq!(classify(&server(2013)), ErrorClass::Reconnect);
-        assert_eq!(classify(&server(1146)), ErrorClass::Fatal); // no such table
+        let d = RetryOn::default();
+        assert_eq!(classify(&server(1213), &d), ErrorClass::Retry);
+        assert_eq!(classify(&server(1205), &d), ErrorClass::Retry);
+        assert_eq!(classify(&server(1020), &d), ErrorClass::Retry);
+        assert_eq!(classify(&server(1927), &d), ErrorClass::Reconnect);
+        assert_eq!(classify(&server(2013), &d), ErrorClass::Reconnect);
+        assert_eq!(classify(&server(1146), &d), ErrorClass::Fatal); // no such table
         let io = Error::Io(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
-        assert_eq!(classify(&io), ErrorClass::Reconnect);
-        assert_eq!(classify(&Error::Protocol("odd".into())), ErrorClass::Fatal);
+        assert_eq!(classify(&io, &d), ErrorClass::Reconnect);
+        assert_eq!(classify(&Error::Protocol("odd".into()), &d), ErrorClass::Fatal);
+    }
+
+    #[test]
+    fn ignore_errors_option_changes_what_is_retried() {
+        let dup: RetryOn = "1062, 1213".parse().unwrap();
+        assert_eq!(classify(&server(1062), &dup), ErrorClass::Retry);
+        assert_eq!(classify(&server(1205), &dup), ErrorClass::Fatal);
+        let all: RetryOn = "all".parse().unwrap();
+        assert_eq!(classify(&server(1146), &all), ErrorClass::Retry);
+        assert_eq!(classify(&server(2013), &all), ErrorClass::Reconnect);
+        let none: RetryOn = "none".parse().unwrap();
+        assert_eq!(classify(&server(1213), &none), ErrorClass::Fatal);
+        assert!("12x".parse::<RetryOn>().unwrap_err().contains("not an error code"));
     }
 }

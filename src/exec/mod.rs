@@ -46,6 +46,10 @@ pub struct RunSpec {
     /// OS threads that drive the workers.
     pub client_threads: u32,
     pub seed: u64,
+    /// The latency percentile shown in interval lines (sysbench's `--percentile`).
+    pub percentile: f64,
+    /// Server errors that are retried rather than fatal.
+    pub retry_on: errors::RetryOn,
     /// The server's process, when sizeup manages it: its CPU per transaction is reported.
     #[serde(skip)]
     pub server_pid: Option<i32>,
@@ -186,7 +190,7 @@ where
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let interval_start = t - duration;
             let warm = pacing::in_warmup(interval_start, warmup);
-            let iv = Interval::from_recorder(rec, &names, t, duration, warm, threads);
+            let iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
             max_backlog = max_backlog.max(iv.backlog);
             on_interval(&iv);
             if warm {
@@ -320,6 +324,7 @@ fn client_thread<W: Workload>(
             start,
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
+            retry_on: spec.retry_on.clone(),
             target,
         };
         let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));

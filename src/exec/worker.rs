@@ -65,6 +65,7 @@ pub struct Shard {
     pub deadline: Option<Instant>,
     /// Fixed pause after each transaction (keying/think time stand-in).
     pub delay: Option<Duration>,
+    pub retry_on: super::errors::RetryOn,
     pub target: Target,
 }
 
@@ -147,7 +148,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
                         rec.queries.add(&queries);
                     }
                     queries = QueryCounts::default();
-                    match classify(&failed.error) {
+                    match classify(&failed.error, &shard.retry_on) {
                         ErrorClass::Retry => {
                             // A deadlock already rolled back; a lock wait timeout did not.
                             if conn.query_drop("ROLLBACK").await.is_err() {
@@ -220,6 +221,7 @@ mod tests {
             start,
             deadline: time.map(|t| start + t),
             delay: None,
+            retry_on: Default::default(),
             target: Target {
                 host: "127.0.0.1".into(),
                 port: 1,

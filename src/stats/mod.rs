@@ -168,6 +168,11 @@ pub struct Interval {
     pub writes_per_s: f64,
     pub other_per_s: f64,
     pub p95_ms: f64,
+    /// The percentile chosen with `--percentile` (sysbench's option) and its value.
+    #[serde(default = "default_percentile")]
+    pub percentile: f64,
+    #[serde(default)]
+    pub percentile_ms: f64,
     pub errors: u64,
     pub reconnects: u64,
     pub rollbacks: u64,
@@ -184,7 +189,15 @@ pub struct TypeInterval {
 }
 
 impl Interval {
-    pub fn from_recorder(rec: &Recorder, names: &[String], t: f64, duration: f64, warmup: bool, threads: u32) -> Self {
+    pub fn from_recorder(
+        rec: &Recorder,
+        names: &[String],
+        t: f64,
+        duration: f64,
+        warmup: bool,
+        threads: u32,
+        percentile: f64,
+    ) -> Self {
         let per_s = |n: u64| {
             if duration > 0.0 {
                 n as f64 / duration
@@ -193,6 +206,8 @@ impl Interval {
             }
         };
         let transactions = rec.transactions();
+        let all = rec.total_latency();
+        let at = |q: f64| if all.is_empty() { 0.0 } else { all.value_at_quantile(q) as f64 / 1000.0 };
         Interval {
             t,
             duration,
@@ -204,7 +219,9 @@ impl Interval {
             reads_per_s: per_s(rec.queries.reads),
             writes_per_s: per_s(rec.queries.writes),
             other_per_s: per_s(rec.queries.other),
-            p95_ms: LatencyMs::of(&rec.total_latency()).p95,
+            p95_ms: at(0.95),
+            percentile,
+            percentile_ms: at(percentile / 100.0),
             errors: rec.errors(),
             reconnects: rec.reconnects,
             rollbacks: rec.rollbacks(),
@@ -220,6 +237,10 @@ impl Interval {
                 .collect(),
         }
     }
+}
+
+fn default_percentile() -> f64 {
+    95.0
 }
 
 /// Per transaction type in the summary.
@@ -357,11 +378,13 @@ mod tests {
         }
         r.queries = QueryCounts { reads: 500, writes: 200, other: 100 };
         let names = vec!["t".to_string()];
-        let i = Interval::from_recorder(&r, &names, 10.0, 0.5, false, 4);
+        let i = Interval::from_recorder(&r, &names, 10.0, 0.5, false, 4, 99.0);
         assert_eq!(i.tps, 100.0);
         assert_eq!(i.qps, 1600.0);
         assert_eq!(i.reads_per_s, 1000.0);
         assert!((i.p95_ms - 2.0).abs() < 0.01);
+        assert_eq!(i.percentile, 99.0);
+        assert!((i.percentile_ms - 2.0).abs() < 0.01);
     }
 
     #[test]

@@ -227,7 +227,7 @@ mod tests {
         let mut rec = Recorder::new(1);
         rec.transaction(0, 1500, false);
         let names = vec!["oltp_read_write".to_string()];
-        let iv = Interval::from_recorder(&rec, &names, 1.0, 1.0, false, 8);
+        let iv = Interval::from_recorder(&rec, &names, 1.0, 1.0, false, 8, 95.0);
         store.add_interval(id, 0, &iv).unwrap();
         // Until finished, the run is there with its intervals (a crash loses nothing).
         let doc = Store::open(&path).unwrap().load_run(id).unwrap();
