@@ -221,3 +221,36 @@ fn passwords_are_never_printed_or_stored() {
         }
     }
 }
+
+#[test]
+fn a_fatal_error_stops_the_run_with_the_statement_and_keeps_the_results() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--tables=1", "--table-size=1000"]).unwrap(), 0);
+    let socket = s.socket.clone();
+    let dropper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        let out = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot"])
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-e", "DROP TABLE sbtest.sbtest1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    });
+    let json = s.home.path().join("fatal.json");
+    let j = json.to_string_lossy().into_owned();
+    let code =
+        s.sizeup(&["run", "oltp_read_write", "--table-size=1000", "--threads=2", "--time=30", "--json", &j]).unwrap();
+    dropper.join().unwrap();
+    assert_eq!(code, 1, "a failed run exits non-zero");
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "failed");
+    let error = doc["error"].as_str().unwrap();
+    assert!(error.contains("statement failed") && error.contains("1146"), "{error}");
+    // What was measured before the failure is kept, in the file and in the store.
+    assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0);
+    assert!(doc["summary"]["seconds"].as_f64().unwrap() < 10.0);
+    let stored = sizeup::store::Store::open(&s.results()).unwrap().load_run(doc["id"].as_i64().unwrap()).unwrap();
+    assert_eq!(stored.status, "failed");
+    assert!(!stored.intervals.is_empty());
+}
