@@ -72,6 +72,18 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             }
             Ok(0)
         }
+        Command::Prewarm(a) => {
+            plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
+            let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
+            let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
+            let threads = a.threads.unwrap_or(cpus).max(1);
+            let started = std::time::Instant::now();
+            runtime(threads)?
+                .block_on(oltp::prewarm(&target, a.tables, a.table_size, threads))
+                .map_err(Error::Failed)?;
+            println!("prewarmed {} table(s) in {:.1} s", a.tables, started.elapsed().as_secs_f64());
+            Ok(0)
+        }
         Command::Run(a) => {
             let (doc, ended) = run_oltp(&manager, &results, &a, true)?;
             Ok(match ended {

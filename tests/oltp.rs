@@ -117,6 +117,24 @@ fn sysbench_and_sizeup_use_each_others_tables() {
     s.sql("CREATE DATABASE sbtest");
     sb(&["oltp_read_write", "--tables=2", "--table-size=2000", "prepare"]);
 
+    // prewarm only reads, so it works on tables sizeup did not make; after a restart
+    // without the buffer pool reload, prewarm brings the table's pages back into it.
+    let pages = |s: &TestServer| -> i64 {
+        s.sql("SELECT COUNT(*) FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE '%sbtest2%'")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(s.sizeup(&["server", "stop"]).unwrap(), 0);
+    let no_reload = "--set=innodb_buffer_pool_load_at_startup=OFF";
+    assert_eq!(
+        s.sizeup(&["server", "start", "--buffer-pool", "128M", "--log-file-size", "48M", no_reload]).unwrap(),
+        0
+    );
+    let cold = pages(&s);
+    assert_eq!(s.sizeup(&["prewarm", "oltp_read_write", "--tables=2", "--table-size=2000"]).unwrap(), 0);
+    assert!(pages(&s) > cold + 5, "prewarm read sbtest2 into the buffer pool ({cold} pages before)");
+
     // sizeup runs on sysbench's tables...
     let json = s.home.path().join("r.json");
     let j = json.to_string_lossy().into_owned();

@@ -36,6 +36,8 @@ pub enum Command {
     Run(RunArgs),
     /// Drop the tables sizeup created for a workload (and nothing else).
     Cleanup(CleanupArgs),
+    /// Read a workload's tables and k indexes into the buffer pool (sysbench's prewarm).
+    Prewarm(PrewarmArgs),
     /// Stored runs.
     #[command(subcommand)]
     Runs(RunsCommand),
@@ -183,6 +185,20 @@ pub struct PrepareArgs {
     pub oltp: OltpArgs,
     /// Loader connections (default: the number of CPUs).
     #[arg(long, alias = "num-threads")]
+    pub threads: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct PrewarmArgs {
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub tables: u32,
+    #[arg(long, alias = "table_size", default_value_t = 10_000, help_heading = "OLTP")]
+    pub table_size: u32,
+    /// Connections reading in parallel (default: the number of CPUs).
+    #[arg(long)]
     pub threads: Option<u32>,
 }
 

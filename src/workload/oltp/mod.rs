@@ -8,7 +8,7 @@
 mod prepare;
 mod session;
 
-pub use prepare::{cleanup, prepare};
+pub use prepare::{cleanup, prepare, prewarm};
 pub use session::OltpSession;
 
 use crate::random::{IdDistribution, RandOptions};

@@ -285,6 +285,41 @@ async fn insert_rows(conn: &mut Conn, table: u32, pieces: &[Bytes]) -> Result<()
     Ok(())
 }
 
+/// Reads every row of each table through its primary key and every k index entry, so
+/// the buffer pool holds them before a run: the statements sysbench's `prewarm` sends.
+/// Reads only, so it is safe on tables sizeup did not create.
+pub async fn prewarm(target: &Target, tables: u32, table_size: u32, threads: u32) -> Result<(), String> {
+    let next = Arc::new(AtomicU32::new(1));
+    let mut workers = Vec::new();
+    for _ in 0..threads.min(tables).max(1) {
+        let (target, next) = (target.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+            // Keep the derived tables of the statements below in memory, as sysbench does.
+            conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
+                .await
+                .map_err(|e| short_error(&e))?;
+            loop {
+                let t = next.fetch_add(1, Ordering::Relaxed);
+                if t > tables {
+                    return Ok::<(), String>(());
+                }
+                for sql in [
+                    format!("ANALYZE TABLE sbtest{t}"),
+                    format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {table_size}) t"),
+                    format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {table_size}) t"),
+                ] {
+                    conn.query_drop(&sql).await.map_err(|e| format!("prewarming sbtest{t}: {}", short_error(&e)))?;
+                }
+            }
+        }));
+    }
+    for w in workers {
+        w.await.map_err(|e| format!("a prewarm connection stopped: {e}"))??;
+    }
+    Ok(())
+}
+
 #[derive(Debug, Default, PartialEq, serde::Serialize)]
 pub struct CleanupReport {
     pub dropped: Vec<String>,
