@@ -363,6 +363,13 @@ pub fn run_oltp(
             "{}",
             report::summary_table(&outcome.summary, &format!("{} summary (run {run_id}, {status})", variant.name()))
         );
+        if a.histogram {
+            let mut all = stats::new_histogram();
+            for (_, h) in &outcome.histograms {
+                all.add(h).expect("same bounds");
+            }
+            print!("\n{}", report::latency_histogram(&all));
+        }
     }
     let doc = RunDocument {
         id: Some(run_id),

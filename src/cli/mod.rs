@@ -244,6 +244,9 @@ pub struct RunArgs {
     /// latency at low load).
     #[arg(long)]
     pub client_threads: Option<u32>,
+    /// Print a latency histogram after the summary (sysbench's --histogram).
+    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
+    pub histogram: bool,
     /// Latency percentile shown in the interval lines (1-100).
     #[arg(long, default_value_t = 95.0)]
     pub percentile: f64,

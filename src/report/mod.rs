@@ -94,6 +94,26 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
     out
 }
 
+/// A latency histogram in the shape sysbench prints with --histogram: one line per
+/// non-empty bucket (buckets 10 % wide), value in milliseconds, a bar, the count.
+pub fn latency_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
+    let mut out = String::from("Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n");
+    if h.is_empty() {
+        return out;
+    }
+    let buckets: Vec<(f64, u64)> = h
+        .iter_log(1, 1.1)
+        .filter(|v| v.count_since_last_iteration() > 0)
+        .map(|v| (v.value_iterated_to() as f64 / 1000.0, v.count_since_last_iteration()))
+        .collect();
+    let most = buckets.iter().map(|b| b.1).max().unwrap_or(1);
+    for (value, count) in buckets {
+        let stars = ((count as f64 / most as f64) * 40.0).ceil() as usize;
+        let _ = writeln!(out, "{value:>12.3} |{:<40} {count}", "*".repeat(stars));
+    }
+    out
+}
+
 pub fn runs_table(rows: &[RunRow]) -> String {
     if rows.is_empty() {
         return "no runs stored yet\n".into();
@@ -158,6 +178,19 @@ pub fn rows_bar(total: u64) -> indicatif::ProgressBar {
 mod tests {
     use super::*;
     use crate::stats::Recorder;
+
+    #[test]
+    fn histogram_lines_hold_every_count() {
+        let mut h = crate::stats::new_histogram();
+        for v in [100, 100, 105, 2000, 2000, 2000, 50_000] {
+            h.record(v).unwrap();
+        }
+        let text = latency_histogram(&h);
+        let counts: u64 = text.lines().skip(2).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
+        assert_eq!(counts, 7);
+        // The fullest bucket (2 ms, 3 values) has the full bar.
+        assert!(text.lines().any(|l| l.contains(&"*".repeat(40)) && l.trim_end().ends_with(" 3")), "{text}");
+    }
 
     #[test]
     fn interval_line_has_sysbench_shape() {
