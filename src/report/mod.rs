@@ -3,7 +3,7 @@
 //! every function returns a String (tests read them) and callers print.
 
 use crate::server::{State, Status};
-use crate::stats::{Interval, Summary};
+use crate::stats::{per_second, Interval, Summary};
 use crate::store::RunRow;
 use std::fmt::Write;
 
@@ -20,8 +20,8 @@ pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
         iv.other_per_s,
         iv.percentile,
         iv.percentile_ms,
-        per_s(iv.errors, iv.duration),
-        per_s(iv.reconnects, iv.duration),
+        per_second(iv.errors, iv.duration),
+        per_second(iv.reconnects, iv.duration),
     );
     if open_loop {
         let _ = write!(s, " backlog: {}", iv.backlog);
@@ -38,14 +38,6 @@ fn fmt_t(t: f64) -> String {
         format!("{}", t.round() as u64)
     } else {
         format!("{t:.1}")
-    }
-}
-
-fn per_s(n: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        n as f64 / secs
-    } else {
-        0.0
     }
 }
 

@@ -121,6 +121,15 @@ impl Recorder {
     }
 }
 
+/// A count as a rate; zero (not NaN) over an empty span.
+pub fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
 /// Latency figures in milliseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
@@ -198,13 +207,7 @@ impl Interval {
         threads: u32,
         percentile: f64,
     ) -> Self {
-        let per_s = |n: u64| {
-            if duration > 0.0 {
-                n as f64 / duration
-            } else {
-                0.0
-            }
-        };
+        let per_s = |n: u64| per_second(n, duration);
         let transactions = rec.transactions();
         let all = rec.total_latency();
         let at = |q: f64| if all.is_empty() { 0.0 } else { all.value_at_quantile(q) as f64 / 1000.0 };
@@ -280,13 +283,7 @@ pub struct Summary {
 
 impl Summary {
     pub fn from_recorder(rec: &Recorder, names: &[String], seconds: f64, max_backlog: u64) -> Self {
-        let per_s = |n: u64| {
-            if seconds > 0.0 {
-                n as f64 / seconds
-            } else {
-                0.0
-            }
-        };
+        let per_s = |n: u64| per_second(n, seconds);
         let transactions = rec.transactions();
         Summary {
             seconds,
