@@ -50,33 +50,62 @@ fn server_killed_mid_run_is_survived_and_counted() {
     assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--tables=1", "--table-size=2000"]).unwrap(), 0);
     let home = s.home();
     let pid = s.pid;
-    let killer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1500));
+    let socket = s.socket.clone();
+    // Kills the server once the run's connections are busy, waits for it to be gone,
+    // checks status calls it crashed, and restarts it. It never panics: the test joins
+    // it before asserting anything, so the server it restarts is always stopped again.
+    let killer = std::thread::spawn(move || -> Result<(), String> {
+        let busy = || {
+            Command::new("mariadb")
+                .args(["--no-defaults", "-uroot", "-N", "-B"])
+                .arg(format!("--socket={}", socket.display()))
+                .args(["-e", "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'sbtest'"])
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok())
+                .unwrap_or(0)
+        };
+        let waited = std::time::Instant::now();
+        while busy() < 4 {
+            if waited.elapsed() > Duration::from_secs(20) {
+                return Err("the run never connected".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(800));
         unsafe { libc::kill(pid, libc::SIGKILL) };
-        // The crash is visible in status, then the instance comes back.
-        std::thread::sleep(Duration::from_millis(300));
-        let st = status(std::path::Path::new(&home));
-        assert_eq!(st[0].state, sizeup::server::State::Crashed);
-        sizeup(&["--home", &home, "server", "start", "--buffer-pool", "128M", "--log-file-size", "48M"]).unwrap();
+        let waited = std::time::Instant::now();
+        let state = loop {
+            let st = status(std::path::Path::new(&home));
+            if st[0].state != sizeup::server::State::Running || waited.elapsed() > Duration::from_secs(20) {
+                break st[0].state;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        sizeup(&["--home", &home, "server", "start", "--buffer-pool", "128M", "--log-file-size", "48M"])
+            .map_err(|e| format!("restart failed: {e}"))?;
+        if state != sizeup::server::State::Crashed {
+            return Err(format!("status said {state:?} after the kill"));
+        }
+        Ok(())
     });
     let json = s.home.path().join("kill.json");
     let j = json.to_string_lossy().into_owned();
-    let code = s
-        .sizeup(&[
-            "run",
-            "oltp_read_write",
-            "--socket",
-            &s.socket.to_string_lossy(),
-            "--tables=1",
-            "--table-size=2000",
-            "--threads=4",
-            "--time=7",
-            "--json",
-            &j,
-        ])
-        .unwrap();
-    killer.join().unwrap();
-    assert_eq!(code, 0);
+    let code = s.sizeup(&[
+        "run",
+        "oltp_read_write",
+        "--socket",
+        &s.socket.to_string_lossy(),
+        "--tables=1",
+        "--table-size=2000",
+        "--threads=4",
+        "--time=7",
+        "--json",
+        &j,
+    ]);
+    let killed = killer.join().expect("the killer thread does not panic");
+    killed.unwrap();
+    assert_eq!(code.unwrap(), 0);
     let doc = read_json(&json);
     let sm = &doc["summary"];
     assert!(sm["errors"].as_u64().unwrap() >= 1, "{sm}");

@@ -205,6 +205,10 @@ impl Manager {
                     out.push(status_of(&state.instances[pos]));
                     continue;
                 }
+                // A crashed server's threads may still be exiting and holding its port.
+                if let Some(pid) = state.instances[pos].pid {
+                    wait_gone(pid);
+                }
             }
             let dir = root.map_or_else(|| self.home.join("instances"), Path::to_path_buf).join(index.to_string());
             let mut inst = Instance {
@@ -432,10 +436,14 @@ fn wait_ready(i: &Instance) -> Result<(), ServerError> {
         if greets(&i.socket) {
             return Ok(());
         }
-        if !alive(pid, &i.dir) {
+        if !alive(pid, &i.dir) && !alive_after(pid, &i.dir, Duration::from_millis(200)) {
             return Err(ServerError::Start {
                 index: i.index,
-                detail: format!("the server exited; last lines of its log:\n{}", tail(&i.error_log(), 8)),
+                detail: format!(
+                    "the server exited; last lines of its log:\n{}{}",
+                    tail(&i.error_log(), 8),
+                    tail(&i.dir.join("server.out"), 4)
+                ),
                 log: i.error_log().display().to_string(),
             });
         }
@@ -449,6 +457,12 @@ fn wait_ready(i: &Instance) -> Result<(), ServerError> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A second look before declaring a just-launched server dead.
+fn alive_after(pid: i32, dir: &Path, pause: Duration) -> bool {
+    std::thread::sleep(pause);
+    alive(pid, dir)
 }
 
 fn greets(socket: &Path) -> bool {
@@ -475,10 +489,11 @@ pub fn alive(pid: i32, dir: &Path) -> bool {
     if state == Some("Z") || state == Some("X") {
         return false;
     }
-    // Guard against pid reuse: the command line names our option file.
+    // Guard against pid reuse: the command line names our option file. It reads empty
+    // while a process is being set up or torn down; that is not someone else's process.
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let needle = dir.join("my.cnf");
-    String::from_utf8_lossy(&cmdline).contains(&*needle.to_string_lossy())
+    cmdline.is_empty() || String::from_utf8_lossy(&cmdline).contains(&*needle.to_string_lossy())
 }
 
 fn terminate(pid: i32) {
@@ -498,6 +513,22 @@ fn terminate(pid: i32) {
     }
     unsafe {
         libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// Waits (up to 30 s) until process `pid` has no trace left: a killed multi-threaded
+/// server shows as a zombie while its other threads still hold its sockets and files.
+fn wait_gone(pid: i32) {
+    let started = Instant::now();
+    while started.elapsed() < STOP_TIMEOUT / 4 {
+        // SAFETY: reaps our own exited child if it is one; never blocks.
+        unsafe {
+            libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+        }
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

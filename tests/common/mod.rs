@@ -15,9 +15,19 @@ pub struct TestServer {
     pub pid: i32,
 }
 
-/// A port the OS says is free right now.
+/// A free port below the kernel's ephemeral range (32768 and up), so no outgoing
+/// connection of a parallel test can take it while a server restarts on it.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let spread = (std::process::id() % 400) as u16 * 25;
+    loop {
+        let n = NEXT.fetch_add(3, Ordering::Relaxed);
+        let port = 20_000 + (spread + n) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl TestServer {
@@ -50,9 +60,13 @@ impl TestServer {
             &p,
             "--max-connections",
             "500",
-        ])
-        .expect("managed server starts");
-        assert_eq!(code, 0);
+        ]);
+        if !matches!(code, Ok(0)) {
+            // Instances that did start must not outlive the test (their directory is about
+            // to be deleted with `home`).
+            let _ = sizeup(&["--home", &h, "server", "stop", "--purge"]);
+            panic!("managed server did not start: {code:?}");
+        }
         let st = status(home.path());
         TestServer { socket: st[0].socket.clone(), port, pid: st[0].pid.unwrap(), home }
     }
