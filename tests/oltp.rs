@@ -93,6 +93,24 @@ fn prepare_run_every_workload_and_cleanup() {
         read_json(&s.home.path().join("oltp_read_write.json"))["summary"]["transactions"].as_f64().unwrap()
     );
 
+    // The binary reads the store back: `runs show ID --json` is the --json document.
+    let show = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "runs", "show", &runs[0].id.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert!(show.status.success());
+    let shown: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let written = read_json(&s.home.path().join("oltp_read_write.json"));
+    assert_eq!(shown["summary"], written["summary"]);
+    assert_eq!(shown["intervals"], written["intervals"]);
+    assert_eq!(shown["histograms"], written["histograms"]);
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "runs", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(list.lines().filter(|l| l.contains("completed")).count(), expected.len(), "{list}");
+
     // A second prepare over our own tables is refused, and points at cleanup.
     let e = s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=10"]).unwrap_err().to_string();
     assert!(e.contains("sizeup cleanup"), "{e}");
