@@ -100,9 +100,6 @@ pub struct Statement {
     params: u16,
     /// Result column types from the prepare (for rows whose metadata the server skips).
     columns: Vec<u8>,
-    /// Parameter types last sent: like libmariadb, types go only with the first execute
-    /// (or when they change), and the server reuses them.
-    sent_types: std::cell::RefCell<Vec<u8>>,
 }
 
 /// A parameter bound from borrowed data: no allocation per execute.
@@ -113,7 +110,7 @@ pub enum Param<'a> {
 }
 
 /// Where decoded rows go, for statements whose rows are read.
-type RowSink<'a> = &'a mut dyn FnMut(&[Value]);
+type RowSink<'a> = &'a mut (dyn FnMut(&[Value]) + Send);
 
 /// What a statement returned, when it is not read row by row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -136,6 +133,9 @@ pub struct Conn {
     /// Negotiated: result metadata of prepared statements is sent only when it changed.
     cache_metadata: bool,
     param_types: Vec<u8>,
+    /// Parameter types last sent per statement: like libmariadb, types go only with the
+    /// first execute (or when they change), and the server reuses them.
+    sent_types: std::collections::HashMap<u32, Vec<u8>>,
 }
 
 impl Conn {
@@ -166,6 +166,7 @@ impl Conn {
             types: Vec::new(),
             cache_metadata: false,
             param_types: Vec::new(),
+            sent_types: Default::default(),
         };
         conn.handshake(o).await?;
         Ok(conn)
@@ -414,7 +415,7 @@ impl Conn {
                 self.read_packet().await?;
             }
         }
-        Ok(Statement { id, params, columns: types, sent_types: Default::default() })
+        Ok(Statement { id, params, columns: types })
     }
 
     fn encode_execute(&mut self, stmt: &Statement, params: &[Param<'_>]) -> Result<(), Error> {
@@ -437,7 +438,7 @@ impl Conn {
                     Param::Bytes(_) => &[0xfd, 0], // VAR_STRING
                 });
             }
-            let mut sent = stmt.sent_types.borrow_mut();
+            let sent = self.sent_types.entry(stmt.id).or_default();
             if *sent == self.param_types {
                 self.out.push(0); // the server keeps the types of the last execute
             } else {
@@ -470,7 +471,7 @@ impl Conn {
         &mut self,
         stmt: &Statement,
         params: &[Param<'_>],
-        row: &mut dyn FnMut(&[Value]),
+        row: RowSink<'_>,
     ) -> Result<Outcome, Error> {
         self.encode_execute(stmt, params)?;
         self.send(0).await?;
