@@ -25,7 +25,8 @@ pub enum StoreError {
 }
 
 /// Each entry migrates the schema from version i to i + 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
@@ -50,13 +51,26 @@ CREATE TABLE histograms (
     hdr TEXT NOT NULL,
     PRIMARY KEY (run_id, txn_type)
 );
-"#];
+"#,
+    // v2: the recording process, so a run whose process died unfinished reads as abandoned.
+    r#"ALTER TABLE runs ADD COLUMN pid INTEGER;"#,
+];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+}
+
+/// A run still marked running whose recording process is gone was cut off (killed, or
+/// the machine stopped): it reads as `abandoned`. Its intervals so far are kept.
+fn live_status(status: String, pid: Option<i64>) -> String {
+    let gone = |pid: i64| pid != std::process::id() as i64 && std::fs::metadata(format!("/proc/{pid}")).is_err();
+    match pid {
+        Some(pid) if status == "running" && gone(pid) => "abandoned".into(),
+        _ => status,
+    }
 }
 
 /// One line of `sizeup runs list`.
@@ -106,8 +120,8 @@ impl Store {
     pub fn begin_run(&self, workload: &str, target: &str, config: &serde_json::Value) -> Result<i64, StoreError> {
         self.conn
             .execute(
-                "INSERT INTO runs (workload, target, status, config) VALUES (?1, ?2, 'running', ?3)",
-                params![workload, target, config.to_string()],
+                "INSERT INTO runs (workload, target, status, config, pid) VALUES (?1, ?2, 'running', ?3, ?4)",
+                params![workload, target, config.to_string(), std::process::id()],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
@@ -152,7 +166,7 @@ impl Store {
     pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
         let mut st = self
             .conn
-            .prepare("SELECT id, started_at, workload, target, status, config, summary FROM runs ORDER BY id")
+            .prepare("SELECT id, started_at, workload, target, status, config, summary, pid FROM runs ORDER BY id")
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map([], |r| {
@@ -165,7 +179,7 @@ impl Store {
                     started_at: r.get(1)?,
                     workload: r.get(2)?,
                     target: r.get(3)?,
-                    status: r.get(4)?,
+                    status: live_status(r.get(4)?, r.get(7)?),
                     threads: config.pointer("/run/threads").and_then(|v| v.as_u64()),
                     tps: summary.as_ref().map(|s| s.tps),
                     p95_ms: summary.as_ref().map(|s| s.latency_ms.p95),
@@ -179,8 +193,8 @@ impl Store {
     pub fn load_run(&self, id: i64) -> Result<RunDocument, StoreError> {
         let row: Option<(String, Option<String>, String, Option<String>)> = self
             .conn
-            .query_row("SELECT status, error, config, summary FROM runs WHERE id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            .query_row("SELECT status, error, config, summary, pid FROM runs WHERE id = ?1", [id], |r| {
+                Ok((live_status(r.get(0)?, r.get(4)?), r.get(1)?, r.get(2)?, r.get(3)?))
             })
             .optional()
             .map_err(|e| self.err(e))?;
@@ -244,6 +258,34 @@ mod tests {
         assert_eq!(rows[0].threads, Some(8));
         assert_eq!(rows[0].tps, Some(1.0));
         assert!(matches!(store.load_run(99), Err(StoreError::NoSuchRun(99))));
+    }
+
+    #[test]
+    fn a_run_whose_process_died_reads_as_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_run("oltp_point_select", "t", &serde_json::json!({})).unwrap();
+        assert_eq!(store.load_run(id).unwrap().status, "running", "our own process is alive");
+        // A pid that cannot exist (above the kernel's pid_max).
+        store.conn.execute("UPDATE runs SET pid = 99999999 WHERE id = ?1", [id]).unwrap();
+        assert_eq!(store.load_run(id).unwrap().status, "abandoned");
+        assert_eq!(store.list_runs().unwrap()[0].status, "abandoned");
+    }
+
+    #[test]
+    fn version_1_stores_are_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute("INSERT INTO runs (workload, target, status, config) VALUES ('w', 't', 'completed', '{}')", [])
+            .unwrap();
+        drop(c);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.list_runs().unwrap()[0].status, "completed");
+        let v: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
     }
 
     #[test]
