@@ -45,10 +45,6 @@ impl Target {
         format!("{place} as {}", self.user)
     }
 
-    pub fn with_database(&self, database: &str) -> Target {
-        Target { database: database.to_string(), ..self.clone() }
-    }
-
     pub fn opts(&self, with_database: bool) -> Opts {
         let mut b = OptsBuilder::default()
             .user(Some(self.user.clone()))

@@ -84,28 +84,31 @@ pub fn scramble(plugin: &str, password: &str, scramble: &[u8]) -> Result<Vec<u8>
 
 /// SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password))).
 fn native(password: &str, scramble: &[u8]) -> Vec<u8> {
-    if password.is_empty() {
-        return Vec::new();
-    }
-    let h1 = Sha1::digest(password.as_bytes());
-    let h2 = Sha1::digest(h1);
-    let mut h = Sha1::new();
-    h.update(&scramble[..scramble.len().min(20)]);
-    h.update(h2);
-    let h3 = h.finalize();
-    h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
+    xor_scramble::<Sha1>(password, scramble, true)
 }
 
 /// SHA256(password) XOR SHA256(SHA256(SHA256(password)) + scramble).
 fn caching_sha2(password: &str, scramble: &[u8]) -> Vec<u8> {
+    xor_scramble::<Sha256>(password, scramble, false)
+}
+
+/// H(password) XOR H(salt + H(H(password))), or with H(H(password)) first: the two
+/// plugins differ only in the hash and that order. No password, no response.
+fn xor_scramble<D: Digest>(password: &str, scramble: &[u8], salt_first: bool) -> Vec<u8> {
     if password.is_empty() {
         return Vec::new();
     }
-    let h1 = Sha256::digest(password.as_bytes());
-    let h2 = Sha256::digest(h1);
-    let mut h = Sha256::new();
-    h.update(h2);
-    h.update(&scramble[..scramble.len().min(20)]);
+    let salt = &scramble[..scramble.len().min(20)];
+    let h1 = D::digest(password.as_bytes());
+    let h2 = D::digest(&h1);
+    let mut h = D::new();
+    if salt_first {
+        h.update(salt);
+        h.update(&h2);
+    } else {
+        h.update(&h2);
+        h.update(salt);
+    }
     let h3 = h.finalize();
     h1.iter().zip(h3.iter()).map(|(a, b)| a ^ b).collect()
 }

@@ -521,13 +521,17 @@ impl Conn {
                     let columns = lenenc_int(p, &mut pos).ok_or_else(|| Error::protocol("bad column count"))? as usize;
                     // With cached metadata the server says whether definitions follow.
                     let follows = !self.cache_metadata || p.get(pos) != Some(&0);
+                    // Column types matter only when rows are decoded; the hot path skips them.
+                    let decode = row.is_some();
                     self.types.clear();
                     if follows {
                         for _ in 0..columns {
                             let (s, len) = self.read_packet().await?;
-                            self.types.push(packet::column_type(&self.buf[s..s + len]).unwrap_or(0xfd));
+                            if decode {
+                                self.types.push(packet::column_type(&self.buf[s..s + len]).unwrap_or(0xfd));
+                            }
                         }
-                    } else {
+                    } else if decode {
                         self.types.extend_from_slice(cached_types.unwrap_or(&[]));
                         if self.types.len() != columns {
                             return Err(Error::protocol("the server skipped result metadata this client has not seen"));
