@@ -27,6 +27,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use target::Target;
 use workload::oltp::{self, Oltp};
+use workload::tpcc::{self, Tpcc};
+use workload::Workload;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -53,6 +55,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     let manager = Manager::new(&home);
     match cli.command {
         Command::Server(cmd) => server_command(&manager, cmd),
+        Command::Prepare(a) if a.workload == "tpcc" => prepare_tpcc(&manager, &a),
         Command::Prepare(a) => {
             let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
@@ -62,6 +65,16 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             prepare_oltp(&target, variant.name(), &options, threads, plan::seed(a.oltp.rand_seed))?;
             Ok(0)
         }
+        Command::Cleanup(a) if a.workload == "tpcc" => {
+            let (target, _) = resolve_target(&manager, &a.target, "tpcc")?;
+            let report = runtime(1)?.block_on(tpcc::load::cleanup(&target)).map_err(Error::Failed)?;
+            println!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
+            if !report.kept.is_empty() {
+                println!("left alone (not created by sizeup): {}", report.kept.join(", "));
+            }
+            Ok(0)
+        }
+        Command::Check(a) => check_tpcc(&manager, &a),
         Command::Cleanup(a) => {
             plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
@@ -85,7 +98,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Command::Run(a) => {
-            let (doc, ended) = run_oltp(&manager, &results, &a, true)?;
+            let (doc, ended) = run_benchmark(&manager, &results, &a, true)?;
             Ok(match ended {
                 Ended::Completed => 0,
                 Ended::Interrupted => EXIT_INTERRUPTED,
@@ -303,7 +316,6 @@ pub fn run_oltp(
     let (target, server_pid) = resolve_target(manager, &a.target, "sbtest")?;
     spec.server_pid = server_pid;
     let server = runtime(1)?.block_on(check_tables(&target, &options, variant.name(), print))?;
-    let store = store::Store::open(results)?;
     let config = serde_json::json!({
         "sizeup_version": env!("CARGO_PKG_VERSION"),
         "workload": variant.name(),
@@ -313,13 +325,38 @@ pub fn run_oltp(
         "server": server,
         "host": monitor::host_facts(),
     });
-    let run_id = store.begin_run(variant.name(), &target.describe(), &config)?;
+    let workload = Arc::new(Oltp::new(variant, options));
+    measure(results, a, print, workload, Measured { name: variant.name(), target, spec, config, tpcc: false })
+}
+
+/// What `measure` needs besides the workload.
+struct Measured<'a> {
+    name: &'a str,
+    target: Target,
+    spec: exec::RunSpec,
+    config: serde_json::Value,
+    /// TPC-C's figures and interval lines.
+    tpcc: bool,
+}
+
+/// Runs a prepared workload, storing the run as it goes, printing as `print` says,
+/// and writing `--json`.
+fn measure<W: Workload + Send + Sync + 'static>(
+    results: &std::path::Path,
+    a: &RunArgs,
+    print: bool,
+    workload: Arc<W>,
+    m: Measured,
+) -> Result<(RunDocument, Ended), Error> {
+    let Measured { name, target, spec, config, tpcc } = m;
+    let store = store::Store::open(results)?;
+    let run_id = store.begin_run(name, &target.describe(), &config)?;
     if print {
         eprintln!(
-            "running {} on {} with {} thread(s){} (run {run_id})",
-            variant.name(),
+            "running {name} on {} with {} {}{} (run {run_id})",
             target.describe(),
             spec.threads,
+            if tpcc { "user(s)" } else { "thread(s)" },
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
         );
     }
@@ -327,23 +364,26 @@ pub fn run_oltp(
     let open_loop = spec.rate.is_some();
     let mut seq = 0;
     let mut store_error = None;
-    let workload = Arc::new(Oltp::new(variant, options));
+    raise_open_files_limit();
     let outcome = exec::run(workload, &target, &spec, |iv| {
         if print_lines {
-            println!("{}", report::interval_line(iv, open_loop));
+            println!("{}", if tpcc { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) });
         }
         if let Err(e) = store.add_interval(run_id, seq, iv) {
             store_error.get_or_insert(e);
         }
         seq += 1;
     });
-    let outcome = match outcome {
+    let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
             let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
             return Err(Error::Failed(e));
         }
     };
+    if tpcc {
+        tpcc::add_figures(&mut outcome.summary);
+    }
     if let Some(e) = store_error {
         eprintln!("warning: some intervals were not stored: {e}");
     }
@@ -359,10 +399,7 @@ pub fn run_oltp(
         if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
             eprintln!("warning: the warm-up covered the whole run: nothing was measured");
         }
-        print!(
-            "{}",
-            report::summary_table(&outcome.summary, &format!("{} summary (run {run_id}, {status})", variant.name()))
-        );
+        print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
         if a.histogram {
             let mut all = stats::new_histogram();
             for (_, h) in &outcome.histograms {
@@ -387,6 +424,192 @@ pub fn run_oltp(
     Ok((doc, outcome.ended))
 }
 
+/// Thousands of users need thousands of sockets: lift the soft limit to the hard one.
+fn raise_open_files_limit() {
+    let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: plain system calls on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
+/// `sizeup run`: TPC-C or an OLTP workload.
+pub fn run_benchmark(
+    manager: &Manager,
+    results: &std::path::Path,
+    a: &RunArgs,
+    print: bool,
+) -> Result<(RunDocument, Ended), Error> {
+    if a.workload == "tpcc" {
+        run_tpcc(manager, results, a, print)
+    } else {
+        run_oltp(manager, results, a, print)
+    }
+}
+
+fn prepare_tpcc(manager: &Manager, a: &cli::PrepareArgs) -> Result<i32, Error> {
+    let warehouses = a.tpcc.warehouses.unwrap_or(1);
+    if warehouses == 0 || warehouses > 100_000 {
+        return Err(Error::Usage(format!("--warehouses {warehouses}: give 1 or more")));
+    }
+    let (target, _) = resolve_target(manager, &a.target, "tpcc")?;
+    let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
+    let threads = a.threads.unwrap_or(cpus).max(1);
+    eprintln!(
+        "preparing tpcc: {warehouses} warehouse(s) in {} on {} with {threads} connection(s)",
+        target.database,
+        target.describe()
+    );
+    let rows = Arc::new(AtomicU64::new(0));
+    let rt = runtime(threads)?;
+    let bar = report::rows_bar(tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64);
+    let watcher = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        rt.spawn(async move {
+            loop {
+                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let result = rt.block_on(tpcc::load::prepare(&target, warehouses, threads, plan::seed(a.oltp.rand_seed), rows));
+    watcher.abort();
+    bar.finish_and_clear();
+    let r = result.map_err(Error::Failed)?;
+    println!(
+        "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",
+        r.warehouses,
+        r.rows,
+        r.bytes as f64 / 1e6,
+        r.seconds,
+        r.rows_per_second,
+        r.method
+    );
+    Ok(0)
+}
+
+fn check_tpcc(manager: &Manager, a: &cli::CleanupArgs) -> Result<i32, Error> {
+    if a.workload != "tpcc" {
+        return Err(Error::Usage(format!("`sizeup check` knows tpcc only (got '{}')", a.workload)));
+    }
+    let (target, _) = resolve_target(manager, &a.target, "tpcc")?;
+    let rt = runtime(1)?;
+    rt.block_on(tpcc_facts(&target, 0))?;
+    let outcomes = rt.block_on(tpcc::check::check(&target)).map_err(Error::Failed)?;
+    let mut failed = 0;
+    for o in &outcomes {
+        println!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
+        if !o.passed {
+            failed += 1;
+            println!("              {} offending row(s), e.g.:", o.violations);
+            for e in &o.examples {
+                println!("                {e}");
+            }
+        }
+    }
+    println!("{} of {} consistency conditions hold in {}", outcomes.len() - failed, outcomes.len(), target.database);
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// What a TPC-C run needs to know of its database: warehouses, the load's C_LAST, and
+/// the server facts. Says clearly when the tables are missing or the server cannot
+/// take `users` connections.
+async fn tpcc_facts(target: &Target, users: u32) -> Result<(u32, Option<u32>, serde_json::Value), Error> {
+    use mysql_async::prelude::Queryable;
+    let mut conn = target.connect().await.map_err(|e| match e {
+        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => Error::Usage(format!(
+            "database {} does not exist on {}: run `sizeup prepare tpcc --warehouses W` first",
+            target.database,
+            target.describe()
+        )),
+        other => other.into(),
+    })?;
+    let tables: Vec<(String, String)> = conn
+        .exec(
+            "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
+            (&target.database,),
+        )
+        .await
+        .map_err(|e| Error::Failed(target::short_error(&e)))?;
+    if let Some(missing) = tpcc::schema::TABLES.iter().find(|t| !tables.iter().any(|(n, _)| n == *t)) {
+        return Err(Error::Usage(format!(
+            "{}.{missing} does not exist: run `sizeup prepare tpcc --warehouses W` first",
+            target.database
+        )));
+    }
+    let c_last = tables.iter().find(|(n, _)| n == "item").and_then(|(_, c)| tpcc::schema::c_last_from_comment(c));
+    let warehouses: Option<u32> =
+        conn.query_first("SELECT COUNT(*) FROM warehouse").await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+    let warehouses = warehouses.unwrap_or(0);
+    if warehouses == 0 {
+        return Err(Error::Usage(format!(
+            "{}.warehouse is empty: run `sizeup prepare tpcc --warehouses W` first",
+            target.database
+        )));
+    }
+    let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+    let max: u32 = facts.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    if max > 0 && users + 1 > max {
+        return Err(Error::Usage(format!(
+            "{users} users need {users} connections but the server allows {max} (max_connections): \
+             raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
+            users + 10
+        )));
+    }
+    let _ = conn.disconnect().await;
+    Ok((warehouses, c_last, facts))
+}
+
+/// Runs TPC-C from `sizeup run tpcc` arguments.
+fn run_tpcc(
+    manager: &Manager,
+    results: &std::path::Path,
+    a: &RunArgs,
+    print: bool,
+) -> Result<(RunDocument, Ended), Error> {
+    let mut a = a.clone();
+    if let Some(users) = a.tpcc.users {
+        a.threads = users;
+    }
+    let mix = tpcc::parse_mix(&a.tpcc.mix).map_err(Error::Usage)?;
+    let think_time = a.tpcc.think_time == "spec";
+    if think_time && a.rate > 0.0 {
+        return Err(Error::Usage(
+            "--think-time spec paces each user itself; leave out --rate (or use --think-time none)".into(),
+        ));
+    }
+    let mut spec = plan::run_spec(&a).map_err(Error::Usage)?;
+    let (target, server_pid) = resolve_target(manager, &a.target, "tpcc")?;
+    spec.server_pid = server_pid;
+    let (warehouses, c_last, server) = runtime(1)?.block_on(tpcc_facts(&target, spec.threads))?;
+    if let Some(w) = a.tpcc.warehouses.filter(|&w| w != warehouses) {
+        eprintln!("warning: --warehouses {w} ignored: {} holds {warehouses} warehouse(s)", target.database);
+    }
+    let constants = tpcc::random::Constants::for_run(&mut random::rng_from_seed(spec.seed ^ 0x7cc), c_last);
+    let options = tpcc::TpccOptions {
+        warehouses,
+        users: spec.threads,
+        mix,
+        all_warehouses: a.tpcc.all_warehouses,
+        think_time,
+        constants,
+    };
+    let config = serde_json::json!({
+        "sizeup_version": env!("CARGO_PKG_VERSION"),
+        "workload": "tpcc",
+        "options": options,
+        "run": spec,
+        "target": target,
+        "server": server,
+        "host": monitor::host_facts(),
+    });
+    let workload = Arc::new(Tpcc { options: Arc::new(options) });
+    measure(results, &a, print, workload, Measured { name: "tpcc", target, spec, config, tpcc: true })
+}
+
 fn print_document(doc: &RunDocument) {
     let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
     println!("run {} — {workload} — {}", doc.id.unwrap_or(0), doc.status);
@@ -395,7 +618,11 @@ fn print_document(doc: &RunDocument) {
     }
     let open_loop = doc.config.pointer("/run/rate").is_some_and(|r| !r.is_null());
     for iv in &doc.intervals {
-        println!("{}", report::interval_line(iv, open_loop));
+        if workload == "tpcc" {
+            println!("{}", report::tpcc_interval_line(iv));
+        } else {
+            println!("{}", report::interval_line(iv, open_loop));
+        }
     }
     if let Some(s) = &doc.summary {
         print!("{}", report::summary_table(s, "summary"));

@@ -36,6 +36,8 @@ pub enum Command {
     Run(RunArgs),
     /// Drop the tables sizeup created for a workload (and nothing else).
     Cleanup(CleanupArgs),
+    /// Check a workload's data: for tpcc, the consistency conditions of clause 3.3.2.
+    Check(CleanupArgs),
     /// Read a workload's tables and k indexes into the buffer pool (sysbench's prewarm).
     Prewarm(PrewarmArgs),
     /// Stored runs.
@@ -175,14 +177,36 @@ pub struct OltpArgs {
     pub rand_seed: u64,
 }
 
+/// TPC-C's options.
+#[derive(Args, Debug, Clone)]
+pub struct TpccArgs {
+    /// Warehouses to load (prepare); at run time the database says how many it holds.
+    #[arg(long, help_heading = "TPC-C")]
+    pub warehouses: Option<u32>,
+    /// Virtual users (terminals), one connection each; the same as --threads.
+    #[arg(long, help_heading = "TPC-C")]
+    pub users: Option<u32>,
+    /// Deck of transaction types: new_order,payment,order_status,delivery,stock_level.
+    #[arg(long, default_value = "45,43,4,4,4", help_heading = "TPC-C")]
+    pub mix: String,
+    /// User i of U works on warehouses i, i+U, i+2U, ... (default: one random home warehouse each).
+    #[arg(long, help_heading = "TPC-C")]
+    pub all_warehouses: bool,
+    /// `spec`: the spec's keying and think times (clause 5.2.5); `none`: back to back.
+    #[arg(long, default_value = "none", value_parser = ["none", "spec"], help_heading = "TPC-C")]
+    pub think_time: String,
+}
+
 #[derive(Args, Debug)]
 pub struct PrepareArgs {
-    /// Workload name, e.g. oltp_read_write.
+    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
     pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
     /// Loader connections (default: the number of CPUs).
     #[arg(long, alias = "num-threads")]
     pub threads: Option<u32>,
@@ -211,12 +235,14 @@ pub struct CleanupArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Workload name, e.g. oltp_read_write.
+    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
     pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
     /// Concurrent connections.
     #[arg(long, alias = "num-threads", default_value_t = 1)]
     pub threads: u32,

@@ -43,6 +43,9 @@ const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 8;
 
+/// Largest read buffer a connection grows to by itself (bigger packets still fit).
+const READ_BUFFER_MAX: usize = 64 * 1024;
+
 /// How a benchmark connection reaches its server.
 #[derive(Clone)]
 pub struct ConnectOptions {
@@ -106,7 +109,10 @@ pub struct Statement {
 #[derive(Clone, Copy, Debug)]
 pub enum Param<'a> {
     Int(i64),
+    /// Sent as a DOUBLE; the server rounds it into DECIMAL columns.
+    Float(f64),
     Bytes(&'a [u8]),
+    Null,
 }
 
 /// Where decoded rows go, for statements whose rows are read.
@@ -157,10 +163,12 @@ impl Conn {
         };
         let mut conn = Conn {
             stream,
-            buf: vec![0; 64 * 1024],
+            // Small at first (thousands of mostly idle TPC-C users must stay cheap);
+            // `fill` doubles it while reads keep filling it, up to READ_BUFFER_MAX.
+            buf: vec![0; 8 * 1024],
             start: 0,
             end: 0,
-            out: Vec::with_capacity(4096),
+            out: Vec::with_capacity(1024),
             seq: 0,
             server_version: String::new(),
             types: Vec::new(),
@@ -242,6 +250,11 @@ impl Conn {
                 )));
             }
             self.end += got;
+            // A read that filled the buffer means results arrive faster than it drains:
+            // a bigger buffer saves system calls on this connection from now on.
+            if self.end == self.buf.len() && self.buf.len() < READ_BUFFER_MAX {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
         }
         Ok(())
     }
@@ -388,6 +401,14 @@ impl Conn {
         self.read_results(false, None, None).await
     }
 
+    /// Runs SQL as text and hands each row, decoded, to `row`.
+    pub async fn query_rows(&mut self, sql: &str, row: RowSink<'_>) -> Result<Outcome, Error> {
+        self.begin(0x03);
+        self.out.extend_from_slice(sql.as_bytes());
+        self.send(0).await?;
+        self.read_results(false, None, Some(row)).await
+    }
+
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
         self.begin(0x16);
         self.out.extend_from_slice(sql.as_bytes());
@@ -428,14 +449,22 @@ impl Conn {
         self.out.extend_from_slice(&1u32.to_le_bytes());
         if !params.is_empty() {
             let bitmap = params.len().div_ceil(8);
-            self.out.extend(std::iter::repeat_n(0u8, bitmap)); // no NULLs
+            let at = self.out.len();
+            self.out.extend(std::iter::repeat_n(0u8, bitmap));
+            for (i, p) in params.iter().enumerate() {
+                if matches!(p, Param::Null) {
+                    self.out[at + i / 8] |= 1 << (i % 8);
+                }
+            }
             self.param_types.clear();
             for p in params {
                 self.param_types.extend_from_slice(match p {
                     // INT-sized ids go as LONG, as sysbench binds them; larger as LONGLONG.
                     Param::Int(v) if i32::try_from(*v).is_ok() => &[0x03, 0],
                     Param::Int(_) => &[0x08, 0],
+                    Param::Float(_) => &[0x05, 0], // DOUBLE
                     Param::Bytes(_) => &[0xfd, 0], // VAR_STRING
+                    Param::Null => &[0x06, 0],     // NULL
                 });
             }
             let sent = self.sent_types.entry(stmt.id).or_default();
@@ -452,7 +481,9 @@ impl Conn {
                         Ok(small) => self.out.extend_from_slice(&small.to_le_bytes()),
                         Err(_) => self.out.extend_from_slice(&v.to_le_bytes()),
                     },
+                    Param::Float(f) => self.out.extend_from_slice(&f.to_le_bytes()),
                     Param::Bytes(b) => packet::put_lenenc_bytes(&mut self.out, b),
+                    Param::Null => {}
                 }
             }
         }

@@ -270,6 +270,9 @@ where
     result
 }
 
+/// Connections a client thread opens at the same time.
+const CONNECTS_AT_ONCE: usize = 32;
+
 #[allow(clippy::too_many_arguments)]
 fn client_thread<W: Workload>(
     workload: Arc<W>,
@@ -296,8 +299,13 @@ fn client_thread<W: Workload>(
             let target = &target;
             async move { worker::connect(target, &mut session).await.map(|c| (session, c)) }
         });
+        // A bounded number of connects at a time: thousands at once overflow the
+        // server's listen backlog (a unix socket then refuses with EAGAIN).
+        use futures_util::StreamExt;
+        let connected: Vec<_> =
+            futures_util::stream::iter(connecting).buffer_unordered(CONNECTS_AT_ONCE).collect().await;
         let mut ready = Vec::new();
-        for r in futures_util::future::join_all(connecting).await {
+        for r in connected {
             match r {
                 Ok(pair) => ready.push(pair),
                 Err(e) => {

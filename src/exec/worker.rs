@@ -103,6 +103,20 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// A pause between transactions; false when the run ends during it.
+    async fn pause(&self, d: Duration, wake: &mut watch::Receiver<bool>) -> bool {
+        let until = Instant::now() + d;
+        match self.deadline {
+            Some(deadline) if until >= deadline => {
+                pause_until(deadline, wake).await;
+                false
+            }
+            _ => pause_until(until, wake).await,
+        }
+    }
+}
+
 /// Sleeps until `when`, or until the run is stopped (then returns false).
 async fn pause_until(when: Instant, wake: &mut watch::Receiver<bool>) -> bool {
     if *wake.borrow() {
@@ -130,7 +144,14 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
 /// so retries and reconnects are part of the latency the user sees.
 pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Conn) {
     let mut wake = shard.control.subscribe();
-    'run: while let Some(intended) = shard.next_start(&mut wake).await {
+    'run: loop {
+        // A user's keying and think time (TPC-C) comes before the next transaction.
+        if let Some(p) = session.pause() {
+            if !shard.pause(p, &mut wake).await {
+                break;
+            }
+        }
+        let Some(intended) = shard.next_start(&mut wake).await else { break };
         let mut queries = QueryCounts::default();
         loop {
             match session.transaction(&mut conn, &mut queries).await {
@@ -174,7 +195,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
             }
         }
         if let Some(d) = shard.delay {
-            if !pause_until(Instant::now() + d, &mut wake).await {
+            if !shard.pause(d, &mut wake).await {
                 break;
             }
         }

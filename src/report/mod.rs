@@ -32,6 +32,31 @@ pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
     s
 }
 
+/// A TPC-C interval line: NOPM, TPM and each type's p90.
+pub fn tpcc_interval_line(iv: &Interval) -> String {
+    use crate::workload::tpcc;
+    let mut s = format!(
+        "[ {:>4}s ] users: {} NOPM: {:.0} TPM: {:.0} p90 ms:",
+        fmt_t(iv.t),
+        iv.threads,
+        tpcc::interval_nopm(iv),
+        tpcc::interval_tpm(iv)
+    );
+    for (t, short) in iv.types.iter().zip(["no", "pay", "os", "dlv", "sl"]) {
+        let _ = write!(s, " {short} {:.1}", t.p90_ms);
+    }
+    let _ = write!(
+        s,
+        " err/s: {:.2} reconn/s: {:.2}",
+        per_second(iv.errors, iv.duration),
+        per_second(iv.reconnects, iv.duration)
+    );
+    if iv.warmup {
+        s.push_str("  (warm-up)");
+    }
+    s
+}
+
 fn fmt_t(t: f64) -> String {
     // The last interval ends when in-flight transactions finish, a hair after the clock.
     if (t - t.round()).abs() < 0.05 {
@@ -48,6 +73,10 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         let _ = writeln!(out, "  {k:<28} {v}");
     };
     row("measured (warm-up excluded)", format!("{:.1} s", s.seconds));
+    if let (Some(nopm), Some(tpm)) = (s.nopm, s.tpm) {
+        row("NOPM (new orders per min)", format!("{nopm:.0}"));
+        row("TPM (committed per min)", format!("{tpm:.0}"));
+    }
     row("transactions", format!("{} ({:.2} per s)", s.transactions, s.tps));
     row("queries", format!("{} ({:.2} per s)", s.queries, s.qps));
     row("  reads / writes / other", format!("{} / {} / {}", s.reads, s.writes, s.other));
@@ -72,14 +101,19 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
     if s.types.len() > 1 {
         let _ = writeln!(
             out,
-            "\n  {:<16} {:>10} {:>9} {:>7} {:>9} {:>9} {:>9}",
-            "type", "count", "rollback", "errors", "avg ms", "p95 ms", "max ms"
+            "\n  {:<14} {:>9} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}  p90 limit",
+            "type", "count", "rollback", "errors", "avg ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"
         );
         for t in &s.types {
+            let l = &t.latency_ms;
+            let limit = match (t.p90_limit_ms, t.p90_within_limit) {
+                (Some(ms), Some(ok)) => format!("{} {:.0} s", if ok { "within" } else { "OVER" }, ms / 1000.0),
+                _ => "-".into(),
+            };
             let _ = writeln!(
                 out,
-                "  {:<16} {:>10} {:>9} {:>7} {:>9.2} {:>9.2} {:>9.2}",
-                t.name, t.transactions, t.rollbacks, t.errors, t.latency_ms.avg, t.latency_ms.p95, t.latency_ms.max
+                "  {:<14} {:>9} {:>8} {:>6} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2}  {limit}",
+                t.name, t.transactions, t.rollbacks, t.errors, l.avg, l.p50, l.p90, l.p95, l.p99, l.max
             );
         }
     }

@@ -194,6 +194,8 @@ pub struct Interval {
 pub struct TypeInterval {
     pub name: String,
     pub transactions: u64,
+    #[serde(default)]
+    pub rollbacks: u64,
     pub p90_ms: f64,
 }
 
@@ -235,6 +237,7 @@ impl Interval {
                 .map(|(name, t)| TypeInterval {
                     name: name.clone(),
                     transactions: t.transactions,
+                    rollbacks: t.rollbacks,
                     p90_ms: LatencyMs::of(&t.latency).p90,
                 })
                 .collect(),
@@ -254,6 +257,11 @@ pub struct TypeSummary {
     pub rollbacks: u64,
     pub errors: u64,
     pub latency_ms: LatencyMs,
+    /// The spec's 90th-percentile bound for this type (TPC-C), and whether it was met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_limit_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_within_limit: Option<bool>,
 }
 
 /// The steady-state result of a run (warm-up excluded).
@@ -279,6 +287,12 @@ pub struct Summary {
     pub server_cpu_us_per_txn: Option<f64>,
     /// Largest open-loop backlog seen at an interval boundary.
     pub max_backlog: u64,
+    /// TPC-C: committed New-Orders per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm: Option<f64>,
+    /// TPC-C: all committed transactions per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<f64>,
 }
 
 impl Summary {
@@ -307,11 +321,15 @@ impl Summary {
                     rollbacks: t.rollbacks,
                     errors: t.errors,
                     latency_ms: LatencyMs::of(&t.latency),
+                    p90_limit_ms: None,
+                    p90_within_limit: None,
                 })
                 .collect(),
             client_cpu_us_per_txn: None,
             server_cpu_us_per_txn: None,
             max_backlog,
+            nopm: None,
+            tpm: None,
         }
     }
 }

@@ -5,8 +5,10 @@
 //! loop, and dispatch is static: no boxing on the per-transaction path.
 #![allow(async_fn_in_trait)] // sessions run on a single-threaded runtime: no Send needed
 
+pub mod bulk;
 pub mod oltp;
 pub mod ownership;
+pub mod tpcc;
 
 use crate::client::{Conn, Error};
 use crate::stats::QueryCounts;
@@ -33,6 +35,11 @@ pub trait Session {
     async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed>;
     /// Runs one transaction, counting each statement it sends.
     async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed>;
+    /// How long the user waits before the next transaction (TPC-C's think time after
+    /// the last one plus keying time for the next); `None` for no wait.
+    fn pause(&mut self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 pub trait Workload {

@@ -10,6 +10,7 @@
 use super::OltpOptions;
 use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PAD_TEMPLATE};
 use crate::target::{quote_ident, short_error, Target};
+use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership::{self, comment_clause};
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
@@ -22,8 +23,6 @@ use std::time::Instant;
 /// Rows per LOAD DATA statement: big enough that per-statement cost vanishes, small
 /// enough to spread one big table over all loaders and keep undo logs short.
 const CHUNK_ROWS: u32 = 25_000;
-/// Bytes per piece handed to the driver while streaming a chunk.
-const PIECE_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PrepareReport {
@@ -76,46 +75,20 @@ fn chunks(o: &OltpOptions) -> VecDeque<Chunk> {
 /// Writes the rows of a chunk as tab-separated lines: id, k, c, pad.
 fn chunk_rows(chunk: Chunk, ids: &IdDistribution, seed: u64) -> Vec<Bytes> {
     let mut rng = rng_from_seed(seed ^ ((chunk.table as u64) << 32 | chunk.first as u64));
-    let mut pieces = Vec::new();
-    let mut buf = Vec::with_capacity(PIECE_BYTES + 256);
-    let mut num = itoa_buf();
+    let mut rows = Rows::default();
+    let mut num = itoa::Buffer::new();
     for id in chunk.first..=chunk.last {
-        buf.extend_from_slice(num.format(id).as_bytes());
-        buf.push(b'\t');
-        buf.extend_from_slice(num.format(ids.next(&mut rng)).as_bytes());
-        buf.push(b'\t');
-        fill_template(&mut buf, C_TEMPLATE, &mut rng);
-        buf.push(b'\t');
-        fill_template(&mut buf, PAD_TEMPLATE, &mut rng);
-        buf.push(b'\n');
-        if buf.len() >= PIECE_BYTES {
-            pieces.push(Bytes::from(std::mem::replace(&mut buf, Vec::with_capacity(PIECE_BYTES + 256))));
-        }
+        let line = rows.line();
+        line.extend_from_slice(num.format(id).as_bytes());
+        line.push(b'\t');
+        line.extend_from_slice(num.format(ids.next(&mut rng)).as_bytes());
+        line.push(b'\t');
+        fill_template(line, C_TEMPLATE, &mut rng);
+        line.push(b'\t');
+        fill_template(line, PAD_TEMPLATE, &mut rng);
+        rows.end_row();
     }
-    if !buf.is_empty() {
-        pieces.push(Bytes::from(buf));
-    }
-    pieces
-}
-
-/// A tiny integer formatter that reuses its buffer.
-struct NumBuf([u8; 12]);
-fn itoa_buf() -> NumBuf {
-    NumBuf([0; 12])
-}
-impl NumBuf {
-    fn format(&mut self, mut n: u32) -> &str {
-        let mut i = self.0.len();
-        loop {
-            i -= 1;
-            self.0[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        std::str::from_utf8(&self.0[i..]).expect("digits")
-    }
+    rows.finish()
 }
 
 /// Shared state of one prepare: the chunk queue and what is left per table.
@@ -227,62 +200,14 @@ async fn loader(
             return Ok(());
         };
         let pieces = chunk_rows(chunk, ids, seed);
-        load_chunk(&mut conn, chunk, pieces, state).await?;
+        let table = format!("sbtest{}", chunk.table);
+        bulk::load(&mut conn, &table, "id, k, c, pad", pieces, &state.use_insert).await?;
         state.rows_done.fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
         let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
         if left == 0 && o.create_secondary {
             create_index(&mut conn, chunk.table).await?;
         }
     }
-}
-
-async fn load_chunk(conn: &mut Conn, chunk: Chunk, pieces: Vec<Bytes>, state: &Loading) -> Result<(), String> {
-    let t = chunk.table;
-    if !state.use_insert.load(Ordering::Relaxed) {
-        let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
-        conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
-        let sql = format!(
-            "LOAD DATA LOCAL INFILE 'sizeup-sbtest{t}' INTO TABLE sbtest{t} CHARACTER SET latin1 \
-             FIELDS TERMINATED BY '\\t' ESCAPED BY '' LINES TERMINATED BY '\\n' (id, k, c, pad)"
-        );
-        match conn.query_drop(sql).await {
-            Ok(()) => return Ok(()),
-            // 1148 / 4166: LOCAL INFILE disabled on the server; fall back to INSERTs.
-            Err(mysql_async::Error::Server(e)) if e.code == 1148 || e.code == 4166 => {
-                state.use_insert.store(true, Ordering::Relaxed);
-            }
-            Err(e) => return Err(format!("loading sbtest{t}: {}", short_error(&e))),
-        }
-    }
-    insert_rows(conn, t, &pieces).await
-}
-
-/// The fallback: the same rows as multi-row INSERTs of 1,000 rows.
-async fn insert_rows(conn: &mut Conn, table: u32, pieces: &[Bytes]) -> Result<(), String> {
-    let head = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ");
-    let mut sql = head.clone();
-    let mut n = 0;
-    let lines = pieces.iter().flat_map(|p| p.split(|&b| b == b'\n')).filter(|l| !l.is_empty());
-    for line in lines {
-        let line = std::str::from_utf8(line).expect("generated ascii");
-        let mut f = line.split('\t');
-        let (id, k, c, pad) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
-        if n > 0 {
-            sql.push(',');
-        }
-        sql.push_str(&format!("({id},{k},'{c}','{pad}')"));
-        n += 1;
-        if n == 1000 {
-            conn.query_drop(std::mem::replace(&mut sql, head.clone()))
-                .await
-                .map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
-            n = 0;
-        }
-    }
-    if n > 0 {
-        conn.query_drop(sql).await.map_err(|e| format!("loading sbtest{table}: {}", short_error(&e)))?;
-    }
-    Ok(())
 }
 
 /// Reads every row of each table through its primary key and every k index entry, so

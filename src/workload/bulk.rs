@@ -1,0 +1,121 @@
+//! Bulk loading for prepare: rows generated as tab-separated text go in through
+//! `LOAD DATA LOCAL INFILE` (far less server parsing per row than multi-row INSERTs),
+//! or, when the server forbids LOCAL INFILE, as multi-row INSERTs of the same rows.
+//!
+//! Generated fields never contain tabs, newlines or backslashes; `\N` is NULL.
+
+use crate::target::short_error;
+use bytes::Bytes;
+use mysql_async::prelude::Queryable;
+use mysql_async::Conn;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bytes per piece handed to the driver while streaming rows.
+pub const PIECE_BYTES: usize = 256 * 1024;
+
+/// Rows being written as tab-separated text, cut into pieces of about [`PIECE_BYTES`].
+pub struct Rows {
+    pieces: Vec<Bytes>,
+    buf: Vec<u8>,
+    pub count: u64,
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows { pieces: Vec::new(), buf: Vec::with_capacity(PIECE_BYTES + 1024), count: 0 }
+    }
+}
+
+impl Rows {
+    /// The buffer the current row is written into (fields separated by `\t`).
+    #[inline]
+    pub fn line(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Ends the current row.
+    #[inline]
+    pub fn end_row(&mut self) {
+        self.buf.push(b'\n');
+        self.count += 1;
+        if self.buf.len() >= PIECE_BYTES {
+            let full = std::mem::replace(&mut self.buf, Vec::with_capacity(PIECE_BYTES + 1024));
+            self.pieces.push(Bytes::from(full));
+        }
+    }
+
+    pub fn finish(mut self) -> Vec<Bytes> {
+        if !self.buf.is_empty() {
+            self.pieces.push(Bytes::from(std::mem::take(&mut self.buf)));
+        }
+        self.pieces
+    }
+}
+
+/// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
+/// Switches `use_insert` on, for this and every later call, when the server refuses
+/// LOCAL INFILE.
+pub async fn load(
+    conn: &mut Conn,
+    table: &str,
+    columns: &str,
+    pieces: Vec<Bytes>,
+    use_insert: &AtomicBool,
+) -> Result<(), String> {
+    if pieces.is_empty() {
+        return Ok(());
+    }
+    if !use_insert.load(Ordering::Relaxed) {
+        let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
+        conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE 'sizeup-{table}' INTO TABLE {table} CHARACTER SET latin1 \
+             FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({columns})"
+        );
+        match conn.query_drop(sql).await {
+            Ok(()) => return Ok(()),
+            // 1148 / 4166: LOCAL INFILE disabled on the server; fall back to INSERTs.
+            Err(mysql_async::Error::Server(e)) if e.code == 1148 || e.code == 4166 => {
+                use_insert.store(true, Ordering::Relaxed);
+            }
+            Err(e) => return Err(format!("loading {table}: {}", short_error(&e))),
+        }
+    }
+    insert(conn, table, columns, &pieces).await
+}
+
+/// The fallback: the same rows as multi-row INSERTs of 1,000 rows, every field quoted
+/// (the server converts '12' to a number as LOAD DATA does).
+async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -> Result<(), String> {
+    let head = format!("INSERT INTO {table} ({columns}) VALUES ");
+    let mut sql = head.clone();
+    let mut n = 0;
+    let lines = pieces.iter().flat_map(|p| p.split(|&b| b == b'\n')).filter(|l| !l.is_empty());
+    for line in lines {
+        sql.push_str(if n > 0 { ",(" } else { "(" });
+        for (i, field) in line.split(|&b| b == b'\t').enumerate() {
+            if i > 0 {
+                sql.push(',');
+            }
+            if field == b"\\N" {
+                sql.push_str("NULL");
+            } else {
+                sql.push('\'');
+                sql.push_str(std::str::from_utf8(field).map_err(|_| format!("loading {table}: generated non-text"))?);
+                sql.push('\'');
+            }
+        }
+        sql.push(')');
+        n += 1;
+        if n == 1000 {
+            conn.query_drop(std::mem::replace(&mut sql, head.clone()))
+                .await
+                .map_err(|e| format!("loading {table}: {}", short_error(&e)))?;
+            n = 0;
+        }
+    }
+    if n > 0 {
+        conn.query_drop(sql).await.map_err(|e| format!("loading {table}: {}", short_error(&e)))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,508 @@
+//! TPC-C (TPC Benchmark C, revision 5.11): the schema and its population, the five
+//! transactions, the terminal's deck, keying and think times, and the consistency
+//! conditions. One file per transaction holds its SQL and its rules.
+//!
+//! A worker is one emulated user (a terminal, clause 5.2): it owns a home warehouse (or,
+//! with `--all-warehouses`, a share of them) and a district for Stock-Level, draws its
+//! next transaction from a shuffled deck, and, with `--think-time spec`, waits the
+//! spec's keying time before and think time after each one.
+
+pub mod check;
+mod delivery;
+pub mod load;
+mod new_order;
+mod order_status;
+mod payment;
+pub mod random;
+pub mod schema;
+mod stock_level;
+pub mod think;
+
+use crate::client::{Conn, Error, Outcome, Param, Statement, Value};
+use crate::random::{rng_from_seed, WorkerRng};
+use crate::stats::{per_second, Interval, QueryCounts, Summary};
+use crate::workload::{Done, Failed, Session, Workload};
+use random::Constants;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The transaction types, in the order of `--mix` and of the results.
+pub const TRANSACTIONS: [&str; 5] = ["new_order", "payment", "order_status", "delivery", "stock_level"];
+pub const NEW_ORDER: usize = 0;
+pub const PAYMENT: usize = 1;
+pub const ORDER_STATUS: usize = 2;
+pub const DELIVERY: usize = 3;
+pub const STOCK_LEVEL: usize = 4;
+
+/// The spec's minimum mix (clause 5.2.3), as the deck deals it.
+pub const DEFAULT_MIX: [u32; 5] = [45, 43, 4, 4, 4];
+
+/// The 90th-percentile response time limit per type (clause 5.2.5.3), in ms.
+pub const P90_LIMIT_MS: [f64; 5] = [5000.0, 5000.0, 5000.0, 5000.0, 20000.0];
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TpccOptions {
+    /// Warehouses in the database (read from it at run time).
+    pub warehouses: u32,
+    /// Users (terminals), one connection each.
+    pub users: u32,
+    /// Cards per type in the deck.
+    pub mix: [u32; 5],
+    /// User i of U works on warehouses i+1, i+1+U, ... (SPEC study 5).
+    pub all_warehouses: bool,
+    /// Keying and think times per clause 5.2.5.
+    pub think_time: bool,
+    pub constants: Constants,
+}
+
+/// Parses `--mix 45,43,4,4,4` (new_order, payment, order_status, delivery, stock_level).
+pub fn parse_mix(s: &str) -> Result<[u32; 5], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let bad = || {
+        format!(
+            "--mix '{s}' needs five whole numbers for new_order,payment,order_status,delivery,stock_level, e.g. 45,43,4,4,4"
+        )
+    };
+    if parts.len() != 5 {
+        return Err(bad());
+    }
+    let mut mix = [0u32; 5];
+    for (m, p) in mix.iter_mut().zip(&parts) {
+        *m = p.parse().map_err(|_| bad())?;
+    }
+    if mix.iter().sum::<u32>() == 0 || mix.iter().sum::<u32>() > 10_000 {
+        return Err(bad());
+    }
+    Ok(mix)
+}
+
+/// A shuffled deck of transaction types (clause 5.2.4.2): every `sum(mix)` transactions
+/// hold exactly the mix, in random order.
+#[derive(Clone, Debug)]
+pub struct Deck {
+    cards: Vec<u8>,
+    next: usize,
+}
+
+impl Deck {
+    pub fn new(mix: &[u32; 5]) -> Self {
+        let cards = mix.iter().enumerate().flat_map(|(ty, &n)| std::iter::repeat_n(ty as u8, n as usize)).collect();
+        let cards: Vec<u8> = cards;
+        let next = cards.len();
+        Deck { cards, next }
+    }
+
+    pub fn deal(&mut self, rng: &mut WorkerRng) -> usize {
+        if self.next == self.cards.len() {
+            for i in (1..self.cards.len()).rev() {
+                let j = random::uniform(rng, 0, i as u32) as usize;
+                self.cards.swap(i, j);
+            }
+            self.next = 0;
+        }
+        self.next += 1;
+        self.cards[self.next - 1] as usize
+    }
+}
+
+/// The warehouses user `user` (0-based) of `users` works on.
+pub fn user_warehouses(user: u32, users: u32, warehouses: u32, all: bool, rng: &mut WorkerRng) -> Vec<u32> {
+    if !all {
+        return vec![random::uniform(rng, 1, warehouses)];
+    }
+    if user >= warehouses {
+        return vec![user % warehouses + 1];
+    }
+    (user + 1..=warehouses).step_by(users as usize).collect()
+}
+
+pub struct Tpcc {
+    pub options: Arc<TpccOptions>,
+}
+
+impl Workload for Tpcc {
+    type Session = TpccSession;
+
+    fn transaction_names(&self) -> Vec<String> {
+        TRANSACTIONS.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn session(&self, worker: u32, seed: u64) -> TpccSession {
+        let o = &self.options;
+        let mut rng = rng_from_seed(seed);
+        let warehouses = user_warehouses(worker, o.users, o.warehouses, o.all_warehouses, &mut rng);
+        let district = random::uniform(&mut rng, 1, load::DISTRICTS);
+        TpccSession {
+            options: o.clone(),
+            deck: Deck::new(&o.mix),
+            rng,
+            warehouses,
+            turn: 0,
+            district,
+            next: None,
+            think: Duration::ZERO,
+            prepared: Prepared::default(),
+            sql: String::new(),
+        }
+    }
+}
+
+/// One user's state between transactions.
+pub struct TpccSession {
+    options: Arc<TpccOptions>,
+    rng: WorkerRng,
+    deck: Deck,
+    warehouses: Vec<u32>,
+    /// Which of `warehouses` the next transaction uses (round robin).
+    turn: usize,
+    /// The terminal's district for Stock-Level (clause 2.8.1.2).
+    district: u32,
+    /// The type dealt for the next transaction, once its keying time is known.
+    next: Option<usize>,
+    /// Think time owed after the last transaction.
+    think: Duration,
+    prepared: Prepared,
+    /// Buffer for statements built as text (IN lists of varying length).
+    sql: String,
+}
+
+impl TpccSession {
+    fn home(&mut self) -> u32 {
+        let w = self.warehouses[self.turn % self.warehouses.len()];
+        self.turn += 1;
+        w
+    }
+
+    /// A warehouse other than `home` (for remote payments and supply), or `home` when
+    /// there is only one.
+    fn other_warehouse(&mut self, home: u32) -> u32 {
+        let n = self.options.warehouses;
+        if n <= 1 {
+            return home;
+        }
+        let w = random::uniform(&mut self.rng, 1, n - 1);
+        if w >= home {
+            w + 1
+        } else {
+            w
+        }
+    }
+}
+
+impl Session for TpccSession {
+    async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed> {
+        // Statements belong to a connection: a reconnect prepares them again.
+        self.prepared = Prepared::default();
+        // Every statement is part of a transaction that COMMIT (or ROLLBACK) ends:
+        // no BEGIN round trip per transaction.
+        conn.query_drop("SET autocommit = 0").await.map_err(|error| Failed { ty: 0, statement: "connect", error })?;
+        Ok(())
+    }
+
+    fn pause(&mut self) -> Option<Duration> {
+        if !self.options.think_time {
+            return None;
+        }
+        let ty = self.deck.deal(&mut self.rng);
+        self.next = Some(ty);
+        let keying = think::keying_time(ty);
+        Some(std::mem::take(&mut self.think) + keying)
+    }
+
+    async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed> {
+        let ty = match self.next.take() {
+            Some(ty) => ty,
+            None => self.deck.deal(&mut self.rng),
+        };
+        let input = Input::draw(ty, self);
+        let mut tx = Tx { conn, prepared: &mut self.prepared, q: queries, ty };
+        let rolled_back = match &input {
+            Input::NewOrder(i) => new_order::run(&mut tx, i, &mut self.sql).await?,
+            Input::Payment(i) => payment::run(&mut tx, i).await?,
+            Input::OrderStatus(i) => order_status::run(&mut tx, i).await?,
+            Input::Delivery(i) => delivery::run(&mut tx, i).await?,
+            Input::StockLevel(i) => stock_level::run(&mut tx, i).await?,
+        };
+        if self.options.think_time {
+            self.think = think::think_time(ty, &mut self.rng);
+        }
+        Ok(Done { ty, rolled_back })
+    }
+}
+
+/// A transaction's input data, drawn before it starts (clause 2.x.1).
+enum Input {
+    NewOrder(new_order::Input),
+    Payment(payment::Input),
+    OrderStatus(order_status::Input),
+    Delivery(delivery::Input),
+    StockLevel(stock_level::Input),
+}
+
+impl Input {
+    fn draw(ty: usize, s: &mut TpccSession) -> Self {
+        match ty {
+            NEW_ORDER => Input::NewOrder(new_order::Input::draw(s)),
+            PAYMENT => Input::Payment(payment::Input::draw(s)),
+            ORDER_STATUS => Input::OrderStatus(order_status::Input::draw(s)),
+            DELIVERY => Input::Delivery(delivery::Input::draw(s)),
+            _ => Input::StockLevel(stock_level::Input::draw(s)),
+        }
+    }
+}
+
+/// Server-side statements of one connection, prepared on first use. When the server's
+/// `max_prepared_stmt_count` is used up (thousands of users), statements go as text.
+#[derive(Default)]
+struct Prepared {
+    map: HashMap<(usize, usize), Option<Statement>>,
+}
+
+/// ER_MAX_PREPARED_STMT_COUNT_REACHED.
+const TOO_MANY_STATEMENTS: u16 = 1461;
+
+/// One transaction in progress: the connection, what it has sent, and its type.
+pub(crate) struct Tx<'a> {
+    conn: &'a mut Conn,
+    prepared: &'a mut Prepared,
+    q: &'a mut QueryCounts,
+    ty: usize,
+}
+
+/// What a statement does, for the reads/writes/other counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+}
+
+impl Tx<'_> {
+    fn failed(&self, statement: &'static str) -> impl FnOnce(Error) -> Failed {
+        let ty = self.ty;
+        move |error| Failed { ty, statement, error }
+    }
+
+    fn count(&mut self, kind: Kind) {
+        match kind {
+            Kind::Read => self.q.reads += 1,
+            Kind::Write => self.q.writes += 1,
+        }
+    }
+
+    /// Runs a constant statement with parameters, handing each row to `row` (or
+    /// skipping rows when it is `None`).
+    async fn run(
+        &mut self,
+        label: &'static str,
+        sql: &'static str,
+        kind: Kind,
+        params: &[Param<'_>],
+        row: Option<&mut (dyn FnMut(&[Value]) + Send)>,
+    ) -> Result<Outcome, Failed> {
+        self.count(kind);
+        let key = (sql.as_ptr() as usize, sql.len());
+        if !self.prepared.map.contains_key(&key) {
+            let stmt = match self.conn.prepare(sql).await {
+                Ok(s) => Some(s),
+                Err(Error::Server { code: TOO_MANY_STATEMENTS, .. }) => None,
+                Err(e) => return Err(self.failed(label)(e)),
+            };
+            self.prepared.map.insert(key, stmt);
+        }
+        let fail = self.failed(label);
+        match &self.prepared.map[&key] {
+            Some(stmt) => match row {
+                Some(row) => self.conn.exec_rows(stmt, params, row).await.map_err(fail),
+                None => self.conn.exec_drop(stmt, params).await.map_err(fail),
+            },
+            None => {
+                let text = interpolate(sql, params);
+                match row {
+                    Some(row) => self.conn.query_rows(&text, row).await.map_err(fail),
+                    None => self.conn.query_drop(&text).await.map_err(fail),
+                }
+            }
+        }
+    }
+
+    async fn exec(&mut self, label: &'static str, sql: &'static str, params: &[Param<'_>]) -> Result<Outcome, Failed> {
+        self.run(label, sql, Kind::Write, params, None).await
+    }
+
+    /// A read whose first row is wanted.
+    async fn first(
+        &mut self,
+        label: &'static str,
+        sql: &'static str,
+        params: &[Param<'_>],
+    ) -> Result<Option<Vec<Value>>, Failed> {
+        let mut first = None;
+        self.run(
+            label,
+            sql,
+            Kind::Read,
+            params,
+            Some(&mut |r: &[Value]| {
+                if first.is_none() {
+                    first = Some(r.to_vec());
+                }
+            }),
+        )
+        .await?;
+        Ok(first)
+    }
+
+    /// A read whose rows are skipped (the spec's output screens are not displayed).
+    async fn read(&mut self, label: &'static str, sql: &'static str, params: &[Param<'_>]) -> Result<Outcome, Failed> {
+        self.run(label, sql, Kind::Read, params, None).await
+    }
+
+    /// A statement built as text, rows handed to `row`.
+    async fn text(
+        &mut self,
+        label: &'static str,
+        sql: &str,
+        kind: Kind,
+        row: Option<&mut (dyn FnMut(&[Value]) + Send)>,
+    ) -> Result<Outcome, Failed> {
+        self.count(kind);
+        let fail = self.failed(label);
+        match row {
+            Some(row) => self.conn.query_rows(sql, row).await.map_err(fail),
+            None => self.conn.query_drop(sql).await.map_err(fail),
+        }
+    }
+
+    async fn commit(&mut self) -> Result<(), Failed> {
+        self.q.other += 1;
+        self.conn.query_drop("COMMIT").await.map(|_| ()).map_err(self.failed("commit"))
+    }
+
+    async fn rollback(&mut self) -> Result<(), Failed> {
+        self.q.other += 1;
+        self.conn.query_drop("ROLLBACK").await.map(|_| ()).map_err(self.failed("rollback"))
+    }
+}
+
+/// The statement with its parameters written in as literals (the text fallback).
+fn interpolate(sql: &str, params: &[Param<'_>]) -> String {
+    let mut out = String::with_capacity(sql.len() + 16 * params.len());
+    let mut params = params.iter();
+    for (i, part) in sql.split('?').enumerate() {
+        if i > 0 {
+            match params.next() {
+                Some(Param::Int(v)) => out.push_str(itoa::Buffer::new().format(*v)),
+                Some(Param::Float(f)) => out.push_str(&format!("{f}")),
+                Some(Param::Bytes(b)) => {
+                    out.push('\'');
+                    for &c in *b {
+                        match c {
+                            b'\'' => out.push_str("''"),
+                            b'\\' => out.push_str("\\\\"),
+                            c => out.push(c as char),
+                        }
+                    }
+                    out.push('\'');
+                }
+                Some(Param::Null) | None => out.push_str("NULL"),
+            }
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Committed New-Orders per minute in an interval.
+pub fn interval_nopm(iv: &Interval) -> f64 {
+    let no = iv.types.get(NEW_ORDER).map_or(0, |t| t.transactions - t.rollbacks);
+    per_second(no, iv.duration) * 60.0
+}
+
+/// All committed transactions per minute in an interval.
+pub fn interval_tpm(iv: &Interval) -> f64 {
+    let committed: u64 = iv.types.iter().map(|t| t.transactions - t.rollbacks).sum();
+    per_second(committed, iv.duration) * 60.0
+}
+
+/// Adds TPC-C's figures to a run's summary: NOPM, TPM, and each type's p90 against
+/// the spec's bound.
+pub fn add_figures(s: &mut Summary) {
+    let committed = |t: &crate::stats::TypeSummary| t.transactions - t.rollbacks;
+    let no = s.types.get(NEW_ORDER).map_or(0, committed);
+    let all: u64 = s.types.iter().map(committed).sum();
+    s.nopm = Some(per_second(no, s.seconds) * 60.0);
+    s.tpm = Some(per_second(all, s.seconds) * 60.0);
+    for (t, limit) in s.types.iter_mut().zip(P90_LIMIT_MS) {
+        t.p90_limit_ms = Some(limit);
+        t.p90_within_limit = Some(t.latency_ms.p90 <= limit);
+    }
+}
+
+/// A decoded column as an integer (0 when NULL or not a number).
+fn int(row: &[Value], i: usize) -> i64 {
+    row.get(i).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn float(row: &[Value], i: usize) -> f64 {
+    row.get(i).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deck_deals_the_exact_mix_in_every_round() {
+        let mut rng = rng_from_seed(1);
+        let mut deck = Deck::new(&DEFAULT_MIX);
+        let mut first_round = Vec::new();
+        for round in 0..50 {
+            let mut counts = [0u32; 5];
+            for _ in 0..100 {
+                let ty = deck.deal(&mut rng);
+                counts[ty] += 1;
+                if round == 0 {
+                    first_round.push(ty);
+                }
+            }
+            assert_eq!(counts, DEFAULT_MIX);
+        }
+        // Shuffled: not 45 new-orders in a row.
+        assert!(first_round[..45].iter().any(|&t| t != NEW_ORDER));
+        let mut only = Deck::new(&[0, 1, 0, 0, 0]);
+        assert!((0..10).all(|_| only.deal(&mut rng) == PAYMENT));
+    }
+
+    #[test]
+    fn mix_is_parsed_and_checked() {
+        assert_eq!(parse_mix("45,43,4,4,4").unwrap(), DEFAULT_MIX);
+        assert_eq!(parse_mix("0, 0, 1, 0, 0").unwrap(), [0, 0, 1, 0, 0]);
+        assert!(parse_mix("45,43,4,4").unwrap_err().contains("five whole numbers"));
+        assert!(parse_mix("0,0,0,0,0").is_err());
+        assert!(parse_mix("a,1,1,1,1").is_err());
+    }
+
+    #[test]
+    fn all_warehouses_spreads_users_over_every_warehouse() {
+        let mut rng = rng_from_seed(2);
+        assert_eq!(user_warehouses(0, 3, 10, true, &mut rng), vec![1, 4, 7, 10]);
+        assert_eq!(user_warehouses(2, 3, 10, true, &mut rng), vec![3, 6, 9]);
+        let mut covered: Vec<u32> = (0..3).flat_map(|u| user_warehouses(u, 3, 10, true, &mut rng)).collect();
+        covered.sort();
+        assert_eq!(covered, (1..=10).collect::<Vec<_>>());
+        // More users than warehouses: each user one warehouse, every warehouse used.
+        assert_eq!(user_warehouses(12, 20, 8, true, &mut rng), vec![5]);
+        let homes: Vec<u32> = (0..1000).map(|u| user_warehouses(u, 1000, 8, false, &mut rng)[0]).collect();
+        assert!(homes.iter().all(|w| (1..=8).contains(w)) && (1..=8).all(|w| homes.contains(&w)));
+    }
+
+    #[test]
+    fn text_fallback_writes_literals() {
+        let s = interpolate(
+            "UPDATE t SET a = ?, b = ?, c = ? WHERE d = ? AND e = ?",
+            &[Param::Int(-3), Param::Float(12.5), Param::Bytes(b"it's"), Param::Null, Param::Int(7)],
+        );
+        assert_eq!(s, "UPDATE t SET a = -3, b = 12.5, c = 'it''s' WHERE d = NULL AND e = 7");
+    }
+}
