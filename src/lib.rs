@@ -527,6 +527,15 @@ async fn tpcc_facts(target: &Target, users: u32) -> Result<(u32, Option<u32>, se
         )),
         other => other.into(),
     })?;
+    let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+    let max: u32 = facts.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    if max > 0 && users + 1 > max {
+        return Err(Error::Usage(format!(
+            "{users} users need {users} connections but the server allows {max} (max_connections): \
+             raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
+            users + 10
+        )));
+    }
     let tables: Vec<(String, String)> = conn
         .exec(
             "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
@@ -548,15 +557,6 @@ async fn tpcc_facts(target: &Target, users: u32) -> Result<(u32, Option<u32>, se
         return Err(Error::Usage(format!(
             "{}.warehouse is empty: run `sizeup prepare tpcc --warehouses W` first",
             target.database
-        )));
-    }
-    let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
-    let max: u32 = facts.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
-    if max > 0 && users + 1 > max {
-        return Err(Error::Usage(format!(
-            "{users} users need {users} connections but the server allows {max} (max_connections): \
-             raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
-            users + 10
         )));
     }
     let _ = conn.disconnect().await;

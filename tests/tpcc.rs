@@ -1,0 +1,185 @@
+//! TPC-C end to end against a real private MariaDB: the population of clause 4.3, the
+//! consistency conditions before and after runs (also an interrupted one), each
+//! transaction type alone and the full mix, rollbacks, warehouse assignment and think
+//! time.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+fn count(s: &TestServer, sql: &str) -> u64 {
+    s.sql(sql).trim().parse().unwrap_or_else(|_| panic!("{sql} gave no number"))
+}
+
+/// Runs `sizeup run tpcc` with `args`, returning the JSON result.
+fn run(s: &TestServer, name: &str, args: &[&str]) -> serde_json::Value {
+    let json = s.home.path().join(format!("{name}.json"));
+    let j = format!("--json={}", json.display());
+    let mut v = vec!["run", "tpcc", "--report-interval=1", &j];
+    v.extend_from_slice(args);
+    assert_eq!(s.sizeup(&v).unwrap(), 0, "{name}");
+    read_json(&json)
+}
+
+fn committed(doc: &serde_json::Value, ty: usize) -> u64 {
+    let t = &doc["summary"]["types"][ty];
+    t["transactions"].as_u64().unwrap() - t["rollbacks"].as_u64().unwrap()
+}
+
+#[test]
+fn load_check_run_every_type_and_the_mix_then_check_again() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=1", "--rand-seed=3"]).unwrap(), 0);
+
+    // Cardinalities of clause 4.3.3.1 for one warehouse.
+    for (table, rows) in [
+        ("item", 100_000),
+        ("warehouse", 1),
+        ("district", 10),
+        ("customer", 30_000),
+        ("history", 30_000),
+        ("orders", 30_000),
+        ("new_order", 9_000),
+        ("stock", 100_000),
+    ] {
+        assert_eq!(count(&s, &format!("SELECT COUNT(*) FROM tpcc.{table}")), rows, "{table}");
+    }
+    let lines = count(&s, "SELECT COUNT(*) FROM tpcc.order_line");
+    assert_eq!(lines, count(&s, "SELECT SUM(o_ol_cnt) FROM tpcc.orders"));
+    assert!((270_000..330_000).contains(&lines), "{lines} order lines");
+    // The last 900 orders of each district are the undelivered ones.
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc.new_order WHERE no_o_id < 2101"), 0);
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc.orders WHERE (o_carrier_id IS NULL) <> (o_id >= 2101)"), 0);
+    // 10 % of items and stock carry ORIGINAL; last names are the syllables.
+    let original = count(&s, "SELECT COUNT(*) FROM tpcc.item WHERE i_data LIKE '%ORIGINAL%'");
+    assert!((9_000..11_000).contains(&original), "{original} ORIGINAL items");
+    let original = count(&s, "SELECT COUNT(*) FROM tpcc.stock WHERE s_data LIKE '%ORIGINAL%'");
+    assert!((9_000..11_000).contains(&original), "{original} ORIGINAL stock");
+    assert_eq!(
+        s.sql("SELECT c_last FROM tpcc.customer WHERE c_w_id=1 AND c_d_id=4 AND c_id=372").trim(),
+        "PRICALLYOUGHT"
+    );
+    assert_eq!(
+        count(
+            &s,
+            "SELECT COUNT(*) FROM tpcc.customer WHERE c_last NOT REGEXP '^(BAR|OUGHT|ABLE|PRI|PRES|ESE|ANTI|CALLY|ATION|EING){3}$'"
+        ),
+        0
+    );
+    // The indexes the transactions need, built after the load.
+    let idx = s.sql("SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA='tpcc' AND INDEX_NAME LIKE 'idx%' GROUP BY INDEX_NAME ORDER BY 1");
+    assert_eq!(idx.split_whitespace().collect::<Vec<_>>(), ["idx_customer", "idx_orders"]);
+    assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+    // A second prepare refuses to load over the data set.
+    let e = s.sizeup(&["prepare", "tpcc", "--warehouses=1"]).unwrap_err().to_string();
+    assert!(e.contains("already holds") && e.contains("cleanup tpcc"), "{e}");
+
+    // Each type alone: only it runs, and it writes what it should.
+    let mut new_orders = 0;
+    let mut payments = 0;
+    for (ty, mix) in ["1,0,0,0,0", "0,1,0,0,0", "0,0,1,0,0", "0,0,0,1,0", "0,0,0,0,1"].iter().enumerate() {
+        let doc = run(&s, &format!("alone{ty}"), &["--users=2", "--time=1.5", &format!("--mix={mix}")]);
+        let types = doc["summary"]["types"].as_array().unwrap();
+        for (other, t) in types.iter().enumerate() {
+            let n = t["transactions"].as_u64().unwrap();
+            assert_eq!(n > 0, other == ty, "mix {mix}: {} ran {n} times", t["name"]);
+        }
+        assert_eq!(doc["summary"]["errors"], 0, "mix {mix}");
+        new_orders += committed(&doc, 0);
+        payments += committed(&doc, 1);
+    }
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc.history"), 30_000 + payments);
+
+    // The full mix: every type runs, in proportion; 1 % of New-Orders roll back.
+    let doc = run(&s, "mix", &["--users=4", "--time=6"]);
+    let sm = &doc["summary"];
+    let types = sm["types"].as_array().unwrap();
+    let total = sm["transactions"].as_u64().unwrap() as f64;
+    for (t, share) in types.iter().zip([0.45, 0.43, 0.04, 0.04, 0.04]) {
+        let got = t["transactions"].as_u64().unwrap() as f64 / total;
+        assert!((got - share).abs() < 0.02, "{}: {got:.3} of the mix", t["name"]);
+        assert_eq!(t["p90_within_limit"], true, "{}", t["name"]);
+    }
+    let no = &types[0];
+    let rollback_share = no["rollbacks"].as_f64().unwrap() / no["transactions"].as_f64().unwrap();
+    assert!((0.004..0.02).contains(&rollback_share), "rollbacks {rollback_share:.4} of new orders");
+    assert!(sm["nopm"].as_f64().unwrap() > 0.0 && sm["tpm"].as_f64().unwrap() > sm["nopm"].as_f64().unwrap());
+    let expected_nopm = committed(&doc, 0) as f64 / sm["seconds"].as_f64().unwrap() * 60.0;
+    assert!((sm["nopm"].as_f64().unwrap() - expected_nopm).abs() < 1e-6);
+    new_orders += committed(&doc, 0);
+
+    // Exactly one order per committed New-Order; rolled back ones left nothing.
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc.orders"), 30_000 + new_orders);
+    assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+
+    assert_eq!(s.sizeup(&["cleanup", "tpcc"]).unwrap(), 0);
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='tpcc'"), 0);
+}
+
+#[test]
+fn interrupted_run_leaves_the_database_consistent() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=1"]).unwrap(), 0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "run", "tpcc", "--users=6", "--time=60", "--report-interval=0.5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut seen = 0;
+    while seen < 3 {
+        let line = lines.next().expect("the run prints interval lines").unwrap();
+        seen += line.contains("NOPM:") as u32;
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(sizeup::EXIT_INTERRUPTED), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(rest.iter().any(|l| l.contains("NOPM (new orders per min)")), "{rest:?}");
+    assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+}
+
+#[test]
+fn warehouse_assignment_and_think_time() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=3"]).unwrap(), 0);
+    let paid = |s: &TestServer| count(s, "SELECT COUNT(*) FROM tpcc.warehouse WHERE w_ytd > 300000");
+
+    // One user, default: one home warehouse takes every payment.
+    run(&s, "home", &["--users=1", "--time=1", "--mix=0,1,0,0,0"]);
+    assert_eq!(paid(&s), 1);
+    // --all-warehouses: 2 users share the 3 warehouses (1, 3 and 2): all are paid into.
+    run(&s, "all", &["--users=2", "--time=1", "--mix=0,1,0,0,0", "--all-warehouses"]);
+    assert_eq!(paid(&s), 3);
+    assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+
+    // Think time: a Payment user keys for 3 s, then thinks ~Exp(12 s) and keys 3 s
+    // before the next. In 10 s a user completes 1 + P(T <= 4 s) + P(T1 + T2 <= 1 s)
+    // = 1.287 payments on average: 64 for 50 users (sd ~3.2). Back to back, the
+    // same users would complete thousands.
+    let doc = run(&s, "think", &["--users=50", "--time=10", "--mix=0,1,0,0,0", "--think-time=spec"]);
+    let n = doc["summary"]["transactions"].as_u64().unwrap();
+    assert!((50..=80).contains(&n), "{n} payments by 50 thinking users in 10 s; expected about 64");
+    assert_eq!(doc["config"]["options"]["think_time"], true);
+}
+
+#[test]
+fn tpcc_bad_input_is_refused_clearly() {
+    let s = TestServer::start();
+    let e = s.sizeup(&["run", "tpcc", "--users=2", "--time=1"]).unwrap_err().to_string();
+    assert!(e.contains("prepare tpcc"), "{e}");
+    let e = s.sizeup(&["run", "tpcc", "--mix=1,2,3"]).unwrap_err().to_string();
+    assert!(e.contains("five whole numbers"), "{e}");
+    let e = s.sizeup(&["prepare", "tpcc", "--warehouses=0"]).unwrap_err().to_string();
+    assert!(e.contains("--warehouses"), "{e}");
+    // A table of the user's in the way: refused, and left alone by cleanup.
+    s.sql("CREATE DATABASE IF NOT EXISTS tpcc; CREATE TABLE tpcc.stock (x INT)");
+    let e = s.sizeup(&["prepare", "tpcc"]).unwrap_err().to_string();
+    assert!(e.contains("did not create") && e.contains("stock"), "{e}");
+    assert_eq!(s.sizeup(&["cleanup", "tpcc"]).unwrap(), 0);
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='tpcc'"), 1);
+    // More users than the server takes: said before connecting them all.
+    let e = s.sizeup(&["run", "tpcc", "--users=600", "--database=tpcc"]).unwrap_err().to_string();
+    assert!(e.contains("max_connections") && e.contains("--max-connections"), "{e}");
+}
