@@ -154,13 +154,13 @@ fn warehouse_assignment_and_think_time() {
     assert_eq!(paid(&s), 3);
     assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
 
-    // Think time: a Payment user keys for 3 s, then thinks ~Exp(12 s) and keys 3 s
-    // before the next. In 10 s a user completes 1 + P(T <= 4 s) + P(T1 + T2 <= 1 s)
-    // = 1.287 payments on average: 64 for 50 users (sd ~3.2). Back to back, the
-    // same users would complete thousands.
-    let doc = run(&s, "think", &["--users=50", "--time=10", "--mix=0,1,0,0,0", "--think-time=spec"]);
+    // Think time: a Payment user keys for 3 s and thinks ~Exp(12 s), a 15 s cycle
+    // (the first wait is uniform over one cycle, so users do not move in step). In
+    // steady state 100 users complete 100 / 15 = 6.7 payments a second: 200 in 30 s,
+    // sd ~15. Back to back, the same users would complete tens of thousands.
+    let doc = run(&s, "think", &["--users=100", "--time=30", "--mix=0,1,0,0,0", "--think-time=spec"]);
     let n = doc["summary"]["transactions"].as_u64().unwrap();
-    assert!((50..=80).contains(&n), "{n} payments by 50 thinking users in 10 s; expected about 64");
+    assert!((150..=250).contains(&n), "{n} payments by 100 thinking users in 30 s; expected about 200");
     assert_eq!(doc["config"]["options"]["think_time"], true);
 }
 

@@ -157,8 +157,17 @@ where
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
         let mut ready = 0;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
         while ready < shards {
-            match rx.recv().await {
+            let msg = tokio::select! {
+                m = rx.recv() => m,
+                _ = &mut ctrl_c => {
+                    go_tx.send_replace(Go::Abort);
+                    return Err("interrupted while connecting; nothing was measured".into());
+                }
+            };
+            match msg {
                 Some(Msg::Ready) => ready += 1,
                 Some(Msg::ConnectFailed(e)) => {
                     go_tx.send_replace(Go::Abort);
@@ -205,8 +214,6 @@ where
             intervals.push(iv);
         };
 
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
         while finals < shards {
             tokio::select! {
                 msg = rx.recv() => match msg {
@@ -302,8 +309,11 @@ fn client_thread<W: Workload>(
         // A bounded number of connects at a time: thousands at once overflow the
         // server's listen backlog (a unix socket then refuses with EAGAIN).
         use futures_util::StreamExt;
-        let connected: Vec<_> =
-            futures_util::stream::iter(connecting).buffer_unordered(CONNECTS_AT_ONCE).collect().await;
+        let all = futures_util::stream::iter(connecting).buffer_unordered(CONNECTS_AT_ONCE).collect::<Vec<_>>();
+        let connected = tokio::select! {
+            c = all => c,
+            _ = go.wait_for(|g| matches!(g, Go::Abort)) => return,
+        };
         let mut ready = Vec::new();
         for r in connected {
             match r {

@@ -133,10 +133,11 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
     let mut conn = Conn::connect(&target.client_options())
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", target.describe()))?;
-    session
-        .connected(&mut conn)
-        .await
-        .map_err(|f| format!("preparing {} statements failed: {}", f.statement, f.error))?;
+    // A server that accepted the connection but does not answer must not hang the run.
+    match tokio::time::timeout(Duration::from_secs(10), session.connected(&mut conn)).await {
+        Ok(r) => r.map_err(|f| format!("preparing {} statements failed: {}", f.statement, f.error))?,
+        Err(_) => return Err(format!("{} accepted a connection but did not answer within 10 s", target.describe())),
+    }
     Ok(conn)
 }
 

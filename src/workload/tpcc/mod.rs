@@ -142,6 +142,7 @@ impl Workload for Tpcc {
             district,
             next: None,
             think: Duration::ZERO,
+            started: false,
             prepared: Prepared::default(),
             sql: String::new(),
         }
@@ -162,6 +163,8 @@ pub struct TpccSession {
     next: Option<usize>,
     /// Think time owed after the last transaction.
     think: Duration,
+    /// Whether the user has waited once (the first wait is staggered).
+    started: bool,
     prepared: Prepared,
     /// Buffer for statements built as text (IN lists of varying length).
     sql: String,
@@ -206,8 +209,14 @@ impl Session for TpccSession {
         }
         let ty = self.deck.deal(&mut self.rng);
         self.next = Some(ty);
-        let keying = think::keying_time(ty);
-        Some(std::mem::take(&mut self.think) + keying)
+        if !self.started {
+            // Users that all started keying at once would hit the server in waves (every
+            // Payment at 3 s, every New-Order at 18 s); the first wait is a random part
+            // of a whole cycle instead, so arrivals are spread as in steady state.
+            self.started = true;
+            return Some(think::first_wait(ty, &mut self.rng));
+        }
+        Some(std::mem::take(&mut self.think) + think::keying_time(ty))
     }
 
     async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed> {

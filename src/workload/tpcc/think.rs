@@ -21,6 +21,11 @@ pub fn think_time(ty: usize, rng: &mut WorkerRng) -> Duration {
     Duration::from_secs_f64((-r.ln() * mean).min(10.0 * mean))
 }
 
+/// A user's first wait: uniform over one keying-plus-mean-think cycle of type `ty`.
+pub fn first_wait(ty: usize, rng: &mut WorkerRng) -> Duration {
+    Duration::from_secs_f64(uniform_f64(rng) * (KEYING_S[ty] + THINK_MEAN_S[ty]))
+}
+
 /// The cycle a user with keying and think times needs per transaction of the mix, in
 /// seconds: what bounds its throughput however fast the server is.
 pub fn mean_cycle_s(mix: &[u32; 5]) -> f64 {
