@@ -135,6 +135,30 @@ fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {
         .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))
 }
 
+/// Runs a load on `threads` runtime threads with a progress bar over `rows` of `total`.
+fn with_progress<T>(
+    threads: u32,
+    total: u64,
+    rows: &Arc<AtomicU64>,
+    load: impl std::future::Future<Output = T>,
+) -> Result<T, Error> {
+    let rt = runtime(threads)?;
+    let bar = report::rows_bar(total);
+    let watcher = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        rt.spawn(async move {
+            loop {
+                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let result = rt.block_on(load);
+    watcher.abort();
+    bar.finish_and_clear();
+    Ok(result)
+}
+
 fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
     match cmd {
         ServerCommand::Start(a) => {
@@ -232,20 +256,7 @@ fn prepare_oltp(
         target.database,
         target.describe()
     );
-    let rt = runtime(threads)?;
-    let bar = report::rows_bar(total);
-    let watcher = {
-        let (bar, rows) = (bar.clone(), rows.clone());
-        rt.spawn(async move {
-            loop {
-                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-        })
-    };
-    let result = rt.block_on(oltp::prepare(target, options, threads, seed, rows));
-    watcher.abort();
-    bar.finish_and_clear();
+    let result = with_progress(threads, total, &rows, oltp::prepare(target, options, threads, seed, rows.clone()))?;
     let report = result.map_err(Error::Failed)?;
     println!(
         "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
@@ -464,20 +475,9 @@ fn prepare_tpcc(manager: &Manager, a: &cli::PrepareArgs) -> Result<i32, Error> {
         target.describe()
     );
     let rows = Arc::new(AtomicU64::new(0));
-    let rt = runtime(threads)?;
-    let bar = report::rows_bar(tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64);
-    let watcher = {
-        let (bar, rows) = (bar.clone(), rows.clone());
-        rt.spawn(async move {
-            loop {
-                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
-        })
-    };
-    let result = rt.block_on(tpcc::load::prepare(&target, warehouses, threads, plan::seed(a.oltp.rand_seed), rows));
-    watcher.abort();
-    bar.finish_and_clear();
+    let total = tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64;
+    let load = tpcc::load::prepare(&target, warehouses, threads, plan::seed(a.oltp.rand_seed), rows.clone());
+    let result = with_progress(threads, total, &rows, load)?;
     let r = result.map_err(Error::Failed)?;
     println!(
         "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",

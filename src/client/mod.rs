@@ -116,7 +116,7 @@ pub enum Param<'a> {
 }
 
 /// Where decoded rows go, for statements whose rows are read.
-type RowSink<'a> = &'a mut (dyn FnMut(&[Value]) + Send);
+pub type RowSink<'a> = &'a mut (dyn FnMut(&[Value]) + Send);
 
 /// What a statement returned, when it is not read row by row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

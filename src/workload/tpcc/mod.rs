@@ -18,7 +18,7 @@ pub mod schema;
 mod stock_level;
 pub mod think;
 
-use crate::client::{Conn, Error, Outcome, Param, Statement, Value};
+use crate::client::{Conn, Error, Outcome, Param, RowSink, Statement, Value};
 use crate::random::{rng_from_seed, WorkerRng};
 use crate::stats::{per_second, Interval, QueryCounts, Summary};
 use crate::workload::{Done, Failed, Session, Workload};
@@ -307,7 +307,7 @@ impl Tx<'_> {
         sql: &'static str,
         kind: Kind,
         params: &[Param<'_>],
-        row: Option<&mut (dyn FnMut(&[Value]) + Send)>,
+        row: Option<RowSink<'_>>,
     ) -> Result<Outcome, Failed> {
         self.count(kind);
         let key = (sql.as_ptr() as usize, sql.len());
@@ -373,7 +373,7 @@ impl Tx<'_> {
         label: &'static str,
         sql: &str,
         kind: Kind,
-        row: Option<&mut (dyn FnMut(&[Value]) + Send)>,
+        row: Option<RowSink<'_>>,
     ) -> Result<Outcome, Failed> {
         self.count(kind);
         let fail = self.failed(label);

@@ -41,8 +41,7 @@ mod tests {
     #[test]
     fn think_time_is_negative_exponential_with_the_spec_mean() {
         let mut rng = rng_from_seed(3);
-        for ty in 0..5 {
-            let mean = THINK_MEAN_S[ty];
+        for (ty, &mean) in THINK_MEAN_S.iter().enumerate() {
             let n = 200_000;
             let samples: Vec<f64> = (0..n).map(|_| think_time(ty, &mut rng).as_secs_f64()).collect();
             let avg = samples.iter().sum::<f64>() / n as f64;
