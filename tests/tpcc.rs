@@ -183,3 +183,21 @@ fn tpcc_bad_input_is_refused_clearly() {
     let e = s.sizeup(&["run", "tpcc", "--users=600", "--database=tpcc"]).unwrap_err().to_string();
     assert!(e.contains("max_connections") && e.contains("--max-connections"), "{e}");
 }
+
+#[test]
+fn independent_tpcc_databases_on_one_server() {
+    // tpcc-mysql's multi-schema runs: each database is its own TPC-C, addressed by --database.
+    let s = TestServer::start();
+    for db in ["tpcc_a", "tpcc_b"] {
+        let d = format!("--database={db}");
+        assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=1", &d]).unwrap(), 0);
+    }
+    let before = count(&s, "SELECT COUNT(*) FROM tpcc_a.orders");
+    let doc = run(&s, "b", &["--users=2", "--time=1", "--database=tpcc_b"]);
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc_b.orders"), 30_000 + committed(&doc, 0));
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM tpcc_a.orders"), before, "the other database is untouched");
+    assert_eq!(doc["config"]["target"]["database"], "tpcc_b");
+    assert_eq!(s.sizeup(&["check", "tpcc", "--database=tpcc_b"]).unwrap(), 0);
+    assert_eq!(s.sizeup(&["cleanup", "tpcc", "--database=tpcc_a"]).unwrap(), 0);
+    assert_eq!(count(&s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='tpcc_b'"), 9);
+}
