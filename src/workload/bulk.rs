@@ -119,3 +119,20 @@ async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -
     }
     Ok(())
 }
+
+/// Waits for every loader task; the first error (a loader's own, or its panic) wins.
+pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), String>>>) -> Result<(), String> {
+    let mut first_error = None;
+    for l in loaders {
+        match l.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(e) => {
+                first_error.get_or_insert(format!("a loader stopped: {e}"));
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}

@@ -150,21 +150,7 @@ pub async fn prepare(
             create_index(&mut conn, t).await?;
         }
     }
-    let mut first_error = None;
-    for l in loaders {
-        match l.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            Err(e) => {
-                first_error.get_or_insert(format!("a loader stopped: {e}"));
-            }
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    bulk::join_loaders(loaders).await?;
     let seconds = started.elapsed().as_secs_f64();
     let rows = o.tables as u64 * o.table_size as u64;
     Ok(PrepareReport {

@@ -350,21 +350,7 @@ pub async fn prepare(
             r
         }));
     }
-    let mut first_error = None;
-    for l in loaders {
-        match l.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            Err(e) => {
-                first_error.get_or_insert(format!("a loader stopped: {e}"));
-            }
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    bulk::join_loaders(loaders).await?;
     // The secondary indexes, built once over the loaded tables (sorted index builds).
     // Measured at 4 warehouses: the same time as keeping them during the load (4.1-4.5 s
     // either way, docs/PERFORMANCE.md); this way the load's undo and redo stay smaller.
