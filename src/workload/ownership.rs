@@ -43,6 +43,45 @@ pub async fn existing_tables(
         .collect())
 }
 
+#[derive(Debug, Default, PartialEq, serde::Serialize)]
+pub struct CleanupReport {
+    pub dropped: Vec<String>,
+    /// Tables of the workload's names that sizeup did not create, left alone.
+    pub kept: Vec<String>,
+}
+
+/// Drops the tables of `target`'s database named in `names` (or matching `pattern`
+/// and accepted by `is_workload_table`) that sizeup created, and only those.
+pub async fn drop_ours(
+    target: &crate::target::Target,
+    names: &[String],
+    pattern: &str,
+    is_workload_table: fn(&str) -> bool,
+) -> Result<CleanupReport, String> {
+    let mut conn = match target.connect().await {
+        Ok(c) => c,
+        Err(crate::target::ConnectError::Unreachable { reason, .. }) if reason.contains("1049") => {
+            return Ok(CleanupReport::default()); // unknown database: nothing to drop
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut report = CleanupReport::default();
+    for t in existing_tables(&mut conn, &target.database, names, pattern).await? {
+        if !is_workload_table(&t.name) {
+            continue;
+        }
+        if t.ours {
+            conn.query_drop(format!("DROP TABLE IF EXISTS {}", crate::target::quote_ident(&t.name)))
+                .await
+                .map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
+            report.dropped.push(t.name);
+        } else {
+            report.kept.push(t.name);
+        }
+    }
+    Ok(report)
+}
+
 /// The refusal when tables are in the way of a prepare, or `None` when all are free.
 pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Option<String> {
     let foreign: Vec<&str> = existing.iter().filter(|t| !t.ours).map(|t| t.name.as_str()).collect();

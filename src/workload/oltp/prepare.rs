@@ -9,7 +9,7 @@
 
 use super::OltpOptions;
 use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PAD_TEMPLATE};
-use crate::target::{quote_ident, short_error, Target};
+use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership::{self, comment_clause};
 use bytes::Bytes;
@@ -231,38 +231,10 @@ pub async fn prewarm(target: &Target, tables: u32, table_size: u32, threads: u32
     Ok(())
 }
 
-#[derive(Debug, Default, PartialEq, serde::Serialize)]
-pub struct CleanupReport {
-    pub dropped: Vec<String>,
-    /// sbtest tables that sizeup did not create, left alone.
-    pub kept: Vec<String>,
-}
-
 /// Drops every `sbtestN` table of the target database that sizeup created, and only those.
-pub async fn cleanup(target: &Target) -> Result<CleanupReport, String> {
-    let mut conn = match target.connect().await {
-        Ok(c) => c,
-        Err(crate::target::ConnectError::Unreachable { reason, .. }) if reason.contains("1049") => {
-            return Ok(CleanupReport::default()); // unknown database: nothing to drop
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let tables = ownership::existing_tables(&mut conn, &target.database, &[], "sbtest%").await?;
-    let mut report = CleanupReport::default();
-    for t in tables {
-        if !t.name["sbtest".len()..].chars().all(|c| c.is_ascii_digit()) || t.name.len() == "sbtest".len() {
-            continue;
-        }
-        if t.ours {
-            conn.query_drop(format!("DROP TABLE IF EXISTS {}", quote_ident(&t.name)))
-                .await
-                .map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
-            report.dropped.push(t.name);
-        } else {
-            report.kept.push(t.name);
-        }
-    }
-    Ok(report)
+pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
+    let is_sbtest = |n: &str| n.len() > "sbtest".len() && n["sbtest".len()..].chars().all(|c| c.is_ascii_digit());
+    ownership::drop_ours(target, &[], "sbtest%", is_sbtest).await
 }
 
 #[cfg(test)]

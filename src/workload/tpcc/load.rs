@@ -10,7 +10,7 @@
 use super::random::{self as r, Constants};
 use super::schema::{self, TABLES};
 use crate::random::{rng_from_seed, WorkerRng};
-use crate::target::{quote_ident, short_error, Target};
+use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership;
 use mysql_async::prelude::Queryable;
@@ -399,35 +399,10 @@ async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], see
     }
 }
 
-#[derive(Debug, Default, PartialEq, serde::Serialize)]
-pub struct CleanupReport {
-    pub dropped: Vec<String>,
-    /// TPC-C tables that sizeup did not create, left alone.
-    pub kept: Vec<String>,
-}
-
 /// Drops the TPC-C tables of the target database that sizeup created, and only those.
-pub async fn cleanup(target: &Target) -> Result<CleanupReport, String> {
-    let mut conn = match target.connect().await {
-        Ok(c) => c,
-        Err(crate::target::ConnectError::Unreachable { reason, .. }) if reason.contains("1049") => {
-            return Ok(CleanupReport::default());
-        }
-        Err(e) => return Err(e.to_string()),
-    };
+pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
-    let mut report = CleanupReport::default();
-    for t in ownership::existing_tables(&mut conn, &target.database, &names, "%").await? {
-        if t.ours {
-            conn.query_drop(format!("DROP TABLE IF EXISTS {}", quote_ident(&t.name)))
-                .await
-                .map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
-            report.dropped.push(t.name);
-        } else {
-            report.kept.push(t.name);
-        }
-    }
-    Ok(report)
+    ownership::drop_ours(target, &names, "%", |_| true).await
 }
 
 #[cfg(test)]
