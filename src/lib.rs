@@ -14,6 +14,7 @@ pub mod result;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod study;
 pub mod target;
 pub mod workload;
 
@@ -49,6 +50,23 @@ pub enum Error {
 /// Exit code of a run stopped with Ctrl-C (as shells report SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// What a run prints as it goes.
+#[derive(Clone, Copy)]
+pub enum Print<'a> {
+    /// Interval lines and the summary, as `sizeup run`.
+    Full,
+    /// Nothing: the caller reports.
+    Quiet,
+    /// Nothing, but each interval is handed to the caller's progress display.
+    Progress(&'a (dyn Fn(&stats::Interval) + Sync)),
+}
+
+impl Print<'_> {
+    fn full(&self) -> bool {
+        matches!(self, Print::Full)
+    }
+}
+
 pub fn run(cli: Cli) -> Result<i32, Error> {
     let home = cli.home.clone().filter(|h| !h.as_os_str().is_empty()).unwrap_or_else(server::default_home);
     let results = cli.results.clone().unwrap_or_else(|| home.join("results.db"));
@@ -60,8 +78,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
             let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
-            let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
-            let threads = a.threads.unwrap_or(cpus).max(1);
+            let threads = a.threads.unwrap_or_else(cpus).max(1);
             prepare_oltp(&target, variant.name(), &options, threads, plan::seed(a.oltp.rand_seed))?;
             Ok(0)
         }
@@ -88,8 +105,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Prewarm(a) => {
             plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
             let (target, _) = resolve_target(&manager, &a.target, "sbtest")?;
-            let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
-            let threads = a.threads.unwrap_or(cpus).max(1);
+            let threads = a.threads.unwrap_or_else(cpus).max(1);
             let started = std::time::Instant::now();
             runtime(threads)?
                 .block_on(oltp::prewarm(&target, a.tables, a.table_size, threads))
@@ -98,7 +114,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Command::Run(a) => {
-            let (doc, ended) = run_benchmark(&manager, &results, &a, true)?;
+            let (doc, ended) = run_benchmark(&manager, &results, &a, Print::Full)?;
             Ok(match ended {
                 Ended::Completed => 0,
                 Ended::Interrupted => EXIT_INTERRUPTED,
@@ -124,6 +140,92 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             Ok(0)
         }
         Command::Demo(a) => demo(&manager, &results, &a),
+        Command::Sweep(a) => {
+            let name = format!("sweep {} {}", a.workload, a.threads);
+            let spec = plan::study_spec(study::spec::Kind::Sweep, &a.workload, &a.threads, &a.study, name)
+                .map_err(Error::Usage)?;
+            study::run(&manager, &results, &spec, None)
+        }
+        Command::Scale(a) => {
+            let name = format!("scale {} {} instances", a.workload, a.instances);
+            let mut spec = plan::study_spec(study::spec::Kind::Scale, &a.workload, &a.instances, &a.study, name)
+                .map_err(Error::Usage)?;
+            spec.scale = study::spec::ScaleSpec {
+                threads_per_instance: a.threads_per_instance,
+                threads: a.threads,
+                buffer_pool_per_instance: a.buffer_pool_per_instance.clone(),
+                split: a.split,
+                buffer_pool: a.buffer_pool.clone(),
+                targets: a.targets.clone(),
+            };
+            spec.server.set = a.set.clone();
+            study::run(&manager, &results, &spec, None)
+        }
+        Command::Study(cmd) => study_command(&manager, &results, cmd),
+    }
+}
+
+fn study_command(manager: &Manager, results: &std::path::Path, cmd: cli::StudyCommand) -> Result<i32, Error> {
+    use cli::StudyCommand;
+    match cmd {
+        StudyCommand::Run { file } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
+            let spec = study::spec::StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)?;
+            study::run(manager, results, &spec, None)
+        }
+        StudyCommand::Resume { id } => {
+            let store = store::Store::open(results)?;
+            let row = store.load_study(id)?;
+            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
+                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            match row.status.as_str() {
+                "completed" => {
+                    println!("study {id} is complete; nothing to resume");
+                    print!("{}", report::study_tables(&spec, &study::results_of(&spec, &row).map_err(Error::Failed)?));
+                    Ok(0)
+                }
+                "running" => Err(Error::Usage(format!(
+                    "study {id} is still running in another sizeup process; stop that one first"
+                ))),
+                _ => study::run(manager, results, &spec, Some(id)),
+            }
+        }
+        StudyCommand::Show { id, json } => {
+            let store = store::Store::open(results)?;
+            let id = match id {
+                Some(id) => id,
+                None => store.list_studies()?.last().map(|s| s.id).ok_or_else(|| {
+                    Error::Usage(
+                        "no studies stored yet: run `sizeup sweep`, `sizeup scale` or `sizeup study run FILE`".into(),
+                    )
+                })?,
+            };
+            let row = store.load_study(id)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&row).expect("serialisable"));
+                return Ok(0);
+            }
+            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
+                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            println!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
+            if !spec.description.is_empty() {
+                println!("{}", spec.description.trim());
+            }
+            print!("{}", report::study_tables(&spec, &study::results_of(&spec, &row).map_err(Error::Failed)?));
+            let runs: Vec<String> = row.steps.iter().flat_map(|s| s.runs.iter().map(|r| r.to_string())).collect();
+            println!(
+                "
+runs: {}",
+                runs.join(" ")
+            );
+            Ok(0)
+        }
+        StudyCommand::List => {
+            let store = store::Store::open(results)?;
+            print!("{}", report::studies_table(&store.list_studies()?));
+            Ok(0)
+        }
     }
 }
 
@@ -194,8 +296,12 @@ fn server_command(manager: &Manager, cmd: ServerCommand) -> Result<i32, Error> {
 
 /// The server to talk to: the one the user named, or managed instance N (started with
 /// default settings if it is instance 0 and not running). Also returns the server's pid
-/// when sizeup manages it, to measure its CPU.
-pub fn resolve_target(manager: &Manager, t: &TargetArgs, default_db: &str) -> Result<(Target, Option<i32>), Error> {
+/// instance when sizeup manages it, to measure its CPU and its disk.
+pub fn resolve_target(
+    manager: &Manager,
+    t: &TargetArgs,
+    default_db: &str,
+) -> Result<(Target, Option<server::Instance>), Error> {
     let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
     if database.is_empty() || database.len() > 64 {
         return Err(Error::Usage(format!("--database '{database}' is not a database name")));
@@ -237,7 +343,7 @@ pub fn resolve_target(manager: &Manager, t: &TargetArgs, default_db: &str) -> Re
         password: t.password.clone(),
         database,
     };
-    Ok((target, instance.pid))
+    Ok((target, Some(instance)))
 }
 
 fn prepare_oltp(
@@ -319,14 +425,14 @@ pub fn run_oltp(
     manager: &Manager,
     results: &std::path::Path,
     a: &RunArgs,
-    print: bool,
+    print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
     let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
     let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
     let mut spec = plan::run_spec(a).map_err(Error::Usage)?;
-    let (target, server_pid) = resolve_target(manager, &a.target, "sbtest")?;
-    spec.server_pid = server_pid;
-    let server = runtime(1)?.block_on(check_tables(&target, &options, variant.name(), print))?;
+    let (target, instance) = resolve_target(manager, &a.target, "sbtest")?;
+    spec.watch_instance(instance.as_ref());
+    let server = runtime(1)?.block_on(check_tables(&target, &options, variant.name(), print.full()))?;
     let config = serde_json::json!({
         "sizeup_version": env!("CARGO_PKG_VERSION"),
         "workload": variant.name(),
@@ -355,14 +461,14 @@ struct Measured<'a> {
 fn measure<W: Workload + Send + Sync + 'static>(
     results: &std::path::Path,
     a: &RunArgs,
-    print: bool,
+    print: Print,
     workload: Arc<W>,
     m: Measured,
 ) -> Result<(RunDocument, Ended), Error> {
     let Measured { name, target, spec, config, tpcc } = m;
     let store = store::Store::open(results)?;
     let run_id = store.begin_run(name, &target.describe(), &config)?;
-    if print {
+    if print.full() {
         eprintln!(
             "running {name} on {} with {} {}{} (run {run_id})",
             target.describe(),
@@ -371,7 +477,7 @@ fn measure<W: Workload + Send + Sync + 'static>(
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
         );
     }
-    let print_lines = print && a.report_interval > 0.0;
+    let print_lines = print.full() && a.report_interval > 0.0;
     let open_loop = spec.rate.is_some();
     let mut seq = 0;
     let mut store_error = None;
@@ -379,6 +485,9 @@ fn measure<W: Workload + Send + Sync + 'static>(
     let outcome = exec::run(workload, &target, &spec, |iv| {
         if print_lines {
             println!("{}", if tpcc { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) });
+        }
+        if let Print::Progress(show) = print {
+            show(iv);
         }
         if let Err(e) = store.add_interval(run_id, seq, iv) {
             store_error.get_or_insert(e);
@@ -406,7 +515,7 @@ fn measure<W: Workload + Send + Sync + 'static>(
         Ended::Failed => "failed",
     };
     store.finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)?;
-    if print {
+    if print.full() {
         if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
             eprintln!("warning: the warm-up covered the whole run: nothing was measured");
         }
@@ -452,7 +561,7 @@ pub fn run_benchmark(
     manager: &Manager,
     results: &std::path::Path,
     a: &RunArgs,
-    print: bool,
+    print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
     if a.workload == "tpcc" {
         run_tpcc(manager, results, a, print)
@@ -467,8 +576,16 @@ fn prepare_tpcc(manager: &Manager, a: &cli::PrepareArgs) -> Result<i32, Error> {
         return Err(Error::Usage(format!("--warehouses {warehouses}: give 1 or more")));
     }
     let (target, _) = resolve_target(manager, &a.target, "tpcc")?;
-    let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2);
-    let threads = a.threads.unwrap_or(cpus).max(1);
+    load_tpcc(&target, warehouses, a.threads.unwrap_or_else(cpus), plan::seed(a.oltp.rand_seed))?;
+    Ok(0)
+}
+
+fn cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2)
+}
+
+fn load_tpcc(target: &Target, warehouses: u32, threads: u32, seed: u64) -> Result<(), Error> {
+    let threads = threads.max(1);
     eprintln!(
         "preparing tpcc: {warehouses} warehouse(s) in {} on {} with {threads} connection(s)",
         target.database,
@@ -476,7 +593,7 @@ fn prepare_tpcc(manager: &Manager, a: &cli::PrepareArgs) -> Result<i32, Error> {
     );
     let rows = Arc::new(AtomicU64::new(0));
     let total = tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64;
-    let load = tpcc::load::prepare(&target, warehouses, threads, plan::seed(a.oltp.rand_seed), rows.clone());
+    let load = tpcc::load::prepare(target, warehouses, threads, seed, rows.clone());
     let result = with_progress(threads, total, &rows, load)?;
     let r = result.map_err(Error::Failed)?;
     println!(
@@ -488,7 +605,39 @@ fn prepare_tpcc(manager: &Manager, a: &cli::PrepareArgs) -> Result<i32, Error> {
         r.rows_per_second,
         r.method
     );
-    Ok(0)
+    Ok(())
+}
+
+/// Loads a run's data when its tables are missing, so a study is one command; tables
+/// already there are used as they are (and foreign ones refused by the loaders).
+/// Returns whether it loaded anything.
+pub fn ensure_prepared(manager: &Manager, a: &RunArgs) -> Result<bool, Error> {
+    let tpcc = a.workload == "tpcc";
+    let (target, _) = resolve_target(manager, &a.target, if tpcc { "tpcc" } else { "sbtest" })?;
+    let names: Vec<String> = if tpcc {
+        tpcc::schema::TABLES.iter().map(|t| t.to_string()).collect()
+    } else {
+        (1..=a.oltp.tables).map(|i| format!("sbtest{i}")).collect()
+    };
+    let existing = runtime(1)?.block_on(async {
+        target.ensure_database().await?;
+        let mut conn = target.connect().await?;
+        let found = workload::ownership::existing_tables(&mut conn, &target.database, &names, "%").await;
+        let _ = conn.disconnect().await;
+        found.map_err(Error::Failed)
+    })?;
+    if existing.len() == names.len() {
+        return Ok(false);
+    }
+    let seed = plan::seed(a.oltp.rand_seed);
+    if tpcc {
+        load_tpcc(&target, a.tpcc.warehouses.unwrap_or(1), cpus(), seed)?;
+    } else {
+        let variant = plan::oltp_variant(&a.workload).map_err(Error::Usage)?;
+        let options = plan::oltp_options(&a.oltp).map_err(Error::Usage)?;
+        prepare_oltp(&target, variant.name(), &options, cpus(), seed)?;
+    }
+    Ok(true)
 }
 
 fn check_tpcc(manager: &Manager, a: &cli::CleanupArgs) -> Result<i32, Error> {
@@ -568,10 +717,10 @@ fn run_tpcc(
     manager: &Manager,
     results: &std::path::Path,
     a: &RunArgs,
-    print: bool,
+    print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
     let mut a = a.clone();
-    if let Some(users) = a.tpcc.users {
+    if let Some(users) = a.users {
         a.threads = users;
     }
     let mix = tpcc::parse_mix(&a.tpcc.mix).map_err(Error::Usage)?;
@@ -582,8 +731,8 @@ fn run_tpcc(
         ));
     }
     let mut spec = plan::run_spec(&a).map_err(Error::Usage)?;
-    let (target, server_pid) = resolve_target(manager, &a.target, "tpcc")?;
-    spec.server_pid = server_pid;
+    let (target, instance) = resolve_target(manager, &a.target, "tpcc")?;
+    spec.watch_instance(instance.as_ref());
     let (warehouses, c_last, server) = runtime(1)?.block_on(tpcc_facts(&target, spec.threads))?;
     if let Some(w) = a.tpcc.warehouses.filter(|&w| w != warehouses) {
         eprintln!("warning: --warehouses {w} ignored: {} holds {warehouses} warehouse(s)", target.database);
@@ -665,7 +814,7 @@ fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Resu
         let time = format!("{}", a.step_time + 1.0);
         let args = base(&["--threads", &t, "--time", &time, "--warmup", "1", "--report-interval", "0"]);
         let Command::Run(run_args) = Cli::parse_from(args).command else { unreachable!() };
-        let (doc, ended) = run_oltp(manager, results, &run_args, false)?;
+        let (doc, ended) = run_oltp(manager, results, &run_args, Print::Quiet)?;
         let s = doc.summary.expect("a finished run has a summary");
         eprintln!("  {threads:>2} threads: {:>9.1} tps  p95 {:>7.2} ms", s.tps, s.latency_ms.p95);
         rows.push((threads, s, doc.id));

@@ -43,6 +43,15 @@ pub enum Command {
     /// Stored runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Raise the load level by level (threads, or users for tpcc) until a stop
+    /// condition; each step is a stored run, the whole a study.
+    Sweep(SweepArgs),
+    /// 1..N server instances at once, one client group each: total and per-instance
+    /// throughput, and the peak instance count.
+    Scale(ScaleArgs),
+    /// Study files, and stored studies.
+    #[command(subcommand)]
+    Study(StudyCommand),
     /// A short study on the managed default instance: prepare, then oltp_read_write at
     /// 1, 2, 4 and 8 threads, with the peak marked.
     Demo(DemoArgs),
@@ -98,7 +107,7 @@ pub struct ServerStopArgs {
 }
 
 /// Where the server is. With none of these, sizeup uses managed instance 0.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, serde::Serialize)]
 pub struct TargetArgs {
     #[arg(long, alias = "mysql-host", help_heading = "Target")]
     pub host: Option<String>,
@@ -110,6 +119,7 @@ pub struct TargetArgs {
     pub user: Option<String>,
     /// Password (or set MYSQL_PWD). Never printed or stored.
     #[arg(long, alias = "mysql-password", env = "MYSQL_PWD", hide_env_values = true, help_heading = "Target")]
+    #[serde(skip)]
     pub password: Option<String>,
     /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
     #[arg(long, alias = "mysql-db", help_heading = "Target")]
@@ -120,7 +130,7 @@ pub struct TargetArgs {
 }
 
 /// sysbench's oltp_common.lua options (same names, same defaults).
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize)]
 pub struct OltpArgs {
     #[arg(long, default_value_t = 1, help_heading = "OLTP")]
     pub tables: u32,
@@ -178,14 +188,11 @@ pub struct OltpArgs {
 }
 
 /// TPC-C's options.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize)]
 pub struct TpccArgs {
     /// Warehouses to load (prepare); at run time the database says how many it holds.
     #[arg(long, help_heading = "TPC-C")]
     pub warehouses: Option<u32>,
-    /// Virtual users (terminals), one connection each; the same as --threads.
-    #[arg(long, help_heading = "TPC-C")]
-    pub users: Option<u32>,
     /// Deck of transaction types: new_order,payment,order_status,delivery,stock_level.
     #[arg(long, default_value = "45,43,4,4,4", help_heading = "TPC-C")]
     pub mix: String,
@@ -246,6 +253,9 @@ pub struct RunArgs {
     /// Concurrent connections.
     #[arg(long, alias = "num-threads", default_value_t = 1)]
     pub threads: u32,
+    /// TPC-C virtual users (terminals), one connection each; the same as --threads.
+    #[arg(long, help_heading = "TPC-C")]
+    pub users: Option<u32>,
     /// Seconds to run (0: no limit; then --events must be set).
     #[arg(long, alias = "max-time", default_value_t = 10.0)]
     pub time: f64,
@@ -286,6 +296,22 @@ pub struct RunArgs {
     /// Also write the whole result to this JSON file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub power: PowerArgs,
+    /// Set by scale studies: start measuring together with the other client groups.
+    #[arg(skip)]
+    pub start_line: Option<std::sync::Arc<crate::exec::StartLine>>,
+}
+
+/// Power inputs for hosts without RAPL energy counters.
+#[derive(Args, Debug, Clone, Default, serde::Serialize)]
+pub struct PowerArgs {
+    /// Model the system's watts as linear in CPU utilisation: idle=W,max=W.
+    #[arg(long, value_name = "idle=W,max=W", help_heading = "Power")]
+    pub power_model: Option<String>,
+    /// The system's power draw as a constant (a wall-meter reading).
+    #[arg(long, value_name = "W", help_heading = "Power")]
+    pub watts: Option<f64>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -299,6 +325,111 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What sweeps and scale studies share: step length, repeats, stop conditions, and the
+/// run options of every step.
+#[derive(Args, Debug, Clone)]
+pub struct StudyArgs {
+    /// Seconds each step measures, after its warm-up.
+    #[arg(long, default_value_t = 30.0, help_heading = "Study")]
+    pub step_time: f64,
+    /// Seconds at the start of each step left out.
+    #[arg(long, default_value_t = 5.0, help_heading = "Study")]
+    pub warmup: f64,
+    /// Run each step this many times; the level reports their mean and spread.
+    #[arg(long, default_value_t = 1, help_heading = "Study")]
+    pub repeat: u32,
+    /// Stop early on any of: cpu>80, p90>5s (p90>spec, p90[type]>20s), plateau<5%, kink>3.
+    #[arg(long, default_value = "", help_heading = "Study")]
+    pub stop_when: String,
+    /// Seconds per sample; a step's figure is the median of its samples.
+    #[arg(long, default_value_t = 1.0, help_heading = "Study")]
+    pub sample_interval: f64,
+    /// Share of the post-warm-up samples, counted from the end, that the median uses.
+    #[arg(long, default_value_t = 1.0, help_heading = "Study")]
+    pub steady_last: f64,
+    /// A name for the study (default: the command).
+    #[arg(long, help_heading = "Study")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub oltp: OltpArgs,
+    #[command(flatten)]
+    pub tpcc: TpccArgs,
+    #[command(flatten)]
+    pub power: PowerArgs,
+    /// Fixed pause in milliseconds after each transaction, per connection.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub delay: f64,
+    /// OS threads that drive the connections.
+    #[arg(long)]
+    pub client_threads: Option<u32>,
+    /// Server error codes counted and retried (as `sizeup run`).
+    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
+    pub mysql_ignore_errors: String,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
+    pub workload: String,
+    /// Levels: 1,2,4,8 or 32..256+32 (start..max+step) or 1..128x2 (start..max x factor).
+    #[arg(long, alias = "users", value_name = "LEVELS")]
+    pub threads: String,
+    #[command(flatten)]
+    pub study: StudyArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ScaleArgs {
+    pub workload: String,
+    /// Instance counts: 1..8, 1,2,4 (as sweep levels).
+    #[arg(long, value_name = "LEVELS")]
+    pub instances: String,
+    /// Each instance's client group size.
+    #[arg(long, help_heading = "Scale")]
+    pub threads_per_instance: Option<u32>,
+    /// Or a total number of threads (users) divided over the instances.
+    #[arg(long, alias = "users", help_heading = "Scale")]
+    pub threads: Option<u32>,
+    /// Buffer pool of each managed instance.
+    #[arg(long, value_name = "SIZE", help_heading = "Scale")]
+    pub buffer_pool_per_instance: Option<String>,
+    /// Split-data variant: divide the data (--warehouses, or --table-size) and
+    /// --buffer-pool over the instances.
+    #[arg(long, help_heading = "Scale")]
+    pub split: bool,
+    /// With --split: the buffer pool to divide.
+    #[arg(long, value_name = "SIZE", help_heading = "Scale")]
+    pub buffer_pool: Option<String>,
+    /// Further server options for the managed instances (name=value, repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE", help_heading = "Scale")]
+    pub set: Vec<String>,
+    /// A server sizeup does not manage (host:port or a socket path), repeatable:
+    /// used instead of managed instances.
+    #[arg(long = "target", value_name = "HOST:PORT", help_heading = "Scale")]
+    pub targets: Vec<String>,
+    #[command(flatten)]
+    pub study: StudyArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Run a study file (TOML) end to end.
+    Run { file: PathBuf },
+    /// Continue an interrupted study from its first unfinished step.
+    Resume { id: i64 },
+    /// A stored study's tables (default: the latest).
+    Show {
+        id: Option<i64>,
+        /// Print the stored study as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One line per stored study.
+    List,
 }
 
 #[derive(Args, Debug)]

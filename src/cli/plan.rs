@@ -1,10 +1,12 @@
 //! Raw arguments, validated once into what the rest of sizeup trusts. Every message
 //! here says what was wrong and what to do instead.
 
-use super::{OltpArgs, RunArgs, ServerStartArgs, TargetArgs};
+use super::{OltpArgs, RunArgs, ServerStartArgs, StudyArgs, TargetArgs};
 use crate::exec::RunSpec;
+use crate::monitor::os::{parse_power_model, Power};
 use crate::random::{RandOptions, RandType};
 use crate::server::ServerSettings;
+use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
 use crate::workload::oltp::{OltpOptions, Variant};
 use std::time::Duration;
 
@@ -134,9 +136,60 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         client_threads,
         seed: seed(a.oltp.rand_seed),
         server_pid: None,
+        data_dir: None,
+        start_line: a.start_line.clone(),
+        power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,
         retry_on: a.mysql_ignore_errors.parse()?,
     })
+}
+
+/// `--power-model idle=W,max=W` or `--watts W` (one of them at most).
+pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, String> {
+    match (model, watts) {
+        (Some(_), Some(_)) => Err("give --power-model or --watts, not both".into()),
+        (Some(m), None) => parse_power_model(m),
+        (None, Some(w)) if w.is_finite() && w > 0.0 => Ok(Power::Given { watts: w }),
+        (None, Some(w)) => Err(format!("--watts {w}: give the system's power draw in watts, above 0")),
+        (None, None) => Ok(Power::None),
+    }
+}
+
+/// The study a `sizeup sweep` or `sizeup scale` command line describes.
+pub fn study_spec(kind: Kind, workload: &str, levels: &str, a: &StudyArgs, name: String) -> Result<StudySpec, String> {
+    let extras = serde_json::json!({
+        "delay": a.delay,
+        "client_threads": a.client_threads,
+        "mysql_ignore_errors": a.mysql_ignore_errors,
+    });
+    let value = |v: serde_json::Result<serde_json::Value>| v.expect("serialisable");
+    let parts = [
+        value(serde_json::to_value(&a.target)),
+        value(serde_json::to_value(&a.oltp)),
+        value(serde_json::to_value(&a.tpcc)),
+    ];
+    let mut options = spec::options_of(&parts);
+    options.extend(spec::options_of(&[extras]));
+    let spec = StudySpec {
+        name: a.name.clone().unwrap_or(name),
+        description: String::new(),
+        kind,
+        workloads: vec![workload.to_string()],
+        levels: Levels::Text(levels.to_string()),
+        step_time: a.step_time,
+        warmup: a.warmup,
+        repeat: a.repeat,
+        sample_interval: a.sample_interval,
+        steady_last: a.steady_last,
+        stop_when: a.stop_when.clone(),
+        options,
+        server: Default::default(),
+        configs: Vec::new(),
+        scale: Default::default(),
+        power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
+        cost: None,
+    };
+    Ok(spec)
 }
 
 /// True when the user named a server; otherwise the managed instance is used.

@@ -53,6 +53,54 @@ pub struct RunSpec {
     /// The server's process, when sizeup manages it: its CPU per transaction is reported.
     #[serde(skip)]
     pub server_pid: Option<i32>,
+    /// The server's data directory, when known: its device's I/O is sampled.
+    #[serde(skip)]
+    pub data_dir: Option<std::path::PathBuf>,
+    /// Where watts come from (RAPL is used when the host has it and nothing was given).
+    pub power: monitor::os::Power,
+    /// Runs that must start measuring together (the client groups of a scale step).
+    #[serde(skip)]
+    pub start_line: Option<Arc<StartLine>>,
+}
+
+/// Lines several runs up so their clocks start at the same moment: each arrives when
+/// its connections are up, and all go when the last arrives. A run that fails before
+/// arriving calls `fail`, which releases the others to give up too.
+#[derive(Debug)]
+pub struct StartLine {
+    parties: usize,
+    state: Mutex<(usize, bool)>,
+    cv: std::sync::Condvar,
+}
+
+impl StartLine {
+    pub fn new(parties: usize) -> Arc<StartLine> {
+        Arc::new(StartLine { parties, state: Mutex::new((0, false)), cv: std::sync::Condvar::new() })
+    }
+
+    /// Waits for every party; false when one of them failed instead.
+    pub fn arrive(&self) -> bool {
+        let mut g = self.state.lock().expect("not poisoned");
+        g.0 += 1;
+        self.cv.notify_all();
+        while g.0 < self.parties && !g.1 {
+            g = self.cv.wait(g).expect("not poisoned");
+        }
+        !g.1
+    }
+
+    pub fn fail(&self) {
+        self.state.lock().expect("not poisoned").1 = true;
+        self.cv.notify_all();
+    }
+}
+
+impl RunSpec {
+    /// Watch a managed instance: its CPU per transaction and its data device.
+    pub fn watch_instance(&mut self, instance: Option<&crate::server::Instance>) {
+        self.server_pid = instance.and_then(|i| i.pid);
+        self.data_dir = instance.map(|i| i.datadir());
+    }
 }
 
 /// Durations appear in results as seconds, the unit users give them in.
@@ -179,6 +227,19 @@ where
                 }
             }
         }
+        // Blocking here is fine: the client threads run on their own runtimes.
+        if let Some(line) = &spec.start_line {
+            if !line.arrive() {
+                go_tx.send_replace(Go::Abort);
+                return Err("another client group of this step failed before the start".into());
+            }
+        }
+        let watch = monitor::os::Watch::new(
+            spec.server_pid.into_iter().collect(),
+            spec.data_dir.as_deref(),
+            spec.power.clone(),
+        );
+        let mut snapshot = monitor::os::Snapshot::take(&watch);
         let start = Instant::now();
         go_tx.send_replace(Go::Start(start));
 
@@ -199,7 +260,11 @@ where
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let interval_start = t - duration;
             let warm = pacing::in_warmup(interval_start, warmup);
-            let iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
+            let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
+            // OS figures over the same span, sampled as the interval is closed.
+            let now = monitor::os::Snapshot::take(&watch);
+            iv.os = Some(monitor::os::OsSample::between(&snapshot, &now, &watch.power));
+            snapshot = now;
             max_backlog = max_backlog.max(iv.backlog);
             on_interval(&iv);
             if warm {
@@ -253,6 +318,10 @@ where
         }
         let cpu_end = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
         let mut summary = Summary::from_recorder(&steady, &names, steady_seconds, max_backlog);
+        let steady_os: Vec<&monitor::os::OsSample> =
+            intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
+        summary.os = monitor::os::mean(&steady_os);
+        summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), spec.client_threads));
         let txns = summary.transactions.max(1) as f64;
         if summary.transactions > 0 {
             summary.client_cpu_us_per_txn = Some((cpu_end.0 - cpu_start.0) * 1e6 / txns);

@@ -1,6 +1,8 @@
 //! What the operating system says: CPU time of sizeup itself and of a server process,
 //! and the host facts recorded with every result. Linux /proc only.
 
+pub mod os;
+
 /// CPU seconds (user + system) this process has used, all threads.
 pub fn self_cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct we pass and nothing else.

@@ -98,6 +98,34 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
     if s.max_backlog > 0 {
         row("largest backlog", format!("{} transactions", s.max_backlog));
     }
+    if let Some(os) = &s.os {
+        row(
+            "host CPU % usr/sys/iowait/idle",
+            format!(
+                "{:.1} / {:.1} / {:.1} / {:.1}  (irq+soft {:.1}, steal {:.1})",
+                os.usr,
+                os.sys,
+                os.iowait,
+                os.idle,
+                os.irq + os.soft,
+                os.steal
+            ),
+        );
+        let server = os.server_cores.map_or("-".into(), |c| format!("{c:.2}"));
+        row("cores used: server / sizeup", format!("{server} / {:.2}", os.client_cores));
+        if let (Some(r), Some(w), Some(rb), Some(wb)) =
+            (os.disk_reads_per_s, os.disk_writes_per_s, os.disk_read_bytes_per_s, os.disk_write_bytes_per_s)
+        {
+            row("disk reads / writes per s", format!("{r:.0} / {w:.0}  ({:.1} / {:.1} MB/s)", rb / 1e6, wb / 1e6));
+        }
+        if let Some(w) = os.watts {
+            let per = s.nopm.map_or(format!("{:.2} tps/W", s.tps / w), |n| format!("{:.1} NOPM/W", n / w));
+            row("power", format!("{w:.0} W ({}), {per}", os.power_source));
+        }
+    }
+    for n in &s.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
     if s.types.len() > 1 {
         let _ = writeln!(
             out,
@@ -235,4 +263,183 @@ mod tests {
             "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
         );
     }
+}
+
+/// The study's progress: step k of n, elapsed, and the current step's live figure.
+pub fn study_bar(steps: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(steps);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("[{elapsed_precise}] step {pos}/{len} {msg}").expect("static template"),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(500));
+    bar
+}
+
+/// One finished step, as a line that stays on screen.
+#[allow(clippy::too_many_arguments)]
+pub fn step_line(
+    k: u64,
+    n: u64,
+    elapsed: std::time::Duration,
+    label: &str,
+    repeat: u32,
+    repeats: u32,
+    f: &crate::study::figures::StepFigures,
+    runs: &[i64],
+) -> String {
+    let t = &f.throughput;
+    let mut s = format!("step {k:>2} of {n} [{}] {label}", fmt_elapsed(elapsed.as_secs()));
+    if repeats > 1 {
+        let _ = write!(s, " (repeat {repeat}/{repeats})");
+    }
+    let _ = write!(
+        s,
+        ": {:.1} {} (median of {}, cv {:.1} %, {:.1}..{:.1}) avg {:.2} ms p95 {:.2} ms",
+        t.median,
+        f.unit,
+        t.samples,
+        t.cv * 100.0,
+        t.min,
+        t.max,
+        f.latency_ms.avg,
+        f.latency_ms.p95
+    );
+    if let Some(os) = &f.os {
+        let _ = write!(s, " cpu {:.0} %", os.busy());
+    }
+    let _ = write!(
+        s,
+        " run{} {}",
+        if runs.len() > 1 { "s" } else { "" },
+        runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")
+    );
+    for note in &f.notes {
+        let _ = write!(s, "\n    note: {note}");
+    }
+    s
+}
+
+fn fmt_elapsed(secs: u64) -> String {
+    format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+/// A study's tables: one per series, levels as rows, the peak and saturation marked,
+/// the stop reason under it.
+pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
+    use crate::study::spec::Kind;
+    let mut out = String::new();
+    let scale = spec.kind == Kind::Scale;
+    let level_name = if scale {
+        "instances"
+    } else if spec.workloads.iter().all(|w| w == "tpcc") {
+        "users"
+    } else {
+        "threads"
+    };
+    for s in series {
+        let _ = writeln!(out, "\n{}", s.name);
+        let _ = write!(
+            out,
+            "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6}",
+            s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c"
+        );
+        if scale {
+            let _ = write!(out, " {:>10} {:>6}", "per inst", "x1");
+        }
+        let has_watts = s.levels.iter().any(|l| l.per_watt.is_some());
+        if has_watts {
+            let _ = write!(out, " {:>6} {:>9}", "W", format!("{}/W", s.unit));
+        }
+        out.push('\n');
+        for l in &s.levels {
+            let spread = if l.throughput.n > 1 {
+                format!("±{:.1}%", l.throughput.cv * 100.0)
+            } else {
+                format!("cv{:.1}%", l.sample_cv * 100.0)
+            };
+            let os = l.os.clone().unwrap_or_default();
+            let _ = write!(
+                out,
+                "  {:>9} {:>11.1} {:>8} {:>9.2} {:>9.2} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>6} {:>6.2}",
+                l.level,
+                l.throughput.mean,
+                spread,
+                l.latency_avg_ms,
+                l.p95_ms,
+                os.usr + os.nice,
+                os.sys + os.irq + os.soft,
+                os.iowait,
+                os.idle,
+                os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
+                os.client_cores
+            );
+            if scale {
+                let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
+                let _ = write!(out, " {per:>10.1} {:>6.2}", l.ratio_to_first);
+            }
+            if has_watts {
+                let w = os.watts.unwrap_or(0.0);
+                let _ = write!(out, " {w:>6.0} {:>9}", l.per_watt.map_or("-".into(), |p| format!("{p:.2}")));
+            }
+            let mut marks = Vec::new();
+            if s.peak.is_some_and(|(lv, _)| lv == l.level) {
+                marks.push("peak");
+            }
+            if s.saturation == Some(l.level) {
+                marks.push("saturation");
+            }
+            if l.stop.is_some() {
+                marks.push("stop");
+            }
+            if !marks.is_empty() {
+                let _ = write!(out, "  <- {}", marks.join(", "));
+            }
+            out.push('\n');
+        }
+        if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
+            let _ = write!(out, "  p90 at {} {level_name}:", l.level);
+            for (name, ms, _) in &l.p90 {
+                let _ = write!(out, " {name} {:.0} ms", ms);
+            }
+            out.push('\n');
+        }
+        let power =
+            s.levels.iter().find_map(|l| l.os.as_ref().filter(|o| o.watts.is_some())).map(|o| o.power_source.clone());
+        if let Some(src) = power {
+            let _ = writeln!(out, "  power: {src}");
+        }
+        match (&s.stop, s.stopped_at, s.saturation) {
+            (Some(why), Some(at), Some(sat)) => {
+                let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturation at {sat} {level_name}");
+            }
+            (Some(why), Some(at), None) => {
+                let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturated from the first level");
+            }
+            _ if s.complete => {
+                let _ = writeln!(
+                    out,
+                    "  no stop condition met up to {} {level_name}",
+                    s.levels.last().map_or(0, |l| l.level)
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "  unfinished: {} of the levels done", s.levels.len());
+            }
+        }
+    }
+    out
+}
+
+/// One line per stored study.
+pub fn studies_table(rows: &[crate::store::StudyRow]) -> String {
+    let mut out = format!("{:>4}  {:<20}  {:<6}  {:<11}  {:>5}  name\n", "id", "started", "kind", "status", "steps");
+    for r in rows {
+        let done = r.steps.iter().filter(|s| s.status == "completed").count();
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<20}  {:<6}  {:<11}  {:>5}  {}",
+            r.id, r.started_at, r.kind, r.status, done, r.name
+        );
+    }
+    out
 }

@@ -245,6 +245,18 @@ impl Manager {
         Ok(out)
     }
 
+    /// Instances `0..count` running with exactly `settings`: those running with other
+    /// settings are restarted (their data stays), the rest started.
+    pub fn start_with(&self, count: u32, settings: &ServerSettings) -> Result<Vec<Status>, ServerError> {
+        for index in 0..count {
+            if self.running(index)?.is_some_and(|i| &i.settings != settings) {
+                eprintln!("restarting managed instance {index} with the study's settings");
+                self.stop(Some(index), false)?;
+            }
+        }
+        self.start(count, settings, None, None)
+    }
+
     /// Stops every running instance (or only `only`), waiting for a clean shutdown.
     /// With `purge`, also deletes their directories and forgets them.
     pub fn stop(&self, only: Option<u32>, purge: bool) -> Result<Vec<Status>, ServerError> {

@@ -7,6 +7,7 @@
 //! significant figures: lossless to merge, and small enough to store per interval.
 //! Nothing here does I/O.
 
+use crate::monitor::os::OsSample;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -188,6 +189,9 @@ pub struct Interval {
     pub backlog: u64,
     /// Per transaction type: name, committed per minute-free count, p90 in ms.
     pub types: Vec<TypeInterval>,
+    /// Host CPU, processes' CPU, disk, memory and power over the same span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsSample>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -241,6 +245,7 @@ impl Interval {
                     p90_ms: LatencyMs::of(&t.latency).p90,
                 })
                 .collect(),
+            os: None,
         }
     }
 }
@@ -293,6 +298,12 @@ pub struct Summary {
     /// TPC-C: all committed transactions per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm: Option<f64>,
+    /// The steady-state intervals' OS figures, averaged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsSample>,
+    /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Summary {
@@ -330,6 +341,8 @@ impl Summary {
             max_backlog,
             nopm: None,
             tpm: None,
+            os: None,
+            notes: Vec::new(),
         }
     }
 }

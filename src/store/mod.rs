@@ -22,6 +22,35 @@ pub enum StoreError {
     /// No run with that id.
     #[error("no run {0} in the results store (see `sizeup runs list`)")]
     NoSuchRun(i64),
+    /// No study with that id.
+    #[error("no study {0} in the results store (see `sizeup study list`)")]
+    NoSuchStudy(i64),
+}
+
+/// A study as stored: its spec, status, and the steps finished so far.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StudyRow {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub spec: serde_json::Value,
+    pub result: Option<serde_json::Value>,
+    pub steps: Vec<StepRow>,
+}
+
+/// One level-and-repeat of a study.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepRow {
+    pub series: String,
+    pub level: u32,
+    pub repeat: u32,
+    /// completed, interrupted or failed.
+    pub status: String,
+    pub runs: Vec<i64>,
+    pub figures: Option<serde_json::Value>,
 }
 
 /// Each entry migrates the schema from version i to i + 1.
@@ -54,6 +83,30 @@ CREATE TABLE histograms (
 "#,
     // v2: the recording process, so a run whose process died unfinished reads as abandoned.
     r#"ALTER TABLE runs ADD COLUMN pid INTEGER;"#,
+    // v3: studies, and their steps (one row per level and repeat, naming its runs).
+    r#"
+CREATE TABLE studies (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    result TEXT,
+    pid INTEGER
+);
+CREATE TABLE study_steps (
+    study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+    series TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    runs TEXT NOT NULL,
+    figures TEXT,
+    PRIMARY KEY (study_id, series, level, repeat)
+);
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -189,6 +242,121 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
+    pub fn begin_study(&self, name: &str, kind: &str, spec: &serde_json::Value) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO studies (name, kind, status, spec, pid) VALUES (?1, ?2, 'running', ?3, ?4)",
+                params![name, kind, spec.to_string(), std::process::id()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Marks a study running (again, from this process), or finished with `result`.
+    pub fn set_study_status(
+        &self,
+        id: i64,
+        status: &str,
+        result: Option<&serde_json::Value>,
+    ) -> Result<(), StoreError> {
+        let finished = status != "running";
+        self.conn
+            .execute(
+                "UPDATE studies SET status = ?2, result = COALESCE(?3, result), pid = ?4, \
+                 finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
+                params![id, status, result.map(|r| r.to_string()), std::process::id(), finished],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Records (or replaces: a rerun of an interrupted step) one step of a study.
+    pub fn record_step(&self, id: i64, step: &StepRow) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO study_steps (study_id, series, level, repeat, status, runs, figures) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    step.series,
+                    step.level,
+                    step.repeat,
+                    step.status,
+                    serde_json::to_string(&step.runs).expect("serialisable"),
+                    step.figures.as_ref().map(|f| f.to_string())
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn list_studies(&self) -> Result<Vec<StudyRow>, StoreError> {
+        let ids: Vec<i64> = {
+            let mut st = self.conn.prepare("SELECT id FROM studies ORDER BY id").map_err(|e| self.err(e))?;
+            let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
+        };
+        ids.into_iter().map(|id| self.load_study(id)).collect()
+    }
+
+    pub fn load_study(&self, id: i64) -> Result<StudyRow, StoreError> {
+        type Head = (String, String, String, Option<String>, String, String, Option<String>);
+        let head: Option<Head> = self
+            .conn
+            .query_row(
+                "SELECT name, kind, started_at, finished_at, status, spec, result, pid FROM studies WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        live_status(r.get(4)?, r.get(7)?),
+                        r.get(5)?,
+                        r.get(6)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let (name, kind, started_at, finished_at, status, spec, result) = head.ok_or(StoreError::NoSuchStudy(id))?;
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT series, level, repeat, status, runs, figures FROM study_steps WHERE study_id = ?1 \
+                 ORDER BY rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let steps = st
+            .query_map([id], |r| {
+                let runs: String = r.get(4)?;
+                let figures: Option<String> = r.get(5)?;
+                Ok(StepRow {
+                    series: r.get(0)?,
+                    level: r.get(1)?,
+                    repeat: r.get(2)?,
+                    status: r.get(3)?,
+                    runs: serde_json::from_str(&runs).unwrap_or_default(),
+                    figures: figures.and_then(|f| serde_json::from_str(&f).ok()),
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        Ok(StudyRow {
+            id,
+            name,
+            kind,
+            started_at,
+            finished_at,
+            status,
+            spec: serde_json::from_str(&spec).unwrap_or_default(),
+            result: result.and_then(|r| serde_json::from_str(&r).ok()),
+            steps,
+        })
+    }
+
     /// A stored run as the same document `--json` writes.
     pub fn load_run(&self, id: i64) -> Result<RunDocument, StoreError> {
         let row: Option<(String, Option<String>, String, Option<String>)> = self
@@ -286,6 +454,35 @@ mod tests {
         assert_eq!(store.list_runs().unwrap()[0].status, "completed");
         let v: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(v, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_study_keeps_its_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_study("sweep", "sweep", &serde_json::json!({"levels": [1, 2]})).unwrap();
+        let step = StepRow {
+            series: "oltp_read_only".into(),
+            level: 1,
+            repeat: 1,
+            status: "interrupted".into(),
+            runs: vec![7],
+            figures: None,
+        };
+        store.record_step(id, &step).unwrap();
+        // The rerun of an interrupted step replaces it.
+        let done =
+            StepRow { status: "completed".into(), runs: vec![8], figures: Some(serde_json::json!({"x": 1})), ..step };
+        store.record_step(id, &done).unwrap();
+        let s = store.load_study(id).unwrap();
+        assert_eq!((s.status.as_str(), s.steps.clone()), ("running", vec![done]));
+        store.set_study_status(id, "completed", Some(&serde_json::json!({"peak": 2}))).unwrap();
+        let s = store.load_study(id).unwrap();
+        assert_eq!(s.status, "completed");
+        assert!(s.finished_at.is_some());
+        assert_eq!(s.result, Some(serde_json::json!({"peak": 2})));
+        assert_eq!(store.list_studies().unwrap().len(), 1);
+        assert!(matches!(store.load_study(9), Err(StoreError::NoSuchStudy(9))));
     }
 
     #[test]

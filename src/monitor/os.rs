@@ -1,0 +1,535 @@
+//! Operating-system figures sampled beside each interval: host CPU as mpstat shows it,
+//! the server processes' and sizeup's own CPU, disk I/O on the device holding the data,
+//! memory, and power.
+//!
+//! A [`Snapshot`] is raw counters read from /proc and /sys; [`OsSample::between`] turns
+//! two of them into rates and shares. The parsers and the arithmetic are pure, so they
+//! are tested on captured text; only `Snapshot::take` reads files.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The aggregate `cpu` line of /proc/stat, in clock ticks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTicks {
+    fn total(&self) -> u64 {
+        self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+    }
+}
+
+/// The `cpu ` line of /proc/stat. guest time is already inside user, so it is not added.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTicks> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    if v.len() < 4 {
+        return None;
+    }
+    Some(CpuTicks {
+        user: at(0),
+        nice: at(1),
+        system: at(2),
+        idle: at(3),
+        iowait: at(4),
+        irq: at(5),
+        softirq: at(6),
+        steal: at(7),
+    })
+}
+
+/// Completed I/Os and sectors (512 bytes each, whatever the device's block size).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DiskCounters {
+    pub reads: u64,
+    pub read_sectors: u64,
+    pub writes: u64,
+    pub write_sectors: u64,
+}
+
+/// The counters of `devices` summed, from /proc/diskstats.
+pub fn parse_diskstats(text: &str, devices: &[String]) -> Option<DiskCounters> {
+    let mut sum = DiskCounters::default();
+    let mut found = false;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 10 || !devices.iter().any(|d| d == f[2]) {
+            continue;
+        }
+        let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
+        sum.reads += n(3);
+        sum.read_sectors += n(5);
+        sum.writes += n(7);
+        sum.write_sectors += n(9);
+        found = true;
+    }
+    found.then_some(sum)
+}
+
+/// (MemTotal, MemAvailable) in bytes from /proc/meminfo.
+pub fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
+    let kb = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|k| k * 1024)
+    };
+    Some((kb("MemTotal:")?, kb("MemAvailable:")?))
+}
+
+/// Where a watts figure comes from: the report names it beside every energy figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "source")]
+pub enum Power {
+    /// RAPL energy counters (CPU packages and DRAM where present).
+    Measured,
+    /// Linear in host CPU utilisation between idle and max watts.
+    Modelled { idle_w: f64, max_w: f64 },
+    /// A constant the user gave.
+    Given { watts: f64 },
+    /// No counters and nothing given.
+    None,
+}
+
+impl Power {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Power::Measured => "measured",
+            Power::Modelled { .. } => "modelled",
+            Power::Given { .. } => "given",
+            Power::None => "none",
+        }
+    }
+}
+
+/// `--power-model idle=W,max=W`.
+pub fn parse_power_model(s: &str) -> Result<Power, String> {
+    let mut idle = None;
+    let mut max = None;
+    for part in s.split(',') {
+        let (k, v) = part.split_once('=').ok_or_else(|| format!("--power-model '{s}': write idle=W,max=W"))?;
+        let w: f64 =
+            v.trim().trim_end_matches('W').parse().map_err(|_| format!("--power-model: '{v}' is not watts"))?;
+        match k.trim() {
+            "idle" => idle = Some(w),
+            "max" => max = Some(w),
+            other => return Err(format!("--power-model: unknown key '{other}'; write idle=W,max=W")),
+        }
+    }
+    match (idle, max) {
+        (Some(i), Some(m)) if i >= 0.0 && m >= i => Ok(Power::Modelled { idle_w: i, max_w: m }),
+        _ => Err(format!("--power-model '{s}': give both idle=W and max=W with max >= idle >= 0")),
+    }
+}
+
+/// The RAPL domains worth summing: packages (`intel-rapl:N`) and their DRAM subdomains;
+/// core/uncore subdomains are inside the package figure already.
+pub fn rapl_domains(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root) else { return out };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let path = e.path();
+        let is_package = name.starts_with("intel-rapl:") && name.matches(':').count() == 1;
+        let is_dram = name.matches(':').count() == 2
+            && std::fs::read_to_string(path.join("name")).is_ok_and(|n| n.trim() == "dram");
+        if (is_package || is_dram) && path.join("energy_uj").exists() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Microjoules of each domain: (energy, wrap range).
+fn read_rapl(domains: &[PathBuf]) -> Option<Vec<(u64, u64)>> {
+    domains
+        .iter()
+        .map(|d| {
+            let e = std::fs::read_to_string(d.join("energy_uj")).ok()?.trim().parse().ok()?;
+            let r = std::fs::read_to_string(d.join("max_energy_range_uj"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(u64::MAX);
+            Some((e, r))
+        })
+        .collect()
+}
+
+/// Joules between two RAPL readings, allowing each counter to wrap once.
+pub fn rapl_joules(a: &[(u64, u64)], b: &[(u64, u64)]) -> f64 {
+    a.iter().zip(b).map(|(&(e0, range), &(e1, _))| if e1 >= e0 { e1 - e0 } else { range - e0 + e1 }).sum::<u64>() as f64
+        / 1e6
+}
+
+/// What to watch: the server processes, the disk holding the data, the power source.
+#[derive(Clone, Debug)]
+pub struct Watch {
+    pub server_pids: Vec<i32>,
+    /// Block devices to count (the data's device, or every physical disk).
+    pub disks: Vec<String>,
+    pub power: Power,
+    rapl: Vec<PathBuf>,
+}
+
+impl Watch {
+    /// Watches `pids`, the device holding `data_dir` (every physical disk when it is
+    /// unknown, e.g. a remote server), and RAPL when the host has it, else `power`.
+    pub fn new(server_pids: Vec<i32>, data_dir: Option<&Path>, power: Power) -> Watch {
+        let disks = data_dir.and_then(device_of).map(|d| vec![d]).unwrap_or_else(physical_disks);
+        let rapl = rapl_domains(Path::new("/sys/class/powercap"));
+        let power = if !rapl.is_empty() && read_rapl(&rapl).is_some() && power == Power::None {
+            Power::Measured
+        } else {
+            power
+        };
+        Watch { server_pids, disks, power, rapl }
+    }
+}
+
+/// The block device (`vda`, `nvme0n1p2`) a path's file system lives on.
+pub fn device_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    // SAFETY: major/minor are pure arithmetic on the number.
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let link = std::fs::read_link(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    Some(link.file_name()?.to_string_lossy().to_string())
+}
+
+/// Whole disks that are not virtual (loop, zram, device-mapper stacks are skipped).
+fn physical_disks() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| !l.to_string_lossy().contains("/virtual/")))
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect()
+}
+
+/// Raw counters at one moment.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub at: std::time::Instant,
+    pub cpu: Option<CpuTicks>,
+    /// CPU seconds of the server processes (summed) and of sizeup.
+    pub server_cpu_s: Option<f64>,
+    pub self_cpu_s: f64,
+    pub disk: Option<DiskCounters>,
+    pub memory: Option<(u64, u64)>,
+    rapl: Option<Vec<(u64, u64)>>,
+}
+
+impl Snapshot {
+    pub fn take(w: &Watch) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let server: Option<Vec<f64>> = w.server_pids.iter().map(|&p| super::process_cpu_seconds(p)).collect();
+        Snapshot {
+            at: std::time::Instant::now(),
+            cpu: parse_proc_stat(&read("/proc/stat")),
+            server_cpu_s: server.filter(|s| !s.is_empty()).map(|s| s.iter().sum()),
+            self_cpu_s: super::self_cpu_seconds(),
+            disk: parse_diskstats(&read("/proc/diskstats"), &w.disks),
+            memory: parse_meminfo(&read("/proc/meminfo")),
+            rapl: if w.rapl.is_empty() { None } else { read_rapl(&w.rapl) },
+        }
+    }
+}
+
+/// OS figures over one interval. CPU shares are percentages of the whole host (all
+/// CPUs), as mpstat's `all` line; process CPU is in CPUs (1.0 = one core busy).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsSample {
+    pub usr: f64,
+    pub nice: f64,
+    pub sys: f64,
+    pub iowait: f64,
+    pub irq: f64,
+    pub soft: f64,
+    pub steal: f64,
+    pub idle: f64,
+    /// Server processes' CPU, in cores.
+    pub server_cores: Option<f64>,
+    /// sizeup's own CPU, in cores.
+    pub client_cores: f64,
+    pub disk_reads_per_s: Option<f64>,
+    pub disk_writes_per_s: Option<f64>,
+    pub disk_read_bytes_per_s: Option<f64>,
+    pub disk_write_bytes_per_s: Option<f64>,
+    pub mem_used_bytes: Option<u64>,
+    pub mem_total_bytes: Option<u64>,
+    /// Average watts over the interval and where they come from.
+    pub watts: Option<f64>,
+    #[serde(default)]
+    pub power_source: String,
+}
+
+impl OsSample {
+    /// Busy share of the host: everything but idle and iowait (what "CPU above 80 %"
+    /// means in a saturation ramp).
+    pub fn busy(&self) -> f64 {
+        100.0 - self.idle - self.iowait
+    }
+
+    pub fn between(a: &Snapshot, b: &Snapshot, power: &Power) -> OsSample {
+        let secs = (b.at - a.at).as_secs_f64().max(1e-9);
+        let mut s = OsSample::default();
+        if let (Some(x), Some(y)) = (a.cpu, b.cpu) {
+            let total = y.total().saturating_sub(x.total()).max(1) as f64;
+            let pct = |f: fn(&CpuTicks) -> u64| f(&y).saturating_sub(f(&x)) as f64 * 100.0 / total;
+            s.usr = pct(|c| c.user);
+            s.nice = pct(|c| c.nice);
+            s.sys = pct(|c| c.system);
+            s.iowait = pct(|c| c.iowait);
+            s.irq = pct(|c| c.irq);
+            s.soft = pct(|c| c.softirq);
+            s.steal = pct(|c| c.steal);
+            s.idle = pct(|c| c.idle);
+        }
+        if let (Some(x), Some(y)) = (a.server_cpu_s, b.server_cpu_s) {
+            s.server_cores = Some((y - x).max(0.0) / secs);
+        }
+        s.client_cores = (b.self_cpu_s - a.self_cpu_s).max(0.0) / secs;
+        if let (Some(x), Some(y)) = (a.disk, b.disk) {
+            let rate = |f: fn(&DiskCounters) -> u64| f(&y).saturating_sub(f(&x)) as f64 / secs;
+            s.disk_reads_per_s = Some(rate(|d| d.reads));
+            s.disk_writes_per_s = Some(rate(|d| d.writes));
+            s.disk_read_bytes_per_s = Some(rate(|d| d.read_sectors) * 512.0);
+            s.disk_write_bytes_per_s = Some(rate(|d| d.write_sectors) * 512.0);
+        }
+        if let Some((total, available)) = b.memory {
+            s.mem_total_bytes = Some(total);
+            s.mem_used_bytes = Some(total.saturating_sub(available));
+        }
+        s.watts = match power {
+            Power::Measured => a.rapl.as_ref().zip(b.rapl.as_ref()).map(|(x, y)| rapl_joules(x, y) / secs),
+            Power::Modelled { idle_w, max_w } if a.cpu.is_some() => Some(idle_w + (max_w - idle_w) * s.busy() / 100.0),
+            Power::Given { watts } => Some(*watts),
+            _ => None,
+        };
+        s.power_source = power.label().to_string();
+        s
+    }
+}
+
+/// The mean of several samples, field by field (a step's OS figures).
+pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
+    if samples.is_empty() {
+        return None;
+    }
+    let n = samples.len() as f64;
+    let avg = |f: &dyn Fn(&OsSample) -> f64| samples.iter().map(|s| f(s)).sum::<f64>() / n;
+    let avg_opt = |f: &dyn Fn(&OsSample) -> Option<f64>| {
+        let v: Vec<f64> = samples.iter().filter_map(|s| f(s)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    Some(OsSample {
+        usr: avg(&|s| s.usr),
+        nice: avg(&|s| s.nice),
+        sys: avg(&|s| s.sys),
+        iowait: avg(&|s| s.iowait),
+        irq: avg(&|s| s.irq),
+        soft: avg(&|s| s.soft),
+        steal: avg(&|s| s.steal),
+        idle: avg(&|s| s.idle),
+        server_cores: avg_opt(&|s| s.server_cores),
+        client_cores: avg(&|s| s.client_cores),
+        disk_reads_per_s: avg_opt(&|s| s.disk_reads_per_s),
+        disk_writes_per_s: avg_opt(&|s| s.disk_writes_per_s),
+        disk_read_bytes_per_s: avg_opt(&|s| s.disk_read_bytes_per_s),
+        disk_write_bytes_per_s: avg_opt(&|s| s.disk_write_bytes_per_s),
+        mem_used_bytes: samples.iter().filter_map(|s| s.mem_used_bytes).max(),
+        mem_total_bytes: samples.iter().filter_map(|s| s.mem_total_bytes).max(),
+        watts: avg_opt(&|s| s.watts),
+        power_source: samples[0].power_source.clone(),
+    })
+}
+
+/// Says so when sizeup itself, not the server, limited the run: its client threads
+/// were nearly always busy, or it took as much CPU as the server on a saturated host.
+pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option<String> {
+    let os = os?;
+    let server = os.server_cores?;
+    if os.client_cores >= 0.9 * client_threads as f64 {
+        return Some(format!(
+            "the load generator was the bottleneck: its {client_threads} client thread(s) were {:.0} % busy; \
+             add --client-threads or run sizeup on another host",
+            os.client_cores * 100.0 / client_threads as f64
+        ));
+    }
+    if os.busy() > 90.0 && os.client_cores > 0.5 * server {
+        return Some(format!(
+            "the load generator took {:.2} cores against the server's {:.2} on a saturated host: \
+             the server was starved of CPU; run the client on another host for its true capacity",
+            os.client_cores, server
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    // Captured on the 2-core Debian 12 box.
+    const STAT_A: &str = "cpu  841388 0 835039 854002 12125 0 3486 244 0 0\n\
+cpu0 408594 0 411792 448420 3265 0 749 118 0 0\n\
+cpu1 432793 0 423247 405581 8860 0 2737 126 0 0\n\
+intr 1 2 3\nctxt 99\n";
+    const STAT_B: &str = "cpu  841488 0 835089 854042 12135 0 3496 244 0 0\n\
+cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
+    const DISKSTATS_A: &str = "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+ 254       0 vda 1055259 45993 42841210 1126551 2598722 945987 216097680 1096509 0 252512 2309391 185493 89 218978928 25628 712136 60701\n\
+ 254       1 vda1 1000 0 8000 10 2000 0 16000 20 0 0 0\n\
+ 253       0 zram0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+    const DISKSTATS_B: &str = " 254       0 vda 1055359 45993 42842010 1126551 2599722 945987 216105680 1096509 0 252512 2309391 185493 89 218978928 25628 712136 60701\n";
+    const MEMINFO: &str =
+        "MemTotal:       24667768 kB\nMemFree:         1234567 kB\nMemAvailable:   20000000 kB\nBuffers: 1 kB\n";
+
+    #[test]
+    fn proc_stat_cpu_line() {
+        let c = parse_proc_stat(STAT_A).unwrap();
+        assert_eq!(
+            c,
+            CpuTicks {
+                user: 841388,
+                nice: 0,
+                system: 835039,
+                idle: 854002,
+                iowait: 12125,
+                irq: 0,
+                softirq: 3486,
+                steal: 244
+            }
+        );
+        assert_eq!(parse_proc_stat("intr 1 2"), None);
+    }
+
+    #[test]
+    fn diskstats_picks_the_named_devices() {
+        let vda = parse_diskstats(DISKSTATS_A, &["vda".into()]).unwrap();
+        assert_eq!(
+            vda,
+            DiskCounters { reads: 1055259, read_sectors: 42841210, writes: 2598722, write_sectors: 216097680 }
+        );
+        let part = parse_diskstats(DISKSTATS_A, &["vda1".into()]).unwrap();
+        assert_eq!((part.reads, part.writes, part.write_sectors), (1000, 2000, 16000));
+        assert_eq!(parse_diskstats(DISKSTATS_A, &["sdz".into()]), None);
+    }
+
+    #[test]
+    fn meminfo_total_and_available() {
+        assert_eq!(parse_meminfo(MEMINFO), Some((24667768 * 1024, 20000000 * 1024)));
+    }
+
+    fn snap(at: Instant, stat: &str, disk: &str, server: f64, me: f64) -> Snapshot {
+        Snapshot {
+            at,
+            cpu: parse_proc_stat(stat),
+            server_cpu_s: Some(server),
+            self_cpu_s: me,
+            disk: parse_diskstats(disk, &["vda".into()]),
+            memory: parse_meminfo(MEMINFO),
+            rapl: Some(vec![(1_000_000, 10_000_000)]),
+        }
+    }
+
+    #[test]
+    fn a_sample_is_shares_and_rates_between_two_snapshots() {
+        let t0 = Instant::now();
+        let a = snap(t0, STAT_A, DISKSTATS_A, 10.0, 1.0);
+        let b = snap(t0 + Duration::from_secs(2), STAT_B, DISKSTATS_B, 13.0, 1.5);
+        let s = OsSample::between(&a, &b, &Power::Modelled { idle_w: 50.0, max_w: 150.0 });
+        // Deltas: user 100, sys 50, idle 40, iowait 10, softirq 10: 210 ticks.
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
+        assert!(close(s.usr, 100.0 * 100.0 / 210.0));
+        assert!(close(s.sys, 50.0 * 100.0 / 210.0));
+        assert!(close(s.idle, 40.0 * 100.0 / 210.0));
+        assert!(close(s.iowait, 10.0 * 100.0 / 210.0));
+        assert!(close(s.soft, 10.0 * 100.0 / 210.0));
+        assert!(close(s.usr + s.sys + s.idle + s.iowait + s.soft + s.irq + s.nice + s.steal, 100.0));
+        assert!(close(s.busy(), 160.0 * 100.0 / 210.0));
+        assert_eq!(s.server_cores, Some(1.5));
+        assert!(close(s.client_cores, 0.25));
+        assert_eq!(s.disk_reads_per_s, Some(50.0));
+        assert_eq!(s.disk_writes_per_s, Some(500.0));
+        assert_eq!(s.disk_read_bytes_per_s, Some(800.0 / 2.0 * 512.0));
+        assert_eq!(s.disk_write_bytes_per_s, Some(8000.0 / 2.0 * 512.0));
+        assert_eq!(s.mem_used_bytes, Some((24667768 - 20000000) * 1024));
+        assert!(close(s.watts.unwrap(), 50.0 + 100.0 * s.busy() / 100.0));
+        assert_eq!(s.power_source, "modelled");
+        let given = OsSample::between(&a, &b, &Power::Given { watts: 120.0 });
+        assert_eq!((given.watts, given.power_source.as_str()), (Some(120.0), "given"));
+    }
+
+    #[test]
+    fn rapl_counts_joules_across_a_wrap() {
+        assert_eq!(rapl_joules(&[(1_000_000, 10_000_000)], &[(3_000_000, 10_000_000)]), 2.0);
+        // Wrapped: 9.5 J -> 10 J (range) then 0 -> 1 J: 1.5 J.
+        assert_eq!(rapl_joules(&[(9_500_000, 10_000_000)], &[(1_000_000, 10_000_000)]), 1.5);
+    }
+
+    #[test]
+    fn rapl_domains_are_packages_and_dram() {
+        let dir = tempfile::tempdir().unwrap();
+        let mk = |name: &str, kind: &str| {
+            let d = dir.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("name"), kind).unwrap();
+            std::fs::write(d.join("energy_uj"), "123\n").unwrap();
+        };
+        mk("intel-rapl:0", "package-0");
+        mk("intel-rapl:0:0", "core");
+        mk("intel-rapl:0:1", "dram");
+        mk("intel-rapl:1", "package-1");
+        let names: Vec<String> =
+            rapl_domains(dir.path()).iter().map(|p| p.file_name().unwrap().to_string_lossy().to_string()).collect();
+        assert_eq!(names, ["intel-rapl:0", "intel-rapl:0:1", "intel-rapl:1"]);
+        assert_eq!(read_rapl(&rapl_domains(dir.path())).unwrap(), vec![(123, u64::MAX); 3]);
+    }
+
+    #[test]
+    fn power_model_parsing() {
+        assert_eq!(parse_power_model("idle=60,max=180").unwrap(), Power::Modelled { idle_w: 60.0, max_w: 180.0 });
+        assert_eq!(parse_power_model("max=180W, idle=60W").unwrap(), Power::Modelled { idle_w: 60.0, max_w: 180.0 });
+        assert!(parse_power_model("idle=60").unwrap_err().contains("both"));
+        assert!(parse_power_model("idle=200,max=100").is_err());
+        assert!(parse_power_model("low=1,max=2").unwrap_err().contains("unknown key"));
+    }
+
+    #[test]
+    fn the_load_generator_is_named_when_it_limits() {
+        let os = |busy: f64, client: f64, server: f64| OsSample {
+            idle: 100.0 - busy,
+            client_cores: client,
+            server_cores: Some(server),
+            ..Default::default()
+        };
+        assert_eq!(load_generator_note(Some(&os(95.0, 0.3, 1.6)), 1), None);
+        assert!(load_generator_note(Some(&os(60.0, 0.95, 0.4)), 1).unwrap().contains("95 % busy"));
+        assert!(load_generator_note(Some(&os(99.0, 0.9, 1.0)), 2).unwrap().contains("starved"));
+        assert_eq!(load_generator_note(Some(&os(50.0, 0.9, 1.0)), 2), None);
+        assert_eq!(load_generator_note(None, 1), None);
+    }
+
+    #[test]
+    fn the_data_directory_has_a_device() {
+        // /proc is not on a block device; the current directory normally is.
+        assert_eq!(device_of(Path::new("/proc")), None);
+        if let Some(d) = device_of(Path::new(".")) {
+            assert!(!d.is_empty() && !d.contains('/'));
+        }
+    }
+}

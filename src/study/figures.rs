@@ -1,0 +1,312 @@
+//! From stored runs to a study's figures: one step's headline from its run(s), a
+//! level's mean over repeats, and a series' stop and saturation. Pure: the executor
+//! and `study show` both call these on what the store holds, so a resumed study
+//! reaches the same verdicts as an uninterrupted one.
+
+use super::steady::{spread, steady, Sample, Spread, Steady};
+use super::stop::{self, Condition, Figures};
+use crate::monitor::os::{self, OsSample};
+use crate::result::RunDocument;
+use crate::stats::{self, LatencyMs};
+use serde::{Deserialize, Serialize};
+
+/// What one step (one repeat of one level) measured; with several instances, their
+/// client groups ran at the same time and are summed (throughput) or merged (latency).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    /// `tps`, or `NOPM` for TPC-C.
+    pub unit: String,
+    /// Median of the interval samples after warm-up, with their spread.
+    pub throughput: Steady,
+    pub tps: f64,
+    pub latency_ms: LatencyMs,
+    /// Per type: name, p90 ms, its specified bound.
+    pub p90: Vec<(String, f64, Option<f64>)>,
+    /// Host figures; server cores summed over the instances.
+    pub os: Option<OsSample>,
+    pub instances: Vec<InstanceFigures>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstanceFigures {
+    pub run: i64,
+    pub throughput: f64,
+    pub latency_avg_ms: f64,
+}
+
+fn is_tpcc(doc: &RunDocument) -> bool {
+    doc.config.get("workload").and_then(|w| w.as_str()) == Some("tpcc")
+}
+
+fn value(doc: &RunDocument, iv: &stats::Interval) -> f64 {
+    if is_tpcc(doc) {
+        crate::workload::tpcc::interval_nopm(iv)
+    } else {
+        iv.tps
+    }
+}
+
+/// The figures of one step from its runs' documents.
+pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, String> {
+    let first = docs.first().ok_or("a step without runs")?;
+    let unit = if is_tpcc(first) { "NOPM" } else { "tps" }.to_string();
+    // Total throughput per interval: the groups started together, so interval k of
+    // each covers the same span.
+    let n = docs.iter().map(|d| d.intervals.len()).min().unwrap_or(0);
+    let samples: Vec<Sample> = (0..n)
+        .map(|k| Sample {
+            value: docs.iter().map(|d| value(d, &d.intervals[k])).sum(),
+            duration: first.intervals[k].duration,
+            warmup: first.intervals[k].warmup,
+        })
+        .collect();
+    let throughput = steady(&samples, interval, steady_last)
+        .ok_or("no interval after the warm-up was long enough to count: lengthen step_time")?;
+    let mut instances = Vec::new();
+    let mut types: Vec<(String, hdrhistogram::Histogram<u64>)> = Vec::new();
+    let mut tps = 0.0;
+    for d in docs {
+        let summary = d.summary.as_ref().ok_or("a run without a summary")?;
+        tps += summary.tps;
+        let own: Vec<Sample> = d
+            .intervals
+            .iter()
+            .map(|iv| Sample { value: value(d, iv), duration: iv.duration, warmup: iv.warmup })
+            .collect();
+        instances.push(InstanceFigures {
+            run: d.id.unwrap_or(0),
+            throughput: steady(&own, interval, steady_last).map_or(0.0, |s| s.median),
+            latency_avg_ms: summary.latency_ms.avg,
+        });
+        for t in &summary.types {
+            let h = match d.histograms.get(&t.name) {
+                Some(enc) => stats::decode_histogram(enc)?,
+                None => continue,
+            };
+            match types.iter_mut().find(|(n, _)| n == &t.name) {
+                Some((_, all)) => all.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?,
+                None => types.push((t.name.clone(), h)),
+            }
+        }
+    }
+    let limits = |name: &str| {
+        first.summary.as_ref().and_then(|s| s.types.iter().find(|t| t.name == name)).and_then(|t| t.p90_limit_ms)
+    };
+    let mut all = stats::new_histogram();
+    for (_, h) in &types {
+        all.add(h).map_err(|e| format!("merging histograms: {e:?}"))?;
+    }
+    let p90 = types.iter().map(|(name, h)| (name.clone(), LatencyMs::of(h).p90, limits(name))).collect();
+    let mut os = first.summary.as_ref().and_then(|s| s.os.clone());
+    if let Some(os) = os.as_mut() {
+        let cores: Vec<f64> = docs.iter().filter_map(|d| d.summary.as_ref()?.os.as_ref()?.server_cores).collect();
+        os.server_cores = (!cores.is_empty()).then(|| cores.iter().sum());
+    }
+    let mut notes: Vec<String> = Vec::new();
+    for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
+    Ok(StepFigures { unit, throughput, tps, latency_ms: LatencyMs::of(&all), p90, os, instances, notes })
+}
+
+/// One level: its repeats combined.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LevelResult {
+    pub level: u32,
+    /// Over the repeats' medians (one repeat: its median, spread 0).
+    pub throughput: Spread,
+    /// The samples' own coefficient of variation, averaged over repeats.
+    pub sample_cv: f64,
+    pub samples: usize,
+    pub latency_avg_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p90: Vec<(String, f64, Option<f64>)>,
+    pub os: Option<OsSample>,
+    /// Mean throughput of each instance (scale studies).
+    pub per_instance: Vec<f64>,
+    /// Throughput per watt, when watts are known.
+    pub per_watt: Option<f64>,
+    /// This level's throughput over the first level's.
+    pub ratio_to_first: f64,
+    pub stop: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesResult {
+    pub name: String,
+    pub unit: String,
+    pub levels: Vec<LevelResult>,
+    /// The stop condition met, and at which level.
+    pub stop: Option<String>,
+    pub stopped_at: Option<u32>,
+    /// The last level that met no stop condition (None: the first level met one, or
+    /// no condition was met at all).
+    pub saturation: Option<u32>,
+    /// The level with the highest throughput, and that throughput.
+    pub peak: Option<(u32, f64)>,
+    /// True when stopped or every level finished.
+    pub complete: bool,
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = v.collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
+    let medians: Vec<f64> = steps.iter().map(|s| s.throughput.median).collect();
+    let os_all: Vec<&OsSample> = steps.iter().filter_map(|s| s.os.as_ref()).collect();
+    let os = os::mean(&os_all);
+    let throughput = spread(&medians);
+    let instances = steps.iter().map(|s| s.instances.len()).max().unwrap_or(0);
+    let per_instance =
+        (0..instances).map(|i| mean(steps.iter().filter_map(|s| s.instances.get(i)).map(|f| f.throughput))).collect();
+    let mut p90: Vec<(String, f64, Option<f64>)> = Vec::new();
+    if let Some(first) = steps.first() {
+        for (name, _, limit) in &first.p90 {
+            let v = mean(steps.iter().filter_map(|s| s.p90.iter().find(|p| &p.0 == name)).map(|p| p.1));
+            p90.push((name.clone(), v, *limit));
+        }
+    }
+    let per_watt = os.as_ref().and_then(|o| o.watts).filter(|w| *w > 0.0).map(|w| throughput.mean / w);
+    LevelResult {
+        level,
+        sample_cv: mean(steps.iter().map(|s| s.throughput.cv)),
+        samples: steps.iter().map(|s| s.throughput.samples).sum(),
+        latency_avg_ms: mean(steps.iter().map(|s| s.latency_ms.avg)),
+        p95_ms: mean(steps.iter().map(|s| s.latency_ms.p95)),
+        p99_ms: mean(steps.iter().map(|s| s.latency_ms.p99)),
+        throughput,
+        p90,
+        os,
+        per_instance,
+        per_watt,
+        ratio_to_first: 1.0,
+        stop: None,
+    }
+}
+
+/// A series' verdict from the steps finished so far: levels in order, each once all its
+/// repeats are in; the first level meeting a stop condition ends it.
+pub fn series_result(
+    name: &str,
+    levels: &[u32],
+    repeat: u32,
+    steps: &[(u32, StepFigures)],
+    conditions: &[Condition],
+) -> SeriesResult {
+    let mut out = SeriesResult {
+        name: name.to_string(),
+        unit: steps.first().map_or("tps".into(), |s| s.1.unit.clone()),
+        levels: Vec::new(),
+        stop: None,
+        stopped_at: None,
+        saturation: None,
+        peak: None,
+        complete: false,
+    };
+    let mut previous: Option<Figures> = None;
+    for (i, &level) in levels.iter().enumerate() {
+        let mine: Vec<&StepFigures> = steps.iter().filter(|(l, _)| *l == level).map(|(_, f)| f).collect();
+        if mine.len() < repeat as usize {
+            return finish(out, false);
+        }
+        let mut r = level_result(level, &mine);
+        let figures = Figures {
+            level,
+            throughput: r.throughput.mean,
+            mean_latency_ms: r.latency_avg_ms,
+            p90: r.p90.clone(),
+            cpu_busy_pct: r.os.as_ref().map(|o| o.busy()),
+        };
+        r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
+        if let Some(first) = out.levels.first().map(|f: &LevelResult| f.throughput.mean).filter(|f| *f > 0.0) {
+            r.ratio_to_first = r.throughput.mean / first;
+        }
+        let stopped = r.stop.clone();
+        out.levels.push(r);
+        if let Some(why) = stopped {
+            out.stop = Some(why);
+            out.stopped_at = Some(level);
+            out.saturation = stop::saturation(levels, Some(i));
+            return finish(out, true);
+        }
+        previous = Some(figures);
+    }
+    finish(out, true)
+}
+
+fn finish(mut out: SeriesResult, complete: bool) -> SeriesResult {
+    out.complete = complete;
+    out.peak = out
+        .levels
+        .iter()
+        .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
+        .map(|l| (l.level, l.throughput.mean));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(median: f64, latency: f64, busy: f64) -> StepFigures {
+        StepFigures {
+            unit: "tps".into(),
+            throughput: Steady { median, mean: median, min: median, max: median, cv: 0.01, samples: 10 },
+            tps: median,
+            latency_ms: LatencyMs { avg: latency, p95: latency * 2.0, ..Default::default() },
+            p90: vec![("t".into(), latency * 1.5, None)],
+            os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
+            instances: vec![InstanceFigures { run: 1, throughput: median, latency_avg_ms: latency }],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_series_stops_at_its_first_condition_and_names_saturation() {
+        let levels = [1, 2, 4, 8, 16];
+        let steps = vec![
+            (1, step(100.0, 1.0, 30.0)),
+            (2, step(190.0, 1.05, 55.0)),
+            (4, step(300.0, 1.3, 85.0)),
+            (8, step(310.0, 2.6, 99.0)),
+        ];
+        let r = series_result("s", &levels, 1, &steps, &stop::parse("cpu>80").unwrap());
+        assert_eq!((r.stopped_at, r.saturation, r.complete), (Some(4), Some(2), true));
+        assert_eq!(r.stop.as_deref(), Some("CPU 85.0 % > 80 %"));
+        assert_eq!(r.levels.len(), 3, "levels after the stop do not count");
+        assert_eq!(r.peak, Some((4, 300.0)));
+        assert_eq!(r.levels[2].ratio_to_first, 3.0);
+        assert_eq!(r.levels[0].per_watt, Some(1.0));
+        // Without conditions it runs on; level 16 is not in yet.
+        let r = series_result("s", &levels, 1, &steps, &[]);
+        assert_eq!((r.levels.len(), r.complete, r.stop.clone()), (4, false, None));
+        assert_eq!(r.peak, Some((8, 310.0)));
+        let r = series_result("s", &levels, 1, &steps, &stop::parse("kink").unwrap());
+        assert_eq!((r.stopped_at, r.saturation), (Some(8), Some(4)));
+    }
+
+    #[test]
+    fn repeats_are_averaged_with_their_spread() {
+        let steps = vec![(1, step(100.0, 1.0, 10.0)), (1, step(110.0, 3.0, 10.0)), (2, step(150.0, 1.0, 10.0))];
+        let r = series_result("s", &[1, 2], 2, &steps, &[]);
+        // Level 2 has one of its two repeats: not counted yet.
+        assert_eq!((r.levels.len(), r.complete), (1, false));
+        let l = &r.levels[0];
+        assert_eq!((l.throughput.mean, l.throughput.min, l.throughput.max, l.throughput.n), (105.0, 100.0, 110.0, 2));
+        assert!((l.throughput.stddev - 50f64.sqrt()).abs() < 1e-9);
+        assert_eq!(l.latency_avg_ms, 2.0);
+        assert_eq!(l.p90[0].1, 3.0);
+        assert_eq!(l.samples, 20);
+    }
+}

@@ -1,0 +1,433 @@
+//! A study as data: what `sizeup sweep`/`sizeup scale` build from their arguments and
+//! what a study file (TOML) holds. Stored with the study, so `study resume` reruns
+//! exactly what was asked. Run options are kept as `sizeup run` option names and
+//! turned back into a command line, so they are validated by the one parser `sizeup
+//! run` uses.
+
+use crate::cli::{Cli, Command, RunArgs};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// One server, load levels (threads or users) step by step.
+    Sweep,
+    /// 1..N instances at once, one client group each.
+    Scale,
+}
+
+/// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Levels {
+    List(Vec<u32>),
+    Text(String),
+}
+
+impl Levels {
+    pub fn resolve(&self) -> Result<Vec<u32>, String> {
+        match self {
+            Levels::List(v) if !v.is_empty() && !v.contains(&0) => Ok(v.clone()),
+            Levels::List(_) => Err("levels must be a non-empty list of numbers, 1 or more".into()),
+            Levels::Text(s) => super::levels::parse(s),
+        }
+    }
+}
+
+/// Settings of managed instances (as `sizeup server start`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    pub buffer_pool: Option<String>,
+    pub log_file_size: Option<String>,
+    pub flush_log_at_trx_commit: Option<u8>,
+    pub max_connections: Option<u32>,
+    #[serde(default)]
+    pub set: Vec<String>,
+}
+
+impl ServerSpec {
+    /// `over` laid on top of `self`.
+    pub fn with(&self, over: &ServerSpec) -> ServerSpec {
+        ServerSpec {
+            buffer_pool: over.buffer_pool.clone().or(self.buffer_pool.clone()),
+            log_file_size: over.log_file_size.clone().or(self.log_file_size.clone()),
+            flush_log_at_trx_commit: over.flush_log_at_trx_commit.or(self.flush_log_at_trx_commit),
+            max_connections: over.max_connections.or(self.max_connections),
+            set: self.set.iter().chain(&over.set).cloned().collect(),
+        }
+    }
+
+    pub fn settings(&self) -> Result<crate::server::ServerSettings, String> {
+        let d = crate::server::ServerSettings::default();
+        let a = crate::cli::ServerStartArgs {
+            instances: 1,
+            buffer_pool: self.buffer_pool.clone().unwrap_or(d.buffer_pool),
+            log_file_size: self.log_file_size.clone().unwrap_or(d.log_file_size),
+            flush_log_at_trx_commit: self.flush_log_at_trx_commit.unwrap_or(d.flush_log_at_trx_commit),
+            max_connections: self.max_connections.unwrap_or(d.max_connections),
+            set: self.set.clone(),
+            datadir_root: None,
+            base_port: None,
+        };
+        crate::cli::plan::server_settings(&a)
+    }
+}
+
+/// A named server configuration: the study runs its levels once per configuration
+/// (SPEC study 4: storage set-ups, here stood in for by server settings).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    pub name: String,
+    #[serde(flatten)]
+    pub server: ServerSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleSpec {
+    /// Each instance's client group (SPEC study 2: 16).
+    pub threads_per_instance: Option<u32>,
+    /// Or a total divided evenly over the instances (SPEC study 3: 48 sessions).
+    pub threads: Option<u32>,
+    /// Buffer pool of each instance (study 2: 1G each).
+    pub buffer_pool_per_instance: Option<String>,
+    /// Split-data variant: the dataset in `options` (warehouses, or tables x rows) and
+    /// this buffer pool are divided over the instances (study 3).
+    #[serde(default)]
+    pub split: bool,
+    pub buffer_pool: Option<String>,
+    /// Servers sizeup does not manage (`host:port` or a socket path), used instead of
+    /// managed instances.
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// `idle=W,max=W`.
+    pub model: Option<String>,
+    pub watts: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudySpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub kind: Kind,
+    /// One series per workload (and per configuration).
+    pub workloads: Vec<String>,
+    /// Threads (OLTP) or users (TPC-C) for a sweep; instance counts for a scale study.
+    pub levels: Levels,
+    /// Seconds measured per step, after the warm-up.
+    pub step_time: f64,
+    #[serde(default)]
+    pub warmup: f64,
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Seconds per interval sample (the median is taken over these).
+    #[serde(default = "one_f")]
+    pub sample_interval: f64,
+    /// Fraction of the post-warm-up samples, counted from the end, that the median uses.
+    #[serde(default = "one_f")]
+    pub steady_last: f64,
+    #[serde(default)]
+    pub stop_when: String,
+    /// `sizeup run` options by long name: tables, table-size, warehouses, think-time,
+    /// socket, ...
+    #[serde(default)]
+    pub options: BTreeMap<String, Value>,
+    /// Managed instances' settings.
+    #[serde(default)]
+    pub server: ServerSpec,
+    #[serde(default)]
+    pub configs: Vec<Config>,
+    #[serde(default)]
+    pub scale: ScaleSpec,
+    #[serde(default)]
+    pub power: PowerSpec,
+    /// Cost inputs, kept for sizing (capex, power price, years ...).
+    #[serde(default)]
+    pub cost: Option<Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+
+/// Options the study sets itself per step.
+const STUDY_OWNED: &[&str] =
+    &["threads", "num-threads", "users", "time", "max-time", "warmup", "events", "report-interval", "json"];
+
+impl StudySpec {
+    pub fn from_toml(text: &str, origin: &str) -> Result<StudySpec, String> {
+        let spec: StudySpec = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.to_string().trim()))?;
+        spec.validate().map_err(|e| format!("{origin}: {e}"))?;
+        Ok(spec)
+    }
+
+    /// Everything checked before anything runs.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("the study needs a name".into());
+        }
+        if self.workloads.is_empty() {
+            return Err("name at least one workload".into());
+        }
+        let levels = self.levels.resolve()?;
+        if !(self.step_time > 0.0) {
+            return Err("step_time must be above 0 seconds".into());
+        }
+        if self.warmup < 0.0 || self.repeat == 0 || self.repeat > 100 {
+            return Err("warmup must be 0 or more and repeat between 1 and 100".into());
+        }
+        if !(self.sample_interval >= 0.1) || self.sample_interval > self.step_time {
+            return Err("sample_interval must be at least 0.1 s and at most step_time".into());
+        }
+        if !(self.steady_last > 0.0 && self.steady_last <= 1.0) {
+            return Err("steady_last must be above 0 and at most 1 (the share of samples, from the end)".into());
+        }
+        super::stop::parse(&self.stop_when)?;
+        crate::cli::plan::power(self.power.model.as_deref(), self.power.watts)?;
+        self.server.settings()?;
+        for c in &self.configs {
+            self.server.with(&c.server).settings().map_err(|e| format!("config '{}': {e}", c.name))?;
+        }
+        for w in &self.workloads {
+            let args = self.run_args(w, levels[0], 0)?;
+            if w != "tpcc" {
+                crate::cli::plan::oltp_variant(w)?;
+                crate::cli::plan::oltp_options(&args.oltp)?;
+            } else {
+                crate::workload::tpcc::parse_mix(&args.tpcc.mix)?;
+            }
+            crate::cli::plan::run_spec(&args)?;
+        }
+        if self.kind == Kind::Scale {
+            let most = *levels.iter().max().expect("not empty");
+            if !self.scale.targets.is_empty() && most as usize > self.scale.targets.len() {
+                return Err(format!(
+                    "levels go up to {most} instances but only {} target(s) are given",
+                    self.scale.targets.len()
+                ));
+            }
+            if self.scale.split {
+                for &n in &levels {
+                    self.split_share(n)?;
+                }
+            }
+            if !self.configs.is_empty() {
+                return Err("configs belong to sweeps; a scale study uses [server] and [scale]".into());
+            }
+        } else if !self.scale.targets.is_empty() {
+            return Err("[scale] targets belong to scale studies".into());
+        }
+        if !self.configs.is_empty() && self.names_a_server() {
+            return Err("configs restart managed instances with other settings; they cannot apply to a server named by host, port or socket".into());
+        }
+        Ok(())
+    }
+
+    pub fn names_a_server(&self) -> bool {
+        ["host", "port", "socket", "mysql-host", "mysql-port", "mysql-socket"]
+            .iter()
+            .any(|k| self.options.contains_key(*k))
+    }
+
+    pub fn option_u32(&self, key: &str) -> Option<u32> {
+        let v = self.options.get(key).or_else(|| self.options.get(&key.replace('-', "_")))?;
+        v.as_u64().map(|v| v as u32).or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    }
+
+    /// Split-data share of one of `n` instances: warehouses (TPC-C) or rows per table.
+    pub fn split_share(&self, n: u32) -> Result<u32, String> {
+        let tpcc = self.workloads.iter().any(|w| w == "tpcc");
+        let (key, total) = if tpcc {
+            ("warehouses", self.option_u32("warehouses").unwrap_or(1))
+        } else {
+            ("table-size", self.option_u32("table-size").unwrap_or(10_000))
+        };
+        if total % n != 0 {
+            return Err(format!("split: {key} {total} does not divide evenly over {n} instances"));
+        }
+        Ok(total / n)
+    }
+
+    /// The `sizeup run` arguments of one step.
+    pub fn run_args(&self, workload: &str, threads: u32, seconds_extra: u32) -> Result<RunArgs, String> {
+        let mut argv: Vec<String> = vec!["sizeup".into(), "run".into(), workload.into()];
+        argv.extend(option_args(&self.options)?);
+        argv.push(format!("--threads={threads}"));
+        argv.push(format!("--time={}", self.warmup + self.step_time + seconds_extra as f64));
+        argv.push(format!("--warmup={}", self.warmup));
+        argv.push(format!("--report-interval={}", self.sample_interval));
+        if let Some(m) = &self.power.model {
+            argv.push(format!("--power-model={m}"));
+        }
+        if let Some(w) = self.power.watts {
+            argv.push(format!("--watts={w}"));
+        }
+        use clap::Parser;
+        match Cli::try_parse_from(&argv) {
+            Ok(Cli { command: Command::Run(a), .. }) => Ok(a),
+            Ok(_) => unreachable!("parsed as run"),
+            Err(e) => Err(format!(
+                "options: {}",
+                e.to_string().lines().next().unwrap_or("not valid").trim_start_matches("error: ")
+            )),
+        }
+    }
+}
+
+/// Run options (by long name) as command-line arguments. Switches that take no value
+/// are written bare when true and left out when false.
+pub fn option_args(options: &BTreeMap<String, Value>) -> Result<Vec<String>, String> {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    // Building settles each argument's action (a bare flag, or one taking a value).
+    cli.build();
+    let run = cli.find_subcommand("run").expect("run exists");
+    let mut out = Vec::new();
+    for (key, value) in options {
+        let name = key.replace('_', "-");
+        if STUDY_OWNED.contains(&name.as_str()) {
+            return Err(format!(
+                "option '{key}' is set by the study itself (levels, step_time, warmup, sample_interval)"
+            ));
+        }
+        if name == "password" || name == "mysql-password" {
+            return Err("a password does not belong in a study: give it with MYSQL_PWD".into());
+        }
+        let arg = run
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&name.as_str())))
+            .ok_or_else(|| format!("unknown option '{key}': options are `sizeup run` options, e.g. tables, table-size, warehouses, think-time"))?;
+        let long = arg.get_long().expect("options are long");
+        // Switches like --skip-trx take on/off; bare flags like --all-warehouses take nothing.
+        let takes_value = arg.get_num_args().is_some_and(|r| r.max_values() > 0);
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match value {
+            Value::Null => {}
+            Value::Bool(b) if !takes_value => {
+                if *b {
+                    out.push(format!("--{long}"));
+                }
+            }
+            Value::Bool(b) => out.push(format!("--{long}={}", if *b { "on" } else { "off" })),
+            Value::Array(items) => out.extend(items.iter().map(|v| format!("--{long}={}", text(v)))),
+            v => out.push(format!("--{long}={}", text(v))),
+        }
+    }
+    Ok(out)
+}
+
+/// The options a command line gave, as the name/value map a study stores (the
+/// password is never among them).
+pub fn options_of(parts: &[Value]) -> BTreeMap<String, Value> {
+    let mut map = BTreeMap::new();
+    for part in parts {
+        if let Value::Object(o) = part {
+            for (k, v) in o {
+                if !v.is_null() {
+                    map.insert(k.replace('_', "-"), v.clone());
+                }
+            }
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+name = "connection sweep"
+kind = "sweep"
+workloads = ["oltp_read_only", "oltp_read_write"]
+levels = [1, 2, 4]
+step_time = 10
+warmup = 2
+stop_when = "plateau<3%"
+
+[options]
+tables = 1
+table-size = 20000
+skip_trx = false
+rand-type = "uniform"
+
+[server]
+buffer_pool = "256M"
+set = ["innodb_io_capacity=1000"]
+
+[[configs]]
+name = "durable"
+flush_log_at_trx_commit = 1
+
+[power]
+model = "idle=40,max=120"
+"#;
+
+    #[test]
+    fn a_study_file_becomes_run_arguments() {
+        let s = StudySpec::from_toml(FILE, "f.toml").unwrap();
+        assert_eq!(s.levels.resolve().unwrap(), [1, 2, 4]);
+        let a = s.run_args("oltp_read_write", 4, 0).unwrap();
+        assert_eq!((a.threads, a.time, a.warmup, a.report_interval), (4, 12.0, 2.0, 1.0));
+        assert_eq!((a.oltp.tables, a.oltp.table_size, a.oltp.skip_trx), (1, 20000, false));
+        assert_eq!(a.oltp.rand_type, "uniform");
+        assert_eq!(a.power.power_model.as_deref(), Some("idle=40,max=120"));
+        let durable = s.server.with(&s.configs[0].server).settings().unwrap();
+        assert_eq!((durable.buffer_pool.as_str(), durable.flush_log_at_trx_commit), ("256M", 1));
+        assert_eq!(durable.extra, vec![("innodb_io_capacity".to_string(), "1000".to_string())]);
+    }
+
+    #[test]
+    fn bad_study_files_say_what_is_wrong() {
+        let e = |text: &str| StudySpec::from_toml(text, "s.toml").unwrap_err();
+        let with = |from: &str, to: &str| FILE.replace(from, to);
+        assert!(e(&with("tables = 1", "tabels = 1")).contains("unknown option 'tabels'"));
+        assert!(e(&with("tables = 1", "threads = 4")).contains("set by the study"));
+        assert!(e(&with("levels = [1, 2, 4]", "levels = \"1..x\"")).contains("32..256+32"));
+        assert!(e(&with("plateau<3%", "plateau>3%")).contains("unknown condition"));
+        assert!(e(&with("step_time = 10", "step_time = 0")).contains("step_time"));
+        assert!(e(&with("\"oltp_read_only\",", "\"oltp_read_onyl\",")).contains("unknown workload"));
+        assert!(e(&with("kind = \"sweep\"", "kind = \"sweeep\"")).contains("s.toml"));
+        assert!(e(&with("table-size = 20000", "table-size = 20000\nhost = \"db1\"")).contains("configs"));
+        assert!(e(&with("tables = 1", "password = \"x\"")).contains("MYSQL_PWD"));
+    }
+
+    #[test]
+    fn split_shares_divide_the_data() {
+        let mut s = StudySpec::from_toml(FILE, "f").unwrap();
+        s.options.insert("table-size".into(), Value::from(40000));
+        assert_eq!(s.split_share(4).unwrap(), 10000);
+        assert!(s.split_share(3).unwrap_err().contains("does not divide"));
+        s.workloads = vec!["tpcc".into()];
+        s.options = [("warehouses".to_string(), Value::from(8))].into();
+        assert_eq!(s.split_share(2).unwrap(), 4);
+    }
+
+    #[test]
+    fn options_of_a_command_line_round_trip() {
+        let map = options_of(&[
+            serde_json::json!({"table_size": 5000, "skip_trx": false, "all_warehouses": true, "host": null}),
+        ]);
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["all-warehouses", "skip-trx", "table-size"]);
+        // A switch with a value keeps its off; a bare flag is left out when false.
+        assert_eq!(option_args(&map).unwrap(), ["--all-warehouses", "--skip-trx=off", "--table-size=5000"]);
+        let map = options_of(&[serde_json::json!({"all_warehouses": false, "range_selects": false})]);
+        assert_eq!(option_args(&map).unwrap(), ["--range-selects=off"]);
+    }
+}

@@ -1,0 +1,260 @@
+//! Stop conditions of a sweep, evaluated after each level on its steady-state figures.
+//!
+//! - `cpu>80`: the host's busy share (100 - idle - iowait, mpstat's view) above 80 %.
+//! - `p90>5s`: any transaction type's 90th percentile above 5 s; `p90>spec` uses each
+//!   type's own bound from its specification (TPC-C: 5 s, Stock-Level 20 s);
+//!   `p90[stock_level]>20s` bounds one type.
+//! - `plateau<5%`: throughput gained under 5 % over the previous level (or lost).
+//! - `kink>3` (`kink` alone: 3): response time bent sharply against throughput. With
+//!   X the throughput and R the mean response time of two consecutive levels, the step
+//!   is a kink when R rose at least 10 % and ln(R2/R1) > K * max(ln(X2/X1), 0): response
+//!   time grew more than K times as fast as throughput, in relative terms. Below
+//!   saturation a closed loop adds load as throughput (R flat, ratio near 0); past it,
+//!   as waiting (X flat, ratio unbounded). Little's law makes the two the only places
+//!   added users can go, so the ratio is a scale-free test of where they went.
+//!
+//! The saturation level is the last level that met none of the conditions.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Condition {
+    Cpu {
+        above_pct: f64,
+    },
+    /// `above_ms` None: each type's own specified bound.
+    P90 {
+        above_ms: Option<f64>,
+        only: Option<String>,
+    },
+    Plateau {
+        gain_below_pct: f64,
+    },
+    Kink {
+        factor: f64,
+    },
+}
+
+/// Response time must rise at least this much (10 %) to count as a kink: smaller moves
+/// are noise between two short runs.
+const KINK_MIN_RISE: f64 = 0.10;
+
+/// `cpu>80,p90>5s,plateau<5%,kink>3`.
+pub fn parse(s: &str) -> Result<Vec<Condition>, String> {
+    s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(parse_one).collect()
+}
+
+fn parse_one(p: &str) -> Result<Condition, String> {
+    let bad = |why: &str| {
+        format!(
+            "--stop-when '{p}': {why}; conditions are cpu>80, p90>5s (or p90>spec, p90[type]>20s), plateau<5%, kink>3"
+        )
+    };
+    let number = |v: &str| v.trim().trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad("not a number"));
+    if let Some(v) = p.strip_prefix("cpu>") {
+        let v = number(v)?;
+        return if v > 0.0 && v <= 100.0 { Ok(Condition::Cpu { above_pct: v }) } else { Err(bad("give a percentage")) };
+    }
+    if let Some(rest) = p.strip_prefix("p90") {
+        let (only, v) = match rest.strip_prefix('[') {
+            Some(r) => {
+                let (name, v) = r.split_once("]>").ok_or_else(|| bad("write p90[type]>20s"))?;
+                (Some(name.trim().to_string()), v)
+            }
+            None => (None, rest.strip_prefix('>').ok_or_else(|| bad("write p90>5s"))?),
+        };
+        let v = v.trim();
+        if v == "spec" || v == "limit" {
+            return Ok(Condition::P90 { above_ms: None, only });
+        }
+        let ms = if let Some(ms) = v.strip_suffix("ms") {
+            number(ms)?
+        } else if let Some(s) = v.strip_suffix('s') {
+            number(s)? * 1000.0
+        } else {
+            return Err(bad("give the bound with its unit, e.g. 5s or 500ms"));
+        };
+        return if ms > 0.0 {
+            Ok(Condition::P90 { above_ms: Some(ms), only })
+        } else {
+            Err(bad("bound must be above 0"))
+        };
+    }
+    if let Some(v) = p.strip_prefix("plateau<") {
+        let v = number(v)?;
+        return if (0.0..100.0).contains(&v) {
+            Ok(Condition::Plateau { gain_below_pct: v })
+        } else {
+            Err(bad("give a gain in percent"))
+        };
+    }
+    if p == "kink" {
+        return Ok(Condition::Kink { factor: 3.0 });
+    }
+    if let Some(v) = p.strip_prefix("kink>") {
+        let v = number(v)?;
+        return if v > 0.0 { Ok(Condition::Kink { factor: v }) } else { Err(bad("the factor must be above 0")) };
+    }
+    Err(bad("unknown condition"))
+}
+
+/// What one level measured (repeats averaged), as the conditions read it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub level: u32,
+    /// Steady-state throughput (tps, or NOPM for TPC-C).
+    pub throughput: f64,
+    pub mean_latency_ms: f64,
+    /// Per type: name, p90 in ms, the type's specified bound in ms if it has one.
+    pub p90: Vec<(String, f64, Option<f64>)>,
+    /// Host busy share in percent.
+    pub cpu_busy_pct: Option<f64>,
+}
+
+/// The first condition this level meets, as a sentence; None to go on.
+pub fn tripped(conditions: &[Condition], previous: Option<&Figures>, cur: &Figures) -> Option<String> {
+    conditions.iter().find_map(|c| check(c, previous, cur))
+}
+
+fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<String> {
+    let seconds = |ms: f64| if ms >= 1000.0 { format!("{:.2} s", ms / 1000.0) } else { format!("{ms:.1} ms") };
+    match c {
+        Condition::Cpu { above_pct } => {
+            let busy = cur.cpu_busy_pct?;
+            (busy > *above_pct).then(|| format!("CPU {busy:.1} % > {above_pct} %"))
+        }
+        Condition::P90 { above_ms, only } => cur.p90.iter().find_map(|(name, p90, spec)| {
+            if only.as_ref().is_some_and(|o| o != name) {
+                return None;
+            }
+            let bound = above_ms.or(*spec)?;
+            (*p90 > bound).then(|| format!("{name} p90 {} > {}", seconds(*p90), seconds(bound)))
+        }),
+        Condition::Plateau { gain_below_pct } => {
+            let prev = previous?;
+            if prev.throughput <= 0.0 {
+                return None;
+            }
+            let gain = (cur.throughput / prev.throughput - 1.0) * 100.0;
+            (gain < *gain_below_pct)
+                .then(|| format!("plateau: {gain:+.1} % over level {} (under {gain_below_pct} %)", prev.level))
+        }
+        Condition::Kink { factor } => {
+            let prev = previous?;
+            if prev.throughput <= 0.0 || cur.throughput <= 0.0 || prev.mean_latency_ms <= 0.0 {
+                return None;
+            }
+            let gr = (cur.mean_latency_ms / prev.mean_latency_ms).ln();
+            let gx = (cur.throughput / prev.throughput).ln();
+            (gr >= (1.0 + KINK_MIN_RISE).ln() && gr > factor * gx.max(0.0)).then(|| {
+                format!(
+                    "kink: response time {:+.0} % for throughput {:+.1} % over level {} (more than {factor}x as fast)",
+                    (gr.exp() - 1.0) * 100.0,
+                    (gx.exp() - 1.0) * 100.0,
+                    prev.level
+                )
+            })
+        }
+    }
+}
+
+/// The last level before the first stop, or None when the first level already met one
+/// (with the index of the stopping level, if any).
+pub fn saturation(levels: &[u32], stopped_at: Option<usize>) -> Option<u32> {
+    match stopped_at {
+        Some(0) => None,
+        Some(i) => levels.get(i - 1).copied(),
+        None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(level: u32, x: f64, r: f64) -> Figures {
+        Figures { level, throughput: x, mean_latency_ms: r, ..Default::default() }
+    }
+
+    #[test]
+    fn parses_each_kind() {
+        assert_eq!(
+            parse("cpu>80, p90>5s,plateau<5%,kink>2.5,kink,p90>spec,p90[stock_level]>20s,p90>250ms").unwrap(),
+            vec![
+                Condition::Cpu { above_pct: 80.0 },
+                Condition::P90 { above_ms: Some(5000.0), only: None },
+                Condition::Plateau { gain_below_pct: 5.0 },
+                Condition::Kink { factor: 2.5 },
+                Condition::Kink { factor: 3.0 },
+                Condition::P90 { above_ms: None, only: None },
+                Condition::P90 { above_ms: Some(20000.0), only: Some("stock_level".into()) },
+                Condition::P90 { above_ms: Some(250.0), only: None },
+            ]
+        );
+        assert!(parse("p90>5").unwrap_err().contains("unit"));
+        assert!(parse("cpu>180").is_err());
+        assert!(parse("memory>1").unwrap_err().contains("unknown condition"));
+        assert_eq!(parse("").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn plateau_on_a_fixture_series() {
+        // tps by threads from a closed-loop sweep: grows, then flattens at 8.
+        let xs = [(1, 400.0), (2, 780.0), (4, 1400.0), (8, 1800.0), (16, 1830.0), (32, 1700.0)];
+        let c = parse("plateau<5%").unwrap();
+        let mut stop = None;
+        for i in 1..xs.len() {
+            let (prev, cur) = (fig(xs[i - 1].0, xs[i - 1].1, 1.0), fig(xs[i].0, xs[i].1, 1.0));
+            if let Some(why) = tripped(&c, Some(&prev), &cur) {
+                stop = Some((i, why));
+                break;
+            }
+        }
+        let (i, why) = stop.unwrap();
+        assert_eq!(xs[i].0, 16);
+        assert!(why.contains("+1.7 % over level 8"), "{why}");
+        assert_eq!(saturation(&[1, 2, 4, 8, 16, 32], Some(i)), Some(8));
+        // A loss is a plateau too.
+        assert!(tripped(&c, Some(&fig(1, 100.0, 1.0)), &fig(2, 90.0, 1.0)).is_some());
+    }
+
+    #[test]
+    fn kink_on_a_fixture_series() {
+        // Closed loop, N doubling: X grows and R stays until 8, then X flat and R doubles.
+        let steps = [(1, 500.0, 2.0), (2, 990.0, 2.02), (4, 1900.0, 2.1), (8, 3000.0, 2.67), (16, 3100.0, 5.2)];
+        let c = parse("kink>3").unwrap();
+        let found: Vec<u32> = steps
+            .windows(2)
+            .filter_map(|w| {
+                tripped(&c, Some(&fig(w[0].0, w[0].1, w[0].2)), &fig(w[1].0, w[1].1, w[1].2)).map(|_| w[1].0)
+            })
+            .collect();
+        // 4 -> 8: R +27 % with X +58 %: growth, no kink. 8 -> 16: R +95 %, X +3 %: kink.
+        assert_eq!(found, [16]);
+        // A rise under 10 % is noise even with flat throughput.
+        assert_eq!(tripped(&c, Some(&fig(1, 100.0, 10.0)), &fig(2, 100.0, 10.9)), None);
+        // Throughput falling while latency rises is a kink at any factor.
+        assert!(tripped(&parse("kink>100").unwrap(), Some(&fig(1, 100.0, 1.0)), &fig(2, 95.0, 1.2)).is_some());
+    }
+
+    #[test]
+    fn cpu_and_p90_bounds() {
+        let mut f = fig(4, 100.0, 1.0);
+        f.cpu_busy_pct = Some(85.0);
+        f.p90 = vec![("new_order".into(), 4000.0, Some(5000.0)), ("stock_level".into(), 12000.0, Some(20000.0))];
+        assert_eq!(tripped(&parse("cpu>80").unwrap(), None, &f).unwrap(), "CPU 85.0 % > 80 %");
+        assert_eq!(tripped(&parse("cpu>90").unwrap(), None, &f), None);
+        // Spec bounds: Stock-Level's 12 s is within its own 20 s.
+        assert_eq!(tripped(&parse("p90>spec").unwrap(), None, &f), None);
+        // One bound for all types: Stock-Level is over 5 s.
+        assert_eq!(tripped(&parse("p90>5s").unwrap(), None, &f).unwrap(), "stock_level p90 12.00 s > 5.00 s");
+        assert_eq!(tripped(&parse("p90[new_order]>5s").unwrap(), None, &f), None);
+        assert!(tripped(&parse("p90[new_order]>3s").unwrap(), None, &f).is_some());
+        // A workload without specified bounds never trips p90>spec.
+        f.p90 = vec![("oltp_read_write".into(), 9e9, None)];
+        assert_eq!(tripped(&parse("p90>spec").unwrap(), None, &f), None);
+        // No previous level: plateau and kink wait.
+        assert_eq!(tripped(&parse("plateau<5%,kink").unwrap(), None, &f), None);
+    }
+}
