@@ -356,6 +356,9 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
     })
 }
 
+/// How every load-generator note begins.
+pub const LOAD_GENERATOR: &str = "the load generator";
+
 /// Says so when sizeup itself, not the server, limited the run: its client threads
 /// were nearly always busy, or it took as much CPU as the server on a saturated host.
 pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option<String> {

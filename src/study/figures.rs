@@ -104,11 +104,19 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         let cores: Vec<f64> = docs.iter().filter_map(|d| d.summary.as_ref()?.os.as_ref()?.server_cores).collect();
         os.server_cores = (!cores.is_empty()).then(|| cores.iter().sum());
     }
+    // Every group's client CPU is the whole process's: with several groups the
+    // load-generator verdict is the step's, against all servers together.
+    let several = docs.len() > 1;
     let mut notes: Vec<String> = Vec::new();
     for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
-        if !notes.contains(n) {
+        if !notes.contains(n) && !(several && n.starts_with(os::LOAD_GENERATOR)) {
             notes.push(n.clone());
         }
+    }
+    if several {
+        let client_threads =
+            docs.iter().filter_map(|d| d.config.pointer("/run/client_threads")?.as_u64()).sum::<u64>().max(1);
+        notes.extend(os::load_generator_note(os.as_ref(), client_threads as u32));
     }
     Ok(StepFigures { unit, throughput, tps, latency_ms: LatencyMs::of(&all), p90, os, instances, notes })
 }

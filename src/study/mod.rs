@@ -221,7 +221,11 @@ pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i
 
 /// Managed instances need the series' settings only when the study gives some; a
 /// sweep without them uses the default target as `sizeup run` does.
-fn settings_for(spec: &StudySpec, config: Option<&Config>) -> Result<Option<crate::server::ServerSettings>, Error> {
+fn settings_for(
+    manager: &Manager,
+    spec: &StudySpec,
+    config: Option<&Config>,
+) -> Result<Option<crate::server::ServerSettings>, Error> {
     if spec.names_a_server() || (spec.server == Default::default() && config.is_none()) {
         return Ok(None);
     }
@@ -229,12 +233,13 @@ fn settings_for(spec: &StudySpec, config: Option<&Config>) -> Result<Option<crat
         Some(c) => spec.server.with(&c.server),
         None => spec.server.clone(),
     };
-    server.settings().map(Some).map_err(Error::Usage)
+    let base = manager.settings_of(0)?.unwrap_or_default();
+    server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 
 fn prepare_sweep(manager: &Manager, spec: &StudySpec, series: &Series) -> Result<(), Error> {
     let args = spec.run_args(&series.workload, 1, 0).map_err(Error::Usage)?;
-    if let Some(settings) = settings_for(spec, series.config.as_ref())? {
+    if let Some(settings) = settings_for(manager, spec, series.config.as_ref())? {
         manager.start_with(args.target.instance + 1, &settings)?;
     }
     crate::ensure_prepared(manager, &args)?;
@@ -335,7 +340,8 @@ fn scale_step(
         } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
             server.buffer_pool = Some(divide_size(total, n).map_err(Error::Usage)?);
         }
-        manager.start_with(n, &server.settings().map_err(Error::Usage)?)?;
+        let base = manager.settings_of(0)?.unwrap_or_default();
+        manager.start_with(n, &server.settings_on(base).map_err(Error::Usage)?)?;
     }
     // Each instance's data, loaded in parallel.
     std::thread::scope(|s| {

@@ -61,14 +61,27 @@ impl ServerSpec {
     }
 
     pub fn settings(&self) -> Result<crate::server::ServerSettings, String> {
-        let d = crate::server::ServerSettings::default();
+        self.settings_on(crate::server::ServerSettings::default())
+    }
+
+    /// These settings over `base` (what the instance runs with now): what the study
+    /// leaves unsaid stays as it is.
+    pub fn settings_on(&self, base: crate::server::ServerSettings) -> Result<crate::server::ServerSettings, String> {
+        let d = base;
+        let mut set: Vec<String> = d
+            .extra
+            .iter()
+            .filter(|(k, _)| !self.set.iter().any(|s| s.split('=').next().map(str::trim) == Some(k.as_str())))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        set.extend(self.set.iter().cloned());
         let a = crate::cli::ServerStartArgs {
             instances: 1,
             buffer_pool: self.buffer_pool.clone().unwrap_or(d.buffer_pool),
             log_file_size: self.log_file_size.clone().unwrap_or(d.log_file_size),
             flush_log_at_trx_commit: self.flush_log_at_trx_commit.unwrap_or(d.flush_log_at_trx_commit),
             max_connections: self.max_connections.unwrap_or(d.max_connections),
-            set: self.set.clone(),
+            set,
             datadir_root: None,
             base_port: None,
         };

@@ -1,0 +1,268 @@
+//! Studies against real private MariaDB instances: sweeps that stop on each kind of
+//! condition, a 1..3 instance scale-up, OS figures beside the intervals, and a study
+//! interrupted with Ctrl-C and resumed.
+
+mod common;
+
+use common::TestServer;
+use sizeup::store::{Store, StudyRow};
+use sizeup::study::figures::SeriesResult;
+use std::io::BufRead;
+
+const DATA: &[&str] = &["--tables", "1", "--table-size", "5000"];
+
+fn sweep(s: &TestServer, levels: &str, stop: &str) -> (i32, StudyRow, SeriesResult) {
+    let mut args = vec![
+        "sweep",
+        "oltp_read_only",
+        "--threads",
+        levels,
+        "--step-time",
+        "2",
+        "--warmup",
+        "0.5",
+        "--sample-interval",
+        "0.5",
+        "--stop-when",
+        stop,
+    ];
+    args.extend_from_slice(DATA);
+    let code = s.sizeup(&args).unwrap();
+    let store = Store::open(&s.results()).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    let result: Vec<SeriesResult> =
+        serde_json::from_value(row.result.clone().unwrap().get("series").unwrap().clone()).unwrap();
+    (code, row, result.into_iter().next().unwrap())
+}
+
+#[test]
+fn a_sweep_stops_on_each_kind_of_condition() {
+    let s = TestServer::start();
+
+    // No condition: every level runs; each is a stored run with OS figures.
+    let (code, row, r) = sweep(&s, "1,2", "");
+    assert_eq!(code, 0);
+    assert_eq!((row.status.as_str(), row.kind.as_str()), ("completed", "sweep"));
+    assert_eq!(r.levels.iter().map(|l| l.level).collect::<Vec<_>>(), [1, 2]);
+    assert!(r.complete && r.stop.is_none() && r.saturation.is_none());
+    assert!(r.levels.iter().all(|l| l.throughput.mean > 0.0 && l.samples >= 3), "{r:?}");
+    let store = Store::open(&s.results()).unwrap();
+    let run = store.load_run(row.steps[1].runs[0]).unwrap();
+    assert_eq!(run.config.pointer("/run/threads").unwrap(), 2);
+    let os = run.intervals[1].os.as_ref().expect("OS figures beside each interval");
+    let total = os.usr + os.nice + os.sys + os.iowait + os.irq + os.soft + os.steal + os.idle;
+    assert!((total - 100.0).abs() < 0.5, "{os:?}");
+    assert!(os.server_cores.unwrap() > 0.05 && os.client_cores > 0.0, "{os:?}");
+    assert!(os.mem_used_bytes.unwrap() > 0 && os.disk_writes_per_s.is_some(), "{os:?}");
+    assert!(run.summary.unwrap().os.is_some());
+
+    // CPU above 1 %: the first level already meets it, so nothing is saturation.
+    let (code, row, r) = sweep(&s, "1,2,4", "cpu>1");
+    assert_eq!(code, 0);
+    assert_eq!((r.stopped_at, r.saturation), (Some(1), None));
+    assert!(r.stop.as_deref().unwrap().starts_with("CPU"), "{r:?}");
+    assert_eq!(row.steps.len(), 1, "no level runs after the stop");
+
+    // A p90 bound no transaction can meet.
+    let (_, _, r) = sweep(&s, "1,2", "p90>0.001ms");
+    assert_eq!(r.stopped_at, Some(1));
+    assert!(r.stop.as_deref().unwrap().contains("oltp_read_only p90"), "{r:?}");
+
+    // Plateau: 4 -> 5 connections on a 2-core box that 4 already saturate gains far
+    // under 60 %.
+    let (_, row, r) = sweep(&s, "4,5,6", "plateau<60%");
+    assert_eq!((r.stopped_at, r.saturation), (Some(5), Some(4)), "{r:?}");
+    assert!(r.stop.as_deref().unwrap().starts_with("plateau"), "{r:?}");
+    assert_eq!(row.steps.len(), 2);
+
+    // Kink with a tiny factor: from 1 to 16 connections response time rises far more
+    // than 10 %, which any throughput gain times 0.01 cannot match.
+    let (_, _, r) = sweep(&s, "1,16", "kink>0.01");
+    assert_eq!((r.stopped_at, r.saturation), (Some(16), Some(1)), "{r:?}");
+    assert!(r.stop.as_deref().unwrap().starts_with("kink"), "{r:?}");
+
+    // `study show` reads it all back.
+    assert_eq!(s.sizeup(&["study", "show"]).unwrap(), 0);
+    assert_eq!(s.sizeup(&["study", "list"]).unwrap(), 0);
+}
+
+#[test]
+fn bad_study_input_is_refused_before_anything_runs() {
+    let s = TestServer::start();
+    let err = |args: &[&str]| s.sizeup(args).unwrap_err().to_string();
+    let e = err(&["sweep", "oltp_read_only", "--threads", "1,x", "--step-time", "1"]);
+    assert!(e.contains("32..256+32"), "{e}");
+    let e = err(&["sweep", "oltp_read_only", "--threads", "1", "--stop-when", "cpu>", "--step-time", "1"]);
+    assert!(e.contains("cpu>80"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(&file, "name = 'x'\nkind = 'sweep'\nworkloads = ['oltp_read_only']\nlevels = [1]\nstep_time = 1\n[options]\ntabels = 2\n").unwrap();
+    let e = err(&["study", "run", file.to_str().unwrap()]);
+    assert!(e.contains("unknown option 'tabels'"), "{e}");
+    assert!(Store::open(&s.results()).unwrap().list_studies().unwrap().is_empty(), "nothing was stored");
+    let e = err(&["study", "resume", "42"]);
+    assert!(e.contains("no study 42"), "{e}");
+}
+
+#[test]
+fn one_to_three_instances_scale_up() {
+    let s = TestServer::start_many(3);
+    let code = s
+        .sizeup(&[
+            "scale",
+            "oltp_point_select",
+            "--instances",
+            "1..3",
+            "--threads-per-instance",
+            "2",
+            "--step-time",
+            "2",
+            "--warmup",
+            "0.5",
+            "--sample-interval",
+            "0.5",
+            "--tables",
+            "1",
+            "--table-size",
+            "2000",
+        ])
+        .unwrap();
+    assert_eq!(code, 0);
+    let store = Store::open(&s.results()).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    assert_eq!((row.kind.as_str(), row.status.as_str()), ("scale", "completed"));
+    let r: Vec<SeriesResult> = serde_json::from_value(row.result.unwrap()["series"].clone()).unwrap();
+    let r = &r[0];
+    assert_eq!(r.levels.iter().map(|l| l.per_instance.len()).collect::<Vec<_>>(), [1, 2, 3]);
+    for (step, n) in row.steps.iter().zip(1..) {
+        assert_eq!(step.runs.len(), n, "one run per instance");
+        // Each group ran against its own instance, with the data loaded there.
+        let sockets: std::collections::BTreeSet<String> =
+            step.runs.iter().map(|&id| store.load_run(id).unwrap().config["target"]["socket"].to_string()).collect();
+        assert_eq!(sockets.len(), n);
+    }
+    for l in &r.levels {
+        let sum: f64 = l.per_instance.iter().sum();
+        assert!(l.throughput.mean > 0.0 && l.per_instance.iter().all(|&x| x > 0.0), "{l:?}");
+        // The total is the median of summed samples, the parts are each a median: close.
+        assert!((sum / l.throughput.mean - 1.0).abs() < 0.25, "{l:?}");
+        let os = l.os.as_ref().unwrap();
+        assert!(os.server_cores.unwrap() > 0.0);
+    }
+    assert!(r.peak.is_some());
+    assert_eq!(r.levels[0].ratio_to_first, 1.0);
+    // Every instance got its own tables.
+    for i in 0..3 {
+        let st = &common::status(s.home.path())[i];
+        let out = std::process::Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-N", "-B"])
+            .arg(format!("--socket={}", st.socket.display()))
+            .args(["-e", "SELECT COUNT(*) FROM sbtest.sbtest1"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2000");
+    }
+
+    // The same multi-target run against servers named by host:port (as for hosts sizeup
+    // does not manage): the groups go over TCP to the given ports.
+    let t0 = format!("127.0.0.1:{}", s.port);
+    let t1 = format!("127.0.0.1:{}", s.port + 1);
+    let code = s
+        .sizeup(&[
+            "scale",
+            "oltp_point_select",
+            "--instances",
+            "2",
+            "--target",
+            &t0,
+            "--target",
+            &t1,
+            "--threads-per-instance",
+            "2",
+            "--step-time",
+            "1",
+            "--warmup",
+            "0",
+            "--tables",
+            "1",
+            "--table-size",
+            "2000",
+        ])
+        .unwrap();
+    assert_eq!(code, 0);
+    let row = store.list_studies().unwrap().pop().unwrap();
+    let ports: Vec<u64> = row.steps[0]
+        .runs
+        .iter()
+        .map(|&id| store.load_run(id).unwrap().config["target"]["port"].as_u64().unwrap())
+        .collect();
+    let mut ports = ports;
+    ports.sort();
+    assert_eq!(ports, [s.port as u64, s.port as u64 + 1]);
+    let e = s
+        .sizeup(&["scale", "oltp_point_select", "--instances", "1..3", "--target", &t0, "--step-time", "1"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("only 1 target"), "{e}");
+}
+
+#[test]
+fn an_interrupted_study_resumes_where_it_stopped() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("resume.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "resume me"
+kind = "sweep"
+workloads = ["oltp_point_select"]
+levels = [1, 2, 3]
+step_time = 3
+warmup = 0.5
+sample_interval = 0.5
+[options]
+tables = 1
+table-size = 2000
+"#,
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "study", "run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the first step's line, then interrupt the second step.
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the study prints step lines").unwrap();
+        if line.starts_with("step  1 of 3") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(sizeup::EXIT_INTERRUPTED), "{rest:?}");
+    assert!(rest.iter().any(|l| l.contains("sizeup study resume")), "{rest:?}");
+
+    let store = Store::open(&s.results()).unwrap();
+    let before = store.list_studies().unwrap().pop().unwrap();
+    assert_eq!(before.status, "interrupted");
+    let done: Vec<(u32, &str)> = before.steps.iter().map(|st| (st.level, st.status.as_str())).collect();
+    assert_eq!(done, [(1, "completed"), (2, "interrupted")]);
+    let first_run = before.steps[0].runs[0];
+
+    assert_eq!(s.sizeup(&["study", "resume", &before.id.to_string()]).unwrap(), 0);
+    let after = store.load_study(before.id).unwrap();
+    assert_eq!(after.status, "completed");
+    let done: Vec<(u32, &str)> = after.steps.iter().map(|st| (st.level, st.status.as_str())).collect();
+    assert_eq!(done, [(1, "completed"), (2, "completed"), (3, "completed")]);
+    assert_eq!(after.steps[0].runs[0], first_run, "the finished step was kept, not rerun");
+    let r: Vec<SeriesResult> = serde_json::from_value(after.result.unwrap()["series"].clone()).unwrap();
+    assert_eq!(r[0].levels.len(), 3);
+    // A finished study has nothing left to resume.
+    assert_eq!(s.sizeup(&["study", "resume", &before.id.to_string()]).unwrap(), 0);
+    assert_eq!(store.load_study(before.id).unwrap().steps.len(), 3);
+}
