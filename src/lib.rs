@@ -619,15 +619,56 @@ pub fn ensure_prepared(manager: &Manager, a: &RunArgs) -> Result<bool, Error> {
     } else {
         (1..=a.oltp.tables).map(|i| format!("sbtest{i}")).collect()
     };
-    let existing = runtime(1)?.block_on(async {
+    let workload_name = if tpcc { "tpcc" } else { a.workload.as_str() };
+    let mismatch = runtime(1)?.block_on(async {
+        use mysql_async::prelude::Queryable;
         target.ensure_database().await?;
         let mut conn = target.connect().await?;
-        let found = workload::ownership::existing_tables(&mut conn, &target.database, &names, "%").await;
+        let existing = workload::ownership::existing_tables(&mut conn, &target.database, &names, "%")
+            .await
+            .map_err(Error::Failed)?;
+        if existing.is_empty() {
+            return Ok(Some(None));
+        }
+        if existing.len() < names.len() {
+            // Loading the rest would mean loading next to tables: only into our own.
+            if let Some(refusal) = workload::ownership::refusal(&target.database, &existing, workload_name)
+                .filter(|_| existing.iter().any(|t| !t.ours))
+            {
+                return Err(Error::Failed(refusal));
+            }
+            return Ok(Some(Some(format!("holds {} of the {} tables this needs", existing.len(), names.len()))));
+        }
+        // All there (sysbench's tables too): use them if they are the size asked for,
+        // since a sweep over other data measures something else.
+        let found: Option<u64> = if tpcc {
+            conn.query_first("SELECT COUNT(*) FROM warehouse").await.ok().flatten()
+        } else {
+            conn.query_first("SELECT MAX(id) FROM sbtest1").await.ok().flatten()
+        };
         let _ = conn.disconnect().await;
-        found.map_err(Error::Failed)
+        let (want, what) = if tpcc {
+            (a.tpcc.warehouses.map(u64::from), "warehouses")
+        } else {
+            (Some(a.oltp.table_size as u64), "rows per table")
+        };
+        Ok(match (found, want) {
+            (Some(f), Some(w)) if f.abs_diff(w) * 10 > w => {
+                Some(Some(format!("holds {f} {what}, not the {w} asked for")))
+            }
+            _ => None,
+        })
     })?;
-    if existing.len() == names.len() {
-        return Ok(false);
+    match mismatch {
+        None => return Ok(false),
+        Some(Some(why)) => {
+            return Err(Error::Usage(format!(
+                "{} {why}: give this its own database (--database, or `database` under [options] in a study file) \
+                 or `sizeup cleanup {workload_name}` first",
+                target.database
+            )))
+        }
+        Some(None) => {}
     }
     let seed = plan::seed(a.oltp.rand_seed);
     if tpcc {
@@ -779,72 +820,32 @@ fn print_document(doc: &RunDocument) {
 }
 
 /// The README's first command ends here: a short connection sweep on the managed
-/// default instance, so a newcomer sees a finished study within a minute or two.
+/// default instance, stored as a study, so a newcomer sees a finished study within a
+/// minute or two. Tables already prepared at the demo's size are reused.
 fn demo(manager: &Manager, results: &std::path::Path, a: &cli::DemoArgs) -> Result<i32, Error> {
-    use clap::Parser;
-    let tables = 4;
-    let (target, _) = resolve_target(manager, &TargetArgs::default(), "sbtest")?;
-    let rt = runtime(2)?;
-    let existing = rt.block_on(async {
-        target.ensure_database().await?;
-        let mut conn = target.connect().await?;
-        let names: Vec<String> = (1..=tables).map(|i| format!("sbtest{i}")).collect();
-        workload::ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%")
-            .await
-            .map_err(Error::Failed)
-    })?;
-    let size = a.table_size.to_string();
-    let base = |extra: &[&str]| {
-        let mut v = vec!["sizeup", "run", "oltp_read_write", "--tables", "4", "--table-size", &size];
-        v.extend_from_slice(extra);
-        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    let options = [("tables", serde_json::json!(4)), ("table-size", serde_json::json!(a.table_size))];
+    let spec = study::spec::StudySpec {
+        name: "demo: oltp_read_write connection sweep".into(),
+        description: String::new(),
+        kind: study::spec::Kind::Sweep,
+        workloads: vec!["oltp_read_write".into()],
+        levels: study::spec::Levels::List(vec![1, 2, 4, 8]),
+        step_time: a.step_time,
+        warmup: 1.0,
+        repeat: 1,
+        sample_interval: 1.0_f64.min(a.step_time),
+        steady_last: 1.0,
+        stop_when: String::new(),
+        options: options.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        server: Default::default(),
+        configs: Vec::new(),
+        scale: Default::default(),
+        power: Default::default(),
+        cost: None,
     };
-    if existing.len() < tables as usize {
-        if let Some(refusal) = workload::ownership::refusal(&target.database, &existing, "oltp_read_write") {
-            return Err(Error::Failed(refusal));
-        }
-        let options = oltp::OltpOptions { tables, table_size: a.table_size, ..Default::default() };
-        prepare_oltp(&target, "oltp_read_write", &options, 2, plan::seed(0))?;
-    } else {
-        eprintln!("using the oltp tables already prepared in {}", target.database);
+    let code = study::run(manager, results, &spec, None)?;
+    if code == 0 {
+        println!("the managed server keeps running (`sizeup server stop`)");
     }
-    let mut rows = Vec::new();
-    for threads in [1u32, 2, 4, 8] {
-        let t = threads.to_string();
-        let time = format!("{}", a.step_time + 1.0);
-        let args = base(&["--threads", &t, "--time", &time, "--warmup", "1", "--report-interval", "0"]);
-        let Command::Run(run_args) = Cli::parse_from(args).command else { unreachable!() };
-        let (doc, ended) = run_oltp(manager, results, &run_args, Print::Quiet)?;
-        let s = doc.summary.expect("a finished run has a summary");
-        eprintln!("  {threads:>2} threads: {:>9.1} tps  p95 {:>7.2} ms", s.tps, s.latency_ms.p95);
-        rows.push((threads, s, doc.id));
-        if ended != Ended::Completed {
-            return Ok(EXIT_INTERRUPTED);
-        }
-    }
-    let peak = rows.iter().map(|r| r.1.tps).fold(0.0, f64::max);
-    println!("\noltp_read_write on {} ({} tables x {} rows)", target.describe(), tables, a.table_size);
-    println!(
-        "{:>8} {:>10} {:>10} {:>10} {:>12} {:>12}  run",
-        "threads", "tps", "p95 ms", "p99 ms", "client us/tx", "server us/tx"
-    );
-    for (threads, s, id) in &rows {
-        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
-        println!(
-            "{:>8} {:>10.1} {:>10.2} {:>10.2} {:>12} {:>12}  {}{}",
-            threads,
-            s.tps,
-            s.latency_ms.p95,
-            s.latency_ms.p99,
-            fmt(s.client_cpu_us_per_txn),
-            fmt(s.server_cpu_us_per_txn),
-            id.unwrap_or(0),
-            if s.tps == peak { "  <- peak" } else { "" }
-        );
-    }
-    println!(
-        "\nstored in {} (`sizeup runs list`); the managed server keeps running (`sizeup server stop`)",
-        results.display()
-    );
-    Ok(0)
+    Ok(code)
 }

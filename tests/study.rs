@@ -102,6 +102,46 @@ fn bad_study_input_is_refused_before_anything_runs() {
     assert!(Store::open(&s.results()).unwrap().list_studies().unwrap().is_empty(), "nothing was stored");
     let e = err(&["study", "resume", "42"]);
     assert!(e.contains("no study 42"), "{e}");
+
+    // Data of another size is not silently measured in place of the data asked for.
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_only", "--tables", "1", "--table-size", "3000"]).unwrap(), 0);
+    let sweep = |size: &str| {
+        s.sizeup(&[
+            "sweep",
+            "oltp_read_only",
+            "--threads",
+            "1",
+            "--step-time",
+            "1",
+            "--warmup",
+            "0",
+            "--tables",
+            "1",
+            "--table-size",
+            size,
+        ])
+    };
+    let e = sweep("9000").unwrap_err().to_string();
+    assert!(e.contains("holds 3000 rows per table, not the 9000 asked for"), "{e}");
+    assert!(e.contains("its own database"), "{e}");
+    // A table missing beside ours: the same, without loading next to them.
+    let e = s
+        .sizeup(&[
+            "sweep",
+            "oltp_read_only",
+            "--threads",
+            "1",
+            "--step-time",
+            "1",
+            "--tables",
+            "2",
+            "--table-size",
+            "3000",
+        ])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("holds 1 of the 2 tables"), "{e}");
+    assert_eq!(sweep("3000").unwrap(), 0);
 }
 
 #[test]

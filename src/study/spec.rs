@@ -444,3 +444,22 @@ model = "idle=40,max=120"
         assert_eq!(option_args(&map).unwrap(), ["--range-selects=off"]);
     }
 }
+
+#[cfg(test)]
+mod shipped {
+    /// Every file in studies/ parses and validates (its options included).
+    #[test]
+    fn shipped_study_files_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("studies");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                super::StudySpec::from_toml(&text, &p.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert_eq!(n, 5, "one file per seed study");
+    }
+}
