@@ -228,43 +228,6 @@ pub fn rows_bar(total: u64) -> indicatif::ProgressBar {
     bar
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::Recorder;
-
-    #[test]
-    fn histogram_lines_hold_every_count() {
-        let mut h = crate::stats::new_histogram();
-        for v in [100, 100, 105, 2000, 2000, 2000, 50_000] {
-            h.record(v).unwrap();
-        }
-        let text = latency_histogram(&h);
-        let counts: u64 = text.lines().skip(2).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
-        assert_eq!(counts, 7);
-        // The fullest bucket (2 ms, 3 values) has the full bar.
-        assert!(text.lines().any(|l| l.contains(&"*".repeat(40)) && l.trim_end().ends_with(" 3")), "{text}");
-    }
-
-    #[test]
-    fn interval_line_has_sysbench_shape() {
-        // 10 ms recorded reads back as 10.01: HDR reports the top of the value's
-        // 3-significant-figure bucket (10,000-10,007 us).
-        let mut r = Recorder::new(1);
-        for _ in 0..100 {
-            r.transaction(0, 10_000, false);
-        }
-        r.queries.reads = 1400;
-        r.queries.writes = 400;
-        r.queries.other = 200;
-        let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8, 95.0);
-        assert_eq!(
-            interval_line(&iv, false),
-            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
-        );
-    }
-}
-
 /// The study's progress: step k of n, elapsed, and the current step's live figure.
 pub fn study_bar(steps: u64) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(steps);
@@ -442,4 +405,79 @@ pub fn studies_table(rows: &[crate::store::StudyRow]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Recorder;
+
+    #[test]
+    fn histogram_lines_hold_every_count() {
+        let mut h = crate::stats::new_histogram();
+        for v in [100, 100, 105, 2000, 2000, 2000, 50_000] {
+            h.record(v).unwrap();
+        }
+        let text = latency_histogram(&h);
+        let counts: u64 = text.lines().skip(2).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).sum();
+        assert_eq!(counts, 7);
+        // The fullest bucket (2 ms, 3 values) has the full bar.
+        assert!(text.lines().any(|l| l.contains(&"*".repeat(40)) && l.trim_end().ends_with(" 3")), "{text}");
+    }
+
+    #[test]
+    fn interval_line_has_sysbench_shape() {
+        // 10 ms recorded reads back as 10.01: HDR reports the top of the value's
+        // 3-significant-figure bucket (10,000-10,007 us).
+        let mut r = Recorder::new(1);
+        for _ in 0..100 {
+            r.transaction(0, 10_000, false);
+        }
+        r.queries.reads = 1400;
+        r.queries.writes = 400;
+        r.queries.other = 200;
+        let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8, 95.0);
+        assert_eq!(
+            interval_line(&iv, false),
+            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
+        );
+    }
+
+    #[test]
+    fn study_tables_mark_peak_saturation_and_stop() {
+        use crate::study::{figures, spec::StudySpec, stop};
+        let spec = StudySpec::from_toml(
+            "name='t'\nkind='sweep'\nworkloads=['oltp_read_write']\nlevels=[1,2,4]\nstep_time=5\n\
+             [power]\nwatts=100",
+            "t",
+        )
+        .unwrap();
+        let step = |x: f64, r: f64| figures::StepFigures {
+            unit: "tps".into(),
+            throughput: crate::study::steady::Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5 },
+            tps: x,
+            latency_ms: crate::stats::LatencyMs { avg: r, p95: r, ..Default::default() },
+            p90: vec![("oltp_read_write".into(), r, None)],
+            os: Some(crate::monitor::os::OsSample {
+                idle: 50.0,
+                watts: Some(100.0),
+                power_source: "given".into(),
+                ..Default::default()
+            }),
+            instances: vec![],
+            notes: vec![],
+        };
+        let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];
+        let r = figures::series_result("rw", &[1, 2, 4], 1, &steps, &stop::parse("plateau<5%").unwrap());
+        let text = study_tables(&spec, &[r]);
+        let line = |level: &str| text.lines().find(|l| l.trim_start().starts_with(level)).unwrap().to_string();
+        assert!(line("2 ").ends_with("<- saturation"), "{text}");
+        assert!(line("4 ").ends_with("<- peak, stop"), "{text}");
+        assert!(line("1 ").contains("1.00"), "100 tps at 100 W: {text}");
+        assert!(text.contains("power: given"), "{text}");
+        assert!(
+            text.contains("stopped at 4 threads: plateau: +0.6 % over level 2 (under 5 %); saturation at 2 threads"),
+            "{text}"
+        );
+    }
 }

@@ -109,7 +109,8 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     let several = docs.len() > 1;
     let mut notes: Vec<String> = Vec::new();
     for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
-        if !notes.contains(n) && !(several && n.starts_with(os::LOAD_GENERATOR)) {
+        let recomputed = several && n.starts_with(os::LOAD_GENERATOR);
+        if !recomputed && !notes.contains(n) {
             notes.push(n.clone());
         }
     }

@@ -196,13 +196,13 @@ impl StudySpec {
             return Err("name at least one workload".into());
         }
         let levels = self.levels.resolve()?;
-        if !(self.step_time > 0.0) {
+        if !self.step_time.is_finite() || self.step_time <= 0.0 {
             return Err("step_time must be above 0 seconds".into());
         }
         if self.warmup < 0.0 || self.repeat == 0 || self.repeat > 100 {
             return Err("warmup must be 0 or more and repeat between 1 and 100".into());
         }
-        if !(self.sample_interval >= 0.1) || self.sample_interval > self.step_time {
+        if !(0.1..=self.step_time).contains(&self.sample_interval) {
             return Err("sample_interval must be at least 0.1 s and at most step_time".into());
         }
         if !(self.steady_last > 0.0 && self.steady_last <= 1.0) {
