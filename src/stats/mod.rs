@@ -7,6 +7,8 @@
 //! significant figures: lossless to merge, and small enough to store per interval.
 //! Nothing here does I/O.
 
+pub mod significance;
+
 use crate::monitor::os::OsSample;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
