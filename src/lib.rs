@@ -128,6 +128,9 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             let store = store::Store::open(&results)?;
             match cmd {
                 RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
+                RunsCommand::Export { id, format, output } => {
+                    write_out(output.as_deref(), &report::export::run(&store.load_run(id)?, format))?
+                }
                 RunsCommand::Show { id, json } => {
                     let doc = store.load_run(id)?;
                     if json {
@@ -221,10 +224,34 @@ runs: {}",
             );
             Ok(0)
         }
+        StudyCommand::Export { id, format, output } => {
+            let store = store::Store::open(results)?;
+            let row = store.load_study(id)?;
+            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
+                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
+            let text = match format {
+                report::export::Format::Json => serde_json::to_string_pretty(&row).expect("serialisable") + "\n",
+                f => report::export::study(&series, report::level_name(&spec), f),
+            };
+            write_out(output.as_deref(), &text)?;
+            Ok(0)
+        }
         StudyCommand::List => {
             let store = store::Store::open(results)?;
             print!("{}", report::studies_table(&store.list_studies()?));
             Ok(0)
+        }
+    }
+}
+
+/// Text to a file, or to standard output.
+fn write_out(path: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
+    match path {
+        Some(p) => std::fs::write(p, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", p.display()))),
+        None => {
+            print!("{text}");
+            Ok(())
         }
     }
 }

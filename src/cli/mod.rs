@@ -318,6 +318,16 @@ pub struct PowerArgs {
 pub enum RunsCommand {
     /// One line per stored run.
     List,
+    /// Write a stored run as JSON (the `--json` document), CSV (one row per interval)
+    /// or Markdown (a table ready to paste).
+    Export {
+        id: i64,
+        #[arg(long, value_enum, default_value = "json")]
+        format: crate::report::export::Format,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// One stored run in full.
     Show {
         id: i64,
@@ -430,6 +440,14 @@ pub enum StudyCommand {
     },
     /// One line per stored study.
     List,
+    /// Write a stored study's levels as JSON, CSV (one row per level) or Markdown.
+    Export {
+        id: i64,
+        #[arg(long, value_enum, default_value = "json")]
+        format: crate::report::export::Format,
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -7,6 +7,8 @@ use crate::stats::{per_second, Interval, Summary};
 use crate::store::RunRow;
 use std::fmt::Write;
 
+pub mod export;
+
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
 pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
     let mut s = format!(
@@ -286,19 +288,24 @@ fn fmt_elapsed(secs: u64) -> String {
     format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
+/// What a study's levels count: instances, users (TPC-C) or threads.
+pub fn level_name(spec: &crate::study::spec::StudySpec) -> &'static str {
+    if spec.kind == crate::study::spec::Kind::Scale {
+        "instances"
+    } else if spec.workloads.iter().all(|w| w == "tpcc") {
+        "users"
+    } else {
+        "threads"
+    }
+}
+
 /// A study's tables: one per series, levels as rows, the peak and saturation marked,
 /// the stop reason under it.
 pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
     use crate::study::spec::Kind;
     let mut out = String::new();
     let scale = spec.kind == Kind::Scale;
-    let level_name = if scale {
-        "instances"
-    } else if spec.workloads.iter().all(|w| w == "tpcc") {
-        "users"
-    } else {
-        "threads"
-    };
+    let level_name = level_name(spec);
     for s in series {
         let _ = writeln!(out, "\n{}", s.name);
         let _ = write!(
