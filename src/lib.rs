@@ -165,7 +165,117 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             study::run(&manager, &results, &spec, None)
         }
         Command::Study(cmd) => study_command(&manager, &results, cmd),
+        Command::Report(a) => {
+            let store = store::Store::open(&results)?;
+            let items = a.items.iter().map(|i| report_item(&store, i)).collect::<Result<Vec<_>, _>>()?;
+            let html = report::html::report(&items, &now_utc());
+            std::fs::write(&a.html, html)
+                .map_err(|e| Error::Failed(format!("cannot write {}: {e}", a.html.display())))?;
+            println!("wrote {} ({} item(s))", a.html.display(), items.len());
+            Ok(0)
+        }
+        Command::Compare(a) => compare(&results, &a),
     }
+}
+
+/// A run (`12`, `run:12`) or a study (`s3`, `study:3`) named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ref {
+    Run(i64),
+    Study(i64),
+}
+
+pub fn parse_ref(s: &str) -> Result<Ref, Error> {
+    let bad = || {
+        Error::Usage(format!("'{s}' names no run or study: write 12 or run:12 for a run, s3 or study:3 for a study"))
+    };
+    let s = s.trim();
+    let (study, id) = if let Some(id) = s.strip_prefix("study:").or_else(|| s.strip_prefix('s')) {
+        (true, id)
+    } else {
+        (false, s.strip_prefix("run:").unwrap_or(s))
+    };
+    let id: i64 = id.parse().map_err(|_| bad())?;
+    Ok(if study { Ref::Study(id) } else { Ref::Run(id) })
+}
+
+fn load_study_item(store: &store::Store, id: i64) -> Result<report::html::Item, Error> {
+    let row = store.load_study(id)?;
+    let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
+        .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+    let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
+    let sample_run = row.steps.iter().flat_map(|s| s.runs.first()).next().and_then(|&r| store.load_run(r).ok());
+    Ok(report::html::Item::Study { row, spec, series, sample_run })
+}
+
+fn report_item(store: &store::Store, s: &str) -> Result<report::html::Item, Error> {
+    match parse_ref(s)? {
+        Ref::Run(id) => Ok(report::html::Item::Run(store.load_run(id)?)),
+        Ref::Study(id) => load_study_item(store, id),
+    }
+}
+
+/// The time now as ISO 8601 UTC, without a date crate.
+fn now_utc() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// `sizeup compare A B`.
+fn compare(results: &std::path::Path, a: &cli::CompareArgs) -> Result<i32, Error> {
+    let store = store::Store::open(results)?;
+    let text = match (parse_ref(&a.a)?, parse_ref(&a.b)?) {
+        (Ref::Run(x), Ref::Run(y)) => {
+            let (da, db) = (store.load_run(x)?, store.load_run(y)?);
+            let c = report::compare::runs(&da, &db).map_err(Error::Failed)?;
+            if let Some(path) = &a.html {
+                let html = report::compare::html(
+                    &c,
+                    vec![report::html::Item::Run(da), report::html::Item::Run(db)],
+                    &now_utc(),
+                );
+                std::fs::write(path, html)
+                    .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+            }
+            report::compare::table(&c)
+        }
+        (Ref::Study(x), Ref::Study(y)) => {
+            type Steps = std::collections::BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
+            let load = |id: i64| -> Result<(report::html::Item, Steps), Error> {
+                let item = load_study_item(&store, id)?;
+                let report::html::Item::Study { row, .. } = &item else { unreachable!() };
+                // Each level's steps (repeats), each with its runs (instances).
+                let mut steps = Steps::new();
+                for st in row.steps.iter().filter(|s| s.status == "completed") {
+                    let runs = st.runs.iter().map(|&r| store.load_run(r)).collect::<Result<Vec<_>, _>>()?;
+                    steps.entry((st.series.clone(), st.level)).or_default().push(runs);
+                }
+                Ok((item, steps))
+            };
+            let ((ia, ra), (ib, rb)) = (load(x)?, load(y)?);
+            let c = report::compare::studies(&ia, &ra, &ib, &rb).map_err(Error::Failed)?;
+            if let Some(path) = &a.html {
+                let html = report::compare::html(&c, vec![ia, ib], &now_utc());
+                std::fs::write(path, html)
+                    .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+            }
+            report::compare::table(&c)
+        }
+        _ => return Err(Error::Usage("compare two runs or two studies, not one of each".into())),
+    };
+    print!("{text}");
+    Ok(0)
 }
 
 fn study_command(manager: &Manager, results: &std::path::Path, cmd: cli::StudyCommand) -> Result<i32, Error> {

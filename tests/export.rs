@@ -95,7 +95,14 @@ fn study_exports_match_their_fixtures() {
         tps: x,
         latency_ms: LatencyMs { avg: r, p95: r * 1.5, p99: r * 2.0, ..Default::default() },
         p90: vec![("oltp_read_write".into(), r * 1.3, None)],
-        os: Some(OsSample { usr: 60.0, sys: 30.0, idle, server_cores: Some(1.5), client_cores: 0.3, ..Default::default() }),
+        os: Some(OsSample {
+            usr: 60.0,
+            sys: 30.0,
+            idle,
+            server_cores: Some(1.5),
+            client_cores: 0.3,
+            ..Default::default()
+        }),
         instances: vec![InstanceFigures { run: 1, throughput: x, latency_avg_ms: r }],
         notes: vec![],
     };

@@ -52,6 +52,10 @@ pub enum Command {
     /// Study files, and stored studies.
     #[command(subcommand)]
     Study(StudyCommand),
+    /// One self-contained HTML file with the charts and tables of runs and studies.
+    Report(ReportArgs),
+    /// Two runs or two studies side by side, with the significance of each difference.
+    Compare(CompareArgs),
     /// A short study on the managed default instance: prepare, then oltp_read_write at
     /// 1, 2, 4 and 8 threads, with the peak marked.
     Demo(DemoArgs),
@@ -423,6 +427,27 @@ pub struct ScaleArgs {
     pub targets: Vec<String>,
     #[command(flatten)]
     pub study: StudyArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs and studies: 12 or run:12 for a run, s3 or study:3 for a study.
+    #[arg(required = true)]
+    pub items: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Baseline: a run (12, run:12) or a study (s3, study:3).
+    pub a: String,
+    /// The other, of the same kind.
+    pub b: String,
+    /// Also draw the comparison into this HTML file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

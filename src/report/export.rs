@@ -49,10 +49,24 @@ pub fn run(doc: &RunDocument, format: Format) -> String {
 }
 
 fn run_csv(doc: &RunDocument) -> String {
-    let types: Vec<String> = doc.intervals.first().map(|iv| iv.types.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
+    let types: Vec<String> =
+        doc.intervals.first().map(|iv| iv.types.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
     let mut head: Vec<String> = [
-        "t", "duration", "warmup", "threads", "transactions", "tps", "qps", "reads_per_s", "writes_per_s",
-        "other_per_s", "p95_ms", "errors", "reconnects", "rollbacks", "backlog",
+        "t",
+        "duration",
+        "warmup",
+        "threads",
+        "transactions",
+        "tps",
+        "qps",
+        "reads_per_s",
+        "writes_per_s",
+        "other_per_s",
+        "p95_ms",
+        "errors",
+        "reconnects",
+        "rollbacks",
+        "backlog",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -65,9 +79,23 @@ fn run_csv(doc: &RunDocument) -> String {
     }
     head.extend(
         [
-            "cpu_usr", "cpu_nice", "cpu_sys", "cpu_iowait", "cpu_irq", "cpu_soft", "cpu_steal", "cpu_idle",
-            "server_cores", "client_cores", "disk_reads_per_s", "disk_writes_per_s", "disk_read_bytes_per_s",
-            "disk_write_bytes_per_s", "mem_used_bytes", "watts", "power_source",
+            "cpu_usr",
+            "cpu_nice",
+            "cpu_sys",
+            "cpu_iowait",
+            "cpu_irq",
+            "cpu_soft",
+            "cpu_steal",
+            "cpu_idle",
+            "server_cores",
+            "client_cores",
+            "disk_reads_per_s",
+            "disk_writes_per_s",
+            "disk_read_bytes_per_s",
+            "disk_write_bytes_per_s",
+            "mem_used_bytes",
+            "watts",
+            "power_source",
         ]
         .iter()
         .map(|s| s.to_string()),

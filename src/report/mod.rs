@@ -7,7 +7,10 @@ use crate::stats::{per_second, Interval, Summary};
 use crate::store::RunRow;
 use std::fmt::Write;
 
+pub mod compare;
 pub mod export;
+pub mod html;
+pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
 pub fn interval_line(iv: &Interval, open_loop: bool) -> String {

@@ -1,0 +1,236 @@
+//! `sizeup compare`: two runs or two studies side by side, each difference with a
+//! Welch t-test over the interval samples (effective sample sizes corrected for
+//! autocorrelation; see stats::significance). Figures without per-interval samples
+//! (a whole run's p50, p99, max) are shown with their change but no verdict.
+
+use super::html::Item;
+use crate::result::RunDocument;
+use crate::stats::significance::{welch, Welch};
+use crate::stats::Interval;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub struct Row {
+    pub metric: String,
+    pub a: f64,
+    pub b: f64,
+    pub test: Option<Welch>,
+    /// Lower is better (latency) rather than higher (throughput).
+    pub lower_is_better: bool,
+}
+
+pub struct Comparison {
+    pub title: String,
+    pub a: String,
+    pub b: String,
+    pub rows: Vec<Row>,
+}
+
+fn is_tpcc(d: &RunDocument) -> bool {
+    d.config.get("workload").and_then(|w| w.as_str()) == Some("tpcc")
+}
+
+/// Intervals that count: after warm-up, at least half a sampling interval long.
+fn steady(d: &RunDocument) -> Vec<&Interval> {
+    let step = d.config.pointer("/run/interval").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    d.intervals.iter().filter(|iv| !iv.warmup && iv.duration >= 0.5 * step).collect()
+}
+
+fn throughput(d: &RunDocument, iv: &Interval) -> f64 {
+    if is_tpcc(d) {
+        crate::workload::tpcc::interval_nopm(iv)
+    } else {
+        iv.tps
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+fn sampled(metric: String, a: Vec<f64>, b: Vec<f64>, lower_is_better: bool) -> Row {
+    Row { metric, a: mean(&a), b: mean(&b), test: welch(&a, &b), lower_is_better }
+}
+
+pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
+    let (sa, sb) = (
+        a.summary.as_ref().ok_or("run A has no summary (it did not finish)")?,
+        b.summary.as_ref().ok_or("run B has no summary (it did not finish)")?,
+    );
+    if is_tpcc(a) != is_tpcc(b) {
+        return Err("one run is TPC-C (NOPM) and the other is not (tps): compare runs of one kind".into());
+    }
+    let unit = if is_tpcc(a) { "NOPM" } else { "tps" };
+    let (ia, ib) = (steady(a), steady(b));
+    let series = |d: &RunDocument, ivs: &[&Interval], f: &dyn Fn(&RunDocument, &Interval) -> f64| {
+        ivs.iter().map(|iv| f(d, iv)).collect::<Vec<f64>>()
+    };
+    let mut rows = vec![
+        sampled(format!("{unit} (interval mean)"), series(a, &ia, &throughput), series(b, &ib, &throughput), false),
+        sampled(
+            "p95 ms (interval mean)".into(),
+            series(a, &ia, &|_, iv| iv.p95_ms),
+            series(b, &ib, &|_, iv| iv.p95_ms),
+            true,
+        ),
+    ];
+    let whole = |name: &str, x: f64, y: f64| Row { metric: name.into(), a: x, b: y, test: None, lower_is_better: true };
+    let (la, lb) = (&sa.latency_ms, &sb.latency_ms);
+    rows.push(whole("avg ms", la.avg, lb.avg));
+    rows.push(whole("p50 ms", la.p50, lb.p50));
+    rows.push(whole("p90 ms", la.p90, lb.p90));
+    rows.push(whole("p95 ms", la.p95, lb.p95));
+    rows.push(whole("p99 ms", la.p99, lb.p99));
+    rows.push(whole("max ms", la.max, lb.max));
+    if sa.types.len() > 1 {
+        for t in &sa.types {
+            let p90 = |ivs: &[&Interval]| {
+                ivs.iter()
+                    .filter_map(|iv| iv.types.iter().find(|x| x.name == t.name).filter(|x| x.transactions > 0))
+                    .map(|x| x.p90_ms)
+                    .collect::<Vec<f64>>()
+            };
+            rows.push(sampled(format!("{} p90 ms (interval mean)", t.name), p90(&ia), p90(&ib), true));
+        }
+    }
+    let label = |d: &RunDocument| {
+        format!(
+            "run {} ({}, {} threads)",
+            d.id.unwrap_or(0),
+            d.config["workload"].as_str().unwrap_or("?"),
+            d.config.pointer("/run/threads").and_then(|v| v.as_u64()).unwrap_or(0)
+        )
+    };
+    Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows })
+}
+
+/// Per-interval totals of one step (its instances' intervals summed), after warm-up.
+fn step_samples(runs: &[RunDocument]) -> Vec<f64> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    let n = runs.iter().map(|d| d.intervals.len()).min().unwrap_or(0);
+    let step = first.config.pointer("/run/interval").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    (0..n)
+        .filter(|&k| !first.intervals[k].warmup && first.intervals[k].duration >= 0.5 * step)
+        .map(|k| runs.iter().map(|d| throughput(d, &d.intervals[k])).sum())
+        .collect()
+}
+
+type Steps = BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
+
+/// Level by level, series matched by name (or by position when the names differ).
+pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison, String> {
+    let (Item::Study { row: row_a, series: sa, .. }, Item::Study { row: row_b, series: sb, .. }) = (a, b) else {
+        return Err("compare needs two studies".into());
+    };
+    let mut rows = Vec::new();
+    for (i, x) in sa.iter().enumerate() {
+        let Some(y) = sb.iter().find(|y| y.name == x.name).or_else(|| sb.get(i)) else { continue };
+        for lx in &x.levels {
+            if !y.levels.iter().any(|l| l.level == lx.level) {
+                continue;
+            }
+            let samples = |steps: &Steps, name: &str| {
+                steps
+                    .get(&(name.to_string(), lx.level))
+                    .map_or(Vec::new(), |s| s.iter().flat_map(|r| step_samples(r)).collect())
+            };
+            let name = if x.name == y.name { x.name.clone() } else { format!("{} / {}", x.name, y.name) };
+            rows.push(sampled(
+                format!("{name} @ {} {}", lx.level, x.unit),
+                samples(ra, &x.name),
+                samples(rb, &y.name),
+                false,
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return Err("the two studies share no level to compare".into());
+    }
+    let label = |r: &crate::store::StudyRow| format!("study {} ({})", r.id, r.name);
+    Ok(Comparison {
+        title: format!("{} against {}", label(row_b), label(row_a)),
+        a: label(row_a),
+        b: label(row_b),
+        rows,
+    })
+}
+
+fn verdict(r: &Row) -> String {
+    match &r.test {
+        Some(w) if w.significant => {
+            let better = (r.b < r.a) == r.lower_is_better;
+            format!("significant (p={:.3}), {}", w.p, if better { "better" } else { "worse" })
+        }
+        Some(w) => format!("not significant (p={:.2})", w.p),
+        None => "no interval samples".into(),
+    }
+}
+
+pub fn change(r: &Row) -> f64 {
+    if r.a != 0.0 {
+        (r.b - r.a) / r.a * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// The terminal table.
+pub fn table(c: &Comparison) -> String {
+    let mut out = format!("{}\n  A = {}\n  B = {}\n\n", c.title, c.a, c.b);
+    let w = c.rows.iter().map(|r| r.metric.len()).max().unwrap_or(6).max(6);
+    let _ = writeln!(out, "  {:<w$} {:>12} {:>12} {:>9}  verdict", "metric", "A", "B", "change");
+    for r in &c.rows {
+        let _ = writeln!(out, "  {:<w$} {:>12.2} {:>12.2} {:>+8.1}%  {}", r.metric, r.a, r.b, change(r), verdict(r));
+    }
+    out.push_str("\n  Welch t-test on the interval samples after warm-up, sample sizes corrected for\n  autocorrelation (n_eff = n(1-r1)/(1+r1)); significant means p < 0.05.\n");
+    out
+}
+
+/// The comparison as a report: the table, a bar chart of A against B, then both items.
+pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
+    use super::svg::{esc, BarChart};
+    let mut body = format!(
+        "<section class=\"compare\"><h2>Comparison: {}</h2><table class=\"compare\"><tr><th class=\"l\">metric</th><th>A: {}</th><th>B: {}</th><th>change</th><th class=\"l\">verdict</th></tr>\n",
+        esc(&c.title),
+        esc(&c.a),
+        esc(&c.b)
+    );
+    for r in &c.rows {
+        let _ = writeln!(
+            body,
+            "<tr data-metric=\"{}\"><td class=\"l\">{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.1} %</td><td class=\"l\">{}</td></tr>",
+            esc(&r.metric),
+            esc(&r.metric),
+            r.a,
+            r.b,
+            change(r),
+            esc(&verdict(r))
+        );
+    }
+    body.push_str("</table><p class=\"muted\">Welch t-test on interval samples after warm-up; sample sizes corrected for autocorrelation.</p>");
+    // Throughput and latency share no scale: chart the rows of the first row's kind.
+    let first = &c.rows[0];
+    let same_kind: Vec<&Row> = c.rows.iter().filter(|r| r.lower_is_better == first.lower_is_better).collect();
+    let chart = BarChart {
+        id: "compare",
+        title: "A and B",
+        y_label: if first.lower_is_better { "ms" } else { "throughput" },
+        categories: same_kind.iter().map(|r| r.metric.clone()).collect(),
+        series: vec![
+            ("A".into(), same_kind.iter().map(|r| r.a).collect()),
+            ("B".into(), same_kind.iter().map(|r| r.b).collect()),
+        ],
+        stacked: false,
+        colours: None,
+        line: None,
+        y_max: None,
+    };
+    body.push_str(&chart.render());
+    body.push_str("</section>\n");
+    let page = super::html::report(&items, generated_at);
+    page.replacen("</p>\n", &format!("</p>\n{body}"), 1)
+}

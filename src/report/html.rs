@@ -1,0 +1,576 @@
+//! The HTML report: one self-contained file (inline CSS, inline SVG, no script, no
+//! fetch) with the charts and tables the seed studies publish, and how each figure was
+//! obtained. Pure: the caller loads runs and studies and writes the file.
+
+use super::svg::{esc, Band, BarChart, Line, LineChart, Mark, Side};
+use crate::result::RunDocument;
+use crate::stats::LatencyMs;
+use crate::store::StudyRow;
+use crate::study::figures::{LevelResult, SeriesResult};
+use crate::study::spec::{Kind, StudySpec};
+use std::fmt::Write;
+
+/// What a report shows.
+pub enum Item {
+    Run(RunDocument),
+    Study {
+        row: StudyRow,
+        spec: StudySpec,
+        series: Vec<SeriesResult>,
+        /// One of its runs, for the provenance (server, host, versions).
+        sample_run: Option<RunDocument>,
+    },
+}
+
+const STYLE: &str = r#"
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 980px; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; } h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; background: #fff; }
+dl.provenance { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .85em; background: #fafafa; padding: .6em; border: 1px solid #eee; }
+dl.provenance dt { font-weight: bold; } .note { color: #8a4b00; } .muted { color: #666; font-size: .85em; }
+"#;
+
+pub fn report(items: &[Item], generated_at: &str) -> String {
+    let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    let _ = write!(out, "<title>sizeup report</title><style>{STYLE}</style></head><body>\n");
+    let _ = writeln!(
+        out,
+        "<h1>sizeup report</h1><p class=\"muted\">sizeup {} · generated {}</p>",
+        env!("CARGO_PKG_VERSION"),
+        esc(generated_at)
+    );
+    for item in items {
+        match item {
+            Item::Run(doc) => run_section(&mut out, doc),
+            Item::Study { row, spec, series, sample_run } => {
+                study_section(&mut out, row, spec, series, sample_run.as_ref())
+            }
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Versions, server variables, host facts, and the measuring rules.
+fn provenance(out: &mut String, config: Option<&serde_json::Value>, extra: &[(&str, String)]) {
+    out.push_str("<dl class=\"provenance\">");
+    let mut row = |k: &str, v: String| {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    };
+    if let Some(c) = config {
+        let s = |p: &str| c.pointer(p).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
+        row("tool", format!("sizeup {}", s("/sizeup_version").unwrap_or_else(|| "?".into())));
+        if let Some(v) = s("/server/version") {
+            row("server", format!("{v} {}", s("/server/version_comment").unwrap_or_default()));
+        }
+        let vars: Vec<String> = c
+            .get("server")
+            .and_then(|v| v.as_object())
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, _)| !k.starts_with("version"))
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !vars.is_empty() {
+            row("server variables", vars.join(", "));
+        }
+        if let Some(h) = c.get("host") {
+            row(
+                "host",
+                format!(
+                    "{} · {} CPUs · {} · {:.1} GiB · kernel {}",
+                    h["hostname"].as_str().unwrap_or("?"),
+                    h["cpus"],
+                    h["cpu_model"].as_str().unwrap_or("?"),
+                    h["memory_bytes"].as_f64().unwrap_or(0.0) / (1u64 << 30) as f64,
+                    h["kernel"].as_str().unwrap_or("?")
+                ),
+            );
+        }
+        if let Some(t) = c.get("target") {
+            let user = t["user"].as_str().unwrap_or("?");
+            let place = match t["socket"].as_str() {
+                Some(sock) => format!("socket {sock}"),
+                None => format!("{}:{}", t["host"].as_str().unwrap_or("?"), t["port"]),
+            };
+            row("target", format!("{place} as {user}, database {}", t["database"].as_str().unwrap_or("?")));
+        }
+    }
+    for (k, v) in extra {
+        row(k, v.clone());
+    }
+    out.push_str("</dl>\n");
+}
+
+fn level_label(spec: &StudySpec) -> &'static str {
+    super::level_name(spec)
+}
+
+fn study_section(
+    out: &mut String,
+    row: &StudyRow,
+    spec: &StudySpec,
+    series: &[SeriesResult],
+    sample: Option<&RunDocument>,
+) {
+    let _ = writeln!(
+        out,
+        "<section class=\"study\" data-study=\"{}\"><h2>Study {} — {}</h2>",
+        row.id,
+        row.id,
+        esc(&row.name)
+    );
+    if !spec.description.is_empty() {
+        let _ = writeln!(out, "<p>{}</p>", esc(spec.description.trim()));
+    }
+    let power = series
+        .iter()
+        .flat_map(|s| s.levels.iter())
+        .find_map(|l| l.os.as_ref().filter(|o| o.watts.is_some()).map(|o| o.power_source.clone()))
+        .unwrap_or_else(|| "none (no RAPL counters, no model or constant given)".into());
+    let steady = if spec.steady_last < 1.0 {
+        format!(
+            "median of the last {:.0} % of the {} s samples after warm-up",
+            spec.steady_last * 100.0,
+            spec.sample_interval
+        )
+    } else {
+        format!("median of the {} s samples after warm-up", spec.sample_interval)
+    };
+    provenance(
+        out,
+        sample.map(|d| &d.config),
+        &[
+            ("study", format!("{} ({}), status {}, started {}", row.kind, row.id, row.status, row.started_at)),
+            (
+                "steps",
+                format!(
+                    "{} s each after {} s warm-up (excluded), {} repeat(s)",
+                    spec.step_time, spec.warmup, spec.repeat
+                ),
+            ),
+            ("headline", steady),
+            ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() }),
+            ("power", power),
+        ],
+    );
+    let what = level_label(spec);
+    for s in series {
+        series_section(out, spec, s, what);
+    }
+    if series.len() > 1 {
+        pivot_table(out, series, what);
+        comparison_charts(out, series);
+    }
+    out.push_str("</section>\n");
+}
+
+fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str) {
+    let _ = writeln!(out, "<h3>{}</h3>", esc(&s.name));
+    if s.levels.is_empty() {
+        out.push_str("<p>No level finished.</p>");
+        return;
+    }
+    let xs: Vec<f64> = s.levels.iter().map(|l| l.level as f64).collect();
+    let log_x = xs.len() > 2 && xs.windows(2).all(|w| w[1] >= 2.0 * w[0] - 1e-9);
+    let mut marks = Vec::new();
+    if let Some((lv, x)) = s.peak {
+        marks.push(Mark { x: lv as f64, label: format!("peak {} {}", num(x), s.unit) });
+    }
+    if let Some(sat) = s.saturation {
+        marks.push(Mark { x: sat as f64, label: format!("saturation at {sat} {what}") });
+    }
+    if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
+        marks.push(Mark { x: at as f64, label: format!("stop: {why}") });
+    }
+    let chart = LineChart {
+        id: "throughput-latency",
+        title: &format!("{}: {} and latency by {what}", s.name, s.unit),
+        x_label: what,
+        left_label: &s.unit,
+        right_label: "latency ms",
+        log_x,
+        lines: vec![
+            Line { name: s.unit.clone(), points: pts(s, |l| l.throughput.mean), side: Side::Left, dashed: false },
+            Line { name: "mean ms".into(), points: pts(s, |l| l.latency_avg_ms), side: Side::Right, dashed: true },
+            Line { name: "p95 ms".into(), points: pts(s, |l| l.p95_ms), side: Side::Right, dashed: true },
+        ],
+        marks,
+        bands: vec![],
+        x_ticks: None,
+    };
+    out.push_str(&chart.render());
+    if s.levels.iter().any(|l| l.os.is_some()) {
+        let os = |f: &dyn Fn(&crate::monitor::os::OsSample) -> f64| {
+            s.levels.iter().map(|l| l.os.as_ref().map_or(0.0, f)).collect::<Vec<f64>>()
+        };
+        let cpu = BarChart {
+            id: "cpu",
+            title: &format!("{}: host CPU by {what} (as mpstat)", s.name),
+            y_label: "% of host CPU",
+            categories: s.levels.iter().map(|l| l.level.to_string()).collect(),
+            series: vec![
+                ("usr".into(), os(&|o| o.usr)),
+                ("sys".into(), os(&|o| o.sys + o.irq + o.soft)),
+                ("iowait".into(), os(&|o| o.iowait)),
+                ("other".into(), os(&|o| o.nice + o.steal)),
+                ("idle".into(), os(&|o| o.idle)),
+            ],
+            stacked: true,
+            colours: Some(vec!["#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#dddddd"]),
+            line: None,
+            y_max: Some(100.0),
+        };
+        out.push_str(&cpu.render());
+    }
+    level_table(out, spec, s, what);
+    if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
+        saturation_table(out, s, at, why, what);
+    } else if s.complete {
+        let _ = writeln!(out, "<p>No stop condition met up to {} {what}.</p>", s.levels.last().map_or(0, |l| l.level));
+    }
+}
+
+fn pts(s: &SeriesResult, f: impl Fn(&LevelResult) -> f64) -> Vec<(f64, f64)> {
+    s.levels.iter().map(|l| (l.level as f64, f(l))).collect()
+}
+
+fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str) {
+    let scale = spec.kind == Kind::Scale;
+    let watts = s.levels.iter().any(|l| l.per_watt.is_some());
+    let _ = write!(
+        out,
+        "<table class=\"levels\" data-series=\"{}\"><tr><th>{what}</th><th>{}</th><th>spread</th><th>mean ms</th><th>p95 ms</th><th>p99 ms</th><th>CPU busy %</th><th>server cores</th><th>sizeup cores</th>",
+        esc(&s.name),
+        esc(&s.unit)
+    );
+    if scale {
+        out.push_str("<th>per instance</th><th>× 1 instance</th>");
+    }
+    if watts {
+        let _ = write!(out, "<th>W</th><th>{}/W</th>", esc(&s.unit));
+    }
+    out.push_str("<th class=\"l\">note</th></tr>\n");
+    for l in &s.levels {
+        let peak = s.peak.is_some_and(|(lv, _)| lv == l.level);
+        let x = if peak { format!("<b>{}</b>", num(l.throughput.mean)) } else { num(l.throughput.mean) };
+        let spread = if l.throughput.n > 1 {
+            format!(
+                "{}..{} (n={}, cv {:.1} %)",
+                num(l.throughput.min),
+                num(l.throughput.max),
+                l.throughput.n,
+                l.throughput.cv * 100.0
+            )
+        } else {
+            format!("cv {:.1} % over {} samples", l.sample_cv * 100.0, l.samples)
+        };
+        let os = l.os.clone().unwrap_or_default();
+        let _ = write!(
+            out,
+            "<tr data-level=\"{}\"><td>{}</td><td data-value=\"{}\">{x}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{:.2}</td>",
+            l.level,
+            l.level,
+            l.throughput.mean,
+            num(l.latency_avg_ms),
+            num(l.p95_ms),
+            num(l.p99_ms),
+            os.busy(),
+            os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
+            os.client_cores
+        );
+        if scale {
+            let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
+            let _ = write!(out, "<td>{}</td><td>{:.2}</td>", num(per), l.ratio_to_first);
+        }
+        if watts {
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td>",
+                os.watts.map_or("-".into(), num),
+                l.per_watt.map_or("-".into(), num)
+            );
+        }
+        let mut note = Vec::new();
+        if peak {
+            note.push("peak".to_string());
+        }
+        if s.saturation == Some(l.level) {
+            note.push("saturation".into());
+        }
+        if let Some(why) = &l.stop {
+            note.push(format!("stop: {why}"));
+        }
+        let _ = writeln!(out, "<td class=\"l\">{}</td></tr>", esc(&note.join("; ")));
+    }
+    out.push_str("</table>\n");
+}
+
+/// The saturation summary as HammerDB-style studies print it.
+fn saturation_table(out: &mut String, s: &SeriesResult, at: u32, why: &str, what: &str) {
+    let sat = s.saturation.and_then(|lv| s.levels.iter().find(|l| l.level == lv));
+    let _ = write!(
+        out,
+        "<table class=\"saturation\"><tr><th class=\"l\">saturation</th><th>{what}</th><th>{}</th><th>mean ms</th>",
+        esc(&s.unit)
+    );
+    let types: Vec<String> = s.levels[0].p90.iter().map(|p| p.0.clone()).collect();
+    for t in &types {
+        let _ = write!(out, "<th>{} p90 ms</th>", esc(t));
+    }
+    out.push_str("</tr>");
+    let mut row = |label: &str, l: &LevelResult| {
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            esc(label),
+            l.level,
+            num(l.throughput.mean),
+            num(l.latency_avg_ms)
+        );
+        for t in &types {
+            let v = l.p90.iter().find(|p| &p.0 == t).map_or(0.0, |p| p.1);
+            let _ = write!(out, "<td>{}</td>", num(v));
+        }
+        out.push_str("</tr>");
+    };
+    if let Some(l) = sat {
+        row("saturation point", l);
+    }
+    if let Some(l) = s.levels.iter().find(|l| l.level == at) {
+        row(&format!("stopped: {why}"), l);
+    }
+    out.push_str("</table>\n");
+}
+
+/// Throughput by level with one column per series and each column's maximum in bold
+/// (study 1's table).
+fn pivot_table(out: &mut String, series: &[SeriesResult], what: &str) {
+    let mut levels: Vec<u32> = series.iter().flat_map(|s| s.levels.iter().map(|l| l.level)).collect();
+    levels.sort();
+    levels.dedup();
+    let _ = write!(out, "<h3>{} by {what}</h3><table class=\"pivot\"><tr><th>{what}</th>", esc(&series[0].unit));
+    for s in series {
+        let _ = write!(out, "<th>{}</th>", esc(&s.name));
+    }
+    out.push_str("</tr>\n");
+    for lv in levels {
+        let _ = write!(out, "<tr><td>{lv}</td>");
+        for s in series {
+            match s.levels.iter().find(|l| l.level == lv) {
+                Some(l) if s.peak.is_some_and(|(p, _)| p == lv) => {
+                    let _ = write!(out, "<td><b>{}</b></td>", num(l.throughput.mean));
+                }
+                Some(l) => {
+                    let _ = write!(out, "<td>{}</td>", num(l.throughput.mean));
+                }
+                None => out.push_str("<td>-</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+/// Configurations side by side at their peaks: throughput bars with mean response time
+/// as a line, and throughput per watt where watts are known.
+fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
+    let peaks: Vec<(&SeriesResult, &LevelResult)> = series
+        .iter()
+        .filter_map(|s| {
+            let (lv, _) = s.peak?;
+            Some((s, s.levels.iter().find(|l| l.level == lv)?))
+        })
+        .collect();
+    if peaks.is_empty() {
+        return;
+    }
+    let unit = &series[0].unit;
+    let chart = BarChart {
+        id: "compare-throughput",
+        title: &format!("Peak {unit} and mean response time by series"),
+        y_label: unit,
+        categories: peaks.iter().map(|(s, _)| s.name.clone()).collect(),
+        series: vec![(unit.clone(), peaks.iter().map(|(_, l)| l.throughput.mean).collect())],
+        stacked: false,
+        colours: None,
+        line: Some(("mean ms".into(), peaks.iter().map(|(_, l)| l.latency_avg_ms).collect(), "mean response ms")),
+        y_max: None,
+    };
+    out.push_str(&chart.render());
+    if peaks.iter().all(|(_, l)| l.per_watt.is_some()) {
+        let chart = BarChart {
+            id: "compare-per-watt",
+            title: &format!("{unit} per watt at the peak"),
+            y_label: &format!("{unit}/W"),
+            categories: peaks.iter().map(|(s, _)| s.name.clone()).collect(),
+            series: vec![(format!("{unit}/W"), peaks.iter().map(|(_, l)| l.per_watt.unwrap_or(0.0)).collect())],
+            stacked: false,
+            colours: Some(vec!["#2ca02c"]),
+            line: None,
+            y_max: None,
+        };
+        out.push_str(&chart.render());
+    }
+}
+
+fn run_section(out: &mut String, doc: &RunDocument) {
+    let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
+    let id = doc.id.unwrap_or(0);
+    let threads = doc.config.pointer("/run/threads").and_then(|v| v.as_u64()).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "<section class=\"run\" data-run=\"{id}\"><h2>Run {id} — {} at {threads} {}, {}</h2>",
+        esc(workload),
+        if workload == "tpcc" { "users" } else { "threads" },
+        esc(&doc.status)
+    );
+    let tpcc = workload == "tpcc";
+    let unit = if tpcc { "NOPM" } else { "tps" };
+    let value = |iv: &crate::stats::Interval| if tpcc { crate::workload::tpcc::interval_nopm(iv) } else { iv.tps };
+    let warmup = doc.config.pointer("/run/warmup").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let samples = doc.intervals.iter().filter(|iv| !iv.warmup).count();
+    let power = doc.summary.as_ref().and_then(|s| s.os.as_ref()).map_or("none".into(), |o| o.power_source.clone());
+    provenance(
+        out,
+        Some(&doc.config),
+        &[("measured", format!("{samples} interval samples after {warmup} s warm-up (excluded)")), ("power", power)],
+    );
+    if let Some(e) = &doc.error {
+        let _ = writeln!(out, "<p class=\"note\">stopped by: {}</p>", esc(e));
+    }
+    if !doc.intervals.is_empty() {
+        let end = doc.intervals.last().map_or(0.0, |iv| iv.t);
+        let first_steady = doc.intervals.iter().find(|iv| !iv.warmup).map_or(end, |iv| iv.t - iv.duration);
+        let mut bands = Vec::new();
+        if first_steady > 0.0 {
+            bands.push(Band { from: 0.0, to: first_steady, label: "warm-up".into(), colour: "#999999" });
+        }
+        bands.push(Band { from: first_steady, to: end, label: "steady state".into(), colour: "#2ca02c" });
+        let chart = LineChart {
+            id: "intervals",
+            title: &format!("Run {id}: {unit} per interval"),
+            x_label: "seconds",
+            left_label: unit,
+            right_label: "p95 ms",
+            log_x: false,
+            lines: vec![
+                Line {
+                    name: unit.into(),
+                    points: doc.intervals.iter().map(|iv| (iv.t, value(iv))).collect(),
+                    side: Side::Left,
+                    dashed: false,
+                },
+                Line {
+                    name: "p95 ms".into(),
+                    points: doc.intervals.iter().map(|iv| (iv.t, iv.p95_ms)).collect(),
+                    side: Side::Right,
+                    dashed: true,
+                },
+            ],
+            marks: vec![],
+            bands,
+            x_ticks: None,
+        };
+        out.push_str(&chart.render());
+    }
+    let Some(s) = &doc.summary else {
+        out.push_str("</section>\n");
+        return;
+    };
+    let _ = write!(
+        out,
+        "<table class=\"percentiles\"><tr><th class=\"l\">type</th><th>count</th><th>avg ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>{}</tr>\n",
+        if tpcc { "<th>p90 limit</th>" } else { "" }
+    );
+    let mut row = |name: &str, n: u64, l: &LatencyMs, limit: String| {
+        let _ = writeln!(
+            out,
+            "<tr data-type=\"{}\"><td class=\"l\">{}</td><td>{n}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{limit}</tr>",
+            esc(name),
+            esc(name),
+            num(l.avg),
+            num(l.p50),
+            num(l.p90),
+            num(l.p95),
+            num(l.p99),
+            num(l.max)
+        );
+    };
+    for t in s.types.iter().filter(|_| s.types.len() > 1) {
+        let limit = match (tpcc, t.p90_limit_ms, t.p90_within_limit) {
+            (true, Some(ms), Some(ok)) => format!("<td>{} {} s</td>", if ok { "within" } else { "OVER" }, ms / 1000.0),
+            (true, ..) => "<td>-</td>".into(),
+            _ => String::new(),
+        };
+        row(&t.name, t.transactions, &t.latency_ms, limit);
+    }
+    row("all", s.transactions, &s.latency_ms, if tpcc { "<td></td>".into() } else { String::new() });
+    out.push_str("</table>\n");
+    let _ = writeln!(
+        out,
+        "<p>{} {} over {:.0} s; {} errors retried, {} reconnects.</p>",
+        num(if tpcc { s.nopm.unwrap_or(0.0) } else { s.tps }),
+        unit,
+        s.seconds,
+        s.errors,
+        s.reconnects
+    );
+    percentile_curve(out, doc, id);
+    for n in &s.notes {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
+    }
+    out.push_str("</section>\n");
+}
+
+/// Latency against percentile from the stored HDR histograms, one line per type, on the
+/// usual log scale of 1 / (1 - q).
+fn percentile_curve(out: &mut String, doc: &RunDocument, id: i64) {
+    const QS: [f64; 9] = [0.0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9999];
+    let x = |q: f64| (1.0 / (1.0 - q)).log10();
+    let mut lines = Vec::new();
+    for (name, enc) in &doc.histograms {
+        let Ok(h) = crate::stats::decode_histogram(enc) else { continue };
+        if h.is_empty() {
+            continue;
+        }
+        let points = QS.iter().map(|&q| (x(q), h.value_at_quantile(q) as f64 / 1000.0)).collect();
+        lines.push(Line { name: name.clone(), points, side: Side::Left, dashed: false });
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let ticks =
+        [(0.0, "0%"), (x(0.5), "50%"), (x(0.9), "90%"), (x(0.99), "99%"), (x(0.999), "99.9%"), (x(0.9999), "99.99%")]
+            .iter()
+            .map(|(v, l)| (*v, l.to_string()))
+            .collect();
+    let chart = LineChart {
+        id: "percentiles",
+        title: &format!("Run {id}: latency by percentile (HDR histograms, steady state)"),
+        x_label: "percentile",
+        left_label: "latency ms",
+        right_label: "",
+        log_x: false,
+        lines,
+        marks: vec![],
+        bands: vec![],
+        x_ticks: Some(ticks),
+    };
+    out.push_str(&chart.render());
+}
