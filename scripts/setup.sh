@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets sizeup up on a fresh Debian/Ubuntu machine: MariaDB server and client and
-# sysbench from the distribution's packages (when absent), a Rust toolchain check, and
+# sysbench from the distribution's packages (when absent), headless Chromium for the
+# report rendering test, a Rust toolchain check, and
 # a release build. Then, unless --deps-only, runs the demonstration study against a
 # private MariaDB instance that sizeup starts itself (never the system service).
 set -euo pipefail
@@ -9,6 +10,7 @@ need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing ${need[*]} from the distribution's packages"

@@ -1,0 +1,153 @@
+//! Reports built from runs stored by real (small, fast) runs: the HTML is parsed for
+//! each expected chart and table with the right series and numbers, a comparison is
+//! made, and headless Chromium renders the page: no errors logged, charts not empty.
+
+mod common;
+
+use common::TestServer;
+use sizeup::store::Store;
+use sizeup::study::figures::SeriesResult;
+
+/// The `data-` attributes of each `<circle>` inside the series `name` of chart `chart`.
+fn points(html: &str, chart: &str, name: &str) -> Vec<(f64, f64)> {
+    let start = html.find(&format!("data-chart=\"{chart}\"")).unwrap_or_else(|| panic!("no chart {chart}"));
+    let fig = &html[start..start + html[start..].find("</figure>").unwrap()];
+    let at = fig.find(&format!("data-series=\"{name}\"")).unwrap_or_else(|| panic!("{chart} has no series {name}"));
+    let group = &fig[at..at + fig[at..].find("</g>").unwrap()];
+    group
+        .split("<circle ")
+        .skip(1)
+        .map(|c| {
+            let attr = |k: &str| {
+                let i = c.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
+                c[i..i + c[i..].find('"').unwrap()].parse::<f64>().unwrap()
+            };
+            (attr("data-x"), attr("data-y"))
+        })
+        .collect()
+}
+
+fn chromium() -> &'static str {
+    for c in ["chromium", "chromium-browser", "google-chrome"] {
+        if std::process::Command::new("sh").arg("-c").arg(format!("command -v {c}")).output().unwrap().status.success() {
+            return c;
+        }
+    }
+    panic!("headless Chromium is needed for this test: apt-get install chromium (scripts/setup.sh does)");
+}
+
+#[test]
+fn reports_and_comparisons_from_real_runs() {
+    let s = TestServer::start();
+    let sweep = |extra: &str| {
+        let mut args = vec![
+            "sweep", "oltp_read_only", "--threads", "1,2,4", "--step-time", "2", "--warmup", "1", "--sample-interval",
+            "0.5", "--tables", "1", "--table-size", "3000", "--watts", "100",
+        ];
+        if !extra.is_empty() {
+            args.extend(["--stop-when", extra]);
+        }
+        assert_eq!(s.sizeup(&args).unwrap(), 0);
+    };
+    sweep("");
+    sweep("cpu>1");
+    let store = Store::open(&s.results()).unwrap();
+    let studies = store.list_studies().unwrap();
+    let (first, second) = (&studies[0], &studies[1]);
+    let run_id = first.steps[1].runs[0];
+    let dir = tempfile::tempdir().unwrap();
+    let html_path = dir.path().join("report.html");
+    let h = html_path.to_str().unwrap();
+    let (s1, s2, r) = (format!("s{}", first.id), format!("study:{}", second.id), run_id.to_string());
+    assert_eq!(s.sizeup(&["report", &s1, &s2, &r, "--html", h]).unwrap(), 0);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+
+    // Self-contained: nothing to fetch.
+    assert!(!html.contains("http://") || html.matches("http://").count() == html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count());
+    assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("<link"));
+
+    // The throughput/latency chart of study 1 holds each level's throughput.
+    let series: Vec<SeriesResult> = serde_json::from_value(first.result.clone().unwrap()["series"].clone()).unwrap();
+    let levels = &series[0].levels;
+    let tps = points(&html, "throughput-latency", "tps");
+    assert_eq!(tps.len(), 3);
+    for (p, l) in tps.iter().zip(levels) {
+        assert_eq!(*p, (l.level as f64, l.throughput.mean));
+    }
+    let mean_ms = points(&html, "throughput-latency", "mean ms");
+    assert_eq!(mean_ms.iter().map(|p| p.1).collect::<Vec<_>>(), levels.iter().map(|l| l.latency_avg_ms).collect::<Vec<_>>());
+    let (peak, _) = series[0].peak.unwrap();
+    assert!(html.contains(&format!("data-mark=\"peak {}", "")) || html.contains("data-mark=\"peak"), "peak marked");
+    assert!(html.contains(&format!("data-x=\"{peak}\"")));
+    // CPU breakdown: five stacks, three bars each.
+    let cpu = &html[html.find("data-chart=\"cpu\"").unwrap()..];
+    let cpu = &cpu[..cpu.find("</figure>").unwrap()];
+    for k in ["usr", "sys", "iowait", "other", "idle"] {
+        let at = cpu.find(&format!("data-series=\"{k}\"")).unwrap();
+        assert_eq!(cpu[at..at + cpu[at..].find("</g>").unwrap()].matches("<rect").count(), 3, "{k}");
+    }
+    // The levels table has the peak in bold and the given watts' tps/W.
+    let peak_row = format!("<tr data-level=\"{peak}\">");
+    let row = &html[html.find(&peak_row).unwrap()..];
+    assert!(row[..row.find("</tr>").unwrap()].contains("<b>"), "peak in bold");
+    assert!(html.contains("<dt>power</dt><dd>given</dd>"), "the power source is named");
+    assert!(html.contains("<dt>server</dt><dd>10.") || html.contains("<dt>server</dt><dd>11."), "server version");
+    assert!(html.contains("warm-up (excluded)"));
+    // Study 2 stopped at its first level: the saturation table names the condition.
+    assert!(html.contains("class=\"saturation\""));
+    assert!(html.contains("stopped: CPU"));
+    // The run: intervals over time with warm-up and steady state shaded, percentiles.
+    assert!(html.contains("data-band=\"warm-up\"") && html.contains("data-band=\"steady state\""));
+    let doc = store.load_run(run_id).unwrap();
+    assert_eq!(points(&html, "intervals", "tps").len(), doc.intervals.len());
+    assert_eq!(points(&html, "percentiles", "oltp_read_only").len(), 9);
+    assert!(html.contains("<table class=\"percentiles\">"));
+
+    // compare: two runs of one study level are the same configuration.
+    let (a, b) = (first.steps[2].runs[0].to_string(), second.steps[0].runs[0].to_string());
+    let cmp = dir.path().join("compare.html");
+    assert_eq!(s.sizeup(&["compare", &a, &b, "--html", cmp.to_str().unwrap()]).unwrap(), 0);
+    let chtml = std::fs::read_to_string(&cmp).unwrap();
+    assert!(chtml.contains("data-metric=\"tps (interval mean)\""));
+    assert!(chtml.contains("significant"), "a verdict per sampled row");
+    assert!(chtml.contains("data-chart=\"compare\""));
+    let e = s.sizeup(&["compare", &a, "s1"]).unwrap_err().to_string();
+    assert!(e.contains("two runs or two studies"), "{e}");
+
+    // Headless Chromium: the page renders, logs no error, and the charts are not empty.
+    let png = dir.path().join("shot.png");
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1000,1600",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html_path.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(png.exists(), "no screenshot: {log}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "the page logged: {console:?}");
+    let decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    // The charts' first series colour (#1f77b4) is drawn, and a fair share of the page
+    // is not background.
+    let blue = pixels.iter().filter(|p| p[0] == 0x1f && p[1] == 0x77 && p[2] == 0xb4).count();
+    let inked = pixels.iter().filter(|p| p[0] < 200 || p[1] < 200 || p[2] < 200).count();
+    assert!(blue > 500, "series colour pixels: {blue}");
+    assert!(inked * 100 > pixels.len() * 3, "inked {inked} of {}", pixels.len());
+}
