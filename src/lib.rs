@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod cost;
 pub mod exec;
 pub mod monitor;
 pub mod random;
@@ -205,7 +206,7 @@ fn load_study_item(store: &store::Store, id: i64) -> Result<report::html::Item, 
         .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
     let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
     let sample_run = row.steps.iter().flat_map(|s| s.runs.first()).next().and_then(|&r| store.load_run(r).ok());
-    Ok(report::html::Item::Study { row, spec, series, sample_run })
+    Ok(report::html::Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run })
 }
 
 fn report_item(store: &store::Store, s: &str) -> Result<report::html::Item, Error> {

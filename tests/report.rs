@@ -29,7 +29,8 @@ fn points(html: &str, chart: &str, name: &str) -> Vec<(f64, f64)> {
 
 fn chromium() -> &'static str {
     for c in ["chromium", "chromium-browser", "google-chrome"] {
-        if std::process::Command::new("sh").arg("-c").arg(format!("command -v {c}")).output().unwrap().status.success() {
+        if std::process::Command::new("sh").arg("-c").arg(format!("command -v {c}")).output().unwrap().status.success()
+        {
             return c;
         }
     }
@@ -41,8 +42,22 @@ fn reports_and_comparisons_from_real_runs() {
     let s = TestServer::start();
     let sweep = |extra: &str| {
         let mut args = vec![
-            "sweep", "oltp_read_only", "--threads", "1,2,4", "--step-time", "2", "--warmup", "1", "--sample-interval",
-            "0.5", "--tables", "1", "--table-size", "3000", "--watts", "100",
+            "sweep",
+            "oltp_read_only",
+            "--threads",
+            "1,2,4",
+            "--step-time",
+            "2",
+            "--warmup",
+            "1",
+            "--sample-interval",
+            "0.5",
+            "--tables",
+            "1",
+            "--table-size",
+            "3000",
+            "--watts",
+            "100",
         ];
         if !extra.is_empty() {
             args.extend(["--stop-when", extra]);
@@ -63,7 +78,10 @@ fn reports_and_comparisons_from_real_runs() {
     let html = std::fs::read_to_string(&html_path).unwrap();
 
     // Self-contained: nothing to fetch.
-    assert!(!html.contains("http://") || html.matches("http://").count() == html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count());
+    assert!(
+        !html.contains("http://")
+            || html.matches("http://").count() == html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
     assert!(!html.contains("https://") && !html.contains("<script") && !html.contains("<link"));
 
     // The throughput/latency chart of study 1 holds each level's throughput.
@@ -75,7 +93,10 @@ fn reports_and_comparisons_from_real_runs() {
         assert_eq!(*p, (l.level as f64, l.throughput.mean));
     }
     let mean_ms = points(&html, "throughput-latency", "mean ms");
-    assert_eq!(mean_ms.iter().map(|p| p.1).collect::<Vec<_>>(), levels.iter().map(|l| l.latency_avg_ms).collect::<Vec<_>>());
+    assert_eq!(
+        mean_ms.iter().map(|p| p.1).collect::<Vec<_>>(),
+        levels.iter().map(|l| l.latency_avg_ms).collect::<Vec<_>>()
+    );
     let (peak, _) = series[0].peak.unwrap();
     assert!(html.contains(&format!("data-mark=\"peak {}", "")) || html.contains("data-mark=\"peak"), "peak marked");
     assert!(html.contains(&format!("data-x=\"{peak}\"")));

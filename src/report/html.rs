@@ -14,8 +14,8 @@ use std::fmt::Write;
 pub enum Item {
     Run(RunDocument),
     Study {
-        row: StudyRow,
-        spec: StudySpec,
+        row: Box<StudyRow>,
+        spec: Box<StudySpec>,
         series: Vec<SeriesResult>,
         /// One of its runs, for the provenance (server, host, versions).
         sample_run: Option<RunDocument>,
@@ -35,7 +35,7 @@ dl.provenance dt { font-weight: bold; } .note { color: #8a4b00; } .muted { color
 
 pub fn report(items: &[Item], generated_at: &str) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = write!(out, "<title>sizeup report</title><style>{STYLE}</style></head><body>\n");
+    let _ = writeln!(out, "<title>sizeup report</title><style>{STYLE}</style></head><body>");
     let _ = writeln!(
         out,
         "<h1>sizeup report</h1><p class=\"muted\">sizeup {} · generated {}</p>",
@@ -177,6 +177,7 @@ fn study_section(
         pivot_table(out, series, what);
         comparison_charts(out, series);
     }
+    cost_table(out, spec, series);
     out.push_str("</section>\n");
 }
 
@@ -429,6 +430,51 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
     }
 }
 
+/// TCO and cost per transaction at each series' peak (SPEC study 4's table), where
+/// cost inputs and watts are known.
+fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
+    let rows: Vec<(&SeriesResult, &LevelResult, &crate::cost::CostInputs, f64)> = series
+        .iter()
+        .filter_map(|s| {
+            let (lv, _) = s.peak?;
+            let l = s.levels.iter().find(|l| l.level == lv)?;
+            Some((s, l, spec.cost_of(&s.name)?, l.os.as_ref()?.watts?))
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let c = rows[0].2;
+    let _ = writeln!(
+        out,
+        "<h3>Cost per transaction</h3><table class=\"cost\"><tr><th class=\"l\">series</th><th>peak {}</th><th>W</th><th>capex</th><th>energy kWh ({} years, cooling ×{})</th><th>energy cost</th><th>TCO</th><th>cost per {}</th></tr>",
+        esc(&rows[0].0.unit),
+        c.years,
+        c.cooling_factor,
+        esc(&rows[0].0.unit)
+    );
+    for (s, l, c, w) in &rows {
+        let t = c.tco(*w, l.throughput.mean);
+        let m = |v: f64| format!("{}{:.0}", esc(&c.currency), v);
+        let _ = writeln!(
+            out,
+            "<tr data-series=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}{:.3}</td></tr>",
+            esc(&s.name),
+            esc(&s.name),
+            num(l.throughput.mean),
+            w,
+            m(t.capex),
+            t.energy_kwh,
+            m(t.energy_cost),
+            m(t.total),
+            esc(&c.currency),
+            t.per_throughput
+        );
+    }
+    let source = rows[0].1.os.as_ref().map_or(String::new(), |o| o.power_source.clone());
+    let _ = writeln!(out, "</table><p class=\"muted\">Watts {source}; TCO = capex + kWh × price, kWh = W × hours × years × cooling factor.</p>");
+}
+
 fn run_section(out: &mut String, doc: &RunDocument) {
     let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
     let id = doc.id.unwrap_or(0);
@@ -493,9 +539,9 @@ fn run_section(out: &mut String, doc: &RunDocument) {
         out.push_str("</section>\n");
         return;
     };
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<table class=\"percentiles\"><tr><th class=\"l\">type</th><th>count</th><th>avg ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>{}</tr>\n",
+        "<table class=\"percentiles\"><tr><th class=\"l\">type</th><th>count</th><th>avg ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>{}</tr>",
         if tpcc { "<th>p90 limit</th>" } else { "" }
     );
     let mut row = |name: &str, n: u64, l: &LatencyMs, limit: String| {
@@ -573,4 +619,54 @@ fn percentile_curve(out: &mut String, doc: &RunDocument, id: i64) {
         x_ticks: Some(ticks),
     };
     out.push_str(&chart.render());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::figures::{series_result, StepFigures};
+    use crate::study::steady::Steady;
+
+    #[test]
+    fn a_study_with_cost_inputs_gets_its_cost_table() {
+        let spec = StudySpec::from_toml(
+            "name='c'\nkind='sweep'\nworkloads=['oltp_read_write']\nlevels=[8]\nstep_time=5\n\
+             [cost]\nserver_capex=10000\ndevices=4\ndevice_capex=500\npower_price_kwh=0.1\ncooling_factor=1.5\nyears=4",
+            "c",
+        )
+        .unwrap();
+        let step = StepFigures {
+            unit: "tps".into(),
+            throughput: Steady { median: 2000.0, mean: 2000.0, min: 2000.0, max: 2000.0, cv: 0.0, samples: 4 },
+            tps: 2000.0,
+            latency_ms: LatencyMs::default(),
+            p90: vec![],
+            os: Some(crate::monitor::os::OsSample {
+                watts: Some(200.0),
+                power_source: "given".into(),
+                ..Default::default()
+            }),
+            instances: vec![],
+            notes: vec![],
+        };
+        let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
+        let row = StudyRow {
+            id: 1,
+            name: "c".into(),
+            kind: "sweep".into(),
+            started_at: "t".into(),
+            finished_at: None,
+            status: "completed".into(),
+            spec: serde_json::Value::Null,
+            result: None,
+            steps: vec![],
+        };
+        let html = report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run: None }], "now");
+        let table = &html[html.find("<table class=\"cost\">").expect("cost table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        // The hand-computed case of cost::tests: $13,052 TCO, $6.526 per tps.
+        assert!(table.contains("<td>$12000</td>") && table.contains("<td>$13052</td>"), "{table}");
+        assert!(table.contains("<td>$6.526</td>"), "{table}");
+        assert!(html.contains("Watts given"));
+    }
 }

@@ -8,6 +8,21 @@ use crate::store::RunRow;
 use std::fmt::Write;
 
 pub mod compare;
+/// ANSI colour for terminal output: only when stdout is a terminal and NO_COLOR is
+/// unset, so files, pipes and tests get plain text.
+pub fn paint(text: &str, code: &str) -> String {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        use std::io::IsTerminal;
+        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    });
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
 pub mod export;
 pub mod html;
 pub mod svg;
@@ -129,7 +144,7 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         }
     }
     for n in &s.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  {}", paint(&format!("note: {n}"), "33"));
     }
     if s.types.len() > 1 {
         let _ = writeln!(
@@ -140,7 +155,9 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         for t in &s.types {
             let l = &t.latency_ms;
             let limit = match (t.p90_limit_ms, t.p90_within_limit) {
-                (Some(ms), Some(ok)) => format!("{} {:.0} s", if ok { "within" } else { "OVER" }, ms / 1000.0),
+                (Some(ms), Some(ok)) => {
+                    format!("{} {:.0} s", if ok { "within".to_string() } else { paint("OVER", "1;31") }, ms / 1000.0)
+                }
                 _ => "-".into(),
             };
             let _ = writeln!(
@@ -282,7 +299,7 @@ pub fn step_line(
         runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")
     );
     for note in &f.notes {
-        let _ = write!(s, "\n    note: {note}");
+        let _ = write!(s, "\n    {}", paint(&format!("note: {note}"), "33"));
     }
     s
 }
@@ -365,7 +382,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
                 marks.push("stop");
             }
             if !marks.is_empty() {
-                let _ = write!(out, "  <- {}", marks.join(", "));
+                let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
             }
             out.push('\n');
         }
@@ -380,6 +397,23 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             s.levels.iter().find_map(|l| l.os.as_ref().filter(|o| o.watts.is_some())).map(|o| o.power_source.clone());
         if let Some(src) = power {
             let _ = writeln!(out, "  power: {src}");
+        }
+        let peak = s.peak.and_then(|(lv, _)| s.levels.iter().find(|l| l.level == lv));
+        if let (Some(c), Some(l)) = (spec.cost_of(&s.name), peak) {
+            if let Some(w) = l.os.as_ref().and_then(|o| o.watts) {
+                let t = c.tco(w, l.throughput.mean);
+                let _ = writeln!(
+                    out,
+                    "  cost at the peak: TCO {cur}{:.0} over {} years ({cur}{:.0} capex + {cur}{:.0} energy), {cur}{:.3} per {}",
+                    t.total,
+                    c.years,
+                    t.capex,
+                    t.energy_cost,
+                    t.per_throughput,
+                    s.unit,
+                    cur = c.currency
+                );
+            }
         }
         match (&s.stop, s.stopped_at, s.saturation) {
             (Some(why), Some(at), Some(sat)) => {

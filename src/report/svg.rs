@@ -18,7 +18,7 @@ pub fn esc(s: &str) -> String {
 
 /// Round tick steps (1, 2, 5 x 10^k) covering 0..max with about 5 ticks.
 pub fn ticks(max: f64) -> Vec<f64> {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return vec![0.0, 1.0];
     }
     let raw = max / 5.0;

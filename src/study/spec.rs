@@ -94,6 +94,9 @@ impl ServerSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub name: String,
+    /// This configuration's own cost inputs (else the study's `[cost]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostInputs>,
     #[serde(flatten)]
     pub server: ServerSpec,
 }
@@ -164,9 +167,9 @@ pub struct StudySpec {
     pub scale: ScaleSpec,
     #[serde(default)]
     pub power: PowerSpec,
-    /// Cost inputs, kept for sizing (capex, power price, years ...).
+    /// Cost inputs: capex, power price, cooling, years (TCO and cost per transaction).
     #[serde(default)]
-    pub cost: Option<Value>,
+    pub cost: Option<crate::cost::CostInputs>,
 }
 
 fn one() -> u32 {
@@ -210,6 +213,9 @@ impl StudySpec {
         }
         super::stop::parse(&self.stop_when)?;
         crate::cli::plan::power(self.power.model.as_deref(), self.power.watts)?;
+        for c in self.cost.iter().chain(self.configs.iter().filter_map(|c| c.cost.as_ref())) {
+            c.validate()?;
+        }
         self.server.settings()?;
         for c in &self.configs {
             self.server.with(&c.server).settings().map_err(|e| format!("config '{}': {e}", c.name))?;
@@ -272,6 +278,12 @@ impl StudySpec {
             return Err(format!("split: {key} {total} does not divide evenly over {n} instances"));
         }
         Ok(total / n)
+    }
+
+    /// The cost inputs of a series: its configuration's, else the study's.
+    pub fn cost_of(&self, series: &str) -> Option<&crate::cost::CostInputs> {
+        let config = self.configs.iter().find(|c| series.ends_with(&format!(" @ {}", c.name)));
+        config.and_then(|c| c.cost.as_ref()).or(self.cost.as_ref())
     }
 
     /// The `sizeup run` arguments of one step.
