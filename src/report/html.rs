@@ -187,6 +187,21 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
         out.push_str("<p>No level finished.</p>");
         return;
     }
+    // One level is a point, not a curve: its figures are in the table and, beside the
+    // other series, in the comparison charts.
+    if s.levels.len() > 1 {
+        level_chart(out, s, what);
+    }
+    cpu_chart(out, s, what);
+    level_table(out, spec, s, what);
+    if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
+        saturation_table(out, s, at, why, what);
+    } else if s.complete {
+        let _ = writeln!(out, "<p>No stop condition met up to {} {what}.</p>", s.levels.last().map_or(0, |l| l.level));
+    }
+}
+
+fn level_chart(out: &mut String, s: &SeriesResult, what: &str) {
     let xs: Vec<f64> = s.levels.iter().map(|l| l.level as f64).collect();
     let log_x = xs.len() > 2 && xs.windows(2).all(|w| w[1] >= 2.0 * w[0] - 1e-9);
     let mut marks = Vec::new();
@@ -216,6 +231,9 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
         x_ticks: None,
     };
     out.push_str(&chart.render());
+}
+
+fn cpu_chart(out: &mut String, s: &SeriesResult, what: &str) {
     if s.levels.iter().any(|l| l.os.is_some()) {
         let os = |f: &dyn Fn(&crate::monitor::os::OsSample) -> f64| {
             s.levels.iter().map(|l| l.os.as_ref().map_or(0.0, f)).collect::<Vec<f64>>()
@@ -238,12 +256,6 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
             y_max: Some(100.0),
         };
         out.push_str(&cpu.render());
-    }
-    level_table(out, spec, s, what);
-    if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
-        saturation_table(out, s, at, why, what);
-    } else if s.complete {
-        let _ = writeln!(out, "<p>No stop condition met up to {} {what}.</p>", s.levels.last().map_or(0, |l| l.level));
     }
 }
 

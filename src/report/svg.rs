@@ -258,7 +258,7 @@ fn legend(s: &mut String, items: Vec<(&str, bool)>) {
             y + 4.0,
             esc(name)
         );
-        x += 30.0 + 6.5 * name.len() as f64;
+        x += 40.0 + 7.0 * name.len() as f64;
     }
     s.push_str("</g>");
 }
@@ -371,7 +371,7 @@ impl BarChart<'_> {
                 y + 4.0,
                 esc(name)
             );
-            x += 30.0 + 6.5 * name.len() as f64;
+            x += 40.0 + 7.0 * name.len() as f64;
         }
         s.push_str("</g></svg></figure>\n");
         s
