@@ -75,7 +75,11 @@ fn check(name: &str, text: &str) {
 #[test]
 fn run_exports_match_their_fixtures() {
     let doc = fixture_run();
-    check("run.csv", &export::run(&doc, Format::Csv));
+    let csv = export::run(&doc, Format::Csv);
+    let widths: Vec<usize> = csv.lines().map(|l| l.split(',').count()).collect();
+    assert!(widths.iter().all(|&w| w == widths[0]), "every row as wide as the header: {widths:?}");
+    assert_eq!(widths.len(), doc.intervals.len() + 1, "one row per interval");
+    check("run.csv", &csv);
     check("run.md", &export::run(&doc, Format::Markdown));
     let json = export::run(&doc, Format::Json);
     check("run.json", &json);

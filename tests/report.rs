@@ -131,6 +131,11 @@ fn reports_and_comparisons_from_real_runs() {
     let chtml = std::fs::read_to_string(&cmp).unwrap();
     assert!(chtml.contains("data-metric=\"tps (interval mean)\""));
     assert!(chtml.contains("significant"), "a verdict per sampled row");
+    // Every latency figure is tested against its interval samples.
+    for m in ["avg ms", "p50 ms", "p90 ms", "p99 ms", "max ms"] {
+        assert!(chtml.contains(&format!("data-metric=\"{m} (interval mean)\"")), "{m}");
+    }
+    assert!(!chtml.contains("no interval samples"));
     assert!(chtml.contains("data-chart=\"compare\""));
     let e = s.sizeup(&["compare", &a, "s1"]).unwrap_err().to_string();
     assert!(e.contains("two runs or two studies"), "{e}");

@@ -1,7 +1,7 @@
 //! `sizeup compare`: two runs or two studies side by side, each difference with a
 //! Welch t-test over the interval samples (effective sample sizes corrected for
-//! autocorrelation; see stats::significance). Figures without per-interval samples
-//! (a whole run's p50, p99, max) are shown with their change but no verdict.
+//! autocorrelation; see stats::significance). Runs stored before intervals kept
+//! their mean and percentiles show those figures for the whole run, without a verdict.
 
 use super::html::Item;
 use crate::result::RunDocument;
@@ -78,14 +78,28 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
             true,
         ),
     ];
-    let whole = |name: &str, x: f64, y: f64| Row { metric: name.into(), a: x, b: y, test: None, lower_is_better: true };
+    // Each latency figure against its per-interval samples; runs stored before those
+    // were kept have none, and get the whole-run figure without a verdict.
+    let has = |ivs: &[&Interval]| ivs.iter().any(|iv| iv.p50_ms > 0.0);
     let (la, lb) = (&sa.latency_ms, &sb.latency_ms);
-    rows.push(whole("avg ms", la.avg, lb.avg));
-    rows.push(whole("p50 ms", la.p50, lb.p50));
-    rows.push(whole("p90 ms", la.p90, lb.p90));
-    rows.push(whole("p95 ms", la.p95, lb.p95));
-    rows.push(whole("p99 ms", la.p99, lb.p99));
-    rows.push(whole("max ms", la.max, lb.max));
+    type Pick = fn(&Interval) -> f64;
+    let figures: [(&str, Pick, f64, f64); 5] = [
+        ("avg ms", |iv| iv.avg_ms, la.avg, lb.avg),
+        ("p50 ms", |iv| iv.p50_ms, la.p50, lb.p50),
+        ("p90 ms", |iv| iv.p90_ms, la.p90, lb.p90),
+        ("p99 ms", |iv| iv.p99_ms, la.p99, lb.p99),
+        ("max ms", |iv| iv.max_ms, la.max, lb.max),
+    ];
+    for (name, pick, x, y) in figures {
+        if has(&ia) && has(&ib) {
+            let v = |ivs: &[&Interval]| {
+                ivs.iter().filter(|iv| iv.transactions > 0).map(|iv| pick(iv)).collect::<Vec<f64>>()
+            };
+            rows.push(sampled(format!("{name} (interval mean)"), v(&ia), v(&ib), true));
+        } else {
+            rows.push(Row { metric: format!("{name} (whole run)"), a: x, b: y, test: None, lower_is_better: true });
+        }
+    }
     if sa.types.len() > 1 {
         for t in &sa.types {
             let p90 = |ivs: &[&Interval]| {

@@ -180,6 +180,18 @@ pub struct Interval {
     pub writes_per_s: f64,
     pub other_per_s: f64,
     pub p95_ms: f64,
+    /// Mean and further percentiles of the interval, so comparisons can test each
+    /// against its spread (absent, 0, in runs stored before they were kept).
+    #[serde(default)]
+    pub avg_ms: f64,
+    #[serde(default)]
+    pub p50_ms: f64,
+    #[serde(default)]
+    pub p90_ms: f64,
+    #[serde(default)]
+    pub p99_ms: f64,
+    #[serde(default)]
+    pub max_ms: f64,
     /// The percentile chosen with `--percentile` (sysbench's option) and its value.
     #[serde(default = "default_percentile")]
     pub percentile: f64,
@@ -231,6 +243,11 @@ impl Interval {
             writes_per_s: per_s(rec.queries.writes),
             other_per_s: per_s(rec.queries.other),
             p95_ms: at(0.95),
+            avg_ms: if all.is_empty() { 0.0 } else { all.mean() / 1000.0 },
+            p50_ms: at(0.50),
+            p90_ms: at(0.90),
+            p99_ms: at(0.99),
+            max_ms: if all.is_empty() { 0.0 } else { all.max() as f64 / 1000.0 },
             percentile,
             percentile_ms: at(percentile / 100.0),
             errors: rec.errors(),
