@@ -8,6 +8,7 @@ pub mod cli;
 pub mod client;
 pub mod cost;
 pub mod exec;
+pub mod model;
 pub mod monitor;
 pub mod random;
 pub mod report;
@@ -200,10 +201,15 @@ pub fn parse_ref(s: &str) -> Result<Ref, Error> {
     Ok(if study { Ref::Study(id) } else { Ref::Run(id) })
 }
 
+/// The spec a study was stored with.
+fn stored_spec(row: &store::StudyRow) -> Result<study::spec::StudySpec, Error> {
+    serde_json::from_value(row.spec.clone())
+        .map_err(|e| Error::Failed(format!("study {} was stored by another sizeup version: {e}", row.id)))
+}
+
 fn load_study_item(store: &store::Store, id: i64) -> Result<report::html::Item, Error> {
     let row = store.load_study(id)?;
-    let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
-        .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+    let spec: study::spec::StudySpec = stored_spec(&row)?;
     let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
     let sample_run = row.steps.iter().flat_map(|s| s.runs.first()).next().and_then(|&r| store.load_run(r).ok());
     Ok(report::html::Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run })
@@ -291,8 +297,7 @@ fn study_command(manager: &Manager, results: &std::path::Path, cmd: cli::StudyCo
         StudyCommand::Resume { id } => {
             let store = store::Store::open(results)?;
             let row = store.load_study(id)?;
-            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
-                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            let spec: study::spec::StudySpec = stored_spec(&row)?;
             match row.status.as_str() {
                 "completed" => {
                     println!("study {id} is complete; nothing to resume");
@@ -320,8 +325,7 @@ fn study_command(manager: &Manager, results: &std::path::Path, cmd: cli::StudyCo
                 println!("{}", serde_json::to_string_pretty(&row).expect("serialisable"));
                 return Ok(0);
             }
-            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
-                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            let spec: study::spec::StudySpec = stored_spec(&row)?;
             println!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
             if !spec.description.is_empty() {
                 println!("{}", spec.description.trim());
@@ -338,8 +342,7 @@ runs: {}",
         StudyCommand::Export { id, format, output } => {
             let store = store::Store::open(results)?;
             let row = store.load_study(id)?;
-            let spec: study::spec::StudySpec = serde_json::from_value(row.spec.clone())
-                .map_err(|e| Error::Failed(format!("study {id} was stored by another sizeup version: {e}")))?;
+            let spec: study::spec::StudySpec = stored_spec(&row)?;
             let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
             let text = match format {
                 report::export::Format::Json => serde_json::to_string_pretty(&row).expect("serialisable") + "\n",

@@ -276,24 +276,14 @@ pub struct RunArgs {
     /// Seconds between interval lines (0: no lines; intervals are still stored each second).
     #[arg(long, default_value_t = 1.0)]
     pub report_interval: f64,
-    /// Fixed pause in milliseconds after each transaction, per connection.
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
-    pub delay: f64,
-    /// OS threads that drive the connections (default: 1 per 4 CPUs for closed-loop
-    /// runs, the cheapest under load; 1 per connection with --rate, the most faithful
-    /// latency at low load).
-    #[arg(long)]
-    pub client_threads: Option<u32>,
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// Print a latency histogram after the summary (sysbench's --histogram).
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
     pub histogram: bool,
     /// Latency percentile shown in the interval lines (1-100).
     #[arg(long, default_value_t = 95.0)]
     pub percentile: f64,
-    /// Server error codes that are counted and retried instead of stopping the run:
-    /// a comma-separated list, `all` or `none` (sysbench's option and default).
-    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
-    pub mysql_ignore_errors: String,
     /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
     #[arg(long, default_value = "mysql", hide = true)]
     pub db_driver: String,
@@ -305,6 +295,23 @@ pub struct RunArgs {
     /// Set by scale studies: start measuring together with the other client groups.
     #[arg(skip)]
     pub start_line: Option<std::sync::Arc<crate::exec::StartLine>>,
+}
+
+/// How each connection paces itself and what it retries (run, sweep and scale).
+#[derive(Args, Debug, Clone, serde::Serialize)]
+pub struct SessionArgs {
+    /// Fixed pause in milliseconds after each transaction, per connection.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub delay: f64,
+    /// OS threads that drive the connections (default: 1 per 4 CPUs for closed-loop
+    /// runs, the cheapest under load; 1 per connection with --rate, the most faithful
+    /// latency at low load).
+    #[arg(long)]
+    pub client_threads: Option<u32>,
+    /// Server error codes that are counted and retried instead of stopping the run:
+    /// a comma-separated list, `all` or `none` (sysbench's option and default).
+    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
+    pub mysql_ignore_errors: String,
 }
 
 /// Power inputs for hosts without RAPL energy counters.
@@ -374,15 +381,8 @@ pub struct StudyArgs {
     pub tpcc: TpccArgs,
     #[command(flatten)]
     pub power: PowerArgs,
-    /// Fixed pause in milliseconds after each transaction, per connection.
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
-    pub delay: f64,
-    /// OS threads that drive the connections.
-    #[arg(long)]
-    pub client_threads: Option<u32>,
-    /// Server error codes counted and retried (as `sizeup run`).
-    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
-    pub mysql_ignore_errors: String,
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Args, Debug)]

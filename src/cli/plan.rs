@@ -108,14 +108,14 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
             a.warmup, a.time
         ));
     }
-    let delay = seconds("delay", a.delay / 1000.0)?;
+    let delay = seconds("delay", a.session.delay / 1000.0)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     // Closed loop: one OS thread per 4 CPUs drives every connection, the cheapest way to
     // keep a saturated server busy. Open loop: one thread per connection, because a lone
     // thread woken from epoll for each response added ~0.7 ms to every transaction at
     // low load (measured: p50 1.59 ms against 0.81 ms at 500 tps, 8 connections).
     let default_threads = if a.rate > 0.0 { a.threads.min(256) } else { cpus.div_ceil(4) };
-    let client_threads = a.client_threads.unwrap_or(default_threads).max(1);
+    let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
     if !(a.percentile > 0.0 && a.percentile <= 100.0) {
         return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
     }
@@ -140,7 +140,7 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         start_line: a.start_line.clone(),
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,
-        retry_on: a.mysql_ignore_errors.parse()?,
+        retry_on: a.session.mysql_ignore_errors.parse()?,
     })
 }
 
@@ -157,19 +157,14 @@ pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, String> {
 
 /// The study a `sizeup sweep` or `sizeup scale` command line describes.
 pub fn study_spec(kind: Kind, workload: &str, levels: &str, a: &StudyArgs, name: String) -> Result<StudySpec, String> {
-    let extras = serde_json::json!({
-        "delay": a.delay,
-        "client_threads": a.client_threads,
-        "mysql_ignore_errors": a.mysql_ignore_errors,
-    });
     let value = |v: serde_json::Result<serde_json::Value>| v.expect("serialisable");
     let parts = [
         value(serde_json::to_value(&a.target)),
         value(serde_json::to_value(&a.oltp)),
         value(serde_json::to_value(&a.tpcc)),
+        value(serde_json::to_value(&a.session)),
     ];
-    let mut options = spec::options_of(&parts);
-    options.extend(spec::options_of(&[extras]));
+    let options = spec::options_of(&parts);
     let spec = StudySpec {
         name: a.name.clone().unwrap_or(name),
         description: String::new(),

@@ -1,0 +1,163 @@
+//! From measured studies to a decision (SPEC study 6): servers needed for a target
+//! throughput, scale-up first against one instance per server, and which measured
+//! configurations meet a requirement. Pure arithmetic on study results.
+
+use crate::study::figures::SeriesResult;
+use serde::{Deserialize, Serialize};
+
+/// ceil(T / (P x E)): servers needed for target `t` when one server delivers `p` and
+/// adding servers keeps a fraction `e` of each one's throughput.
+pub fn servers_needed(t: f64, p: f64, e: f64) -> Result<u64, String> {
+    if !(t > 0.0 && p > 0.0 && e > 0.0 && e <= 1.0) {
+        return Err(format!(
+            "servers needed: target {t}, per-server {p} and efficiency {e} must be above 0 (efficiency at most 1)"
+        ));
+    }
+    Ok((t / (p * e) - 1e-9).ceil().max(1.0) as u64)
+}
+
+/// One way to build for the target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub name: String,
+    pub instances_per_server: u32,
+    /// Throughput one server delivers that way.
+    pub per_server: f64,
+    pub servers: u64,
+    /// Mean watts of one server at that load, when known.
+    pub watts: Option<f64>,
+}
+
+/// The instance count to run per server from a scale study: the peak, or with a
+/// latency bound the highest-throughput count whose p95 meets it. Returns (count,
+/// total throughput, p95, watts).
+pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u32, f64, f64, Option<f64>)> {
+    s.levels
+        .iter()
+        .filter(|l| p95_bound_ms.is_none_or(|b| l.p95_ms <= b))
+        .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
+        .map(|l| (l.level, l.throughput.mean, l.p95_ms, l.os.as_ref().and_then(|o| o.watts)))
+}
+
+/// Scale-up first (the best instance count per server) against one instance per
+/// server, for target `t` at efficiency `e`.
+pub fn plans(s: &SeriesResult, t: f64, e: f64, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
+    let (n, p, _, w) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
+        Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
+        None => format!("{}: no finished level", s.name),
+    })?;
+    let one =
+        s.levels.iter().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
+    let one_w = one.os.as_ref().and_then(|o| o.watts);
+    Ok(vec![
+        Plan {
+            name: "scale-up first".into(),
+            instances_per_server: n,
+            per_server: p,
+            servers: servers_needed(t, p, e)?,
+            watts: w,
+        },
+        Plan {
+            name: "one instance per server".into(),
+            instances_per_server: 1,
+            per_server: one.throughput.mean,
+            servers: servers_needed(t, one.throughput.mean, e)?,
+            watts: one_w,
+        },
+    ])
+}
+
+/// A configuration checked against "X at Y connections".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub series: String,
+    pub measured: f64,
+    pub qualifies: bool,
+    /// (measured − required) / required, in percent.
+    pub margin_pct: f64,
+}
+
+/// Which series reach `required` at level `at` (series without that level are left out).
+pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdict> {
+    series
+        .iter()
+        .filter_map(|s| {
+            let l = s.levels.iter().find(|l| l.level == at)?;
+            let x = l.throughput.mean;
+            Some(Verdict {
+                series: s.name.clone(),
+                measured: x,
+                qualifies: x >= required,
+                margin_pct: (x - required) / required * 100.0,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_study_6_worked_example() {
+        // 17,000 TPS with P = 5,700 at 6 instances and E = 0.9: 4 servers; one instance
+        // per server at P = 2,231: 9 servers.
+        assert_eq!(servers_needed(17_000.0, 5_700.0, 0.9).unwrap(), 4);
+        assert_eq!(servers_needed(17_000.0, 2_231.0, 0.9).unwrap(), 9);
+        // Exactly enough is enough.
+        assert_eq!(servers_needed(1_000.0, 500.0, 1.0).unwrap(), 2);
+        assert!(servers_needed(1_000.0, 500.0, 1.5).unwrap_err().contains("at most 1"));
+        assert!(servers_needed(1_000.0, 0.0, 0.9).is_err());
+    }
+
+    fn series(points: &[(u32, f64, f64)]) -> SeriesResult {
+        use crate::study::figures::{series_result, StepFigures};
+        use crate::study::steady::Steady;
+        let steps: Vec<(u32, StepFigures)> = points
+            .iter()
+            .map(|&(n, x, p95)| {
+                (
+                    n,
+                    StepFigures {
+                        unit: "tps".into(),
+                        throughput: Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5 },
+                        tps: x,
+                        latency_ms: crate::stats::LatencyMs { p95, ..Default::default() },
+                        p90: vec![],
+                        os: None,
+                        instances: vec![],
+                        notes: vec![],
+                    },
+                )
+            })
+            .collect();
+        let levels: Vec<u32> = points.iter().map(|p| p.0).collect();
+        series_result("rw", &levels, 1, &steps, &[])
+    }
+
+    #[test]
+    fn scale_up_first_against_one_per_server() {
+        // The paper's scale-up: 2,231 at 1 instance, 5,702 at 6, less at 7 and 8.
+        let s =
+            series(&[(1, 2231.0, 20.0), (2, 3900.0, 25.0), (4, 5200.0, 40.0), (6, 5702.0, 60.0), (8, 5400.0, 90.0)]);
+        let p = plans(&s, 17_000.0, 0.9, None).unwrap();
+        assert_eq!((p[0].instances_per_server, p[0].servers), (6, 4));
+        assert_eq!((p[1].instances_per_server, p[1].servers), (1, 9));
+        // A p95 bound of 50 ms rules out 6 instances: 4 it is, and 4 servers still.
+        let p = plans(&s, 17_000.0, 0.9, Some(50.0)).unwrap();
+        assert_eq!((p[0].instances_per_server, p[0].servers), (4, 4));
+        assert!(plans(&s, 17_000.0, 0.9, Some(5.0)).unwrap_err().contains("no instance count meets"));
+    }
+
+    #[test]
+    fn requirement_lists_qualifying_and_failing() {
+        let mut a = series(&[(8, 1500.0, 5.0), (16, 1300.0, 9.0)]);
+        a.name = "server A".into();
+        let mut b = series(&[(8, 1100.0, 5.0), (16, 1150.0, 9.0)]);
+        b.name = "server B".into();
+        let v = requirement(&[a, b], 1200.0, 16);
+        assert_eq!(v.len(), 2);
+        assert!(v[0].qualifies && (v[0].margin_pct - 8.333).abs() < 0.01, "{v:?}");
+        assert!(!v[1].qualifies && (v[1].margin_pct + 4.1667).abs() < 0.01, "{v:?}");
+    }
+}
