@@ -170,14 +170,138 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Report(a) => {
             let store = store::Store::open(&results)?;
             let items = a.items.iter().map(|i| report_item(&store, i)).collect::<Result<Vec<_>, _>>()?;
-            let html = report::html::report(&items, &now_utc());
+            if a.target_tps.is_some_and(|t| t.is_nan() || t <= 0.0)
+                || !(0.0..=1.0).contains(&a.efficiency)
+                || a.efficiency == 0.0
+            {
+                return Err(Error::Usage("--target-tps must be above 0 and --efficiency in (0, 1]".into()));
+            }
+            let sizing = a.target_tps.map(|target| report::html::Sizing { target, efficiency: a.efficiency });
+            let html = report::html::report(&items, &now_utc(), sizing);
             std::fs::write(&a.html, html)
                 .map_err(|e| Error::Failed(format!("cannot write {}: {e}", a.html.display())))?;
             println!("wrote {} ({} item(s))", a.html.display(), items.len());
             Ok(0)
         }
         Command::Compare(a) => compare(&results, &a),
+        Command::Model(cli::ModelCommand::Usl { points, from }) => model_usl(&results, points, from),
+        Command::Size(a) => size(&results, &a),
     }
+}
+
+/// `sizeup model usl`: fit points given, or each series of a stored study.
+fn model_usl(results: &std::path::Path, points: Option<String>, from: Option<String>) -> Result<i32, Error> {
+    // (series name, unit, points)
+    type PointSet = (String, String, Vec<(f64, f64)>);
+    let sets: Vec<PointSet> = match (points, from) {
+        (Some(p), _) => {
+            vec![("the points given".into(), "throughput".into(), model::usl::parse_points(&p).map_err(Error::Usage)?)]
+        }
+        (None, Some(f)) => {
+            let Ref::Study(id) = parse_ref(&f)? else {
+                return Err(Error::Usage("--from takes a study (s3 or study:3)".into()));
+            };
+            let store = store::Store::open(results)?;
+            let row = store.load_study(id)?;
+            let spec = stored_spec(&row)?;
+            study::results_of(&spec, &row)
+                .map_err(Error::Failed)?
+                .into_iter()
+                .map(|s| {
+                    let pts = s.levels.iter().map(|l| (l.level as f64, l.throughput.mean)).collect();
+                    (s.name, s.unit, pts)
+                })
+                .collect()
+        }
+        (None, None) => return Err(Error::Usage("give --points N:X,... or --from STUDY".into())),
+    };
+    let mut failed = 0;
+    for (name, unit, pts) in sets {
+        match model::usl::fit(&pts) {
+            Ok(f) => print!("{}", report::usl_text(&name, &unit, &f)),
+            Err(e) => {
+                failed += 1;
+                println!("{name}: cannot fit: {e}");
+            }
+        }
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// `sizeup size`: servers needed and requirement checks from stored studies.
+fn size(results: &std::path::Path, a: &cli::SizeArgs) -> Result<i32, Error> {
+    if a.target_tps.is_nan() || a.target_tps <= 0.0 {
+        return Err(Error::Usage("--target-tps must be above 0".into()));
+    }
+    let e: f64 =
+        match a.efficiency.as_str() {
+            "measured" => {
+                return Err(Error::Usage(
+                    "--efficiency measured needs a scale-out measurement (several servers serving one workload), \
+                 which sizeup cannot make on one host yet: give E as a number, e.g. --efficiency 0.9"
+                        .into(),
+                ))
+            }
+            v => v.parse().ok().filter(|e: &f64| *e > 0.0 && *e <= 1.0).ok_or_else(|| {
+                Error::Usage(format!("--efficiency {v}: give a number above 0 and at most 1, e.g. 0.9"))
+            })?,
+        };
+    let bound = match &a.latency {
+        None => None,
+        Some(l) => Some(
+            l.trim()
+                .strip_prefix("p95<")
+                .and_then(|v| v.trim().trim_end_matches("ms").parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| Error::Usage(format!("--latency '{l}': write p95<MS, e.g. p95<50")))?,
+        ),
+    };
+    let store = store::Store::open(results)?;
+    let mut out = String::new();
+    let mut answered = false;
+    let mut sweeps = Vec::new();
+    for f in &a.from {
+        let Ref::Study(id) = parse_ref(f)? else {
+            return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
+        };
+        let row = store.load_study(id)?;
+        let spec = stored_spec(&row)?;
+        let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
+        if spec.kind == study::spec::Kind::Scale {
+            for s in &series {
+                let plans = model::sizing::plans(s, a.target_tps, e, bound).map_err(Error::Failed)?;
+                out += &report::sizing_text(
+                    &format!("study {id}: {}", s.name),
+                    &s.unit,
+                    a.target_tps,
+                    e,
+                    bound,
+                    &plans,
+                    spec.cost_of(&s.name),
+                );
+                answered = true;
+            }
+        } else {
+            sweeps.extend(series);
+        }
+    }
+    if let Some(at) = a.at_connections {
+        let verdicts = model::sizing::requirement(&sweeps, a.target_tps, at);
+        if verdicts.is_empty() {
+            return Err(Error::Usage(format!("no sweep among --from measured {at} connections")));
+        }
+        out += &report::requirement_text(a.target_tps, at, &verdicts);
+        answered = true;
+    }
+    if !answered {
+        return Err(Error::Usage(
+            "nothing to size from: give a scale study (sizeup scale, studies/2-instance-scale-up.toml) \
+             or --at-connections N with sweep studies"
+                .into(),
+        ));
+    }
+    print!("{out}");
+    Ok(0)
 }
 
 /// A run (`12`, `run:12`) or a study (`s3`, `study:3`) named on the command line.

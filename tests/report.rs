@@ -124,6 +124,35 @@ fn reports_and_comparisons_from_real_runs() {
     assert_eq!(points(&html, "percentiles", "oltp_read_only").len(), 9);
     assert!(html.contains("<table class=\"percentiles\">"));
 
+    // Three levels are too few for the USL: the report says so instead of a curve.
+    assert!(html.contains("<pre class=\"usl\" data-fit=\"false\">USL: cannot fit oltp_read_only: 3 distinct"));
+    // Six levels through saturation: the fitted curve is drawn over the points, and
+    // `model usl --from` prints the same fit.
+    let six = [
+        "sweep",
+        "oltp_read_only",
+        "--threads",
+        "1..6",
+        "--step-time",
+        "1",
+        "--warmup",
+        "0.5",
+        "--sample-interval",
+        "0.5",
+        "--tables",
+        "1",
+        "--table-size",
+        "3000",
+    ];
+    assert_eq!(s.sizeup(&six).unwrap(), 0);
+    let third = store.list_studies().unwrap().pop().unwrap();
+    let html6 = dir.path().join("six.html");
+    assert_eq!(s.sizeup(&["report", &format!("s{}", third.id), "--html", html6.to_str().unwrap()]).unwrap(), 0);
+    let html6 = std::fs::read_to_string(&html6).unwrap();
+    assert!(html6.contains("<pre class=\"usl\" data-fit=\"true\">USL fit of oltp_read_only (6 points)"), "fit shown");
+    assert_eq!(points(&html6, "throughput-latency", "USL fit").len(), 41);
+    assert_eq!(s.sizeup(&["model", "usl", "--from", &format!("s{}", third.id)]).unwrap(), 0);
+
     // compare: two runs of one study level are the same configuration.
     let (a, b) = (first.steps[2].runs[0].to_string(), second.steps[0].runs[0].to_string());
     let cmp = dir.path().join("compare.html");

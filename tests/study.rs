@@ -171,7 +171,7 @@ fn one_to_three_instances_scale_up() {
     let store = Store::open(&s.results()).unwrap();
     let row = store.list_studies().unwrap().pop().unwrap();
     assert_eq!((row.kind.as_str(), row.status.as_str()), ("scale", "completed"));
-    let r: Vec<SeriesResult> = serde_json::from_value(row.result.unwrap()["series"].clone()).unwrap();
+    let r: Vec<SeriesResult> = serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
     let r = &r[0];
     assert_eq!(r.levels.iter().map(|l| l.per_instance.len()).collect::<Vec<_>>(), [1, 2, 3]);
     for (step, n) in row.steps.iter().zip(1..) {
@@ -202,6 +202,23 @@ fn one_to_three_instances_scale_up() {
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2000");
     }
+
+    // Sizing from this scale study, end to end: servers needed, and the report's table.
+    let sid = format!("s{}", row.id);
+    assert_eq!(s.sizeup(&["size", "--target-tps", "10000", "--from", &sid, "--efficiency", "0.9"]).unwrap(), 0);
+    let (lv, peak) = r.peak.unwrap();
+    let want = (10000.0 / (peak * 0.9)).ceil() as u64;
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let h = html.to_str().unwrap();
+    assert_eq!(s.sizeup(&["report", &sid, "--html", h, "--target-tps", "10000"]).unwrap(), 0);
+    let html = std::fs::read_to_string(&html).unwrap();
+    let plan = &html[html.find("<tr data-plan=\"scale-up first\">").expect("sizing table")..];
+    let plan = &plan[..plan.find("</tr>").unwrap()];
+    assert!(plan.contains(&format!("<td>{lv}</td>")) && plan.contains(&format!("<td>{want}</td>")), "{plan}");
+    let e =
+        s.sizeup(&["size", "--target-tps", "100", "--from", &sid, "--efficiency", "measured"]).unwrap_err().to_string();
+    assert!(e.contains("scale-out measurement"), "{e}");
 
     // The same multi-target run against servers named by host:port (as for hosts sizeup
     // does not manage): the groups go over TCP to the given ports.

@@ -56,6 +56,12 @@ pub enum Command {
     Report(ReportArgs),
     /// Two runs or two studies side by side, with the significance of each difference.
     Compare(CompareArgs),
+    /// Scalability models: fit the Universal Scalability Law to measured points.
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// Sizing answers from measured studies: instances per server, servers needed for a
+    /// target, which configurations meet a requirement.
+    Size(SizeArgs),
     /// A short study on the managed default instance: prepare, then oltp_read_write at
     /// 1, 2, 4 and 8 threads, with the peak marked.
     Demo(DemoArgs),
@@ -437,6 +443,12 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
+    /// Add a sizing table to each scale study: servers needed for this throughput.
+    #[arg(long)]
+    pub target_tps: Option<f64>,
+    /// Scale-out efficiency for the sizing table.
+    #[arg(long, default_value_t = 0.9, requires = "target_tps")]
+    pub efficiency: f64,
 }
 
 #[derive(Args, Debug)]
@@ -448,6 +460,41 @@ pub struct CompareArgs {
     /// Also draw the comparison into this HTML file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ModelCommand {
+    /// Fit X(N) = λN / (1 + σ(N−1) + κN(N−1)) to points or to a study's series.
+    Usl {
+        /// Points measured by any tool: N:throughput,... e.g. "1:277,2:1469,4:1450".
+        #[arg(long, conflicts_with = "from")]
+        points: Option<String>,
+        /// A stored study (s3 or study:3): each series' levels and steady throughput.
+        #[arg(long)]
+        from: Option<String>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct SizeArgs {
+    /// The throughput to provide (tps, or NOPM for TPC-C studies).
+    #[arg(long)]
+    pub target_tps: f64,
+    /// Studies to size from (s3 or study:3), repeatable: scale studies give
+    /// instances per server and servers needed; sweeps answer --at-connections.
+    #[arg(long = "from", required = true)]
+    pub from: Vec<String>,
+    /// Latency requirement, e.g. "p95<50" (milliseconds).
+    #[arg(long)]
+    pub latency: Option<String>,
+    /// Scale-out efficiency E (0..1]: the share of one server's throughput each added
+    /// server keeps. `measured` needs a scale-out measurement, which sizeup cannot
+    /// make on one host yet.
+    #[arg(long, default_value = "0.9")]
+    pub efficiency: String,
+    /// Check "target at N connections" against sweep studies (SPEC study 1's question).
+    #[arg(long)]
+    pub at_connections: Option<u32>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -245,6 +245,6 @@ pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
     };
     body.push_str(&chart.render());
     body.push_str("</section>\n");
-    let page = super::html::report(&items, generated_at);
+    let page = super::html::report(&items, generated_at, None);
     page.replacen("</p>\n", &format!("</p>\n{body}"), 1)
 }

@@ -33,7 +33,15 @@ dl.provenance { display: grid; grid-template-columns: max-content auto; gap: .15
 dl.provenance dt { font-weight: bold; } .note { color: #8a4b00; } .muted { color: #666; font-size: .85em; }
 "#;
 
-pub fn report(items: &[Item], generated_at: &str) -> String {
+/// A sizing question to answer from the scale studies in a report: target throughput
+/// and scale-out efficiency.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    pub target: f64,
+    pub efficiency: f64,
+}
+
+pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = writeln!(out, "<title>sizeup report</title><style>{STYLE}</style></head><body>");
     let _ = writeln!(
@@ -46,7 +54,10 @@ pub fn report(items: &[Item], generated_at: &str) -> String {
         match item {
             Item::Run(doc) => run_section(&mut out, doc),
             Item::Study { row, spec, series, sample_run } => {
-                study_section(&mut out, row, spec, series, sample_run.as_ref())
+                study_section(&mut out, row, spec, series, sample_run.as_ref());
+                if let Some(q) = sizing.filter(|_| spec.kind == Kind::Scale) {
+                    sizing_table(&mut out, spec, series, q);
+                }
             }
         }
     }
@@ -203,6 +214,7 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
 
 fn level_chart(out: &mut String, s: &SeriesResult, what: &str) {
     let xs: Vec<f64> = s.levels.iter().map(|l| l.level as f64).collect();
+    let fit = crate::model::usl::fit(&pts(s, |l| l.throughput.mean));
     let log_x = xs.len() > 2 && xs.windows(2).all(|w| w[1] >= 2.0 * w[0] - 1e-9);
     let mut marks = Vec::new();
     if let Some((lv, x)) = s.peak {
@@ -221,16 +233,33 @@ fn level_chart(out: &mut String, s: &SeriesResult, what: &str) {
         left_label: &s.unit,
         right_label: "latency ms",
         log_x,
-        lines: vec![
-            Line { name: s.unit.clone(), points: pts(s, |l| l.throughput.mean), side: Side::Left, dashed: false },
-            Line { name: "mean ms".into(), points: pts(s, |l| l.latency_avg_ms), side: Side::Right, dashed: true },
-            Line { name: "p95 ms".into(), points: pts(s, |l| l.p95_ms), side: Side::Right, dashed: true },
-        ],
+        lines: {
+            let mut lines = vec![
+                Line { name: s.unit.clone(), points: pts(s, |l| l.throughput.mean), side: Side::Left, dashed: false },
+                Line { name: "mean ms".into(), points: pts(s, |l| l.latency_avg_ms), side: Side::Right, dashed: true },
+                Line { name: "p95 ms".into(), points: pts(s, |l| l.p95_ms), side: Side::Right, dashed: true },
+            ];
+            if let Ok(f) = &fit {
+                // The fitted curve over the measured range, 40 points, on the throughput axis.
+                let (a, b) = (xs[0], xs[xs.len() - 1]);
+                let grid = (0..=40).map(|i| {
+                    let n = if log_x { a * (b / a).powf(i as f64 / 40.0) } else { a + (b - a) * i as f64 / 40.0 };
+                    (n, crate::model::usl::predict(f.lambda, f.sigma, f.kappa, n))
+                });
+                lines.push(Line { name: "USL fit".into(), points: grid.collect(), side: Side::Left, dashed: true });
+            }
+            lines
+        },
         marks,
         bands: vec![],
         x_ticks: None,
     };
     out.push_str(&chart.render());
+    let text = match &fit {
+        Ok(f) => super::usl_text(&s.name, &s.unit, f),
+        Err(e) => format!("USL: cannot fit {}: {e}", s.name),
+    };
+    let _ = writeln!(out, "<pre class=\"usl\" data-fit=\"{}\">{}</pre>", fit.is_ok(), esc(text.trim_end()));
 }
 
 fn cpu_chart(out: &mut String, s: &SeriesResult, what: &str) {
@@ -439,6 +468,47 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
             y_max: None,
         };
         out.push_str(&chart.render());
+    }
+}
+
+/// Servers needed for the target, scale-up first against one instance per server.
+fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: Sizing) {
+    for s in series {
+        let _ = writeln!(out, "<h3>Sizing: {} {} from {}</h3>", num(q.target), esc(&s.unit), esc(&s.name));
+        match crate::model::sizing::plans(s, q.target, q.efficiency, None) {
+            Ok(plans) => {
+                let _ = writeln!(
+                    out,
+                    "<table class=\"sizing\"><tr><th class=\"l\">plan</th><th>instances per server</th><th>{} per server</th><th>servers</th><th>TCO</th></tr>",
+                    esc(&s.unit)
+                );
+                for p in &plans {
+                    let tco = match (spec.cost_of(&s.name), p.watts) {
+                        (Some(c), Some(w)) => {
+                            format!("{}{:.0}", esc(&c.currency), c.tco(w, p.per_server).total * p.servers as f64)
+                        }
+                        _ => "-".into(),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "<tr data-plan=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{tco}</td></tr>",
+                        esc(&p.name),
+                        esc(&p.name),
+                        p.instances_per_server,
+                        num(p.per_server),
+                        p.servers
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "</table><p class=\"muted\">servers = ceil(T / (P × E)), E = {} given (scale-out is not measured).</p>",
+                    q.efficiency
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&e));
+            }
+        }
     }
 }
 
@@ -673,7 +743,8 @@ mod tests {
             result: None,
             steps: vec![],
         };
-        let html = report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run: None }], "now");
+        let html =
+            report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run: None }], "now", None);
         let table = &html[html.find("<table class=\"cost\">").expect("cost table")..];
         let table = &table[..table.find("</table>").unwrap()];
         // The hand-computed case of cost::tests: $13,052 TCO, $6.526 per tps.

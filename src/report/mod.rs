@@ -451,6 +451,97 @@ pub fn studies_table(rows: &[crate::store::StudyRow]) -> String {
     out
 }
 
+/// A USL fit as text.
+pub fn usl_text(name: &str, unit: &str, f: &crate::model::usl::UslFit) -> String {
+    let mut out = format!("USL fit of {name} ({} points)\n", f.residuals.len());
+    let ci = |v: Option<f64>| v.map_or(String::new(), |c| format!(" ± {c:.2e}"));
+    let _ = writeln!(
+        out,
+        "  λ {:.2} {unit} per unit of concurrency   σ {:.4}{}   κ {:.3e}{}   R² {:.4}",
+        f.lambda,
+        f.sigma,
+        ci(f.sigma_ci),
+        f.kappa,
+        ci(f.kappa_ci),
+        f.r2
+    );
+    let measured = f.residuals.iter().map(|r| r.0).fold(0.0, f64::max);
+    match (f.peak_n, f.peak_x) {
+        (Some(n), Some(x)) => {
+            let _ = writeln!(out, "  peak at N* = sqrt((1 − σ) / κ) = {n:.1}, predicted {x:.1} {unit}");
+            if n > 2.0 * measured {
+                let _ =
+                    writeln!(out, "  (N* lies beyond twice the largest level measured, {measured}: an extrapolation)");
+            }
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "  κ = 0: Amdahl's law, no retrograde part; throughput approaches λ/σ = {:.1} {unit}",
+                if f.sigma > 0.0 { f.lambda / f.sigma } else { f64::INFINITY }
+            );
+        }
+    }
+    let res: Vec<String> = f.residuals.iter().map(|(n, r)| format!("{n}: {r:+.1}")).collect();
+    let _ = writeln!(out, "  residuals (measured − fitted): {}", res.join(", "));
+    out
+}
+
+/// Servers needed, scale-up first against one instance per server.
+pub fn sizing_text(
+    name: &str,
+    unit: &str,
+    target: f64,
+    e: f64,
+    bound: Option<f64>,
+    plans: &[crate::model::sizing::Plan],
+    cost: Option<&crate::cost::CostInputs>,
+) -> String {
+    let mut out = format!(
+        "\n{name}: {target:.0} {unit} with scale-out efficiency E = {e} (given: scale-out is not measured){}\n",
+        bound.map_or(String::new(), |b| format!(", p95 <= {b} ms"))
+    );
+    let _ =
+        writeln!(out, "  {:<26} {:>10} {:>14} {:>8}  TCO", "plan", "instances", format!("{unit}/server"), "servers");
+    let mut costs = Vec::new();
+    for p in plans {
+        let tco = match (cost, p.watts) {
+            (Some(c), Some(w)) => {
+                let t = c.tco(w, p.per_server).total * p.servers as f64;
+                costs.push(t);
+                format!("{}{t:.0}", c.currency)
+            }
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<26} {:>10} {:>14.1} {:>8}  {tco}",
+            p.name, p.instances_per_server, p.per_server, p.servers
+        );
+    }
+    if let (Some(c), [a, b]) = (cost, costs.as_slice()) {
+        let _ = writeln!(out, "  scale-up first costs {}{:.0} less over {} years", c.currency, b - a, c.years);
+    }
+    let _ = writeln!(out, "  servers = ceil(T / (P x E))");
+    out
+}
+
+/// "X at N connections": which configurations qualify, with their margin.
+pub fn requirement_text(required: f64, at: u32, verdicts: &[crate::model::sizing::Verdict]) -> String {
+    let mut out = format!("\nrequirement: {required:.0} at {at} connections\n");
+    for v in verdicts {
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>10.1}  {}  margin {:+.1} %",
+            v.series,
+            v.measured,
+            if v.qualifies { "qualifies" } else { "fails    " },
+            v.margin_pct
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
