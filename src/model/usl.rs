@@ -18,7 +18,8 @@ pub struct UslFit {
     pub sigma: f64,
     pub kappa: f64,
     pub r2: f64,
-    /// Concurrency of the peak, sqrt((1 − σ) / κ); None when κ = 0 (no retrograde part).
+    /// Concurrency of the peak, sqrt((1 − σ) / κ) (1 when σ >= 1); None when κ = 0
+    /// (no retrograde part).
     pub peak_n: Option<f64>,
     /// Predicted throughput at the peak.
     pub peak_x: Option<f64>,
@@ -159,8 +160,11 @@ pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
         ));
     }
     let (peak_n, peak_x) = if kappa > 0.0 && sigma < 1.0 {
-        let n = ((1.0 - sigma) / kappa).sqrt();
+        let n = ((1.0 - sigma) / kappa).sqrt().max(1.0);
         (Some(n), Some(predict(lambda, sigma, kappa, n)))
+    } else if kappa > 0.0 {
+        // σ >= 1 (contention alone undoes each added unit): throughput falls from N = 1.
+        (Some(1.0), Some(lambda))
     } else {
         (None, None)
     };
@@ -234,6 +238,24 @@ mod tests {
         assert!((f.peak_n.unwrap() / n_star - 1.0).abs() < 0.15, "{f:?}");
         assert!(f.r2 > 0.98 && f.sigma_ci.is_some() && f.kappa_ci.is_some(), "{f:?}");
         assert_eq!(f.residuals.len(), 8);
+    }
+
+    #[test]
+    fn retrograde_from_the_start_peaks_at_one() {
+        // Throughput falling from the first level (a CPU-bound box given more instances).
+        let pts = [
+            (1.0, 2658.0),
+            (2.0, 2268.0),
+            (3.0, 1978.0),
+            (4.0, 1768.0),
+            (5.0, 1683.0),
+            (6.0, 1570.0),
+            (7.0, 1528.0),
+            (8.0, 1460.0),
+        ];
+        let f = fit(&pts).unwrap();
+        assert_eq!(f.peak_n, Some(1.0), "{f:?}");
+        assert!(f.r2 > 0.95, "{f:?}");
     }
 
     #[test]

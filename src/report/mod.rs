@@ -467,6 +467,10 @@ pub fn usl_text(name: &str, unit: &str, f: &crate::model::usl::UslFit) -> String
     );
     let measured = f.residuals.iter().map(|r| r.0).fold(0.0, f64::max);
     match (f.peak_n, f.peak_x) {
+        (Some(_), Some(x)) if f.sigma >= 1.0 => {
+            let _ =
+                writeln!(out, "  σ >= 1: throughput falls from the first level; the peak is at N = 1 ({x:.1} {unit})");
+        }
         (Some(n), Some(x)) => {
             let _ = writeln!(out, "  peak at N* = sqrt((1 − σ) / κ) = {n:.1}, predicted {x:.1} {unit}");
             if n > 2.0 * measured {
