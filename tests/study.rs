@@ -68,10 +68,23 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     assert_eq!(r.stopped_at, Some(1));
     assert!(r.stop.as_deref().unwrap().contains("oltp_read_only p90"), "{r:?}");
 
-    // Plateau: 4 -> 5 connections on a 2-core box that 4 already saturate gains far
-    // under 60 %.
-    let (_, row, r) = sweep(&s, "4,5,6", "plateau<60%");
-    assert_eq!((r.stopped_at, r.saturation), (Some(5), Some(4)), "{r:?}");
+    // Plateau: an open-loop rate of 200 tps caps throughput at every level, so 4
+    // connections gain nothing over 2 whatever else the box is doing.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plateau.toml");
+    std::fs::write(
+        &file,
+        "name = 'plateau'\nkind = 'sweep'\nworkloads = ['oltp_read_only']\nlevels = [2, 4, 8]\nstep_time = 2\n\
+         warmup = 0.5\nsample_interval = 0.5\nstop_when = 'plateau<5%'\n\
+         [options]\ntables = 1\ntable-size = 5000\nrate = 200\n",
+    )
+    .unwrap();
+    assert_eq!(s.sizeup(&["study", "run", file.to_str().unwrap()]).unwrap(), 0);
+    let store = Store::open(&s.results()).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    let r: Vec<SeriesResult> = serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
+    let r = &r[0];
+    assert_eq!((r.stopped_at, r.saturation), (Some(4), Some(2)), "{r:?}");
     assert!(r.stop.as_deref().unwrap().starts_with("plateau"), "{r:?}");
     assert_eq!(row.steps.len(), 2);
 
