@@ -49,6 +49,26 @@ pub struct Tco {
 }
 
 impl CostInputs {
+    /// `server_capex=9000,devices=8,device_capex=250,power_price_kwh=0.15,cooling_factor=1.5,years=4`
+    /// (the `[cost]` keys of a study file).
+    pub fn parse(s: &str) -> Result<CostInputs, String> {
+        let mut map = serde_json::Map::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| format!("--cost '{part}': write key=value"))?;
+            let value = match v.trim().parse::<f64>() {
+                Ok(n) if k.trim() == "devices" => serde_json::json!(n as u32),
+                Ok(n) => serde_json::json!(n),
+                Err(_) => serde_json::json!(v.trim()),
+            };
+            map.insert(k.trim().to_string(), value);
+        }
+        let c: CostInputs = serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| {
+            format!("--cost: {e}; keys are server_capex, devices, device_capex, power_price_kwh, cooling_factor, years, currency")
+        })?;
+        c.validate()?;
+        Ok(c)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         let all = [self.server_capex, self.device_capex, self.power_price_kwh, self.cooling_factor, self.years];
         if all.iter().any(|v| !v.is_finite() || *v < 0.0) || self.cooling_factor < 1.0 || self.years <= 0.0 {
@@ -98,5 +118,12 @@ mod tests {
         assert!(c.validate().is_ok());
         assert!(CostInputs { cooling_factor: 0.5, ..c.clone() }.validate().is_err());
         assert_eq!(c.tco(100.0, 0.0).per_throughput, 0.0);
+        let parsed = CostInputs::parse(
+            "server_capex=10000, devices=4, device_capex=500, power_price_kwh=0.1, cooling_factor=1.5, years=4",
+        )
+        .unwrap();
+        assert_eq!(parsed, c);
+        assert!(CostInputs::parse("server_capex=1,years=4").unwrap_err().contains("power_price_kwh"));
+        assert!(CostInputs::parse("capex=1").unwrap_err().contains("keys are"));
     }
 }

@@ -256,6 +256,7 @@ fn size(results: &std::path::Path, a: &cli::SizeArgs) -> Result<i32, Error> {
                 .ok_or_else(|| Error::Usage(format!("--latency '{l}': write p95<MS, e.g. p95<50")))?,
         ),
     };
+    let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
     let store = store::Store::open(results)?;
     let mut out = String::new();
     let mut answered = false;
@@ -277,7 +278,7 @@ fn size(results: &std::path::Path, a: &cli::SizeArgs) -> Result<i32, Error> {
                     e,
                     bound,
                     &plans,
-                    spec.cost_of(&s.name),
+                    given_cost.as_ref().or(spec.cost_of(&s.name)),
                 );
                 answered = true;
             }

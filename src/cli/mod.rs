@@ -495,6 +495,10 @@ pub struct SizeArgs {
     /// Check "target at N connections" against sweep studies (SPEC study 1's question).
     #[arg(long)]
     pub at_connections: Option<u32>,
+    /// Cost inputs for TCO (instead of the study's [cost]): server_capex=9000,devices=8,
+    /// device_capex=250,power_price_kwh=0.15,cooling_factor=1.5,years=4
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub cost: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -505,8 +505,15 @@ pub fn sizing_text(
         "\n{name}: {target:.0} {unit} with scale-out efficiency E = {e} (given: scale-out is not measured){}\n",
         bound.map_or(String::new(), |b| format!(", p95 <= {b} ms"))
     );
-    let _ =
-        writeln!(out, "  {:<26} {:>10} {:>14} {:>8}  TCO", "plan", "instances", format!("{unit}/server"), "servers");
+    let _ = writeln!(
+        out,
+        "  {:<26} {:>10} {:>14} {:>8} {:>12}  TCO",
+        "plan",
+        "instances",
+        format!("{unit}/server"),
+        "servers",
+        format!("{unit}/W")
+    );
     let mut costs = Vec::new();
     for p in plans {
         let tco = match (cost, p.watts) {
@@ -517,16 +524,22 @@ pub fn sizing_text(
             }
             _ => "-".into(),
         };
+        let per_watt = p.watts.filter(|w| *w > 0.0).map_or("-".into(), |w| format!("{:.2}", p.per_server / w));
         let _ = writeln!(
             out,
-            "  {:<26} {:>10} {:>14.1} {:>8}  {tco}",
+            "  {:<26} {:>10} {:>14.1} {:>8} {per_watt:>12}  {tco}",
             p.name, p.instances_per_server, p.per_server, p.servers
         );
     }
     if let (Some(c), [a, b]) = (cost, costs.as_slice()) {
         let _ = writeln!(out, "  scale-up first costs {}{:.0} less over {} years", c.currency, b - a, c.years);
     }
-    let _ = writeln!(out, "  servers = ceil(T / (P x E))");
+    let source = if plans.iter().any(|p| p.watts.is_some()) {
+        "watts as the study recorded them (see its power source)"
+    } else {
+        "no watts measured, modelled or given: no energy or TCO"
+    };
+    let _ = writeln!(out, "  servers = ceil(T / (P x E)); {source}");
     out
 }
 
