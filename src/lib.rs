@@ -383,7 +383,7 @@ fn compare(results: &std::path::Path, a: &cli::CompareArgs) -> Result<i32, Error
             report::compare::table(&c)
         }
         (Ref::Study(x), Ref::Study(y)) => {
-            type Steps = std::collections::BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
+            use report::compare::Steps;
             let load = |id: i64| -> Result<(report::html::Item, Steps), Error> {
                 let item = load_study_item(&store, id)?;
                 let report::html::Item::Study { row, .. } = &item else { unreachable!() };
@@ -469,10 +469,7 @@ runs: {}",
             let row = store.load_study(id)?;
             let spec: study::spec::StudySpec = stored_spec(&row)?;
             let series = study::results_of(&spec, &row).map_err(Error::Failed)?;
-            let text = match format {
-                report::export::Format::Json => serde_json::to_string_pretty(&row).expect("serialisable") + "\n",
-                f => report::export::study(&series, report::level_name(&spec), f),
-            };
+            let text = report::export::study(&row, &series, report::level_name(&spec), format);
             write_out(output.as_deref(), &text)?;
             Ok(0)
         }

@@ -113,6 +113,17 @@ fn study_exports_match_their_fixtures() {
     let steps = vec![(1, step(500.0, 2.0, 10.0)), (2, step(900.0, 2.2, 5.0)), (4, step(910.0, 4.4, 2.0))];
     let stop = sizeup::study::stop::parse("plateau<5%").unwrap();
     let series = vec![series_result("oltp_read_write", &[1, 2, 4, 8], 1, &steps, &stop)];
-    check("study.csv", &export::study(&series, "threads", Format::Csv));
-    check("study.md", &export::study(&series, "threads", Format::Markdown));
+    let row = sizeup::store::StudyRow {
+        id: 1,
+        name: "fixture".into(),
+        kind: "sweep".into(),
+        started_at: "2026-11-22T00:00:00Z".into(),
+        finished_at: None,
+        status: "completed".into(),
+        spec: serde_json::Value::Null,
+        result: None,
+        steps: vec![],
+    };
+    check("study.csv", &export::study(&row, &series, "threads", Format::Csv));
+    check("study.md", &export::study(&row, &series, "threads", Format::Markdown));
 }

@@ -133,7 +133,8 @@ fn step_samples(runs: &[RunDocument]) -> Vec<f64> {
         .collect()
 }
 
-type Steps = BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
+/// A study's completed steps by (series, level): each step's runs (one per instance).
+pub type Steps = BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
 
 /// Level by level, series matched by name (or by position when the names differ).
 pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison, String> {

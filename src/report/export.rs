@@ -208,11 +208,11 @@ fn run_markdown(doc: &RunDocument) -> String {
     out
 }
 
-/// A study's levels: CSV one row per series and level; Markdown one table per series
-/// with the peak in bold.
-pub fn study(series: &[SeriesResult], level_name: &str, format: Format) -> String {
+/// A study: JSON the stored study (spec, status, steps, result); CSV one row per
+/// series and level; Markdown one table per series with the peak in bold.
+pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: &str, format: Format) -> String {
     match format {
-        Format::Json => serde_json::to_string_pretty(series).expect("serialisable") + "\n",
+        Format::Json => serde_json::to_string_pretty(row).expect("serialisable") + "\n",
         Format::Csv => {
             let mut out = format!(
                 "series,{level_name},unit,throughput,throughput_min,throughput_max,repeats,sample_cv,latency_avg_ms,\

@@ -128,10 +128,6 @@ fn provenance(out: &mut String, config: Option<&serde_json::Value>, extra: &[(&s
     out.push_str("</dl>\n");
 }
 
-fn level_label(spec: &StudySpec) -> &'static str {
-    super::level_name(spec)
-}
-
 fn study_section(
     out: &mut String,
     row: &StudyRow,
@@ -180,7 +176,7 @@ fn study_section(
             ("power", power),
         ],
     );
-    let what = level_label(spec);
+    let what = super::level_name(spec);
     for s in series {
         series_section(out, spec, s, what);
     }
