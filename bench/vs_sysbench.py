@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs sysbench 1.0.20 and sizeup alternately against the same managed server and
 prints ratios (sizeup / sysbench): prepare rows/s, tps, qps, client CPU and server CPU
-per transaction, and latency at a fixed open-loop rate.
+per transaction, and latency at a fixed open-loop rate. Prepare also times the server
+copying the rows from one of its own tables into new ones (INSERT ... SELECT and the
+k index, no client): the floor no loader can beat on that server.
 
 Client CPU is each tool's whole process (user + system, from getrusage of the child),
 divided by its transactions; server CPU is the mariadbd process's /proc time over the
@@ -9,7 +11,8 @@ same run. Both tools share the 2-core box with the server, so pairs alternate an
 median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
-                            [--threads 8] [--rate 500] [--only prepare,point_select,read_write,rate]
+                            [--threads 8] [--rate 500] [--prepare-threads 2,4]
+                            [--only prepare,point_select,read_write,rate]
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
 """
 import argparse
@@ -93,6 +96,55 @@ def compare(name, a, sock, pid, env, sb_extra=(), su_extra=()):
     return sb, su
 
 
+def mariadb(sock, sql, db="sbtest"):
+    return subprocess.Popen(["mariadb", f"--socket={sock}", "-uroot", db, "-e", sql])
+
+
+def server_copy(a, threads, sock, pid):
+    """The floor for any loader: the server copies sbtest1 into N new tables itself
+    (INSERT ... SELECT, then the k index), with no client rows and no parsing at all."""
+    mariadb(sock, "DROP DATABASE IF EXISTS sbcopy; CREATE DATABASE sbcopy", "mysql").wait()
+    for t in range(1, a.tables + 1):
+        mariadb(sock, f"CREATE TABLE sbcopy.t{t} LIKE sbtest.sbtest1; ALTER TABLE sbcopy.t{t} DROP INDEX k_1").wait()
+    s0, t0 = proc_cpu(pid), time.time()
+    workers = []
+    for w in range(threads):
+        sql = "".join(f"INSERT INTO sbcopy.t{t} SELECT * FROM sbtest.sbtest1; CREATE INDEX k ON sbcopy.t{t}(k); "
+                      for t in range(w + 1, a.tables + 1, threads))
+        workers.append(mariadb(sock, sql))
+    for w in workers:
+        if w.wait() != 0:
+            sys.exit("server-side copy failed")
+    wall, scpu = time.time() - t0, proc_cpu(pid) - s0
+    mariadb(sock, "DROP DATABASE sbcopy", "mysql").wait()
+    return wall, scpu
+
+
+def prepare_pairs(a, threads, sock, pid, env, tgt):
+    rates = {"sysbench": [], "sizeup": [], "server copy": []}
+    rows = a.tables * a.table_size
+    for i in range(a.pairs):
+        for tool in ("sysbench", "sizeup", "server copy"):
+            if tool == "server copy":
+                wall, scpu = server_copy(a, threads, sock, pid)
+                ccpu = 0.0
+            else:
+                mariadb(sock, "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest", "mysql").wait()
+                if tool == "sysbench":
+                    cmd = ["sysbench", "oltp_read_write", *tgt, f"--threads={threads}", "prepare"]
+                else:
+                    cmd = [SIZEUP, "prepare", "oltp_read_write", f"--socket={sock}", f"--tables={a.tables}",
+                           f"--table-size={a.table_size}", f"--threads={threads}"]
+                _, ccpu, scpu, wall = measured(cmd, pid, env)
+            rates[tool].append(rows / wall)
+            print(f"  prepare {threads} threads, pair {i + 1} {tool}: {wall:.2f} s, {rows / wall:.0f} rows/s, "
+                  f"server {scpu * 1e6 / rows:.2f} us/row, client {ccpu * 1e6 / rows:.2f} us/row", flush=True)
+    x, y, z = (statistics.median(rates[k]) for k in ("sysbench", "sizeup", "server copy"))
+    print(f"prepare {a.tables} x {a.table_size}, {threads} threads: sysbench {x:.0f} rows/s, sizeup {y:.0f} rows/s "
+          f"(ratio {y / x:.2f}); the server copying its own rows {z:.0f} rows/s (ratio {z / x:.2f})")
+    # sizeup prepared after sysbench, so its tables serve the runs below.
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--pairs", type=int, default=3)
@@ -102,6 +154,7 @@ def main():
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--rate", type=int, default=500)
     p.add_argument("--only", default="prepare,point_select,read_write,rate")
+    p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
     a = p.parse_args()
     only = a.only.split(",")
     home = os.environ.get("SIZEUP_HOME") or tempfile.mkdtemp(prefix="sizeup-bench-")
@@ -115,24 +168,8 @@ def main():
     tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
            f"--table-size={a.table_size}"]
     if "prepare" in only:
-        rates = {"sysbench": [], "sizeup": []}
-        for i in range(a.pairs):
-            for tool in ("sysbench", "sizeup"):
-                subprocess.run(["mariadb", f"--socket={sock}", "-uroot", "-e",
-                                "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest"], check=True)
-                if tool == "sysbench":
-                    cmd = ["sysbench", "oltp_read_write", *tgt, "--threads=2", "prepare"]
-                else:
-                    cmd = [SIZEUP, "prepare", "oltp_read_write", f"--socket={sock}", f"--tables={a.tables}",
-                           f"--table-size={a.table_size}", "--threads=2"]
-                _, ccpu, scpu, wall = measured(cmd, pid, env)
-                rows = a.tables * a.table_size
-                rates[tool].append(rows / wall)
-                print(f"  prepare pair {i + 1} {tool}: {wall:.1f} s, {rows / wall:.0f} rows/s, "
-                      f"server {scpu * 1e6 / rows:.2f} us/row, client {ccpu * 1e6 / rows:.2f} us/row", flush=True)
-        x, y = statistics.median(rates["sysbench"]), statistics.median(rates["sizeup"])
-        print(f"prepare {a.tables} x {a.table_size}, 2 threads: sysbench {x:.0f} rows/s, sizeup {y:.0f} rows/s, "
-              f"ratio {y / x:.2f}")
+        for threads in [int(t) for t in a.prepare_threads.split(",")]:
+            prepare_pairs(a, threads, sock, pid, env, tgt)
         # sizeup prepared last, so its tables serve the runs below.
     if "point_select" in only:
         compare("oltp_point_select", a, sock, pid, env)

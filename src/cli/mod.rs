@@ -224,7 +224,7 @@ pub struct PrepareArgs {
     pub oltp: OltpArgs,
     #[command(flatten)]
     pub tpcc: TpccArgs,
-    /// Loader connections (default: the number of CPUs).
+    /// Loader connections (default: two per CPU).
     #[arg(long, alias = "num-threads")]
     pub threads: Option<u32>,
 }
