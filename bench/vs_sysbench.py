@@ -12,7 +12,9 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate]
+                            [--only prepare,point_select,read_write,rate,wire]
+`wire` (needs tcpdump, root) captures each tool's fixed-rate run on TCP loopback and
+compares its p50/p95 with the same transactions timed on the wire.
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
 """
 import argparse
@@ -62,9 +64,9 @@ def sysbench(workload, a, sock, server_pid, env, extra=()):
             "p95": p95, "tx": tx, "out": out}
 
 
-def sizeup(workload, a, sock, server_pid, env, extra=()):
+def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
     js = tempfile.mktemp(suffix=".json")
-    cmd = [SIZEUP, "run", workload, f"--socket={sock}", "--user=root", "--database=sbtest",
+    cmd = [SIZEUP, "run", workload, *(target or [f"--socket={sock}"]), "--user=root", "--database=sbtest",
            f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
            f"--time={a.time}", "--report-interval=0", f"--json={js}", *extra]
     _, ccpu, scpu, _ = measured(cmd, server_pid, env)
@@ -145,6 +147,107 @@ def prepare_pairs(a, threads, sock, pid, env, tgt):
     # sizeup prepared after sysbench, so its tables serve the runs below.
 
 
+def wire_latencies(pcap, server_port):
+    """Per-transaction time on the wire, from a loopback capture: each connection's
+    BEGIN leaving the client to the server's answer to its COMMIT. Neither tool's own
+    clock is involved, so this checks both tools' latency figures."""
+    import struct
+    data = open(pcap, "rb").read()
+    magic = struct.unpack("<I", data[:4])[0]
+    scale = 1e-9 if magic == 0xA1B23C4D else 1e-6
+    link = struct.unpack("<I", data[20:24])[0]
+    off, out, state, pending, prepared = 24, [], {}, {}, {}
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack("<IIII", data[off:off + 16])
+        pkt, off = data[off + 16:off + 16 + incl], off + 16 + incl
+        t = sec + frac * scale
+        ip = pkt[14:] if link == 1 else pkt[16:]  # Ethernet or Linux cooked capture
+        if len(ip) < 20 or ip[0] >> 4 != 4:
+            continue
+        tcp = ip[(ip[0] & 15) * 4:]
+        sport, dport = struct.unpack(">HH", tcp[:4])
+        payload = tcp[(tcp[12] >> 4) * 4:]
+        if len(payload) < 5:
+            continue
+        if dport == server_port:  # client -> server: a command
+            word = next((w for w in (b"BEGIN", b"COMMIT") if payload[5:5 + len(w)].upper() == w), None)
+            if payload[4] == 0x16 and word:  # COM_STMT_PREPARE (sysbench prepares both)
+                pending[sport] = word
+                continue
+            if payload[4] == 0x17:  # COM_STMT_EXECUTE: which statement?
+                word = prepared.get((sport, payload[5:9]))
+            elif payload[4] != 0x03:  # COM_QUERY (sizeup sends both as text)
+                word = None
+            if word == b"BEGIN":
+                state[sport] = [t, False]
+            elif word == b"COMMIT" and sport in state:
+                state[sport][1] = True
+        elif dport in pending and payload[4] == 0x00:  # the prepare's answer names the id
+            prepared[(dport, payload[5:9])] = pending.pop(dport)
+        elif sport == server_port and dport in state and state[dport][1]:
+            out.append((t - state.pop(dport)[0]) * 1000)
+    return sorted(out)
+
+
+def percentile(sorted_ms, q):
+    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
+
+
+def wire(a, sock, pid, env, port):
+    """Each tool at the fixed rate over TCP loopback, captured with tcpdump: its own
+    p50/p95 against the same transactions' wire times."""
+    tgt_tcp = ["--mysql-host=127.0.0.1", f"--mysql-port={port}"]
+    rows = {"sysbench": [], "sizeup": []}
+    for i in range(a.pairs):
+        for tool in ("sysbench", "sizeup"):
+            pcap = tempfile.mktemp(suffix=".pcap")
+            cap = subprocess.Popen(["tcpdump", "-i", "lo", "-s", "96", "-w", pcap, "-U",
+                                    f"tcp port {port}"], stderr=subprocess.DEVNULL)
+            time.sleep(1)
+            if tool == "sysbench":
+                r = sysbench_tcp(a, tgt_tcp, pid, env)
+            else:
+                r = sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"],
+                           ["--host=127.0.0.1", f"--port={port}"])
+            time.sleep(0.5)
+            cap.terminate()
+            cap.wait()
+            w = wire_latencies(pcap, port)
+            os.unlink(pcap)
+            r.update(wire_n=len(w), wire_p50=percentile(w, 0.5), wire_p95=percentile(w, 0.95))
+            rows[tool].append(r)
+            print(f"  wire pair {i + 1} {tool}: {r['tx']} transactions, {len(w)} on the wire; "
+                  f"p50 {r['p50']:.3f} ms (wire {r['wire_p50']:.3f}), p95 {r['p95']:.3f} ms "
+                  f"(wire {r['wire_p95']:.3f})", flush=True)
+    print(f"oltp_read_write at a fixed {a.rate} tps over TCP loopback, {a.pairs} pairs (medians, ms):")
+    print(f"  {'':<9} {'p50':>7} {'wire p50':>9} {'ratio':>6} {'p95':>7} {'wire p95':>9} {'ratio':>6}")
+    for tool, r in rows.items():
+        p50, w50, p95, w95 = (median(r, k) for k in ("p50", "wire_p50", "p95", "wire_p95"))
+        print(f"  {tool:<9} {p50:>7.3f} {w50:>9.3f} {p50 / w50:>6.2f} {p95:>7.3f} {w95:>9.3f} {p95 / w95:>6.2f}")
+
+
+def sysbench_p50(out):
+    """sysbench prints min/avg/max; its median comes from --histogram."""
+    hist = [(float(m.group(1)), int(m.group(2))) for m in
+            re.finditer(r"^\s+([\d.]+) \|[\s*]+(\d+)\s*$", out, re.M)]
+    total, acc = sum(c for _, c in hist), 0
+    for v, c in hist:
+        acc += c
+        if acc >= total / 2:
+            return v
+    return None
+
+
+def sysbench_tcp(a, tgt_tcp, pid, env):
+    cmd = ["sysbench", "oltp_read_write", *tgt_tcp, "--mysql-user=root", "--mysql-db=sbtest",
+           f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
+           f"--time={a.time}", "--percentile=95", f"--rate={a.rate}", "--histogram=on", "run"]
+    out, ccpu, scpu, _ = measured(cmd, pid, env)
+    tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
+    p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
+    return {"tx": tx, "p95": p95, "p50": sysbench_p50(out)}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--pairs", type=int, default=3)
@@ -153,7 +256,7 @@ def main():
     p.add_argument("--table-size", type=int, default=250000)
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--rate", type=int, default=500)
-    p.add_argument("--only", default="prepare,point_select,read_write,rate")
+    p.add_argument("--only", default="prepare,point_select,read_write,rate,wire")
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
     a = p.parse_args()
     only = a.only.split(",")
@@ -163,7 +266,7 @@ def main():
                     "--flush-log-at-trx-commit", "2"], env=env, check=True, stdout=subprocess.DEVNULL)
     st = json.loads(subprocess.run([SIZEUP, "server", "status", "--json"], env=env, check=True,
                                    capture_output=True, text=True).stdout)[0]
-    sock, pid = st["socket"], st["pid"]
+    sock, pid, port = st["socket"], st["pid"], st["port"]
     print(f"server: pid {pid}, socket {sock}; {a.tables} tables x {a.table_size} rows")
     tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
            f"--table-size={a.table_size}"]
@@ -179,22 +282,15 @@ def main():
         sb, su = [], []
         for i in range(a.pairs):
             r = sysbench("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}", "--histogram=on"])
-            hist = [(float(m.group(1)), int(m.group(2))) for m in
-                    re.finditer(r"^\s+([\d.]+) \|[\s*]+(\d+)\s*$", r["out"], re.M)]
-            total = sum(c for _, c in hist)
-            acc, p50 = 0, None
-            for v, c in hist:
-                acc += c
-                if acc >= total / 2:
-                    p50 = v
-                    break
-            r["p50"] = p50
+            r["p50"] = sysbench_p50(r["out"])
             sb.append(r)
             su.append(sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"]))
         print(f"oltp_read_write at a fixed {a.rate} tps ({a.threads} threads), {a.pairs} pairs (medians):")
         for key in ("tps", "p50", "p95", "client_us"):
             x, y = median(sb, key), median(su, key)
             print(f"  {key:<6} sysbench {x:>9.2f}  sizeup {y:>9.2f}  ratio {y / x:.2f}")
+    if "wire" in only:
+        wire(a, sock, pid, env, port)
     if not os.environ.get("SIZEUP_HOME"):
         subprocess.run([SIZEUP, "server", "stop", "--purge"], env=env, stdout=subprocess.DEVNULL)
 
