@@ -505,10 +505,11 @@ fn with_progress<T>(
     threads: u32,
     total: u64,
     rows: &Arc<AtomicU64>,
+    label: &str,
     load: impl std::future::Future<Output = T>,
 ) -> Result<T, Error> {
     let rt = runtime(threads)?;
-    let bar = report::rows_bar(total);
+    let bar = report::rows_bar(total, label);
     let watcher = {
         let (bar, rows) = (bar.clone(), rows.clone());
         rt.spawn(async move {
@@ -618,19 +619,23 @@ fn prepare_oltp(
 ) -> Result<(), Error> {
     let rows = Arc::new(AtomicU64::new(0));
     let total = options.tables as u64 * options.table_size as u64;
-    eprintln!(
+    report::note(&format!(
         "preparing {workload}: {} table(s) x {} rows in {} on {} with {threads} connection(s)",
         options.tables,
         options.table_size,
         target.database,
         target.describe()
-    );
-    let result = with_progress(threads, total, &rows, oltp::prepare(target, options, threads, seed, rows.clone()))?;
+    ));
+    let label = format!("{} on {}", target.database, target.describe());
+    let load = oltp::prepare(target, options, threads, seed, rows.clone());
+    let result = with_progress(threads, total, &rows, &label, load)?;
     let report = result.map_err(Error::Failed)?;
-    println!(
-        "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
-        report.tables, report.rows, report.seconds, report.rows_per_second, report.method
-    );
+    report::above_bars(|| {
+        println!(
+            "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
+            report.tables, report.rows, report.seconds, report.rows_per_second, report.method
+        )
+    });
     Ok(())
 }
 
@@ -856,25 +861,28 @@ fn loaders() -> u32 {
 
 fn load_tpcc(target: &Target, warehouses: u32, threads: u32, seed: u64) -> Result<(), Error> {
     let threads = threads.max(1);
-    eprintln!(
+    report::note(&format!(
         "preparing tpcc: {warehouses} warehouse(s) in {} on {} with {threads} connection(s)",
         target.database,
         target.describe()
-    );
+    ));
     let rows = Arc::new(AtomicU64::new(0));
     let total = tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64;
     let load = tpcc::load::prepare(target, warehouses, threads, seed, rows.clone());
-    let result = with_progress(threads, total, &rows, load)?;
+    let label = format!("{} on {}", target.database, target.describe());
+    let result = with_progress(threads, total, &rows, &label, load)?;
     let r = result.map_err(Error::Failed)?;
-    println!(
-        "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",
-        r.warehouses,
-        r.rows,
-        r.bytes as f64 / 1e6,
-        r.seconds,
-        r.rows_per_second,
-        r.method
-    );
+    report::above_bars(|| {
+        println!(
+            "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",
+            r.warehouses,
+            r.rows,
+            r.bytes as f64 / 1e6,
+            r.seconds,
+            r.rows_per_second,
+            r.method
+        )
+    });
     Ok(())
 }
 

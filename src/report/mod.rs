@@ -240,19 +240,35 @@ pub fn server_table(status: &[Status]) -> String {
     out
 }
 
-/// A progress bar on stderr; indicatif hides it when stderr is not a terminal.
-pub fn rows_bar(total: u64) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(total);
+/// Every progress bar of the process: parallel loads (one per instance in `scale`) and a
+/// study's bar each get a line of their own instead of drawing over each other.
+/// indicatif hides them all when stderr is not a terminal.
+static BARS: std::sync::LazyLock<indicatif::MultiProgress> = std::sync::LazyLock::new(indicatif::MultiProgress::new);
+
+/// Runs `print` with the progress bars lifted, so its lines do not tear a bar being drawn.
+pub fn above_bars<R>(print: impl FnOnce() -> R) -> R {
+    BARS.suspend(print)
+}
+
+/// A line on stderr above the progress bars.
+pub fn note(line: &str) {
+    above_bars(|| eprintln!("{line}"));
+}
+
+/// A load's progress: rows, rate and ETA, after `label` (what is being loaded where).
+pub fn rows_bar(total: u64, label: &str) -> indicatif::ProgressBar {
+    let bar = BARS.add(indicatif::ProgressBar::new(total));
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}")
+        indicatif::ProgressStyle::with_template("{prefix} {bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}")
             .expect("static template"),
     );
+    bar.set_prefix(label.to_string());
     bar
 }
 
 /// The study's progress: step k of n, elapsed, and the current step's live figure.
 pub fn study_bar(steps: u64) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(steps);
+    let bar = BARS.add(indicatif::ProgressBar::new(steps));
     bar.set_style(
         indicatif::ProgressStyle::with_template("[{elapsed_precise}] step {pos}/{len} {msg}").expect("static template"),
     );
