@@ -22,6 +22,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -290,7 +291,10 @@ def main():
             x, y = median(sb, key), median(su, key)
             print(f"  {key:<6} sysbench {x:>9.2f}  sizeup {y:>9.2f}  ratio {y / x:.2f}")
     if "wire" in only:
-        wire(a, sock, pid, env, port)
+        if shutil.which("tcpdump"):
+            wire(a, sock, pid, env, port)
+        else:
+            print("wire check skipped: tcpdump is not installed (apt-get install tcpdump)")
     if not os.environ.get("SIZEUP_HOME"):
         subprocess.run([SIZEUP, "server", "stop", "--purge"], env=env, stdout=subprocess.DEVNULL)
 
