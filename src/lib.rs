@@ -500,16 +500,17 @@ fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {
         .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))
 }
 
-/// Runs a load on `threads` runtime threads with a progress bar over `rows` of `total`.
+/// Runs a load into `target` on `threads` runtime threads with a progress bar over
+/// `rows` of `total`.
 fn with_progress<T>(
     threads: u32,
     total: u64,
     rows: &Arc<AtomicU64>,
-    label: &str,
+    target: &Target,
     load: impl std::future::Future<Output = T>,
 ) -> Result<T, Error> {
     let rt = runtime(threads)?;
-    let bar = report::rows_bar(total, label);
+    let bar = report::rows_bar(total, &format!("{} on {}", target.database, target.describe()));
     let watcher = {
         let (bar, rows) = (bar.clone(), rows.clone());
         rt.spawn(async move {
@@ -626,9 +627,8 @@ fn prepare_oltp(
         target.database,
         target.describe()
     ));
-    let label = format!("{} on {}", target.database, target.describe());
     let load = oltp::prepare(target, options, threads, seed, rows.clone());
-    let result = with_progress(threads, total, &rows, &label, load)?;
+    let result = with_progress(threads, total, &rows, target, load)?;
     let report = result.map_err(Error::Failed)?;
     report::above_bars(|| {
         println!(
@@ -869,8 +869,7 @@ fn load_tpcc(target: &Target, warehouses: u32, threads: u32, seed: u64) -> Resul
     let rows = Arc::new(AtomicU64::new(0));
     let total = tpcc::load::ROWS_PER_WAREHOUSE * warehouses as u64 + tpcc::load::ITEMS as u64;
     let load = tpcc::load::prepare(target, warehouses, threads, seed, rows.clone());
-    let label = format!("{} on {}", target.database, target.describe());
-    let result = with_progress(threads, total, &rows, &label, load)?;
+    let result = with_progress(threads, total, &rows, target, load)?;
     let r = result.map_err(Error::Failed)?;
     report::above_bars(|| {
         println!(
