@@ -130,7 +130,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             let store = store::Store::open(&results)?;
             match cmd {
                 RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
-                RunsCommand::Export { id, format, output } => {
+                RunsCommand::Export(cli::ExportArgs { id, format, output }) => {
                     write_out(output.as_deref(), &report::export::run(&store.load_run(id)?, format))?
                 }
                 RunsCommand::Show { id, json } => {
@@ -464,7 +464,7 @@ runs: {}",
             );
             Ok(0)
         }
-        StudyCommand::Export { id, format, output } => {
+        StudyCommand::Export(cli::ExportArgs { id, format, output }) => {
             let store = store::Store::open(results)?;
             let row = store.load_study(id)?;
             let spec: study::spec::StudySpec = stored_spec(&row)?;

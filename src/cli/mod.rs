@@ -331,20 +331,24 @@ pub struct PowerArgs {
     pub watts: Option<f64>,
 }
 
+/// What `runs export` and `study export` take.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    pub id: i64,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: crate::report::export::Format,
+    /// Write here instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum RunsCommand {
     /// One line per stored run.
     List,
     /// Write a stored run as JSON (the `--json` document), CSV (one row per interval)
     /// or Markdown (a table ready to paste).
-    Export {
-        id: i64,
-        #[arg(long, value_enum, default_value = "json")]
-        format: crate::report::export::Format,
-        /// Write here instead of standard output.
-        #[arg(long, short)]
-        output: Option<PathBuf>,
-    },
+    Export(ExportArgs),
     /// One stored run in full.
     Show {
         id: i64,
@@ -517,13 +521,7 @@ pub enum StudyCommand {
     /// One line per stored study.
     List,
     /// Write a stored study's levels as JSON, CSV (one row per level) or Markdown.
-    Export {
-        id: i64,
-        #[arg(long, value_enum, default_value = "json")]
-        format: crate::report::export::Format,
-        #[arg(long, short)]
-        output: Option<PathBuf>,
-    },
+    Export(ExportArgs),
 }
 
 #[derive(Args, Debug)]
