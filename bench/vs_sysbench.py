@@ -52,8 +52,8 @@ def measured(cmd, server_pid, env):
     return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0
 
 
-def sysbench(workload, a, sock, server_pid, env, extra=()):
-    cmd = ["sysbench", workload, f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest",
+def sysbench(workload, a, sock, server_pid, env, extra=(), target=None):
+    cmd = ["sysbench", workload, *(target or [f"--mysql-socket={sock}"]), "--mysql-user=root", "--mysql-db=sbtest",
            f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
            f"--time={a.time}", "--percentile=95", *extra, "run"]
     out, ccpu, scpu, _ = measured(cmd, server_pid, env)
@@ -206,7 +206,8 @@ def wire(a, sock, pid, env, port):
                                     f"tcp port {port}"], stderr=subprocess.DEVNULL)
             time.sleep(1)
             if tool == "sysbench":
-                r = sysbench_tcp(a, tgt_tcp, pid, env)
+                r = sysbench("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}", "--histogram=on"], tgt_tcp)
+                r["p50"] = sysbench_p50(r["out"])
             else:
                 r = sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"],
                            ["--host=127.0.0.1", f"--port={port}"])
@@ -237,16 +238,6 @@ def sysbench_p50(out):
         if acc >= total / 2:
             return v
     return None
-
-
-def sysbench_tcp(a, tgt_tcp, pid, env):
-    cmd = ["sysbench", "oltp_read_write", *tgt_tcp, "--mysql-user=root", "--mysql-db=sbtest",
-           f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
-           f"--time={a.time}", "--percentile=95", f"--rate={a.rate}", "--histogram=on", "run"]
-    out, ccpu, scpu, _ = measured(cmd, pid, env)
-    tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
-    p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
-    return {"tx": tx, "p95": p95, "p50": sysbench_p50(out)}
 
 
 def main():
