@@ -158,6 +158,36 @@ fn ctrl_c_stops_cleanly_and_saves() {
     assert!(doc["summary"]["seconds"].as_f64().unwrap() < 10.0);
 }
 
+/// Commands are normally written through io_uring (client::outbox); where it is
+/// unavailable, or turned off, they are written one by one, and the run is the same.
+#[test]
+fn runs_the_same_with_io_uring_off() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_only", "--tables=2", "--table-size=2000"]).unwrap(), 0);
+    for setting in ["off", "on"] {
+        let json = s.home.path().join(format!("uring-{setting}.json"));
+        let out = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+            .env("SIZEUP_IO_URING", setting)
+            .args(["--home", &s.home(), "run", "oltp_read_only", "--tables=2", "--table-size=2000", "--threads=4"])
+            .args(["--time=0", "--events=400", "--report-interval=0", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{setting}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc = read_json(&json);
+        let how = doc["config"]["host"]["client_io"].as_str().unwrap();
+        match setting {
+            "off" => assert_eq!(how, "one write per command (SIZEUP_IO_URING=off)"),
+            _ => assert!(how.starts_with("io_uring") || how.ends_with("(io_uring unavailable)"), "{how}"),
+        }
+        let sm = &doc["summary"];
+        assert_eq!(sm["transactions"], 400, "{setting}");
+        // 10 point selects, 4 ranges, BEGIN and COMMIT: nothing lost or doubled.
+        assert_eq!(sm["queries"], 400 * 16, "{setting}");
+        assert_eq!(sm["errors"], 0, "{setting}");
+    }
+}
+
 fn binary(home: &str, args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sizeup")).arg("--home").arg(home).args(args).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())

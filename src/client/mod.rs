@@ -14,6 +14,7 @@
 //! No TLS, no compression, no LOCAL INFILE, no cursors.
 
 mod auth;
+pub mod outbox;
 mod packet;
 
 pub use packet::Value;
@@ -88,7 +89,18 @@ impl Stream {
             Stream::Tcp(s) => s.read(buf).await,
         }
     }
+    fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+    /// Writes one whole command, or hands it to the outbox to be written with others.
     async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if outbox::hold(self.fd(), buf) {
+            return Ok(());
+        }
         match self {
             Stream::Unix(s) => s.write_all(buf).await,
             Stream::Tcp(s) => s.write_all(buf).await,
@@ -142,6 +154,12 @@ pub struct Conn {
     /// Parameter types last sent per statement: like libmariadb, types go only with the
     /// first execute (or when they change), and the server reuses them.
     sent_types: std::collections::HashMap<u32, Vec<u8>>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        outbox::forget(self.stream.fd());
+    }
 }
 
 impl Conn {
@@ -603,5 +621,7 @@ impl Conn {
     pub async fn close(mut self) {
         self.begin(0x01);
         let _ = self.send(0).await;
+        // Out before the socket closes (dropping the connection forgets held bytes).
+        outbox::flush();
     }
 }

@@ -415,10 +415,14 @@ fn client_thread<W: Workload>(
             target,
         };
         let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
-        tokio::select! {
-            _ = workers => {}
-            _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => {}
-        }
+        // Commands of all this thread's workers go out together (see client::outbox).
+        crate::client::outbox::batched(async {
+            tokio::select! {
+                _ = workers => {}
+                _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => {}
+            }
+        })
+        .await;
         let rec = shard.recorder.replace(Recorder::new(types));
         let _ = tx.send(Msg::Final(rec, Instant::now()));
     });

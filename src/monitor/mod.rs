@@ -59,6 +59,7 @@ pub fn host_facts() -> serde_json::Value {
         "cpu_model": model,
         "memory_bytes": mem_kb.map(|k| k * 1024),
         "kernel": kernel,
+        "client_io": crate::client::outbox::how(),
     })
 }
 

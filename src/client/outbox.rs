@@ -1,0 +1,302 @@
+//! Commands held back while a client thread still has other connections to serve, then
+//! written together in one system call through io_uring.
+//!
+//! Why: every command wakes a server thread, and on a small box the woken thread often
+//! preempts the client at the end of the `send` that woke it. One `io_uring_enter` for
+//! all the commands a thread has ready costs one syscall exit, and so at most one such
+//! preemption, instead of one per command (oltp_point_select: ~12 % less client CPU per
+//! query, docs/PERFORMANCE.md).
+//!
+//! Holding is on only while `batched` polls its future, so a thread flushes before it
+//! sleeps and nothing waits on a held command. Where io_uring is unavailable (old
+//! kernels, seccomp, `kernel.io_uring_disabled`, or `SIZEUP_IO_URING=off`) commands are
+//! written straight away, as before.
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::os::fd::RawFd;
+
+/// Larger commands are written directly (after whatever is held, to keep the order).
+const HOLD_MAX: usize = 16 * 1024;
+/// Submission queue entries: more held commands are submitted in several rounds.
+const RING_ENTRIES: u32 = 256;
+
+struct Outbox {
+    ring: Option<io_uring::IoUring>,
+    /// The held commands' bytes, back to back, and each one's socket and range.
+    bytes: Vec<u8>,
+    held: Vec<(RawFd, usize, usize)>,
+    /// Bytes the ring sent of each held command (`usize::MAX`: failed, leave it).
+    sent: Vec<usize>,
+}
+
+thread_local! {
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+    static OUTBOX: RefCell<Option<Outbox>> = const { RefCell::new(None) };
+}
+
+/// Whether this process may use io_uring for commands (`SIZEUP_IO_URING=off` says no).
+fn allowed() -> bool {
+    !std::env::var("SIZEUP_IO_URING").is_ok_and(|v| matches!(v.as_str(), "off" | "0" | "no" | "false"))
+}
+
+/// How this host's client threads will write commands, for the run's recorded config.
+pub fn how() -> &'static str {
+    if !allowed() {
+        "one write per command (SIZEUP_IO_URING=off)"
+    } else if io_uring::IoUring::new(2).is_ok() {
+        "io_uring, batched per client thread"
+    } else {
+        "one write per command (io_uring unavailable)"
+    }
+}
+
+/// Polls `fut` with commands held during each poll and written together after it.
+/// Without io_uring this is `fut` itself.
+pub async fn batched<F: Future>(fut: F) -> F::Output {
+    let usable = OUTBOX.with(|o| {
+        let mut o = o.borrow_mut();
+        if o.is_none() && allowed() {
+            if let Ok(ring) = io_uring::IoUring::new(RING_ENTRIES) {
+                *o = Some(Outbox {
+                    ring: Some(ring),
+                    bytes: Vec::with_capacity(4096),
+                    held: Vec::new(),
+                    sent: Vec::new(),
+                });
+            }
+        }
+        o.as_ref().is_some_and(|o| o.ring.is_some())
+    });
+    if !usable {
+        return fut.await;
+    }
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| {
+        HOLDING.with(|h| h.set(true));
+        let r = fut.as_mut().poll(cx);
+        HOLDING.with(|h| h.set(false));
+        flush();
+        r
+    })
+    .await
+}
+
+/// Takes a copy of `bytes` to be sent on `fd` at the next flush. False when the caller
+/// must write them itself (not holding now, or too large); anything held has then been
+/// flushed already, so the caller's write keeps its place in line.
+pub fn hold(fd: RawFd, bytes: &[u8]) -> bool {
+    if HOLDING.with(|h| h.get()) && bytes.len() <= HOLD_MAX {
+        OUTBOX.with(|o| {
+            let mut o = o.borrow_mut();
+            let o = o.as_mut().expect("holding implies an outbox");
+            let start = o.bytes.len();
+            o.bytes.extend_from_slice(bytes);
+            o.held.push((fd, start, bytes.len()));
+        });
+        return true;
+    }
+    flush();
+    false
+}
+
+/// Drops what is held for `fd`: its connection is going away, and the number may be
+/// reused by the next socket opened before the flush.
+pub fn forget(fd: RawFd) {
+    OUTBOX.with(|o| {
+        if let Some(o) = o.borrow_mut().as_mut() {
+            o.held.retain(|&(f, _, _)| f != fd);
+        }
+    });
+}
+
+/// Writes every held command. A failed send is not reported here: the peer is gone, and
+/// the read of that command's answer sees it and takes the lost-connection path.
+pub fn flush() {
+    OUTBOX.with(|o| {
+        let mut o = o.borrow_mut();
+        let Some(o) = o.as_mut() else { return };
+        if o.held.is_empty() {
+            return;
+        }
+        o.sent.clear();
+        o.sent.resize(o.held.len(), 0);
+        if let Some(ring) = o.ring.as_mut() {
+            if submit(ring, &o.bytes, &o.held, &mut o.sent).is_err() {
+                // The ring failed as a whole (not one socket): stop using it on this thread.
+                o.ring = None;
+            }
+        }
+        // Whatever the ring did not send (a short send, or no ring) goes out directly.
+        for (&(fd, start, len), &done) in o.held.iter().zip(&o.sent) {
+            if done < len {
+                write_direct(fd, &o.bytes[start + done..start + len]);
+            }
+        }
+        o.held.clear();
+        o.bytes.clear();
+    });
+}
+
+fn submit(
+    ring: &mut io_uring::IoUring,
+    bytes: &[u8],
+    held: &[(RawFd, usize, usize)],
+    sent: &mut [usize],
+) -> std::io::Result<()> {
+    let per_round = RING_ENTRIES as usize;
+    for (round, chunk) in held.chunks(per_round).enumerate() {
+        {
+            let mut sq = ring.submission();
+            for (i, &(fd, start, len)) in chunk.iter().enumerate() {
+                let e = io_uring::opcode::Send::new(io_uring::types::Fd(fd), bytes[start..].as_ptr(), len as u32)
+                    .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+                    .build()
+                    .user_data((round * per_round + i) as u64);
+                // Safety: the bytes stay put (not touched) until every entry has completed
+                // below, and the queue has room: it holds RING_ENTRIES and is empty here.
+                unsafe { sq.push(&e) }.map_err(|_| std::io::Error::other("io_uring submission queue full"))?;
+            }
+        }
+        let mut left = chunk.len();
+        while left > 0 {
+            match ring.submit_and_wait(left) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for cqe in ring.completion() {
+                left -= 1;
+                if cqe.result() > 0 {
+                    sent[cqe.user_data() as usize] = cqe.result() as usize;
+                } else {
+                    // Failed: mark as sent, the read that follows reports the lost peer.
+                    sent[cqe.user_data() as usize] = usize::MAX;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A plain blocking-style send of a few bytes: used only when the ring is gone or sent
+/// part of a command, which a request/answer protocol with an empty socket buffer
+/// practically never does.
+fn write_direct(fd: RawFd, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // Safety: a valid buffer and length; the socket is owned by a live connection.
+        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            bytes = &bytes[n as usize..];
+            continue;
+        }
+        match std::io::Error::last_os_error().kind() {
+            std::io::ErrorKind::Interrupted => {}
+            std::io::ErrorKind::WouldBlock => {
+                let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                // Safety: one valid pollfd.
+                unsafe { libc::poll(&mut p, 1, 1000) };
+            }
+            _ => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    fn pending(peer: &mut UnixStream) -> Vec<u8> {
+        peer.set_nonblocking(true).unwrap();
+        let mut buf = vec![0; 1 << 16];
+        let mut got = Vec::new();
+        loop {
+            match peer.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        got
+    }
+
+    /// What `Stream::write_all` does: hold, or write now. True when held.
+    fn put(s: &UnixStream, bytes: &[u8]) -> bool {
+        if hold(s.as_raw_fd(), bytes) {
+            return true;
+        }
+        std::io::Write::write_all(&mut &*s, bytes).unwrap();
+        false
+    }
+
+    fn ring_in_use() -> bool {
+        OUTBOX.with(|o| o.borrow().as_ref().is_some_and(|o| o.ring.is_some()))
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn held_commands_go_out_after_the_poll_in_order() {
+        let (a, mut pa) = UnixStream::pair().unwrap();
+        let (b, mut pb) = UnixStream::pair().unwrap();
+        let big = vec![7u8; HOLD_MAX + 1];
+        let (held, before_flush, after_big) = batched(async {
+            let held = [put(&a, b"a1"), put(&b, b"b1"), put(&a, b"a2")];
+            let before_flush = (pending(&mut pa), pending(&mut pb));
+            // Too large to hold: what is held goes out first, then the caller's write.
+            assert!(!put(&a, &big));
+            let after_big = pending(&mut pa);
+            put(&b, b"b2");
+            (held, before_flush, after_big)
+        })
+        .await;
+        if ring_in_use() {
+            assert_eq!(held, [true; 3], "with io_uring, small commands are held while polling");
+            assert_eq!(before_flush, (Vec::new(), Vec::new()), "nothing is written during the poll");
+        } else {
+            eprintln!("io_uring unavailable here: only the direct path was tested");
+            assert_eq!(held, [false; 3]);
+        }
+        let mut on_a = after_big;
+        while on_a.len() < 4 + big.len() {
+            on_a.extend(pending(&mut pa));
+        }
+        assert_eq!(&on_a[..4], b"a1a2", "held bytes precede a direct write on the same socket");
+        assert_eq!(&on_a[4..], &big[..]);
+        let mut on_b = before_flush.1;
+        on_b.extend(pending(&mut pb));
+        assert_eq!(on_b, b"b1b2");
+        // Outside `batched` nothing is held.
+        assert!(!hold(a.as_raw_fd(), b"now"));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_forgotten_socket_gets_nothing() {
+        let (a, mut pa) = UnixStream::pair().unwrap();
+        let (b, mut pb) = UnixStream::pair().unwrap();
+        let held = batched(async {
+            let held = hold(a.as_raw_fd(), b"gone");
+            forget(a.as_raw_fd());
+            put(&b, b"kept");
+            held
+        })
+        .await;
+        assert_eq!(held, ring_in_use());
+        assert_eq!(pending(&mut pa), b"");
+        assert_eq!(pending(&mut pb), b"kept");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_closed_peer_does_not_stop_the_others() {
+        let (a, pa) = UnixStream::pair().unwrap();
+        let (b, mut pb) = UnixStream::pair().unwrap();
+        drop(pa);
+        batched(async {
+            hold(a.as_raw_fd(), b"to nobody");
+            put(&b, b"to b");
+        })
+        .await;
+        assert_eq!(pending(&mut pb), b"to b");
+    }
+}
