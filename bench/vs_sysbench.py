@@ -12,7 +12,7 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate,wire]
+                            [--only prepare,point_select,read_write,rate,wire] [--direct]
 `wire` (needs tcpdump, root) captures each tool's fixed-rate run on TCP loopback and
 compares its p50/p95 with the same transactions timed on the wire.
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
@@ -84,18 +84,33 @@ def median(rows, key):
 
 
 def compare(name, a, sock, pid, env, sb_extra=(), su_extra=()):
-    sb, su = [], []
+    """Alternates the tools; with --direct, a third run per round is sizeup writing each
+    command itself (SIZEUP_IO_URING=off), the client before io_uring batching."""
+    sb, su, sd = [], [], []
+    direct_env = dict(env, SIZEUP_IO_URING="off")
     for i in range(a.pairs):
         sb.append(sysbench(name, a, sock, pid, env, sb_extra))
         su.append(sizeup(name, a, sock, pid, env, su_extra))
-        print(f"  pair {i + 1}: sysbench {sb[-1]['tps']:.0f} tps {sb[-1]['client_us']:.1f} us/tx client | "
-              f"sizeup {su[-1]['tps']:.0f} tps {su[-1]['client_us']:.1f} us/tx client", flush=True)
-    print(f"{name} at {a.threads} threads, {a.pairs} pairs x {a.time} s (medians):")
-    print(f"  {'figure':<26} {'sysbench':>10} {'sizeup':>10} {'ratio':>7}")
+        line = (f"  pair {i + 1}: sysbench {sb[-1]['tps']:.0f} tps {sb[-1]['client_us']:.2f} us/tx client | "
+                f"sizeup {su[-1]['tps']:.0f} tps {su[-1]['client_us']:.2f} us/tx client")
+        if a.direct:
+            sd.append(sizeup(name, a, sock, pid, direct_env, su_extra))
+            line += f" | direct {sd[-1]['tps']:.0f} tps {sd[-1]['client_us']:.2f}"
+        print(line, flush=True)
+    print(f"{name} at {a.threads} threads, {a.pairs} pairs x {a.time} s (medians; ratio = sizeup / sysbench, "
+          f"then the median and range of the per-pair ratios):")
+    print(f"  {'figure':<20} {'sysbench':>10} {'sizeup':>10} {'ratio':>7} {'pairs':>18}" +
+          (f" {'direct':>10} {'ratio':>7}" if a.direct else ""))
     for key, label in [("tps", "tps"), ("qps", "qps"), ("client_us", "client CPU us/tx"),
                        ("server_us", "server CPU us/tx"), ("p95", "p95 ms")]:
         x, y = median(sb, key), median(su, key)
-        print(f"  {label:<26} {x:>10.1f} {y:>10.1f} {y / x:>7.2f}")
+        per = sorted(u[key] / b[key] for u, b in zip(su, sb))
+        row = (f"  {label:<20} {x:>10.2f} {y:>10.2f} {y / x:>7.2f} "
+               f"{statistics.median(per):>6.2f} [{per[0]:.2f}-{per[-1]:.2f}]")
+        if a.direct:
+            z = median(sd, key)
+            row += f" {z:>10.2f} {z / x:>7.2f}"
+        print(row)
     return sb, su
 
 
@@ -250,6 +265,8 @@ def main():
     p.add_argument("--rate", type=int, default=500)
     p.add_argument("--only", default="prepare,point_select,read_write,rate,wire")
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
+    p.add_argument("--direct", action="store_true",
+                   help="also run sizeup with SIZEUP_IO_URING=off (one write per command) in each round")
     a = p.parse_args()
     only = a.only.split(",")
     home = os.environ.get("SIZEUP_HOME") or tempfile.mkdtemp(prefix="sizeup-bench-")

@@ -309,9 +309,9 @@ pub struct SessionArgs {
     /// Fixed pause in milliseconds after each transaction, per connection.
     #[arg(long, value_name = "MS", default_value_t = 0.0)]
     pub delay: f64,
-    /// OS threads that drive the connections (default: 1 per 4 CPUs for closed-loop
-    /// runs, the cheapest under load; 1 per connection with --rate, the most faithful
-    /// latency at low load).
+    /// OS threads that drive the connections (default, closed loop: 1 per connection up
+    /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
+    /// cheapest under load; with --rate: 1 per connection, the most faithful latency).
     #[arg(long)]
     pub client_threads: Option<u32>,
     /// Server error codes that are counted and retried instead of stopping the run:

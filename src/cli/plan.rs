@@ -84,6 +84,29 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// OS threads that drive `connections` when the user names none. Measured on 2 CPUs
+/// (oltp_point_select, docs/PERFORMANCE.md):
+/// - Open loop: one per connection, because a lone thread woken from epoll for each
+///   response added ~0.7 ms to every transaction at low load (p50 1.59 ms against
+///   0.81 ms at 500 tps, 8 connections).
+/// - Closed loop, up to 2 connections per CPU: one per connection up to one per CPU.
+///   A lone client thread serving a few connections leaves server CPUs idle while it
+///   works (2 connections: 49k tps against 107k with 2 threads, 3: 69k / 91k, 4: 78k /
+///   92k), and an idle virtual CPU is slow to wake.
+/// - Closed loop, more connections: one per 4 CPUs, the cheapest under load (8
+///   connections: 107k tps at 3.7 us client CPU per query against 103k at 4.8 us with
+///   2 threads; 6 connections: 103k against 93k).
+pub fn default_client_threads(connections: u32, cpus: u32, open_loop: bool) -> u32 {
+    if open_loop {
+        connections.min(256)
+    } else if connections <= 2 * cpus {
+        connections.min(cpus)
+    } else {
+        cpus.div_ceil(4)
+    }
+    .max(1)
+}
+
 /// The run parameters from `sizeup run`'s arguments.
 pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
     if a.threads == 0 {
@@ -110,11 +133,7 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
     }
     let delay = seconds("delay", a.session.delay / 1000.0)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    // Closed loop: one OS thread per 4 CPUs drives every connection, the cheapest way to
-    // keep a saturated server busy. Open loop: one thread per connection, because a lone
-    // thread woken from epoll for each response added ~0.7 ms to every transaction at
-    // low load (measured: p50 1.59 ms against 0.81 ms at 500 tps, 8 connections).
-    let default_threads = if a.rate > 0.0 { a.threads.min(256) } else { cpus.div_ceil(4) };
+    let default_threads = default_client_threads(a.threads, cpus, a.rate > 0.0);
     let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
     if !(a.percentile > 0.0 && a.percentile <= 100.0) {
         return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
@@ -237,6 +256,21 @@ mod tests {
             Command::Run(r) => r,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn client_threads_follow_the_measured_rule() {
+        // 2 CPUs: a thread per connection up to 2 per CPU, then one thread.
+        let on2: Vec<u32> = (1..=8).map(|c| default_client_threads(c, 2, false)).collect();
+        assert_eq!(on2, [1, 2, 2, 2, 1, 1, 1, 1]);
+        // 32 CPUs: up to 64 connections get a thread per connection up to 32; then 8.
+        assert_eq!(default_client_threads(20, 32, false), 20);
+        assert_eq!(default_client_threads(64, 32, false), 32);
+        assert_eq!(default_client_threads(200, 32, false), 8);
+        // Open loop: a thread per connection, capped.
+        assert_eq!(default_client_threads(8, 2, true), 8);
+        assert_eq!(default_client_threads(1000, 2, true), 256);
+        assert_eq!(default_client_threads(0, 2, false), 1);
     }
 
     #[test]
