@@ -12,7 +12,9 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate,wire] [--direct]
+                            [--only prepare,point_select,read_write,rate,wire,sweep] [--direct]
+                            [--sweep-threads 1,2,4,8,16]
+`sweep` (not in the default set) runs oltp_point_select at each of --sweep-threads.
 `wire` (needs tcpdump, root) captures each tool's fixed-rate run on TCP loopback and
 compares its p50/p95 with the same transactions timed on the wire.
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
@@ -112,6 +114,28 @@ def compare(name, a, sock, pid, env, sb_extra=(), su_extra=()):
             row += f" {z:>10.2f} {z / x:>7.2f}"
         print(row)
     return sb, su
+
+
+def sweep(a, sock, pid, env):
+    """oltp_point_select at several thread counts, the tools alternating at each: the low
+    counts show whether the client keeps the server's CPUs busy."""
+    rows = []
+    for threads in [int(t) for t in a.sweep_threads.split(",")]:
+        b = argparse.Namespace(**{**vars(a), "threads": threads})
+        sb, su = [], []
+        for _ in range(a.pairs):
+            sb.append(sysbench("oltp_point_select", b, sock, pid, env))
+            su.append(sizeup("oltp_point_select", b, sock, pid, env))
+        per = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
+        rows.append((threads, median(sb, "tps"), median(su, "tps"), statistics.median(per), per[0], per[-1],
+                     median(sb, "client_us"), median(su, "client_us")))
+        print(f"  {threads} threads done", flush=True)
+    print(f"oltp_point_select by threads, {a.pairs} pairs x {a.time} s each (medians; tps ratio: median and "
+          f"range of the per-pair ratios):")
+    print(f"  {'threads':>7} {'sysbench tps':>13} {'sizeup tps':>11} {'ratio':>6} {'range':>12} "
+          f"{'client us sb':>13} {'sizeup':>7}")
+    for t, x, y, r, lo, hi, cx, cy in rows:
+        print(f"  {t:>7} {x:>13.0f} {y:>11.0f} {r:>6.2f} {f'[{lo:.2f}-{hi:.2f}]':>12} {cx:>13.2f} {cy:>7.2f}")
 
 
 def mariadb(sock, sql, db="sbtest"):
@@ -265,6 +289,7 @@ def main():
     p.add_argument("--rate", type=int, default=500)
     p.add_argument("--only", default="prepare,point_select,read_write,rate,wire")
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
+    p.add_argument("--sweep-threads", default="1,2,4,8,16", help="thread counts for --only sweep")
     p.add_argument("--direct", action="store_true",
                    help="also run sizeup with SIZEUP_IO_URING=off (one write per command) in each round")
     a = p.parse_args()
@@ -287,6 +312,8 @@ def main():
         compare("oltp_point_select", a, sock, pid, env)
     if "read_write" in only:
         compare("oltp_read_write", a, sock, pid, env)
+    if "sweep" in only:
+        sweep(a, sock, pid, env)
     if "rate" in only:
         sb, su = [], []
         for i in range(a.pairs):
