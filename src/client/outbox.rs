@@ -17,14 +17,17 @@ use std::os::fd::RawFd;
 
 /// Larger commands are written directly (after whatever is held, to keep the order).
 const HOLD_MAX: usize = 16 * 1024;
-/// Submission queue entries: more held commands are submitted in several rounds.
-const RING_ENTRIES: u32 = 256;
+/// At most this many submission queue entries: more held commands go in several rounds.
+const RING_ENTRIES_MAX: usize = 256;
 
 struct Outbox {
     ring: Option<io_uring::IoUring>,
     /// The held commands' bytes, back to back, and each one's socket and range.
     bytes: Vec<u8>,
     held: Vec<(RawFd, usize, usize)>,
+    /// The sockets in `held`: a second command for one of them flushes the first, as
+    /// the ring does not keep two sends to one socket in order.
+    fds: std::collections::HashSet<RawFd>,
     /// Bytes the ring sent of each held command (`usize::MAX`: failed, leave it).
     sent: Vec<usize>,
 }
@@ -52,15 +55,18 @@ pub fn how() -> &'static str {
 
 /// Polls `fut` with commands held during each poll and written together after it.
 /// Without io_uring this is `fut` itself.
-pub async fn batched<F: Future>(fut: F) -> F::Output {
+/// `connections`: how many this thread serves, which sizes its ring.
+pub async fn batched<F: Future>(connections: usize, fut: F) -> F::Output {
     let usable = OUTBOX.with(|o| {
         let mut o = o.borrow_mut();
         if o.is_none() && allowed() {
-            if let Ok(ring) = io_uring::IoUring::new(RING_ENTRIES) {
+            let entries = connections.clamp(2, RING_ENTRIES_MAX).next_power_of_two() as u32;
+            if let Ok(ring) = io_uring::IoUring::new(entries) {
                 *o = Some(Outbox {
                     ring: Some(ring),
                     bytes: Vec::with_capacity(4096),
                     held: Vec::new(),
+                    fds: Default::default(),
                     sent: Vec::new(),
                 });
             }
@@ -86,12 +92,17 @@ pub async fn batched<F: Future>(fut: F) -> F::Output {
 /// flushed already, so the caller's write keeps its place in line.
 pub fn hold(fd: RawFd, bytes: &[u8]) -> bool {
     if HOLDING.with(|h| h.get()) && bytes.len() <= HOLD_MAX {
+        let again = OUTBOX.with(|o| o.borrow().as_ref().is_some_and(|o| o.fds.contains(&fd)));
+        if again {
+            flush();
+        }
         OUTBOX.with(|o| {
             let mut o = o.borrow_mut();
             let o = o.as_mut().expect("holding implies an outbox");
             let start = o.bytes.len();
             o.bytes.extend_from_slice(bytes);
             o.held.push((fd, start, bytes.len()));
+            o.fds.insert(fd);
         });
         return true;
     }
@@ -104,7 +115,9 @@ pub fn hold(fd: RawFd, bytes: &[u8]) -> bool {
 pub fn forget(fd: RawFd) {
     OUTBOX.with(|o| {
         if let Some(o) = o.borrow_mut().as_mut() {
-            o.held.retain(|&(f, _, _)| f != fd);
+            if o.fds.remove(&fd) {
+                o.held.retain(|&(f, _, _)| f != fd);
+            }
         }
     });
 }
@@ -133,6 +146,7 @@ pub fn flush() {
             }
         }
         o.held.clear();
+        o.fds.clear();
         o.bytes.clear();
     });
 }
@@ -143,7 +157,7 @@ fn submit(
     held: &[(RawFd, usize, usize)],
     sent: &mut [usize],
 ) -> std::io::Result<()> {
-    let per_round = RING_ENTRIES as usize;
+    let per_round = ring.params().sq_entries() as usize;
     for (round, chunk) in held.chunks(per_round).enumerate() {
         {
             let mut sq = ring.submission();
@@ -153,7 +167,7 @@ fn submit(
                     .build()
                     .user_data((round * per_round + i) as u64);
                 // Safety: the bytes stay put (not touched) until every entry has completed
-                // below, and the queue has room: it holds RING_ENTRIES and is empty here.
+                // below, and the queue has room: a round is at most its size, and it is empty here.
                 unsafe { sq.push(&e) }.map_err(|_| std::io::Error::other("io_uring submission queue full"))?;
             }
         }
@@ -240,33 +254,37 @@ mod tests {
     async fn held_commands_go_out_after_the_poll_in_order() {
         let (a, mut pa) = UnixStream::pair().unwrap();
         let (b, mut pb) = UnixStream::pair().unwrap();
+        let (c, mut pc) = UnixStream::pair().unwrap();
         let big = vec![7u8; HOLD_MAX + 1];
-        let (held, before_flush, after_big) = batched(async {
-            let held = [put(&a, b"a1"), put(&b, b"b1"), put(&a, b"a2")];
-            let before_flush = (pending(&mut pa), pending(&mut pb));
+        // A ring of 2 entries: 3 held commands take two rounds.
+        let (held, before_flush, after_second, after_big) = batched(2, async {
+            let held = [put(&a, b"a1"), put(&b, b"b1"), put(&c, b"c1")];
+            let before_flush = (pending(&mut pa), pending(&mut pb), pending(&mut pc));
+            // A second command for a socket: what is held goes first.
+            let after_second = (put(&a, b"a2"), pending(&mut pa));
             // Too large to hold: what is held goes out first, then the caller's write.
             assert!(!put(&a, &big));
             let after_big = pending(&mut pa);
             put(&b, b"b2");
-            (held, before_flush, after_big)
+            (held, before_flush, after_second, after_big)
         })
         .await;
         if ring_in_use() {
             assert_eq!(held, [true; 3], "with io_uring, small commands are held while polling");
-            assert_eq!(before_flush, (Vec::new(), Vec::new()), "nothing is written during the poll");
+            assert_eq!(before_flush, (vec![], vec![], vec![]), "nothing is written during the poll");
+            assert_eq!(after_second, (true, b"a1".to_vec()), "a second command flushes the first");
         } else {
             eprintln!("io_uring unavailable here: only the direct path was tested");
             assert_eq!(held, [false; 3]);
         }
-        let mut on_a = after_big;
+        let mut on_a = [before_flush.0, after_second.1, after_big].concat();
         while on_a.len() < 4 + big.len() {
             on_a.extend(pending(&mut pa));
         }
         assert_eq!(&on_a[..4], b"a1a2", "held bytes precede a direct write on the same socket");
         assert_eq!(&on_a[4..], &big[..]);
-        let mut on_b = before_flush.1;
-        on_b.extend(pending(&mut pb));
-        assert_eq!(on_b, b"b1b2");
+        assert_eq!([before_flush.1, pending(&mut pb)].concat(), b"b1b2");
+        assert_eq!([before_flush.2, pending(&mut pc)].concat(), b"c1");
         // Outside `batched` nothing is held.
         assert!(!hold(a.as_raw_fd(), b"now"));
     }
@@ -275,7 +293,7 @@ mod tests {
     async fn a_forgotten_socket_gets_nothing() {
         let (a, mut pa) = UnixStream::pair().unwrap();
         let (b, mut pb) = UnixStream::pair().unwrap();
-        let held = batched(async {
+        let held = batched(2, async {
             let held = hold(a.as_raw_fd(), b"gone");
             forget(a.as_raw_fd());
             put(&b, b"kept");
@@ -292,7 +310,7 @@ mod tests {
         let (a, pa) = UnixStream::pair().unwrap();
         let (b, mut pb) = UnixStream::pair().unwrap();
         drop(pa);
-        batched(async {
+        batched(2, async {
             hold(a.as_raw_fd(), b"to nobody");
             put(&b, b"to b");
         })

@@ -414,9 +414,10 @@ fn client_thread<W: Workload>(
             retry_on: spec.retry_on.clone(),
             target,
         };
+        let connections = ready.len();
         let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
         // Commands of all this thread's workers go out together (see client::outbox).
-        crate::client::outbox::batched(async {
+        crate::client::outbox::batched(connections, async {
             tokio::select! {
                 _ = workers => {}
                 _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => {}
