@@ -113,7 +113,8 @@ pub fn hold(fd: RawFd, bytes: &[u8]) -> bool {
 /// Drops what is held for `fd`: its connection is going away, and the number may be
 /// reused by the next socket opened before the flush.
 pub fn forget(fd: RawFd) {
-    OUTBOX.with(|o| {
+    // `try_with`: a connection may be dropped while its thread is being torn down.
+    let _ = OUTBOX.try_with(|o| {
         if let Some(o) = o.borrow_mut().as_mut() {
             if o.fds.remove(&fd) {
                 o.held.retain(|&(f, _, _)| f != fd);
