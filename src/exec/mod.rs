@@ -2,7 +2,9 @@
 //!
 //! Workers are async tasks spread over a few OS threads (`client_threads`), each thread
 //! a single-threaded runtime: one thread wakes for many connections, which is what
-//! keeps the client's CPU per query low on a box it shares with the server. Each thread
+//! keeps the client's CPU per query low on a box it shares with the server, and the
+//! commands its connections have ready go out in one system call (`client::outbox`).
+//! How many threads by default: `cli::plan::default_client_threads`. Each thread
 //! hands its recorder over at every interval boundary; this module merges them, emits
 //! the interval, and builds the steady-state summary from the intervals after warm-up.
 
