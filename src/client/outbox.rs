@@ -91,23 +91,21 @@ pub async fn batched<F: Future>(connections: usize, fut: F) -> F::Output {
 /// must write them itself (not holding now, or too large); anything held has then been
 /// flushed already, so the caller's write keeps its place in line.
 pub fn hold(fd: RawFd, bytes: &[u8]) -> bool {
-    if HOLDING.with(|h| h.get()) && bytes.len() <= HOLD_MAX {
-        let again = OUTBOX.with(|o| o.borrow().as_ref().is_some_and(|o| o.fds.contains(&fd)));
-        if again {
-            flush();
+    let holding = HOLDING.with(|h| h.get()) && bytes.len() <= HOLD_MAX;
+    OUTBOX.with(|o| {
+        let mut o = o.borrow_mut();
+        let Some(o) = o.as_mut() else { return false };
+        if !holding || o.fds.contains(&fd) {
+            o.flush();
         }
-        OUTBOX.with(|o| {
-            let mut o = o.borrow_mut();
-            let o = o.as_mut().expect("holding implies an outbox");
+        if holding {
             let start = o.bytes.len();
             o.bytes.extend_from_slice(bytes);
             o.held.push((fd, start, bytes.len()));
             o.fds.insert(fd);
-        });
-        return true;
-    }
-    flush();
-    false
+        }
+        holding
+    })
 }
 
 /// Drops what is held for `fd`: its connection is going away, and the number may be
@@ -123,33 +121,40 @@ pub fn forget(fd: RawFd) {
     });
 }
 
-/// Writes every held command. A failed send is not reported here: the peer is gone, and
-/// the read of that command's answer sees it and takes the lost-connection path.
+/// Writes every held command of this thread.
 pub fn flush() {
     OUTBOX.with(|o| {
-        let mut o = o.borrow_mut();
-        let Some(o) = o.as_mut() else { return };
-        if o.held.is_empty() {
+        if let Some(o) = o.borrow_mut().as_mut() {
+            o.flush();
+        }
+    });
+}
+
+impl Outbox {
+    /// A failed send is not reported here: the peer is gone, and the read of that
+    /// command's answer sees it and takes the lost-connection path.
+    fn flush(&mut self) {
+        if self.held.is_empty() {
             return;
         }
-        o.sent.clear();
-        o.sent.resize(o.held.len(), 0);
-        if let Some(ring) = o.ring.as_mut() {
-            if submit(ring, &o.bytes, &o.held, &mut o.sent).is_err() {
+        self.sent.clear();
+        self.sent.resize(self.held.len(), 0);
+        if let Some(ring) = self.ring.as_mut() {
+            if submit(ring, &self.bytes, &self.held, &mut self.sent).is_err() {
                 // The ring failed as a whole (not one socket): stop using it on this thread.
-                o.ring = None;
+                self.ring = None;
             }
         }
         // Whatever the ring did not send (a short send, or no ring) goes out directly.
-        for (&(fd, start, len), &done) in o.held.iter().zip(&o.sent) {
+        for (&(fd, start, len), &done) in self.held.iter().zip(&self.sent) {
             if done < len {
-                write_direct(fd, &o.bytes[start + done..start + len]);
+                write_direct(fd, &self.bytes[start + done..start + len]);
             }
         }
-        o.held.clear();
-        o.fds.clear();
-        o.bytes.clear();
-    });
+        self.held.clear();
+        self.fds.clear();
+        self.bytes.clear();
+    }
 }
 
 fn submit(
