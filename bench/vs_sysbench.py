@@ -46,11 +46,23 @@ def proc_cpu(pid):
     return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def host_idle():
+    """(idle + iowait, all) jiffies of the whole host, from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return v[3] + v[4], sum(v)
+
+
+LAST_IDLE = [0.0]  # the host's idle share during the last measured() run, in %
+
+
 def measured(cmd, server_pid, env):
-    c0, s0, t0 = child_cpu(), proc_cpu(server_pid), time.time()
+    c0, s0, t0, h0 = child_cpu(), proc_cpu(server_pid), time.time(), host_idle()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
+    h1 = host_idle()
+    LAST_IDLE[0] = 100.0 * (h1[0] - h0[0]) / max(1, h1[1] - h0[1])
     return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0
 
 
@@ -64,7 +76,7 @@ def sysbench(workload, a, sock, server_pid, env, extra=(), target=None):
     p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
     # sysbench prints min/avg/max; its median needs --histogram, so p50 comes from there.
     return {"tps": tx / a.time, "qps": q / a.time, "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": p95, "tx": tx, "out": out}
+            "p95": p95, "tx": tx, "out": out, "idle": LAST_IDLE[0]}
 
 
 def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
@@ -78,7 +90,7 @@ def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
     s = doc["summary"]
     tx = s["transactions"]
     return {"tps": s["tps"], "qps": s["qps"], "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx}
+            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": LAST_IDLE[0]}
 
 
 def median(rows, key):
@@ -113,6 +125,10 @@ def compare(name, a, sock, pid, env, sb_extra=(), su_extra=()):
             z = median(sd, key)
             row += f" {z:>10.2f} {z / x:>7.2f}"
         print(row)
+    # CPU nobody used during the run (idle + iowait of the whole host): a client that
+    # leaves the server's CPUs idle loses throughput without costing more per query.
+    row = f"  {'host idle %':<20} {median(sb, 'idle'):>10.2f} {median(su, 'idle'):>10.2f}"
+    print(row + (f" {'':>7} {'':>18} {median(sd, 'idle'):>10.2f}" if a.direct else ""))
     return sb, su
 
 
