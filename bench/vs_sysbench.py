@@ -53,30 +53,28 @@ def host_idle():
     return v[3] + v[4], sum(v)
 
 
-LAST_IDLE = [0.0]  # the host's idle share during the last measured() run, in %
-
-
 def measured(cmd, server_pid, env):
+    """Runs cmd; returns its stdout, client CPU s, server CPU s, wall s and the host's idle %."""
     c0, s0, t0, h0 = child_cpu(), proc_cpu(server_pid), time.time(), host_idle()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
     h1 = host_idle()
-    LAST_IDLE[0] = 100.0 * (h1[0] - h0[0]) / max(1, h1[1] - h0[1])
-    return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0
+    idle = 100.0 * (h1[0] - h0[0]) / max(1, h1[1] - h0[1])
+    return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0, idle
 
 
 def sysbench(workload, a, sock, server_pid, env, extra=(), target=None):
     cmd = ["sysbench", workload, *(target or [f"--mysql-socket={sock}"]), "--mysql-user=root", "--mysql-db=sbtest",
            f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
            f"--time={a.time}", "--percentile=95", *extra, "run"]
-    out, ccpu, scpu, _ = measured(cmd, server_pid, env)
+    out, ccpu, scpu, _, idle = measured(cmd, server_pid, env)
     tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
     q = int(re.search(r"queries:\s+(\d+)", out).group(1))
     p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
     # sysbench prints min/avg/max; its median needs --histogram, so p50 comes from there.
     return {"tps": tx / a.time, "qps": q / a.time, "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": p95, "tx": tx, "out": out, "idle": LAST_IDLE[0]}
+            "p95": p95, "tx": tx, "out": out, "idle": idle}
 
 
 def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
@@ -84,13 +82,13 @@ def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
     cmd = [SIZEUP, "run", workload, *(target or [f"--socket={sock}"]), "--user=root", "--database=sbtest",
            f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
            f"--time={a.time}", "--report-interval=0", f"--json={js}", *extra]
-    _, ccpu, scpu, _ = measured(cmd, server_pid, env)
+    _, ccpu, scpu, _, idle = measured(cmd, server_pid, env)
     doc = json.load(open(js))
     os.unlink(js)
     s = doc["summary"]
     tx = s["transactions"]
     return {"tps": s["tps"], "qps": s["qps"], "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": LAST_IDLE[0]}
+            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": idle}
 
 
 def median(rows, key):
@@ -193,7 +191,7 @@ def prepare_pairs(a, threads, sock, pid, env, tgt):
                 else:
                     cmd = [SIZEUP, "prepare", "oltp_read_write", f"--socket={sock}", f"--tables={a.tables}",
                            f"--table-size={a.table_size}", f"--threads={threads}"]
-                _, ccpu, scpu, wall = measured(cmd, pid, env)
+                _, ccpu, scpu, wall, _ = measured(cmd, pid, env)
             rates[tool].append(rows / wall)
             print(f"  prepare {threads} threads, pair {i + 1} {tool}: {wall:.2f} s, {rows / wall:.0f} rows/s, "
                   f"server {scpu * 1e6 / rows:.2f} us/row, client {ccpu * 1e6 / rows:.2f} us/row", flush=True)
