@@ -56,7 +56,7 @@ fn fixture_run() -> RunDocument {
         id: Some(7),
         status: "completed".into(),
         error: None,
-        config: serde_json::json!({"workload": "tpcc", "run": {"threads": 4}}),
+        config: serde_json::from_value(serde_json::json!({"workload": "tpcc", "run": {"threads": 4}})).unwrap(),
         summary: Some(summary),
         intervals,
         histograms: Default::default(),

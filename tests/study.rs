@@ -48,7 +48,7 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     assert!(r.levels.iter().all(|l| l.throughput.mean > 0.0 && l.samples >= 3), "{r:?}");
     let store = Store::open(&s.results()).unwrap();
     let run = store.load_run(row.steps[1].runs[0]).unwrap();
-    assert_eq!(run.config.pointer("/run/threads").unwrap(), 2);
+    assert_eq!(run.config.run.threads, 2);
     let os = run.intervals[1].os.as_ref().expect("OS figures beside each interval");
     let total = os.usr + os.nice + os.sys + os.iowait + os.irq + os.soft + os.steal + os.idle;
     assert!((total - 100.0).abs() < 0.5, "{os:?}");
@@ -193,7 +193,7 @@ fn one_to_three_instances_scale_up() {
         assert_eq!(step.runs.len(), n, "one run per instance");
         // Each group ran against its own instance, with the data loaded there.
         let sockets: std::collections::BTreeSet<String> =
-            step.runs.iter().map(|&id| store.load_run(id).unwrap().config["target"]["socket"].to_string()).collect();
+            step.runs.iter().map(|&id| format!("{:?}", store.load_run(id).unwrap().config.target.socket)).collect();
         assert_eq!(sockets.len(), n);
     }
     for l in &r.levels {
@@ -263,11 +263,8 @@ fn one_to_three_instances_scale_up() {
         .unwrap();
     assert_eq!(code, 0);
     let row = store.list_studies().unwrap().pop().unwrap();
-    let ports: Vec<u64> = row.steps[0]
-        .runs
-        .iter()
-        .map(|&id| store.load_run(id).unwrap().config["target"]["port"].as_u64().unwrap())
-        .collect();
+    let ports: Vec<u64> =
+        row.steps[0].runs.iter().map(|&id| store.load_run(id).unwrap().config.target.port as u64).collect();
     let mut ports = ports;
     ports.sort();
     assert_eq!(ports, [s.port as u64, s.port as u64 + 1]);

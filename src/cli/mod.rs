@@ -1,10 +1,8 @@
-//! The command line as the user types it. Raw arguments only: `plan.rs` validates them
-//! once into what the rest of the program trusts. sysbench's spellings (`--table_size`,
-//! `--mysql-socket`, `--max-time`, `--skip_trx=on`) are accepted as aliases so existing
-//! command lines keep working.
+//! The command line as the user types it. Raw arguments only: `crate::plan` validates
+//! them once into what the rest of the program trusts. The option groups a run takes
+//! live in `crate::options`, shared with study files; this module adds the commands.
 
-pub mod plan;
-
+pub use crate::options::{parse_switch, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -85,19 +83,8 @@ pub struct ServerStartArgs {
     /// How many instances (0..N-1) should be running.
     #[arg(long, default_value_t = 1)]
     pub instances: u32,
-    /// InnoDB buffer pool per instance.
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
-    pub buffer_pool: String,
-    /// InnoDB redo log size per instance (allocated on disk at start).
-    #[arg(long, value_name = "SIZE", default_value = "512M")]
-    pub log_file_size: String,
-    #[arg(long, value_name = "0|1|2", default_value_t = 2)]
-    pub flush_log_at_trx_commit: u8,
-    #[arg(long, default_value_t = 2000)]
-    pub max_connections: u32,
-    /// Any other server option, repeatable: --set innodb_io_capacity=2000
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Where instance directories go (default: the state directory).
     #[arg(long, value_name = "DIR")]
     pub datadir_root: Option<PathBuf>,
@@ -116,104 +103,6 @@ pub struct ServerStopArgs {
     pub purge: bool,
 }
 
-/// Where the server is. With none of these, sizeup uses managed instance 0.
-#[derive(Args, Debug, Clone, Default, serde::Serialize)]
-pub struct TargetArgs {
-    #[arg(long, alias = "mysql-host", help_heading = "Target")]
-    pub host: Option<String>,
-    #[arg(long, alias = "mysql-port", help_heading = "Target")]
-    pub port: Option<u16>,
-    #[arg(long, alias = "mysql-socket", help_heading = "Target")]
-    pub socket: Option<PathBuf>,
-    #[arg(long, alias = "mysql-user", help_heading = "Target")]
-    pub user: Option<String>,
-    /// Password (or set MYSQL_PWD). Never printed or stored.
-    #[arg(long, alias = "mysql-password", env = "MYSQL_PWD", hide_env_values = true, help_heading = "Target")]
-    #[serde(skip)]
-    pub password: Option<String>,
-    /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
-    #[arg(long, alias = "mysql-db", help_heading = "Target")]
-    pub database: Option<String>,
-    /// Managed instance to use when no host, port or socket is given.
-    #[arg(long, default_value_t = 0, help_heading = "Target")]
-    pub instance: u32,
-}
-
-/// sysbench's oltp_common.lua options (same names, same defaults).
-#[derive(Args, Debug, Clone, serde::Serialize)]
-pub struct OltpArgs {
-    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
-    pub tables: u32,
-    #[arg(long, alias = "table_size", alias = "oltp-table-size", default_value_t = 10_000, help_heading = "OLTP")]
-    pub table_size: u32,
-    #[arg(long, alias = "range_size", default_value_t = 100, help_heading = "OLTP")]
-    pub range_size: u32,
-    #[arg(long, alias = "point_selects", default_value_t = 10, help_heading = "OLTP")]
-    pub point_selects: u32,
-    #[arg(long, alias = "simple_ranges", default_value_t = 1, help_heading = "OLTP")]
-    pub simple_ranges: u32,
-    #[arg(long, alias = "sum_ranges", default_value_t = 1, help_heading = "OLTP")]
-    pub sum_ranges: u32,
-    #[arg(long, alias = "order_ranges", default_value_t = 1, help_heading = "OLTP")]
-    pub order_ranges: u32,
-    #[arg(long, alias = "distinct_ranges", default_value_t = 1, help_heading = "OLTP")]
-    pub distinct_ranges: u32,
-    #[arg(long, alias = "index_updates", default_value_t = 1, help_heading = "OLTP")]
-    pub index_updates: u32,
-    #[arg(long, alias = "non_index_updates", default_value_t = 1, help_heading = "OLTP")]
-    pub non_index_updates: u32,
-    #[arg(long, alias = "delete_inserts", default_value_t = 1, help_heading = "OLTP")]
-    pub delete_inserts: u32,
-    #[arg(long, alias = "range_selects", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
-    pub range_selects: bool,
-    #[arg(long, alias = "auto_inc", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
-    pub auto_inc: bool,
-    #[arg(long, alias = "skip_trx", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
-    pub skip_trx: bool,
-    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
-    pub secondary: bool,
-    #[arg(long, alias = "create_secondary", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
-    pub create_secondary: bool,
-    #[arg(long, alias = "mysql_storage_engine", default_value = "innodb", help_heading = "OLTP")]
-    pub mysql_storage_engine: String,
-    /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
-    #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
-    pub read_only: bool,
-    /// uniform, gaussian, special, pareto or zipfian.
-    #[arg(long, alias = "rand_type", default_value = "special", help_heading = "Random numbers")]
-    pub rand_type: String,
-    #[arg(long, alias = "rand_spec_iter", default_value_t = 12, help_heading = "Random numbers")]
-    pub rand_spec_iter: u32,
-    #[arg(long, alias = "rand_spec_pct", default_value_t = 1, help_heading = "Random numbers")]
-    pub rand_spec_pct: u32,
-    #[arg(long, alias = "rand_spec_res", default_value_t = 75, help_heading = "Random numbers")]
-    pub rand_spec_res: u32,
-    #[arg(long, alias = "rand_pareto_h", default_value_t = 0.2, help_heading = "Random numbers")]
-    pub rand_pareto_h: f64,
-    #[arg(long, alias = "rand_zipfian_exp", default_value_t = 0.8, help_heading = "Random numbers")]
-    pub rand_zipfian_exp: f64,
-    /// Seed for the random streams; 0 takes one from the clock.
-    #[arg(long, alias = "rand_seed", default_value_t = 0, help_heading = "Random numbers")]
-    pub rand_seed: u64,
-}
-
-/// TPC-C's options.
-#[derive(Args, Debug, Clone, serde::Serialize)]
-pub struct TpccArgs {
-    /// Warehouses to load (prepare); at run time the database says how many it holds.
-    #[arg(long, help_heading = "TPC-C")]
-    pub warehouses: Option<u32>,
-    /// Deck of transaction types: new_order,payment,order_status,delivery,stock_level.
-    #[arg(long, default_value = "45,43,4,4,4", help_heading = "TPC-C")]
-    pub mix: String,
-    /// User i of U works on warehouses i, i+U, i+2U, ... (default: one random home warehouse each).
-    #[arg(long, help_heading = "TPC-C")]
-    pub all_warehouses: bool,
-    /// `spec`: the spec's keying and think times (clause 5.2.5); `none`: back to back.
-    #[arg(long, default_value = "none", value_parser = ["none", "spec"], help_heading = "TPC-C")]
-    pub think_time: String,
-}
-
 #[derive(Args, Debug)]
 pub struct PrepareArgs {
     /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
@@ -221,9 +110,7 @@ pub struct PrepareArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub oltp: OltpArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
+    pub workload_args: WorkloadArgs,
     /// Loader connections (default: two per CPU).
     #[arg(long, alias = "num-threads")]
     pub threads: Option<u32>,
@@ -234,10 +121,8 @@ pub struct PrewarmArgs {
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
-    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
-    pub tables: u32,
-    #[arg(long, alias = "table_size", default_value_t = 10_000, help_heading = "OLTP")]
-    pub table_size: u32,
+    #[command(flatten)]
+    pub workload_args: WorkloadArgs,
     /// Connections reading in parallel (default: the number of CPUs).
     #[arg(long)]
     pub threads: Option<u32>,
@@ -255,80 +140,7 @@ pub struct RunArgs {
     /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
     pub workload: String,
     #[command(flatten)]
-    pub target: TargetArgs,
-    #[command(flatten)]
-    pub oltp: OltpArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
-    /// Concurrent connections.
-    #[arg(long, alias = "num-threads", default_value_t = 1)]
-    pub threads: u32,
-    /// TPC-C virtual users (terminals), one connection each; the same as --threads.
-    #[arg(long, help_heading = "TPC-C")]
-    pub users: Option<u32>,
-    /// Seconds to run (0: no limit; then --events must be set).
-    #[arg(long, alias = "max-time", default_value_t = 10.0)]
-    pub time: f64,
-    /// Stop after this many transactions (0: no limit).
-    #[arg(long, alias = "max-requests", default_value_t = 0)]
-    pub events: u64,
-    /// Seconds at the start left out of the summary (rounded up to whole intervals).
-    #[arg(long, alias = "warmup-time", default_value_t = 0.0)]
-    pub warmup: f64,
-    /// Open-loop arrival rate in transactions per second (0: as fast as possible).
-    /// Latency is then measured from each transaction's intended start.
-    #[arg(long, alias = "tx-rate", default_value_t = 0.0)]
-    pub rate: f64,
-    /// Seconds between interval lines (0: no lines; intervals are still stored each second).
-    #[arg(long, default_value_t = 1.0)]
-    pub report_interval: f64,
-    #[command(flatten)]
-    pub session: SessionArgs,
-    /// Print a latency histogram after the summary (sysbench's --histogram).
-    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
-    pub histogram: bool,
-    /// Latency percentile shown in the interval lines (1-100).
-    #[arg(long, default_value_t = 95.0)]
-    pub percentile: f64,
-    /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
-    #[arg(long, default_value = "mysql", hide = true)]
-    pub db_driver: String,
-    /// Also write the whole result to this JSON file.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    #[command(flatten)]
-    pub power: PowerArgs,
-    /// Set by scale studies: start measuring together with the other client groups.
-    #[arg(skip)]
-    pub start_line: Option<std::sync::Arc<crate::exec::StartLine>>,
-}
-
-/// How each connection paces itself and what it retries (run, sweep and scale).
-#[derive(Args, Debug, Clone, serde::Serialize)]
-pub struct SessionArgs {
-    /// Fixed pause in milliseconds after each transaction, per connection.
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
-    pub delay: f64,
-    /// OS threads that drive the connections (default, closed loop: 1 per connection up
-    /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
-    /// cheapest under load; with --rate: 1 per connection, the most faithful latency).
-    #[arg(long)]
-    pub client_threads: Option<u32>,
-    /// Server error codes that are counted and retried instead of stopping the run:
-    /// a comma-separated list, `all` or `none` (sysbench's option and default).
-    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
-    pub mysql_ignore_errors: String,
-}
-
-/// Power inputs for hosts without RAPL energy counters.
-#[derive(Args, Debug, Clone, Default, serde::Serialize)]
-pub struct PowerArgs {
-    /// Model the system's watts as linear in CPU utilisation: idle=W,max=W.
-    #[arg(long, value_name = "idle=W,max=W", help_heading = "Power")]
-    pub power_model: Option<String>,
-    /// The system's power draw as a constant (a wall-meter reading).
-    #[arg(long, value_name = "W", help_heading = "Power")]
-    pub watts: Option<f64>,
+    pub options: RunOptions,
 }
 
 /// What `runs export` and `study export` take.
@@ -386,13 +198,23 @@ pub struct StudyArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     #[command(flatten)]
-    pub oltp: OltpArgs,
-    #[command(flatten)]
-    pub tpcc: TpccArgs,
+    pub workload_args: WorkloadArgs,
     #[command(flatten)]
     pub power: PowerArgs,
     #[command(flatten)]
     pub session: SessionArgs,
+}
+
+impl StudyArgs {
+    /// The run options every step shares, as a study stores them.
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            target: self.target.clone(),
+            workload: self.workload_args.clone(),
+            session: self.session.clone(),
+            ..RunOptions::default()
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -534,15 +356,6 @@ pub struct DemoArgs {
     pub table_size: u32,
 }
 
-/// sysbench's boolean spellings.
-pub fn parse_switch(s: &str) -> Result<bool, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not on/off")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,24 +378,27 @@ mod tests {
             "--rand-type=uniform",
             "--range_selects=off",
         ]);
-        let Command::Run(r) = cli.command else { panic!() };
-        assert_eq!(r.oltp.table_size, 5000);
-        assert_eq!(r.oltp.tables, 4);
+        let Command::Run(RunArgs { options: r, .. }) = cli.command else { panic!() };
+        let oltp = &r.workload.oltp;
+        assert_eq!(oltp.table_size, 5000);
+        assert_eq!(oltp.tables, 4);
         assert_eq!(r.target.socket, Some(PathBuf::from("/tmp/s")));
-        assert!(r.oltp.skip_trx);
-        assert!(!r.oltp.range_selects);
+        assert!(oltp.skip_trx);
+        assert!(!oltp.range_selects);
         assert_eq!(r.time, 30.0);
-        assert_eq!(r.oltp.rand_type, "uniform");
+        assert_eq!(oltp.rand_type, "uniform");
     }
 
     #[test]
     fn defaults_are_sysbench_defaults() {
         let Command::Run(r) = parse(&["sizeup", "run", "oltp_read_only"]).command else { panic!() };
-        assert_eq!((r.oltp.tables, r.oltp.table_size, r.oltp.range_size), (1, 10_000, 100));
-        assert!(r.oltp.range_selects && r.oltp.auto_inc && r.oltp.create_secondary && !r.oltp.skip_trx);
-        assert_eq!(r.oltp.rand_type, "special");
+        let o = &r.options.workload.oltp;
+        assert_eq!((o.tables, o.table_size, o.range_size), (1, 10_000, 100));
+        assert!(o.range_selects && o.auto_inc && o.create_secondary && !o.skip_trx);
+        assert_eq!(o.rand_type, "special");
+        assert_eq!(r.options, RunOptions { target: r.options.target.clone(), ..RunOptions::default() });
         let Command::Run(r) = parse(&["sizeup", "run", "x", "--skip-trx"]).command else { panic!() };
-        assert!(r.oltp.skip_trx);
+        assert!(r.options.workload.oltp.skip_trx);
     }
 
     #[test]

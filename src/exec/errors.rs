@@ -18,7 +18,7 @@ pub enum ErrorClass {
 }
 
 /// Which server errors are retried (sysbench's `--mysql-ignore-errors`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RetryOn {
     /// These codes; sysbench's default is 1213, 1020, 1205.

@@ -15,7 +15,7 @@ pub mod worker;
 use crate::monitor;
 use crate::stats::{Interval, Recorder, Summary};
 use crate::target::Target;
-use crate::workload::Workload;
+use crate::workload::Sessions;
 use hdrhistogram::Histogram;
 use pacing::Arrivals;
 use std::cell::RefCell;
@@ -26,24 +26,25 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use worker::{Control, Shard};
 
-/// How to run: the parameters of the one worker loop.
-#[derive(Clone, Debug, serde::Serialize)]
+/// How to run: the parameters of the one worker loop, as results record them.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RunSpec {
     pub threads: u32,
     /// Stop starting transactions after this long (`--time`); `None` for no limit.
-    #[serde(serialize_with = "seconds_opt")]
+    #[serde(with = "seconds_opt")]
     pub time: Option<Duration>,
     /// Stop after this many transactions (`--events`).
     pub events: Option<u64>,
-    #[serde(serialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub warmup: Duration,
     /// Open-loop arrivals per second (`--rate`).
     pub rate: Option<f64>,
     /// Sampling interval: one stored interval each.
-    #[serde(serialize_with = "seconds")]
+    #[serde(with = "seconds")]
     pub interval: Duration,
     /// Fixed pause between a worker's transactions.
-    #[serde(serialize_with = "seconds_opt")]
+    #[serde(with = "seconds_opt")]
     pub delay: Option<Duration>,
     /// OS threads that drive the workers.
     pub client_threads: u32,
@@ -105,15 +106,59 @@ impl RunSpec {
     }
 }
 
-/// Durations appear in results as seconds, the unit users give them in.
-fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
+impl Default for RunSpec {
+    /// What a result stored without run parameters reads as.
+    fn default() -> Self {
+        RunSpec {
+            threads: 1,
+            time: None,
+            events: None,
+            warmup: Duration::ZERO,
+            rate: None,
+            interval: Duration::from_secs(1),
+            delay: None,
+            client_threads: 1,
+            seed: 0,
+            percentile: 95.0,
+            retry_on: errors::RetryOn::default(),
+            server_pid: None,
+            data_dir: None,
+            power: monitor::os::Power::None,
+            start_line: None,
+        }
+    }
 }
 
-fn seconds_opt<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    match d {
-        Some(d) => s.serialize_some(&d.as_secs_f64()),
-        None => s.serialize_none(),
+/// Durations appear in results as seconds, the unit users give them in.
+mod seconds {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+mod seconds_opt {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<f64>::deserialize(d)?
+            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
+            .transpose()
     }
 }
 
@@ -123,6 +168,26 @@ pub enum Ended {
     Completed,
     Interrupted,
     Failed,
+}
+
+impl Ended {
+    /// The status the store and reports show.
+    pub fn status(self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Interrupted => "interrupted",
+            Ended::Failed => "failed",
+        }
+    }
+
+    /// The process's exit code for a run or study that ended so.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Ended::Completed => 0,
+            Ended::Interrupted => crate::EXIT_INTERRUPTED,
+            Ended::Failed => 1,
+        }
+    }
 }
 
 pub struct RunResult {
@@ -166,7 +231,7 @@ pub fn run<W>(
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<RunResult, String>
 where
-    W: Workload + Send + Sync + 'static,
+    W: Sessions + Send + Sync + 'static,
 {
     let names = workload.transaction_names();
     let threads = spec.threads.max(1);
@@ -352,7 +417,7 @@ where
 const CONNECTS_AT_ONCE: usize = 32;
 
 #[allow(clippy::too_many_arguments)]
-fn client_thread<W: Workload>(
+fn client_thread<W: Sessions>(
     workload: Arc<W>,
     workers: Vec<u32>,
     target: Target,

@@ -38,7 +38,20 @@ fn clock_ticks() -> f64 {
 }
 
 /// Host facts for a result's config: CPU model and count, memory, kernel.
-pub fn host_facts() -> serde_json::Value {
+/// The machine a run was made on, as results record it.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct HostFacts {
+    pub hostname: Option<String>,
+    pub cpus: u32,
+    pub cpu_model: Option<String>,
+    pub memory_bytes: Option<u64>,
+    pub kernel: Option<String>,
+    /// How the client sent its commands (io_uring batches or direct writes).
+    pub client_io: Option<String>,
+}
+
+pub fn host_facts() -> HostFacts {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -53,14 +66,14 @@ pub fn host_facts() -> serde_json::Value {
         .and_then(|v| v.parse::<u64>().ok());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string());
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string());
-    serde_json::json!({
-        "hostname": hostname,
-        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "cpu_model": model,
-        "memory_bytes": mem_kb.map(|k| k * 1024),
-        "kernel": kernel,
-        "client_io": crate::client::outbox::how(),
-    })
+    HostFacts {
+        hostname,
+        cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        cpu_model: model,
+        memory_bytes: mem_kb.map(|k| k * 1024),
+        kernel,
+        client_io: Some(crate::client::outbox::how().to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -26,22 +26,14 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
-fn is_tpcc(d: &RunDocument) -> bool {
-    d.config.get("workload").and_then(|w| w.as_str()) == Some("tpcc")
-}
-
 /// Intervals that count: after warm-up, at least half a sampling interval long.
 fn steady(d: &RunDocument) -> Vec<&Interval> {
-    let step = d.config.pointer("/run/interval").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    let step = d.config.run.interval.as_secs_f64();
     d.intervals.iter().filter(|iv| !iv.warmup && iv.duration >= 0.5 * step).collect()
 }
 
 fn throughput(d: &RunDocument, iv: &Interval) -> f64 {
-    if is_tpcc(d) {
-        crate::workload::tpcc::interval_nopm(iv)
-    } else {
-        iv.tps
-    }
+    d.throughput(iv)
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -61,10 +53,10 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
         a.summary.as_ref().ok_or("run A has no summary (it did not finish)")?,
         b.summary.as_ref().ok_or("run B has no summary (it did not finish)")?,
     );
-    if is_tpcc(a) != is_tpcc(b) {
-        return Err("one run is TPC-C (NOPM) and the other is not (tps): compare runs of one kind".into());
+    let unit = a.kind().unit().label();
+    if unit != b.kind().unit().label() {
+        return Err(format!("run A counts {unit} and run B {}: compare runs of one kind", b.kind().unit().label()));
     }
-    let unit = if is_tpcc(a) { "NOPM" } else { "tps" };
     let (ia, ib) = (steady(a), steady(b));
     let series = |d: &RunDocument, ivs: &[&Interval], f: &dyn Fn(&RunDocument, &Interval) -> f64| {
         ivs.iter().map(|iv| f(d, iv)).collect::<Vec<f64>>()
@@ -112,12 +104,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
         }
     }
     let label = |d: &RunDocument| {
-        format!(
-            "run {} ({}, {} threads)",
-            d.id.unwrap_or(0),
-            d.config["workload"].as_str().unwrap_or("?"),
-            d.config.pointer("/run/threads").and_then(|v| v.as_u64()).unwrap_or(0)
-        )
+        format!("run {} ({}, {} threads)", d.id.unwrap_or(0), d.config.workload, d.config.run.threads)
     };
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows })
 }
@@ -126,7 +113,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
 fn step_samples(runs: &[RunDocument]) -> Vec<f64> {
     let Some(first) = runs.first() else { return Vec::new() };
     let n = runs.iter().map(|d| d.intervals.len()).min().unwrap_or(0);
-    let step = first.config.pointer("/run/interval").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    let step = first.config.run.interval.as_secs_f64();
     (0..n)
         .filter(|&k| !first.intervals[k].warmup && first.intervals[k].duration >= 0.5 * step)
         .map(|k| runs.iter().map(|d| throughput(d, &d.intervals[k])).sum())

@@ -165,8 +165,7 @@ fn run_csv(doc: &RunDocument) -> String {
 }
 
 fn run_markdown(doc: &RunDocument) -> String {
-    let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
-    let threads = doc.config.pointer("/run/threads").and_then(|v| v.as_u64()).unwrap_or(0);
+    let (workload, threads) = (&doc.config.workload, doc.config.run.threads);
     let mut out = format!("**Run {}** — {workload}, {threads} threads, {}\n\n", doc.id.unwrap_or(0), doc.status);
     let Some(s) = &doc.summary else {
         return out + "No summary (the run did not finish).\n";

@@ -76,51 +76,40 @@ fn num(v: f64) -> String {
 }
 
 /// Versions, server variables, host facts, and the measuring rules.
-fn provenance(out: &mut String, config: Option<&serde_json::Value>, extra: &[(&str, String)]) {
+fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra: &[(&str, String)]) {
     out.push_str("<dl class=\"provenance\">");
     let mut row = |k: &str, v: String| {
         let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
     };
     if let Some(c) = config {
-        let s = |p: &str| c.pointer(p).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
-        row("tool", format!("sizeup {}", s("/sizeup_version").unwrap_or_else(|| "?".into())));
-        if let Some(v) = s("/server/version") {
-            row("server", format!("{v} {}", s("/server/version_comment").unwrap_or_default()));
+        let version = if c.sizeup_version.is_empty() { "?" } else { &c.sizeup_version };
+        row("tool", format!("sizeup {version}"));
+        if let Some(v) = c.server_fact("version") {
+            row("server", format!("{v} {}", c.server_fact("version_comment").unwrap_or_default()));
         }
         let vars: Vec<String> = c
-            .get("server")
-            .and_then(|v| v.as_object())
-            .map(|m| {
-                m.iter()
-                    .filter(|(k, _)| !k.starts_with("version"))
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .server
+            .keys()
+            .filter(|k| !k.starts_with("version"))
+            .map(|k| format!("{k}={}", c.server_fact(k).unwrap_or_default()))
+            .collect();
         if !vars.is_empty() {
             row("server variables", vars.join(", "));
         }
-        if let Some(h) = c.get("host") {
-            row(
-                "host",
-                format!(
-                    "{} · {} CPUs · {} · {:.1} GiB · kernel {}",
-                    h["hostname"].as_str().unwrap_or("?"),
-                    h["cpus"],
-                    h["cpu_model"].as_str().unwrap_or("?"),
-                    h["memory_bytes"].as_f64().unwrap_or(0.0) / (1u64 << 30) as f64,
-                    h["kernel"].as_str().unwrap_or("?")
-                ),
-            );
-        }
-        if let Some(t) = c.get("target") {
-            let user = t["user"].as_str().unwrap_or("?");
-            let place = match t["socket"].as_str() {
-                Some(sock) => format!("socket {sock}"),
-                None => format!("{}:{}", t["host"].as_str().unwrap_or("?"), t["port"]),
-            };
-            row("target", format!("{place} as {user}, database {}", t["database"].as_str().unwrap_or("?")));
-        }
+        let h = &c.host;
+        row(
+            "host",
+            format!(
+                "{} · {} CPUs · {} · {:.1} GiB · kernel {}",
+                h.hostname.as_deref().unwrap_or("?"),
+                h.cpus,
+                h.cpu_model.as_deref().unwrap_or("?"),
+                h.memory_bytes.unwrap_or(0) as f64 / (1u64 << 30) as f64,
+                h.kernel.as_deref().unwrap_or("?")
+            ),
+        );
+        let t = &c.target;
+        row("target", format!("{} as {}, database {}", t.place(), t.user, t.database));
     }
     for (k, v) in extra {
         row(k, v.clone());
@@ -176,7 +165,7 @@ fn study_section(
             ("power", power),
         ],
     );
-    let what = super::level_name(spec);
+    let what = spec.level_name();
     for s in series {
         series_section(out, spec, s, what);
     }
@@ -554,20 +543,20 @@ fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
 }
 
 fn run_section(out: &mut String, doc: &RunDocument) {
-    let workload = doc.config.get("workload").and_then(|w| w.as_str()).unwrap_or("?");
+    let workload = doc.config.workload.as_str();
+    let kind = doc.kind();
     let id = doc.id.unwrap_or(0);
-    let threads = doc.config.pointer("/run/threads").and_then(|v| v.as_u64()).unwrap_or(0);
+    let threads = doc.config.run.threads;
     let _ = writeln!(
         out,
         "<section class=\"run\" data-run=\"{id}\"><h2>Run {id} — {} at {threads} {}, {}</h2>",
         esc(workload),
-        if workload == "tpcc" { "users" } else { "threads" },
+        kind.level_name(),
         esc(&doc.status)
     );
-    let tpcc = workload == "tpcc";
-    let unit = if tpcc { "NOPM" } else { "tps" };
-    let value = |iv: &crate::stats::Interval| if tpcc { crate::workload::tpcc::interval_nopm(iv) } else { iv.tps };
-    let warmup = doc.config.pointer("/run/warmup").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let unit = kind.unit().label();
+    let value = |iv: &crate::stats::Interval| kind.throughput(iv);
+    let warmup = doc.config.run.warmup.as_secs_f64();
     let samples = doc.intervals.iter().filter(|iv| !iv.warmup).count();
     let power = doc.summary.as_ref().and_then(|s| s.os.as_ref()).map_or("none".into(), |o| o.power_source.clone());
     provenance(
@@ -617,10 +606,12 @@ fn run_section(out: &mut String, doc: &RunDocument) {
         out.push_str("</section>\n");
         return;
     };
+    // Types with a response-time limit (TPC-C's clause 5.2.5.3) get a column for it.
+    let limits = s.types.iter().any(|t| t.p90_limit_ms.is_some());
     let _ = writeln!(
         out,
         "<table class=\"percentiles\"><tr><th class=\"l\">type</th><th>count</th><th>avg ms</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>{}</tr>",
-        if tpcc { "<th>p90 limit</th>" } else { "" }
+        if limits { "<th>p90 limit</th>" } else { "" }
     );
     let mut row = |name: &str, n: u64, l: &LatencyMs, limit: String| {
         let _ = writeln!(
@@ -637,19 +628,19 @@ fn run_section(out: &mut String, doc: &RunDocument) {
         );
     };
     for t in s.types.iter().filter(|_| s.types.len() > 1) {
-        let limit = match (tpcc, t.p90_limit_ms, t.p90_within_limit) {
+        let limit = match (limits, t.p90_limit_ms, t.p90_within_limit) {
             (true, Some(ms), Some(ok)) => format!("<td>{} {} s</td>", if ok { "within" } else { "OVER" }, ms / 1000.0),
             (true, ..) => "<td>-</td>".into(),
             _ => String::new(),
         };
         row(&t.name, t.transactions, &t.latency_ms, limit);
     }
-    row("all", s.transactions, &s.latency_ms, if tpcc { "<td></td>".into() } else { String::new() });
+    row("all", s.transactions, &s.latency_ms, if limits { "<td></td>".into() } else { String::new() });
     out.push_str("</table>\n");
     let _ = writeln!(
         out,
         "<p>{} {} over {:.0} s; {} errors retried, {} reconnects.</p>",
-        num(if tpcc { s.nopm.unwrap_or(0.0) } else { s.tps }),
+        num(if kind.unit() == crate::workload::Unit::Nopm { s.nopm.unwrap_or(0.0) } else { s.tps }),
         unit,
         s.seconds,
         s.errors,

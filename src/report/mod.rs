@@ -324,24 +324,13 @@ fn fmt_elapsed(secs: u64) -> String {
     format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-/// What a study's levels count: instances, users (TPC-C) or threads.
-pub fn level_name(spec: &crate::study::spec::StudySpec) -> &'static str {
-    if spec.kind == crate::study::spec::Kind::Scale {
-        "instances"
-    } else if spec.workloads.iter().all(|w| w == "tpcc") {
-        "users"
-    } else {
-        "threads"
-    }
-}
-
 /// A study's tables: one per series, levels as rows, the peak and saturation marked,
 /// the stop reason under it.
 pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
     use crate::study::spec::Kind;
     let mut out = String::new();
     let scale = spec.kind == Kind::Scale;
-    let level_name = level_name(spec);
+    let level_name = spec.level_name();
     for s in series {
         let _ = writeln!(out, "\n{}", s.name);
         let _ = write!(

@@ -28,7 +28,7 @@ pub enum StoreError {
 }
 
 /// A study as stored: its spec, status, and the steps finished so far.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct StudyRow {
     pub id: i64,
     pub name: String,
@@ -170,11 +170,17 @@ impl Store {
         StoreError::Sql { path: self.path.display().to_string(), source }
     }
 
-    pub fn begin_run(&self, workload: &str, target: &str, config: &serde_json::Value) -> Result<i64, StoreError> {
+    pub fn begin_run(
+        &self,
+        workload: &str,
+        target: &str,
+        config: &crate::result::RunConfig,
+    ) -> Result<i64, StoreError> {
+        let config = serde_json::to_string(config).expect("serialisable");
         self.conn
             .execute(
                 "INSERT INTO runs (workload, target, status, config, pid) VALUES (?1, ?2, 'running', ?3, ?4)",
-                params![workload, target, config.to_string(), std::process::id()],
+                params![workload, target, config, std::process::id()],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
@@ -225,7 +231,7 @@ impl Store {
             .query_map([], |r| {
                 let config: String = r.get(5)?;
                 let summary: Option<String> = r.get(6)?;
-                let config: serde_json::Value = serde_json::from_str(&config).unwrap_or_default();
+                let config: crate::result::RunConfig = serde_json::from_str(&config).unwrap_or_default();
                 let summary: Option<Summary> = summary.and_then(|s| serde_json::from_str(&s).ok());
                 Ok(RunRow {
                     id: r.get(0)?,
@@ -233,7 +239,7 @@ impl Store {
                     workload: r.get(2)?,
                     target: r.get(3)?,
                     status: live_status(r.get(4)?, r.get(7)?),
-                    threads: config.pointer("/run/threads").and_then(|v| v.as_u64()),
+                    threads: Some(config.run.threads as u64),
                     tps: summary.as_ref().map(|s| s.tps),
                     p95_ms: summary.as_ref().map(|s| s.latency_ms.p95),
                 })
@@ -403,9 +409,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.db");
         let store = Store::open(&path).unwrap();
-        let id = store
-            .begin_run("oltp_read_write", "socket /x as root", &serde_json::json!({"run": {"threads": 8}}))
-            .unwrap();
+        let mut config = crate::result::RunConfig::default();
+        config.run.threads = 8;
+        let id = store.begin_run("oltp_read_write", "socket /x as root", &config).unwrap();
         let mut rec = Recorder::new(1);
         rec.transaction(0, 1500, false);
         let names = vec!["oltp_read_write".to_string()];
@@ -432,7 +438,7 @@ mod tests {
     fn a_run_whose_process_died_reads_as_abandoned() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("r.db")).unwrap();
-        let id = store.begin_run("oltp_point_select", "t", &serde_json::json!({})).unwrap();
+        let id = store.begin_run("oltp_point_select", "t", &Default::default()).unwrap();
         assert_eq!(store.load_run(id).unwrap().status, "running", "our own process is alive");
         // A pid that cannot exist (above the kernel's pid_max).
         store.conn.execute("UPDATE runs SET pid = 99999999 WHERE id = ?1", [id]).unwrap();

@@ -36,22 +36,14 @@ pub struct InstanceFigures {
     pub latency_avg_ms: f64,
 }
 
-fn is_tpcc(doc: &RunDocument) -> bool {
-    doc.config.get("workload").and_then(|w| w.as_str()) == Some("tpcc")
-}
-
 fn value(doc: &RunDocument, iv: &stats::Interval) -> f64 {
-    if is_tpcc(doc) {
-        crate::workload::tpcc::interval_nopm(iv)
-    } else {
-        iv.tps
-    }
+    doc.throughput(iv)
 }
 
 /// The figures of one step from its runs' documents.
 pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, String> {
     let first = docs.first().ok_or("a step without runs")?;
-    let unit = if is_tpcc(first) { "NOPM" } else { "tps" }.to_string();
+    let unit = first.kind().unit().label().to_string();
     // Total throughput per interval: the groups started together, so interval k of
     // each covers the same span.
     let n = docs.iter().map(|d| d.intervals.len()).min().unwrap_or(0);
@@ -115,8 +107,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         }
     }
     if several {
-        let client_threads =
-            docs.iter().filter_map(|d| d.config.pointer("/run/client_threads")?.as_u64()).sum::<u64>().max(1);
+        let client_threads = docs.iter().map(|d| d.config.run.client_threads as u64).sum::<u64>().max(1);
         notes.extend(os::load_generator_note(os.as_ref(), client_threads as u32));
     }
     Ok(StepFigures { unit, throughput, tps, latency_ms: LatencyMs::of(&all), p90, os, instances, notes })

@@ -11,17 +11,27 @@ pub mod spec;
 pub mod steady;
 pub mod stop;
 
-use crate::cli::RunArgs;
 use crate::exec::{Ended, StartLine};
+use crate::options::RunOptions;
+use crate::plan::{self, RunRequest};
 use crate::result::RunDocument;
+use crate::runner::{self, Print};
 use crate::server::Manager;
 use crate::stats::Interval;
 use crate::store::{StepRow, Store, StudyRow};
-use crate::{report, Error, Print};
+use crate::{report, workload, Error};
 use figures::{SeriesResult, StepFigures};
 use spec::{Config, Kind, StudySpec};
 use std::path::Path;
 use std::time::Instant;
+
+/// Where a study runs: the managed instances, the results store, and the password its
+/// steps log in with (from `--password` or MYSQL_PWD; never stored with the study).
+pub struct Site<'a> {
+    pub manager: &'a Manager,
+    pub results: &'a Path,
+    pub password: Option<String>,
+}
 
 /// One series of a study: a workload, on one server configuration.
 #[derive(Clone, Debug)]
@@ -69,7 +79,8 @@ fn completed_steps(row: &StudyRow, series: &str) -> Vec<(u32, StepFigures)> {
 }
 
 /// Runs (or, with `resume`, continues) a study; returns the exit code.
-pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Error> {
+pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Error> {
+    let results = site.results;
     spec.validate().map_err(Error::Usage)?;
     let store = Store::open(results)?;
     let levels = spec.levels.resolve().map_err(Error::Usage)?;
@@ -117,22 +128,21 @@ pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i
                     continue;
                 }
                 if spec.kind == Kind::Sweep && !prepared {
-                    prepare_sweep(manager, spec, series)?;
+                    prepare_sweep(site, spec, series)?;
                     prepared = true;
                 }
-                let unit = if series.workload == "tpcc" { "NOPM" } else { "tps" };
+                let kind = workload::kind(&series.workload).map_err(Error::Usage)?;
+                let unit = kind.unit().label();
                 let what = if spec.kind == Kind::Scale {
                     format!("{level} instance(s)")
-                } else if series.workload == "tpcc" {
-                    format!("{level} users")
                 } else {
-                    format!("{level} threads")
+                    format!("{level} {}", kind.level_name())
                 };
                 let step_no = bar.position() + 1;
                 let label = format!("{} · {what}", series.name);
                 bar.set_message(format!("{label} · starting"));
                 let show = |iv: &Interval| {
-                    let v = if unit == "NOPM" { crate::workload::tpcc::interval_nopm(iv) } else { iv.tps };
+                    let v = kind.throughput(iv);
                     bar.set_message(format!(
                         "{label} · {:.0}/{:.0} s · {v:.0} {unit}{}",
                         iv.t,
@@ -141,15 +151,11 @@ pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i
                     ));
                 };
                 let (docs, ended) = match spec.kind {
-                    Kind::Sweep => sweep_step(manager, results, spec, series, level, &show)?,
-                    Kind::Scale => scale_step(manager, results, spec, series, level, &show)?,
+                    Kind::Sweep => sweep_step(site, spec, series, level, &show)?,
+                    Kind::Scale => scale_step(site, spec, series, level, &show)?,
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-                let status = match ended {
-                    Ended::Completed => "completed",
-                    Ended::Interrupted => "interrupted",
-                    Ended::Failed => "failed",
-                };
+                let status = ended.status();
                 let figures = if ended == Ended::Completed {
                     let f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
                         .map_err(|e| Error::Failed(format!("step {what}: {e}")))?;
@@ -197,11 +203,7 @@ pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i
     bar.finish_and_clear();
     let row = store.load_study(id)?;
     let verdicts = results_of(spec, &row).map_err(Error::Failed)?;
-    let status = match outcome {
-        Ended::Completed => "completed",
-        Ended::Interrupted => "interrupted",
-        Ended::Failed => "failed",
-    };
+    let status = outcome.status();
     store.set_study_status(id, status, Some(&serde_json::json!({ "series": verdicts })))?;
     print!("{}", report::study_tables(spec, &verdicts));
     println!(
@@ -212,11 +214,7 @@ pub fn run(manager: &Manager, results: &Path, spec: &StudySpec, resume: Option<i
     if outcome != Ended::Completed {
         println!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
-    Ok(match outcome {
-        Ended::Completed => 0,
-        Ended::Interrupted => crate::EXIT_INTERRUPTED,
-        Ended::Failed => 1,
-    })
+    Ok(outcome.exit_code())
 }
 
 /// Managed instances need the series' settings only when the study gives some; a
@@ -237,25 +235,24 @@ fn settings_for(
     server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 
-fn prepare_sweep(manager: &Manager, spec: &StudySpec, series: &Series) -> Result<(), Error> {
-    let args = spec.run_args(&series.workload, 1, 0).map_err(Error::Usage)?;
-    if let Some(settings) = settings_for(manager, spec, series.config.as_ref())? {
-        manager.start_with(args.target.instance + 1, &settings)?;
+fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
+    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref())? {
+        site.manager.start_with(req.target.instance + 1, &settings)?;
     }
-    crate::ensure_prepared(manager, &args)?;
+    runner::ensure_prepared(site.manager, &req)?;
     Ok(())
 }
 
 fn sweep_step(
-    manager: &Manager,
-    results: &Path,
+    site: &Site,
     spec: &StudySpec,
     series: &Series,
     level: u32,
     show: &(dyn Fn(&Interval) + Sync),
 ) -> Result<(Vec<RunDocument>, Ended), Error> {
-    let args = spec.run_args(&series.workload, level, 0).map_err(Error::Usage)?;
-    let (doc, ended) = crate::run_benchmark(manager, results, &args, Print::Progress(show))?;
+    let req = spec.request(&series.workload, level, site.password.as_deref()).map_err(Error::Usage)?;
+    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(show))?;
     Ok((vec![doc], ended))
 }
 
@@ -293,9 +290,10 @@ pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
     Ok(format!("{mb}M"))
 }
 
-/// The `sizeup run` arguments of each client group of an `n`-instance step.
-pub fn group_args(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<RunArgs>, String> {
+/// The run options of each client group of an `n`-instance step.
+pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<RunOptions>, String> {
     let threads = spec.scale.threads_per_instance.or(spec.scale.threads.map(|t| (t / n).max(1))).unwrap_or(8);
+    let kind = workload::kind(workload)?;
     (0..n)
         .map(|i| {
             let mut s = spec.clone();
@@ -306,33 +304,42 @@ pub fn group_args(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<RunArg
                 }
             }
             if spec.scale.split {
-                let share = spec.split_share(n)?;
-                let tpcc = workload == "tpcc";
-                let key = if tpcc { "warehouses" } else { "table-size" };
-                s.options.remove(&key.replace('-', "_"));
-                s.options.insert(key.into(), share.into());
+                // Each instance holds its share in a database named after it (tpcc_w2).
+                let share = spec.split_share(workload, n)?;
+                let size = kind.data_size();
+                s.options.remove(&size.option.replace('-', "_"));
+                s.options.insert(size.option.into(), share.into());
                 let base = spec
                     .options
                     .get("database")
                     .and_then(|d| d.as_str())
-                    .unwrap_or(if tpcc { "tpcc" } else { "sbtest" })
+                    .unwrap_or(kind.default_database())
                     .to_string();
-                s.options.insert("database".into(), format!("{base}_{}{share}", if tpcc { "w" } else { "r" }).into());
+                s.options.insert("database".into(), format!("{base}_{}{share}", size.tag).into());
             }
-            s.run_args(workload, threads, 0)
+            s.run_options(threads)
         })
         .collect()
 }
 
 fn scale_step(
-    manager: &Manager,
-    results: &Path,
+    site: &Site,
     spec: &StudySpec,
     series: &Series,
     n: u32,
     show: &(dyn Fn(&Interval) + Sync),
 ) -> Result<(Vec<RunDocument>, Ended), Error> {
-    let groups = group_args(spec, &series.workload, n).map_err(Error::Usage)?;
+    let manager = site.manager;
+    let groups: Vec<RunRequest> = group_options(spec, &series.workload, n)
+        .and_then(|all| {
+            all.into_iter()
+                .map(|mut o| {
+                    o.target.password = site.password.clone();
+                    plan::run_request(&series.workload, &o)
+                })
+                .collect()
+        })
+        .map_err(Error::Usage)?;
     if spec.scale.targets.is_empty() {
         let mut server = spec.server.clone();
         if let Some(b) = &spec.scale.buffer_pool_per_instance {
@@ -345,7 +352,7 @@ fn scale_step(
     }
     // Each instance's data, loaded in parallel.
     std::thread::scope(|s| {
-        let loads: Vec<_> = groups.iter().map(|a| s.spawn(move || crate::ensure_prepared(manager, a))).collect();
+        let loads: Vec<_> = groups.iter().map(|r| s.spawn(move || runner::ensure_prepared(manager, r))).collect();
         loads.into_iter().try_for_each(|h| h.join().expect("a loader thread panicked").map(|_| ()))
     })?;
     let line = StartLine::new(groups.len());
@@ -353,12 +360,12 @@ fn scale_step(
         let handles: Vec<_> = groups
             .into_iter()
             .enumerate()
-            .map(|(i, mut a)| {
-                a.start_line = Some(line.clone());
+            .map(|(i, mut req)| {
+                req.spec.start_line = Some(line.clone());
                 let line = line.clone();
                 s.spawn(move || {
                     let print = if i == 0 { Print::Progress(show) } else { Print::Quiet };
-                    let r = crate::run_benchmark(manager, results, &a, print);
+                    let r = runner::measure(manager, site.results, req, print);
                     if r.is_err() {
                         line.fail();
                     }
@@ -401,11 +408,11 @@ mod tests {
 
     #[test]
     fn split_groups_share_the_data_and_the_sessions() {
-        let spec = StudySpec::from_toml(
-            r#"
+        use crate::workload::tpcc::NAME as TPCC;
+        let file = r#"
 name = "split"
 kind = "scale"
-workloads = ["tpcc"]
+workloads = ["TPCC"]
 levels = [1, 2, 4]
 step_time = 10
 [options]
@@ -414,17 +421,15 @@ warehouses = 8
 split = true
 threads = 48
 buffer_pool = "2G"
-"#,
-            "t",
-        )
-        .unwrap();
-        let g = group_args(&spec, "tpcc", 4).unwrap();
+"#;
+        let spec = StudySpec::from_toml(&file.replace("TPCC", TPCC), "t").unwrap();
+        let g = group_options(&spec, TPCC, 4).unwrap();
         assert_eq!(g.len(), 4);
         assert_eq!(g.iter().map(|a| a.target.instance).collect::<Vec<_>>(), [0, 1, 2, 3]);
-        assert!(g.iter().all(|a| a.threads == 12 && a.tpcc.warehouses == Some(2)));
+        assert!(g.iter().all(|a| a.threads == 12 && a.workload.tpcc.warehouses == Some(2)));
         assert_eq!(g[3].target.database.as_deref(), Some("tpcc_w2"));
-        let one = group_args(&spec, "tpcc", 1).unwrap();
-        assert_eq!((one[0].threads, one[0].tpcc.warehouses), (48, Some(8)));
+        let one = group_options(&spec, TPCC, 1).unwrap();
+        assert_eq!((one[0].threads, one[0].workload.tpcc.warehouses), (48, Some(8)));
         assert_eq!(one[0].target.database.as_deref(), Some("tpcc_w8"));
     }
 }

@@ -1,10 +1,12 @@
 //! A study as data: what `sizeup sweep`/`sizeup scale` build from their arguments and
 //! what a study file (TOML) holds. Stored with the study, so `study resume` reruns
-//! exactly what was asked. Run options are kept as `sizeup run` option names and
-//! turned back into a command line, so they are validated by the one parser `sizeup
-//! run` uses.
+//! exactly what was asked. Run options are kept by their `sizeup run` names and read
+//! into the same typed options the command line fills (`crate::options`), then
+//! validated by the same plan (`crate::plan`) into each step's run request.
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::options::{RunOptions, ServerArgs};
+use crate::plan::{self, RunRequest};
+use crate::workload;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -75,17 +77,14 @@ impl ServerSpec {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         set.extend(self.set.iter().cloned());
-        let a = crate::cli::ServerStartArgs {
-            instances: 1,
+        let a = ServerArgs {
             buffer_pool: self.buffer_pool.clone().unwrap_or(d.buffer_pool),
             log_file_size: self.log_file_size.clone().unwrap_or(d.log_file_size),
             flush_log_at_trx_commit: self.flush_log_at_trx_commit.unwrap_or(d.flush_log_at_trx_commit),
             max_connections: self.max_connections.unwrap_or(d.max_connections),
             set,
-            datadir_root: None,
-            base_port: None,
         };
-        crate::cli::plan::server_settings(&a)
+        plan::server_settings(&a)
     }
 }
 
@@ -179,10 +178,6 @@ fn one_f() -> f64 {
     1.0
 }
 
-/// Options the study sets itself per step.
-const STUDY_OWNED: &[&str] =
-    &["threads", "num-threads", "users", "time", "max-time", "warmup", "events", "report-interval", "json"];
-
 impl StudySpec {
     pub fn from_toml(text: &str, origin: &str) -> Result<StudySpec, String> {
         let spec: StudySpec = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.to_string().trim()))?;
@@ -212,7 +207,7 @@ impl StudySpec {
             return Err("steady_last must be above 0 and at most 1 (the share of samples, from the end)".into());
         }
         super::stop::parse(&self.stop_when)?;
-        crate::cli::plan::power(self.power.model.as_deref(), self.power.watts)?;
+        plan::power(self.power.model.as_deref(), self.power.watts)?;
         for c in self.cost.iter().chain(self.configs.iter().filter_map(|c| c.cost.as_ref())) {
             c.validate()?;
         }
@@ -221,14 +216,7 @@ impl StudySpec {
             self.server.with(&c.server).settings().map_err(|e| format!("config '{}': {e}", c.name))?;
         }
         for w in &self.workloads {
-            let args = self.run_args(w, levels[0], 0)?;
-            if w != "tpcc" {
-                crate::cli::plan::oltp_variant(w)?;
-                crate::cli::plan::oltp_options(&args.oltp)?;
-            } else {
-                crate::workload::tpcc::parse_mix(&args.tpcc.mix)?;
-            }
-            crate::cli::plan::run_spec(&args)?;
+            self.request(w, levels[0], None)?;
         }
         if self.kind == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
@@ -239,8 +227,10 @@ impl StudySpec {
                 ));
             }
             if self.scale.split {
-                for &n in &levels {
-                    self.split_share(n)?;
+                for w in &self.workloads {
+                    for &n in &levels {
+                        self.split_share(w, n)?;
+                    }
                 }
             }
             if !self.configs.is_empty() {
@@ -255,25 +245,37 @@ impl StudySpec {
         Ok(())
     }
 
+    /// The spec a study was stored with.
+    pub fn stored(row: &crate::store::StudyRow) -> Result<StudySpec, String> {
+        serde_json::from_value(row.spec.clone())
+            .map_err(|e| format!("study {} was stored by another sizeup version: {e}", row.id))
+    }
+
+    /// True when the options name a server (host, port or socket) instead of a managed instance.
     pub fn names_a_server(&self) -> bool {
-        ["host", "port", "socket", "mysql-host", "mysql-port", "mysql-socket"]
-            .iter()
-            .any(|k| self.options.contains_key(*k))
+        RunOptions::from_map(&self.options).is_ok_and(|o| o.target.names_a_server())
     }
 
-    pub fn option_u32(&self, key: &str) -> Option<u32> {
-        let v = self.options.get(key).or_else(|| self.options.get(&key.replace('-', "_")))?;
-        v.as_u64().map(|v| v as u32).or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-    }
-
-    /// Split-data share of one of `n` instances: warehouses (TPC-C) or rows per table.
-    pub fn split_share(&self, n: u32) -> Result<u32, String> {
-        let tpcc = self.workloads.iter().any(|w| w == "tpcc");
-        let (key, total) = if tpcc {
-            ("warehouses", self.option_u32("warehouses").unwrap_or(1))
+    /// What the levels count: instances, or the workloads' own level (threads, users).
+    pub fn level_name(&self) -> &'static str {
+        if self.kind == Kind::Scale {
+            return "instances";
+        }
+        let names: Vec<&str> = self.workloads.iter().map(|w| workload::kind_of_result(w).level_name()).collect();
+        if names.iter().all(|n| *n == names[0]) {
+            names[0]
         } else {
-            ("table-size", self.option_u32("table-size").unwrap_or(10_000))
-        };
+            "threads"
+        }
+    }
+
+    /// Split-data share of one of `n` instances: the workload's data-size option
+    /// (warehouses, or rows per table) divided by `n`.
+    pub fn split_share(&self, workload: &str, n: u32) -> Result<u32, String> {
+        let size = workload::kind(workload)?.data_size();
+        let key = size.option;
+        let options = serde_json::to_value(RunOptions::from_map(&self.options)?).expect("serialisable");
+        let total = options.get(key).and_then(|v| v.as_u64()).map_or(size.default, |v| v as u32);
         if total % n != 0 {
             return Err(format!("split: {key} {total} does not divide evenly over {n} instances"));
         }
@@ -286,91 +288,29 @@ impl StudySpec {
         config.and_then(|c| c.cost.as_ref()).or(self.cost.as_ref())
     }
 
-    /// The `sizeup run` arguments of one step.
-    pub fn run_args(&self, workload: &str, threads: u32, seconds_extra: u32) -> Result<RunArgs, String> {
-        let mut argv: Vec<String> = vec!["sizeup".into(), "run".into(), workload.into()];
-        argv.extend(option_args(&self.options)?);
-        argv.push(format!("--threads={threads}"));
-        argv.push(format!("--time={}", self.warmup + self.step_time + seconds_extra as f64));
-        argv.push(format!("--warmup={}", self.warmup));
-        argv.push(format!("--report-interval={}", self.sample_interval));
-        if let Some(m) = &self.power.model {
-            argv.push(format!("--power-model={m}"));
+    /// The run options of one step at `threads`: the study's options, its step
+    /// length, warm-up, sampling interval and power inputs.
+    pub fn run_options(&self, threads: u32) -> Result<RunOptions, String> {
+        let mut o = RunOptions::from_map(&self.options)?;
+        o.threads = threads;
+        o.users = None;
+        o.time = self.warmup + self.step_time;
+        o.warmup = self.warmup;
+        o.report_interval = self.sample_interval;
+        if self.power.model.is_some() || self.power.watts.is_some() {
+            o.power.power_model = self.power.model.clone();
+            o.power.watts = self.power.watts;
         }
-        if let Some(w) = self.power.watts {
-            argv.push(format!("--watts={w}"));
-        }
-        use clap::Parser;
-        match Cli::try_parse_from(&argv) {
-            Ok(Cli { command: Command::Run(a), .. }) => Ok(a),
-            Ok(_) => unreachable!("parsed as run"),
-            Err(e) => Err(format!(
-                "options: {}",
-                e.to_string().lines().next().unwrap_or("not valid").trim_start_matches("error: ")
-            )),
-        }
+        Ok(o)
     }
-}
 
-/// Run options (by long name) as command-line arguments. Switches that take no value
-/// are written bare when true and left out when false.
-pub fn option_args(options: &BTreeMap<String, Value>) -> Result<Vec<String>, String> {
-    use clap::CommandFactory;
-    let mut cli = Cli::command();
-    // Building settles each argument's action (a bare flag, or one taking a value).
-    cli.build();
-    let run = cli.find_subcommand("run").expect("run exists");
-    let mut out = Vec::new();
-    for (key, value) in options {
-        let name = key.replace('_', "-");
-        if STUDY_OWNED.contains(&name.as_str()) {
-            return Err(format!(
-                "option '{key}' is set by the study itself (levels, step_time, warmup, sample_interval)"
-            ));
-        }
-        if name == "password" || name == "mysql-password" {
-            return Err("a password does not belong in a study: give it with MYSQL_PWD".into());
-        }
-        let arg = run
-            .get_arguments()
-            .find(|a| a.get_long() == Some(name.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&name.as_str())))
-            .ok_or_else(|| format!("unknown option '{key}': options are `sizeup run` options, e.g. tables, table-size, warehouses, think-time"))?;
-        let long = arg.get_long().expect("options are long");
-        // Switches like --skip-trx take on/off; bare flags like --all-warehouses take nothing.
-        let takes_value = arg.get_num_args().is_some_and(|r| r.max_values() > 0);
-        let text = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        match value {
-            Value::Null => {}
-            Value::Bool(b) if !takes_value => {
-                if *b {
-                    out.push(format!("--{long}"));
-                }
-            }
-            Value::Bool(b) => out.push(format!("--{long}={}", if *b { "on" } else { "off" })),
-            Value::Array(items) => out.extend(items.iter().map(|v| format!("--{long}={}", text(v)))),
-            v => out.push(format!("--{long}={}", text(v))),
-        }
+    /// One step's run request, validated by the plan `sizeup run` uses; the password
+    /// (never stored with the study) is handed in.
+    pub fn request(&self, workload: &str, threads: u32, password: Option<&str>) -> Result<RunRequest, String> {
+        let mut o = self.run_options(threads)?;
+        o.target.password = password.map(str::to_string);
+        plan::run_request(workload, &o)
     }
-    Ok(out)
-}
-
-/// The options a command line gave, as the name/value map a study stores (the
-/// password is never among them).
-pub fn options_of(parts: &[Value]) -> BTreeMap<String, Value> {
-    let mut map = BTreeMap::new();
-    for part in parts {
-        if let Value::Object(o) = part {
-            for (k, v) in o {
-                if !v.is_null() {
-                    map.insert(k.replace('_', "-"), v.clone());
-                }
-            }
-        }
-    }
-    map
 }
 
 #[cfg(test)]
@@ -408,10 +348,14 @@ model = "idle=40,max=120"
     fn a_study_file_becomes_run_arguments() {
         let s = StudySpec::from_toml(FILE, "f.toml").unwrap();
         assert_eq!(s.levels.resolve().unwrap(), [1, 2, 4]);
-        let a = s.run_args("oltp_read_write", 4, 0).unwrap();
+        let a = s.run_options(4).unwrap();
         assert_eq!((a.threads, a.time, a.warmup, a.report_interval), (4, 12.0, 2.0, 1.0));
-        assert_eq!((a.oltp.tables, a.oltp.table_size, a.oltp.skip_trx), (1, 20000, false));
-        assert_eq!(a.oltp.rand_type, "uniform");
+        let oltp = &a.workload.oltp;
+        assert_eq!((oltp.tables, oltp.table_size, oltp.skip_trx), (1, 20000, false));
+        assert_eq!(oltp.rand_type, "uniform");
+        let r = s.request("oltp_read_write", 4, Some("secret")).unwrap();
+        assert_eq!((r.spec.threads, r.spec.warmup.as_secs(), r.workload.name()), (4, 2, "oltp_read_write"));
+        assert_eq!(r.target.password.as_deref(), Some("secret"));
         assert_eq!(a.power.power_model.as_deref(), Some("idle=40,max=120"));
         let durable = s.server.with(&s.configs[0].server).settings().unwrap();
         assert_eq!((durable.buffer_pool.as_str(), durable.flush_log_at_trx_commit), ("256M", 1));
@@ -437,23 +381,36 @@ model = "idle=40,max=120"
     fn split_shares_divide_the_data() {
         let mut s = StudySpec::from_toml(FILE, "f").unwrap();
         s.options.insert("table-size".into(), Value::from(40000));
-        assert_eq!(s.split_share(4).unwrap(), 10000);
-        assert!(s.split_share(3).unwrap_err().contains("does not divide"));
-        s.workloads = vec!["tpcc".into()];
+        assert_eq!(s.split_share("oltp_read_write", 4).unwrap(), 10000);
+        assert!(s.split_share("oltp_read_write", 3).unwrap_err().contains("does not divide"));
+        s.workloads = vec![crate::workload::tpcc::NAME.into()];
         s.options = [("warehouses".to_string(), Value::from(8))].into();
-        assert_eq!(s.split_share(2).unwrap(), 4);
+        assert_eq!(s.split_share(crate::workload::tpcc::NAME, 2).unwrap(), 4);
     }
 
     #[test]
-    fn options_of_a_command_line_round_trip() {
-        let map = options_of(&[
-            serde_json::json!({"table_size": 5000, "skip_trx": false, "all_warehouses": true, "host": null}),
-        ]);
-        assert_eq!(map.keys().collect::<Vec<_>>(), ["all-warehouses", "skip-trx", "table-size"]);
-        // A switch with a value keeps its off; a bare flag is left out when false.
-        assert_eq!(option_args(&map).unwrap(), ["--all-warehouses", "--skip-trx=off", "--table-size=5000"]);
-        let map = options_of(&[serde_json::json!({"all_warehouses": false, "range_selects": false})]);
-        assert_eq!(option_args(&map).unwrap(), ["--range-selects=off"]);
+    fn studies_stored_by_earlier_releases_still_load() {
+        // The options map a 0.1 `sizeup sweep` stored: every option, kebab-case names.
+        let stored = serde_json::json!({
+            "name": "sweep oltp_read_write 1,2", "kind": "sweep", "workloads": ["oltp_read_write"],
+            "levels": "1,2", "step_time": 5.0, "warmup": 1.0, "repeat": 1, "sample_interval": 1.0,
+            "steady_last": 1.0, "stop_when": "",
+            "options": {"instance": 0, "tables": 4, "table-size": 5000, "range-size": 100,
+                        "skip-trx": false, "rand-type": "special", "mix": "45,43,4,4,4",
+                        "all-warehouses": false, "think-time": "none", "delay": 0.0,
+                        "mysql-ignore-errors": "1213,1020,1205", "rand-seed": 0},
+            "server": {"buffer_pool": null, "log_file_size": null, "flush_log_at_trx_commit": null,
+                       "max_connections": null, "set": []},
+            "configs": [], "scale": {"threads_per_instance": null, "threads": null,
+                                     "buffer_pool_per_instance": null, "split": false,
+                                     "buffer_pool": null, "targets": []},
+            "power": {"model": null, "watts": null}, "cost": null
+        });
+        let row = crate::store::StudyRow { id: 1, spec: stored, ..Default::default() };
+        let spec = StudySpec::stored(&row).unwrap();
+        spec.validate().unwrap();
+        let o = spec.run_options(2).unwrap();
+        assert_eq!((o.workload.oltp.tables, o.workload.oltp.table_size, o.threads), (4, 5000, 2));
     }
 }
 

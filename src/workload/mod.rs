@@ -1,8 +1,16 @@
-//! What a benchmark workload is: a schema it prepares and cleans up, and a session per
-//! worker that runs one transaction at a time (go-tpc's lifecycle).
+//! What a benchmark workload is, in two layers:
 //!
-//! The worker loop in `exec` is generic over these traits, so every workload shares one
-//! loop, and dispatch is static: no boxing on the per-transaction path.
+//! - [`Workload`]: one workload with its options, owning its whole lifecycle as go-tpc's
+//!   `Workloader` does: prepare, check what is prepared, start a run (a session per
+//!   worker), check consistency, clean up. It also says what sizeup needs around a
+//!   run: its default database, its throughput unit, what its levels count. Nothing
+//!   outside `src/workload/` asks which workload it is.
+//! - [`Sessions`]: what the worker loop in `exec` is generic over (a session per worker,
+//!   one transaction at a time). Dispatch there is static: no boxing on the
+//!   per-transaction path.
+//!
+//! [`Kind`] is a workload known by name alone: enough to build one from options and to
+//! read a stored result back. A new workload is one module plus one line in [`KINDS`].
 #![allow(async_fn_in_trait)] // sessions run on a single-threaded runtime: no Send needed
 
 pub mod bulk;
@@ -11,12 +19,166 @@ pub mod ownership;
 pub mod tpcc;
 
 use crate::client::{Conn, Error};
-use crate::stats::QueryCounts;
+use crate::exec::{RunResult, RunSpec};
+use crate::options::WorkloadArgs;
+use crate::stats::{Interval, QueryCounts, Summary};
+use crate::target::Target;
+use futures_util::future::BoxFuture;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+pub use ownership::CleanupReport;
+pub use tpcc::check::Outcome as CheckOutcome;
+
+/// Every workload sizeup knows, one line each.
+pub static KINDS: [&dyn Kind; 2] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC];
+
+/// The workload a name stands for, or a message listing the names there are.
+pub fn kind(name: &str) -> Result<&'static dyn Kind, String> {
+    KINDS.iter().copied().find(|k| k.accepts(name)).ok_or_else(|| {
+        let names: Vec<&str> = KINDS.iter().flat_map(|k| k.names()).collect();
+        format!("unknown workload '{name}': use one of {}", names.join(", "))
+    })
+}
+
+/// The workload of a stored result. Results name a workload this sizeup knows; one
+/// it does not (a later release's) reads as transactions per second.
+pub fn kind_of_result(name: &str) -> &'static dyn Kind {
+    kind(name).unwrap_or(KINDS[0])
+}
+
+/// A workload with its options, ready for any step of its lifecycle.
+pub fn build(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+    kind(name)?.build(name, options)
+}
+
+/// What a workload's throughput is counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Transactions per second.
+    Tps,
+    /// TPC-C's New-Order transactions per minute.
+    Nopm,
+}
+
+impl Unit {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Tps => "tps",
+            Unit::Nopm => "NOPM",
+        }
+    }
+}
+
+/// A workload known by its name.
+pub trait Kind: Sync {
+    /// The names it answers to (for messages).
+    fn names(&self) -> Vec<&'static str>;
+    fn accepts(&self, name: &str) -> bool;
+    /// The database it uses when the user names none (sysbench's `sbtest`, `tpcc`).
+    fn default_database(&self) -> &'static str;
+    fn unit(&self) -> Unit {
+        Unit::Tps
+    }
+    /// What its load levels count: `threads`, or `users` (TPC-C's terminals).
+    fn level_name(&self) -> &'static str {
+        "threads"
+    }
+    /// An interval's throughput in [`Kind::unit`].
+    fn throughput(&self, iv: &Interval) -> f64 {
+        iv.tps
+    }
+    /// Figures of its own added to a run's summary (NOPM, TPM).
+    fn add_figures(&self, _summary: &mut Summary) {}
+    /// The run option that sizes the data set: split-data scale studies divide it
+    /// over the instances.
+    fn data_size(&self) -> DataSize;
+    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String>;
+}
+
+/// The run option that sizes a workload's data set.
+pub struct DataSize {
+    /// Its `sizeup run` name, e.g. `warehouses`.
+    pub option: &'static str,
+    pub default: u32,
+    /// A split study's databases are named `<database>_<tag><share>` (tpcc_w2).
+    pub tag: &'static str,
+}
+
+/// How big the data asked for is, to compare with what a database holds.
+pub struct SizeCheck {
+    pub want: u64,
+    /// What the number counts, e.g. "warehouses".
+    pub what: &'static str,
+    /// One number from the database: how big its data set is.
+    pub sql: &'static str,
+}
+
+/// One workload with its options.
+pub trait Workload: Send + Sync {
+    /// The name it was built from, e.g. `oltp_read_write`.
+    fn name(&self) -> &str;
+    fn kind(&self) -> &'static dyn Kind;
+    /// The data set in words, e.g. "4 table(s) x 50000 rows".
+    fn data(&self) -> String;
+    /// Rows a prepare loads (the progress bar's total).
+    fn rows_to_load(&self) -> u64;
+    /// The tables a prepared data set has.
+    fn tables(&self) -> Vec<String>;
+    fn size_check(&self) -> Option<SizeCheck>;
+    /// The command that loads this data set, for messages.
+    fn prepare_hint(&self) -> String;
+    /// Creates and loads the tables with `loaders` connections; says what it loaded.
+    fn prepare<'a>(
+        &'a self,
+        target: &'a Target,
+        loaders: u32,
+        seed: u64,
+        rows: Arc<AtomicU64>,
+    ) -> BoxFuture<'a, Result<String, String>>;
+    /// Drops the tables sizeup created for this workload, and only those.
+    fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>>;
+    /// Checks the consistency conditions of its data; `None` when it has none.
+    fn check<'a>(&'a self, _target: &'a Target) -> Option<BoxFuture<'a, Result<Vec<CheckOutcome>, String>>> {
+        None
+    }
+    /// Reads the tables into the buffer pool (sysbench's `prewarm`).
+    fn prewarm<'a>(&'a self, _target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<(), String>> {
+        let name = self.name().to_string();
+        Box::pin(async move { Err(format!("`sizeup prewarm` knows the OLTP workloads, not {name}")) })
+    }
+    /// Run settings this workload cannot honour.
+    fn check_run(&self, _spec: &RunSpec) -> Result<(), String> {
+        Ok(())
+    }
+    /// Checks the prepared data before a run and reads what the run needs of it (say,
+    /// how many warehouses there are); `warn` prints mismatches worth a warning.
+    fn start<'a>(
+        &'a self,
+        conn: &'a mut mysql_async::Conn,
+        database: &'a str,
+        spec: &'a RunSpec,
+        warn: bool,
+    ) -> BoxFuture<'a, Result<Box<dyn Runnable>, crate::Error>>;
+}
+
+/// A workload checked against its data, ready to run.
+pub trait Runnable: Send {
+    /// Its options as the result records them.
+    fn options(&self) -> serde_json::Value;
+    /// Runs it through the one worker loop (`exec::run`).
+    fn run(
+        self: Box<Self>,
+        target: &Target,
+        spec: &RunSpec,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) -> Result<RunResult, String>;
+}
 
 /// A transaction that finished (committed or rolled back on purpose).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Done {
-    /// Index into [`Workload::transaction_names`].
+    /// Index into [`Sessions::transaction_names`].
     pub ty: usize,
     pub rolled_back: bool,
 }
@@ -42,7 +204,8 @@ pub trait Session {
     }
 }
 
-pub trait Workload {
+/// The worker loop's view of a workload: a session per worker.
+pub trait Sessions {
     type Session: Session;
     /// Names of the transaction types, each with its own latency histogram.
     fn transaction_names(&self) -> Vec<String>;

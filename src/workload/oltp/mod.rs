@@ -5,6 +5,7 @@
 //! The mix is data ([`Plan`]: which statement groups, how many of each); each oltp_* name
 //! is a thin variant over it, as in sysbench's scripts.
 
+pub mod lifecycle;
 mod prepare;
 mod session;
 
@@ -294,7 +295,7 @@ impl Oltp {
     }
 }
 
-impl crate::workload::Workload for Oltp {
+impl crate::workload::Sessions for Oltp {
     type Session = OltpSession;
     fn transaction_names(&self) -> Vec<String> {
         vec![self.variant.name().to_string()]

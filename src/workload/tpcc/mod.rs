@@ -9,6 +9,7 @@
 
 pub mod check;
 mod delivery;
+pub mod lifecycle;
 pub mod load;
 mod new_order;
 mod order_status;
@@ -21,11 +22,14 @@ pub mod think;
 use crate::client::{Conn, Error, Outcome, Param, RowSink, Statement, Value};
 use crate::random::{rng_from_seed, WorkerRng};
 use crate::stats::{per_second, Interval, QueryCounts, Summary};
-use crate::workload::{Done, Failed, Session, Workload};
+use crate::workload::{Done, Failed, Session, Sessions};
 use random::Constants;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The workload's name, as users type it.
+pub const NAME: &str = "tpcc";
 
 /// The transaction types, in the order of `--mix` and of the results.
 pub const TRANSACTIONS: [&str; 5] = ["new_order", "payment", "order_status", "delivery", "stock_level"];
@@ -121,7 +125,7 @@ pub struct Tpcc {
     pub options: Arc<TpccOptions>,
 }
 
-impl Workload for Tpcc {
+impl Sessions for Tpcc {
     type Session = TpccSession;
 
     fn transaction_names(&self) -> Vec<String> {

@@ -1,72 +1,58 @@
-//! Raw arguments, validated once into what the rest of sizeup trusts. Every message
-//! here says what was wrong and what to do instead.
+//! Raw options, validated once into what the rest of sizeup trusts: a [`RunRequest`]
+//! for a measured run (from `sizeup run`'s command line and from every study step
+//! alike) and [`ServerSettings`] for managed instances. Every message here says what
+//! was wrong and what to do instead.
+//!
+//! Pure: nothing here talks to a server or the store.
 
-use super::{OltpArgs, RunArgs, ServerStartArgs, StudyArgs, TargetArgs};
 use crate::exec::RunSpec;
 use crate::monitor::os::{parse_power_model, Power};
-use crate::random::{RandOptions, RandType};
+use crate::options::{RunOptions, TargetArgs};
 use crate::server::ServerSettings;
-use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
-use crate::workload::oltp::{OltpOptions, Variant};
+use crate::workload::{self, Workload};
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// The workload named on the command line.
-pub fn oltp_variant(name: &str) -> Result<Variant, String> {
-    Variant::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = Variant::ALL.iter().map(|(n, _)| *n).collect();
-        format!("unknown workload '{name}': use one of {}", names.join(", "))
+/// One measured run, validated: what the runner needs and nothing it must re-check.
+pub struct RunRequest {
+    pub workload: Box<dyn Workload>,
+    /// Where the server is (resolved by the runner: a named server or a managed instance).
+    pub target: TargetArgs,
+    pub spec: RunSpec,
+    pub output: Output,
+}
+
+/// What a run prints and writes besides the store.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    /// Interval lines while it runs (`--report-interval` above 0).
+    pub interval_lines: bool,
+    /// A latency histogram after the summary (`--histogram`).
+    pub histogram: bool,
+    /// The whole result as JSON (`--json`).
+    pub json: Option<PathBuf>,
+}
+
+/// The run `workload` with `o` describes, checked.
+pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String> {
+    let workload = workload::build(workload, &o.workload)?;
+    let spec = run_spec(o)?;
+    workload.check_run(&spec)?;
+    check_database(o.target.database.as_deref())?;
+    Ok(RunRequest {
+        workload,
+        target: o.target.clone(),
+        spec,
+        output: Output { interval_lines: o.report_interval > 0.0, histogram: o.histogram, json: o.json.clone() },
     })
 }
 
-pub fn oltp_options(a: &OltpArgs) -> Result<OltpOptions, String> {
-    let rand_type: RandType = a.rand_type.parse()?;
-    if a.tables == 0 {
-        return Err("--tables must be at least 1".into());
+/// A database name the server can take (sysbench's `sbtest` when none is given).
+pub fn check_database(name: Option<&str>) -> Result<(), String> {
+    match name {
+        Some(d) if d.is_empty() || d.len() > 64 => Err(format!("--database '{d}' is not a database name")),
+        _ => Ok(()),
     }
-    if a.table_size > i32::MAX as u32 {
-        return Err(format!("--table-size {} is larger than an INT id can hold", a.table_size));
-    }
-    if !(0.0..1.0).contains(&a.rand_pareto_h) || a.rand_pareto_h == 0.0 {
-        return Err("--rand-pareto-h must be between 0 and 1".into());
-    }
-    if a.rand_spec_res >= 100 || a.rand_spec_pct > 100 {
-        return Err("--rand-spec-res must be below 100 and --rand-spec-pct at most 100".into());
-    }
-    if a.rand_zipfian_exp <= 0.0 {
-        return Err("--rand-zipfian-exp must be above 0".into());
-    }
-    let engine = a.mysql_storage_engine.trim();
-    if engine.is_empty() || !engine.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!("--mysql-storage-engine '{engine}' is not an engine name"));
-    }
-    Ok(OltpOptions {
-        tables: a.tables,
-        table_size: a.table_size,
-        range_size: a.range_size,
-        point_selects: a.point_selects,
-        simple_ranges: a.simple_ranges,
-        sum_ranges: a.sum_ranges,
-        order_ranges: a.order_ranges,
-        distinct_ranges: a.distinct_ranges,
-        index_updates: a.index_updates,
-        non_index_updates: a.non_index_updates,
-        delete_inserts: a.delete_inserts,
-        range_selects: a.range_selects,
-        auto_inc: a.auto_inc,
-        skip_trx: a.skip_trx,
-        secondary: a.secondary,
-        create_secondary: a.create_secondary,
-        storage_engine: engine.to_string(),
-        read_only: a.read_only,
-        rand: RandOptions {
-            rand_type,
-            spec_iter: a.rand_spec_iter.max(1),
-            spec_pct: a.rand_spec_pct,
-            spec_res: a.rand_spec_res,
-            pareto_h: a.rand_pareto_h,
-            zipfian_exp: a.rand_zipfian_exp,
-        },
-    })
 }
 
 /// A seed from the options, or from the clock when 0 (as sysbench's --rand-seed=0).
@@ -107,10 +93,14 @@ pub fn default_client_threads(connections: u32, cpus: u32, open_loop: bool) -> u
     .max(1)
 }
 
-/// The run parameters from `sizeup run`'s arguments.
-pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
-    if a.threads == 0 {
-        return Err("--threads must be at least 1".into());
+/// The worker loop's parameters from the run options (`--users` stands for `--threads`).
+pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
+    let (threads, flag) = match a.users {
+        Some(u) => (u, "--users"),
+        None => (a.threads, "--threads"),
+    };
+    if threads == 0 {
+        return Err(format!("{flag} must be at least 1"));
     }
     let time = seconds("time", a.time)?;
     if time.is_zero() && a.events == 0 {
@@ -133,7 +123,7 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
     }
     let delay = seconds("delay", a.session.delay / 1000.0)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let default_threads = default_client_threads(a.threads, cpus, a.rate > 0.0);
+    let default_threads = default_client_threads(threads, cpus, a.rate > 0.0);
     let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
     if !(a.percentile > 0.0 && a.percentile <= 100.0) {
         return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
@@ -145,7 +135,7 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         ));
     }
     Ok(RunSpec {
-        threads: a.threads,
+        threads,
         time: (!time.is_zero()).then_some(time),
         events: (a.events > 0).then_some(a.events),
         warmup,
@@ -153,10 +143,10 @@ pub fn run_spec(a: &RunArgs) -> Result<RunSpec, String> {
         interval,
         delay: (!delay.is_zero()).then_some(delay),
         client_threads,
-        seed: seed(a.oltp.rand_seed),
+        seed: seed(a.workload.oltp.rand_seed),
         server_pid: None,
         data_dir: None,
-        start_line: a.start_line.clone(),
+        start_line: None,
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,
         retry_on: a.session.mysql_ignore_errors.parse()?,
@@ -174,44 +164,8 @@ pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, String> {
     }
 }
 
-/// The study a `sizeup sweep` or `sizeup scale` command line describes.
-pub fn study_spec(kind: Kind, workload: &str, levels: &str, a: &StudyArgs, name: String) -> Result<StudySpec, String> {
-    let value = |v: serde_json::Result<serde_json::Value>| v.expect("serialisable");
-    let parts = [
-        value(serde_json::to_value(&a.target)),
-        value(serde_json::to_value(&a.oltp)),
-        value(serde_json::to_value(&a.tpcc)),
-        value(serde_json::to_value(&a.session)),
-    ];
-    let options = spec::options_of(&parts);
-    let spec = StudySpec {
-        name: a.name.clone().unwrap_or(name),
-        description: String::new(),
-        kind,
-        workloads: vec![workload.to_string()],
-        levels: Levels::Text(levels.to_string()),
-        step_time: a.step_time,
-        warmup: a.warmup,
-        repeat: a.repeat,
-        sample_interval: a.sample_interval,
-        steady_last: a.steady_last,
-        stop_when: a.stop_when.clone(),
-        options,
-        server: Default::default(),
-        configs: Vec::new(),
-        scale: Default::default(),
-        power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
-        cost: None,
-    };
-    Ok(spec)
-}
-
-/// True when the user named a server; otherwise the managed instance is used.
-pub fn names_a_server(t: &TargetArgs) -> bool {
-    t.host.is_some() || t.port.is_some() || t.socket.is_some()
-}
-
-pub fn server_settings(a: &ServerStartArgs) -> Result<ServerSettings, String> {
+/// Managed instances' settings from `server start`'s options or a study's `[server]`.
+pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings, String> {
     if a.flush_log_at_trx_commit > 2 {
         return Err("--flush-log-at-trx-commit must be 0, 1 or 2".into());
     }
@@ -246,16 +200,19 @@ pub fn server_settings(a: &ServerStartArgs) -> Result<ServerSettings, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::options::ServerArgs;
     use clap::Parser;
 
-    fn run_args(args: &[&str]) -> RunArgs {
-        let mut v = vec!["sizeup", "run", "oltp_read_write"];
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        o: RunOptions,
+    }
+
+    fn options(args: &[&str]) -> RunOptions {
+        let mut v = vec!["run"];
         v.extend_from_slice(args);
-        match Cli::try_parse_from(v).unwrap().command {
-            Command::Run(r) => r,
-            _ => unreachable!(),
-        }
+        Run::try_parse_from(v).unwrap().o
     }
 
     #[test]
@@ -276,40 +233,46 @@ mod tests {
     #[test]
     fn run_spec_takes_the_options() {
         let s =
-            run_spec(&run_args(&["--threads=8", "--time=60", "--warmup=10", "--rate=500", "--rand-seed=9"])).unwrap();
+            run_spec(&options(&["--threads=8", "--time=60", "--warmup=10", "--rate=500", "--rand-seed=9"])).unwrap();
         assert_eq!(s.threads, 8);
         assert_eq!(s.time, Some(Duration::from_secs(60)));
         assert_eq!(s.warmup, Duration::from_secs(10));
         assert_eq!(s.rate, Some(500.0));
         assert_eq!(s.seed, 9);
         assert_eq!(s.events, None);
+        assert_eq!(run_spec(&options(&["--users=12"])).unwrap().threads, 12);
     }
 
     #[test]
     fn bad_run_options_say_what_to_do() {
-        let e = run_spec(&run_args(&["--threads=0"])).unwrap_err();
+        let e = run_spec(&options(&["--threads=0"])).unwrap_err();
         assert!(e.contains("at least 1"), "{e}");
-        let e = run_spec(&run_args(&["--time=0"])).unwrap_err();
+        let e = run_spec(&options(&["--time=0"])).unwrap_err();
         assert!(e.contains("--events"), "{e}");
-        let e = run_spec(&run_args(&["--time=10", "--warmup=10"])).unwrap_err();
+        let e = run_spec(&options(&["--time=10", "--warmup=10"])).unwrap_err();
         assert!(e.contains("shorter"), "{e}");
-        let e = oltp_variant("oltp_read_wrte").unwrap_err();
+        let e = run_request("oltp_read_wrte", &options(&[])).err().unwrap();
         assert!(e.contains("oltp_read_write"), "{e}");
-        let e = oltp_options(&run_args(&["--rand-type=normal"]).oltp).unwrap_err();
+        let e = run_request("oltp_read_write", &options(&["--rand-type=normal"])).err().unwrap();
         assert!(e.contains("uniform"), "{e}");
+        let e = run_request(workload::tpcc::NAME, &options(&["--think-time=spec", "--rate=10"])).err().unwrap();
+        assert!(e.contains("--think-time spec"), "{e}");
+    }
+
+    #[test]
+    fn run_tpcc_users_0_names_the_users_option() {
+        let e = run_spec(&options(&["--users=0"])).unwrap_err();
+        assert!(e.starts_with("--users must be at least 1"), "{e}");
     }
 
     #[test]
     fn server_settings_are_checked() {
-        let mut a = ServerStartArgs {
-            instances: 1,
+        let mut a = ServerArgs {
             buffer_pool: "256M".into(),
             log_file_size: "64M".into(),
             flush_log_at_trx_commit: 1,
             max_connections: 100,
             set: vec!["innodb_io_capacity=2000".into()],
-            datadir_root: None,
-            base_port: None,
         };
         let s = server_settings(&a).unwrap();
         assert_eq!(s.extra, vec![("innodb_io_capacity".to_string(), "2000".to_string())]);

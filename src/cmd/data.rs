@@ -1,0 +1,72 @@
+//! `sizeup prepare|cleanup|check|prewarm`: a workload's data, through its lifecycle.
+
+use super::Context;
+use crate::cli::{CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
+use crate::runner::{self, resolve_target, runtime};
+use crate::workload::{self, Workload};
+use crate::{plan, Error};
+
+fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {
+    workload::build(name, options).map_err(Error::Usage)
+}
+
+pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
+    let w = workload(&a.workload, &a.workload_args)?;
+    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    let loaders = a.threads.unwrap_or_else(runner::loaders);
+    runner::prepare(&target, &*w, loaders, plan::seed(a.workload_args.oltp.rand_seed))?;
+    Ok(0)
+}
+
+pub fn cleanup(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
+    let w = workload(&a.workload, &WorkloadArgs::default())?;
+    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    let report = runtime(1)?.block_on(w.cleanup(&target)).map_err(Error::Failed)?;
+    println!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
+    if !report.kept.is_empty() {
+        println!("left alone (not created by sizeup): {}", report.kept.join(", "));
+    }
+    Ok(0)
+}
+
+/// The workload's consistency conditions; exit 1 when any fails.
+pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
+    let w = workload(&a.workload, &WorkloadArgs::default())?;
+    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    if w.check(&target).is_none() {
+        return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
+    }
+    let rt = runtime(1)?;
+    // The same check of the data a run makes first, so a missing prepare says so.
+    rt.block_on(async {
+        let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
+        let spec = crate::exec::RunSpec::default();
+        w.start(&mut conn, &target.database, &spec, false).await?;
+        let _ = conn.disconnect().await;
+        Ok::<_, Error>(())
+    })?;
+    let outcomes = rt.block_on(w.check(&target).expect("checked above")).map_err(Error::Failed)?;
+    let mut failed = 0;
+    for o in &outcomes {
+        println!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
+        if !o.passed {
+            failed += 1;
+            println!("              {} offending row(s), e.g.:", o.violations);
+            for e in &o.examples {
+                println!("                {e}");
+            }
+        }
+    }
+    println!("{} of {} consistency conditions hold in {}", outcomes.len() - failed, outcomes.len(), target.database);
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
+    let w = workload(&a.workload, &a.workload_args)?;
+    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
+    let started = std::time::Instant::now();
+    runtime(threads)?.block_on(w.prewarm(&target, threads)).map_err(Error::Usage)?;
+    println!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
+    Ok(0)
+}

@@ -1,0 +1,101 @@
+//! One module per command family, each readable alone: it parses nothing (clap did),
+//! validates through `plan`, and calls the layers below. This file only dispatches.
+
+mod data;
+mod model;
+mod report;
+mod run;
+mod runs;
+mod server;
+mod studies;
+
+use crate::cli::{Cli, Command};
+use crate::server::Manager;
+use crate::Error;
+use std::path::PathBuf;
+
+/// Where a command keeps its state: the managed instances and the results store.
+pub struct Context {
+    pub manager: Manager,
+    pub results: PathBuf,
+}
+
+pub fn run(cli: Cli) -> Result<i32, Error> {
+    let home = cli.home.clone().filter(|h| !h.as_os_str().is_empty()).unwrap_or_else(crate::server::default_home);
+    let results = cli.results.clone().unwrap_or_else(|| home.join("results.db"));
+    let cx = Context { manager: Manager::new(&home), results };
+    match cli.command {
+        Command::Server(cmd) => server::run(&cx, cmd),
+        Command::Prepare(a) => data::prepare(&cx, &a),
+        Command::Cleanup(a) => data::cleanup(&cx, &a),
+        Command::Check(a) => data::check(&cx, &a),
+        Command::Prewarm(a) => data::prewarm(&cx, &a),
+        Command::Run(a) => run::run(&cx, &a),
+        Command::Runs(cmd) => runs::run(&cx, cmd),
+        Command::Sweep(a) => studies::sweep(&cx, &a),
+        Command::Scale(a) => studies::scale(&cx, &a),
+        Command::Study(cmd) => studies::study(&cx, cmd),
+        Command::Demo(a) => studies::demo(&cx, &a),
+        Command::Report(a) => report::report(&cx, &a),
+        Command::Compare(a) => report::compare(&cx, &a),
+        Command::Model(cmd) => model::model(&cx, cmd),
+        Command::Size(a) => model::size(&cx, &a),
+    }
+}
+
+/// Text to a file, or to standard output.
+fn write_out(path: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
+    match path {
+        Some(p) => std::fs::write(p, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", p.display()))),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// A run (`12`, `run:12`) or a study (`s3`, `study:3`) named on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ref {
+    Run(i64),
+    Study(i64),
+}
+
+pub fn parse_ref(s: &str) -> Result<Ref, Error> {
+    let bad = || {
+        Error::Usage(format!("'{s}' names no run or study: write 12 or run:12 for a run, s3 or study:3 for a study"))
+    };
+    let s = s.trim();
+    let (study, id) = if let Some(id) = s.strip_prefix("study:").or_else(|| s.strip_prefix('s')) {
+        (true, id)
+    } else {
+        (false, s.strip_prefix("run:").unwrap_or(s))
+    };
+    let id: i64 = id.parse().map_err(|_| bad())?;
+    Ok(if study { Ref::Study(id) } else { Ref::Run(id) })
+}
+
+/// A stored study with its spec and its series' verdicts.
+fn load_study(
+    store: &crate::store::Store,
+    id: i64,
+) -> Result<(crate::store::StudyRow, crate::study::spec::StudySpec, Vec<crate::study::figures::SeriesResult>), Error> {
+    let row = store.load_study(id)?;
+    let spec = crate::study::spec::StudySpec::stored(&row).map_err(Error::Failed)?;
+    let series = crate::study::results_of(&spec, &row).map_err(Error::Failed)?;
+    Ok((row, spec, series))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_name_runs_and_studies() {
+        assert_eq!(parse_ref("12").unwrap(), Ref::Run(12));
+        assert_eq!(parse_ref("run:12").unwrap(), Ref::Run(12));
+        assert_eq!(parse_ref("s3").unwrap(), Ref::Study(3));
+        assert_eq!(parse_ref("study:3").unwrap(), Ref::Study(3));
+        assert!(parse_ref("x3").is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! `sizeup model usl` (the Universal Scalability Law fitted to points or a study) and
+//! `sizeup size` (servers needed, requirement checks). The arithmetic lives in
+//! `crate::model`; this module reads studies and prints.
+
+use super::{load_study, parse_ref, Context, Ref};
+use crate::cli::{ModelCommand, SizeArgs};
+use crate::store::Store;
+use crate::study::spec::Kind;
+use crate::{cost, model, report, Error};
+
+pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
+    let ModelCommand::Usl { points, from } = cmd;
+    // (series name, unit, points)
+    type PointSet = (String, String, Vec<(f64, f64)>);
+    let sets: Vec<PointSet> = match (points, from) {
+        (Some(p), _) => {
+            vec![("the points given".into(), "throughput".into(), model::usl::parse_points(&p).map_err(Error::Usage)?)]
+        }
+        (None, Some(f)) => {
+            let Ref::Study(id) = parse_ref(&f)? else {
+                return Err(Error::Usage("--from takes a study (s3 or study:3)".into()));
+            };
+            let (_, _, series) = load_study(&Store::open(&cx.results)?, id)?;
+            series
+                .into_iter()
+                .map(|s| {
+                    let pts = s.levels.iter().map(|l| (l.level as f64, l.throughput.mean)).collect();
+                    (s.name, s.unit, pts)
+                })
+                .collect()
+        }
+        (None, None) => return Err(Error::Usage("give --points N:X,... or --from STUDY".into())),
+    };
+    let mut failed = 0;
+    for (name, unit, pts) in sets {
+        match model::usl::fit(&pts) {
+            Ok(f) => print!("{}", report::usl_text(&name, &unit, &f)),
+            Err(e) => {
+                failed += 1;
+                println!("{name}: cannot fit: {e}");
+            }
+        }
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// Servers needed and requirement checks from stored studies.
+pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
+    if a.target_tps.is_nan() || a.target_tps <= 0.0 {
+        return Err(Error::Usage("--target-tps must be above 0".into()));
+    }
+    let e: f64 =
+        match a.efficiency.as_str() {
+            "measured" => {
+                return Err(Error::Usage(
+                    "--efficiency measured needs a scale-out measurement (several servers serving one workload), \
+                 which sizeup cannot make on one host yet: give E as a number, e.g. --efficiency 0.9"
+                        .into(),
+                ))
+            }
+            v => v.parse().ok().filter(|e: &f64| *e > 0.0 && *e <= 1.0).ok_or_else(|| {
+                Error::Usage(format!("--efficiency {v}: give a number above 0 and at most 1, e.g. 0.9"))
+            })?,
+        };
+    let bound = match &a.latency {
+        None => None,
+        Some(l) => Some(
+            l.trim()
+                .strip_prefix("p95<")
+                .and_then(|v| v.trim().trim_end_matches("ms").parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+                .ok_or_else(|| Error::Usage(format!("--latency '{l}': write p95<MS, e.g. p95<50")))?,
+        ),
+    };
+    let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
+    let store = Store::open(&cx.results)?;
+    let mut out = String::new();
+    let mut answered = false;
+    let mut sweeps = Vec::new();
+    for f in &a.from {
+        let Ref::Study(id) = parse_ref(f)? else {
+            return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
+        };
+        let (_, spec, series) = load_study(&store, id)?;
+        if spec.kind == Kind::Scale {
+            for s in &series {
+                let plans = model::sizing::plans(s, a.target_tps, e, bound).map_err(Error::Failed)?;
+                out += &report::sizing_text(
+                    &format!("study {id}: {}", s.name),
+                    &s.unit,
+                    a.target_tps,
+                    e,
+                    bound,
+                    &plans,
+                    given_cost.as_ref().or(spec.cost_of(&s.name)),
+                );
+                answered = true;
+            }
+        } else {
+            sweeps.extend(series);
+        }
+    }
+    if let Some(at) = a.at_connections {
+        let verdicts = model::sizing::requirement(&sweeps, a.target_tps, at);
+        if verdicts.is_empty() {
+            return Err(Error::Usage(format!("no sweep among --from measured {at} connections")));
+        }
+        out += &report::requirement_text(a.target_tps, at, &verdicts);
+        answered = true;
+    }
+    if !answered {
+        return Err(Error::Usage(
+            "nothing to size from: give a scale study (sizeup scale, studies/2-instance-scale-up.toml) \
+             or --at-connections N with sweep studies"
+                .into(),
+        ));
+    }
+    print!("{out}");
+    Ok(0)
+}

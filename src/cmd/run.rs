@@ -1,0 +1,17 @@
+//! `sizeup run`: one measured run. The plan validates the options into a request; the
+//! runner does the rest (see `crate::runner`).
+
+use super::Context;
+use crate::cli::RunArgs;
+use crate::exec::Ended;
+use crate::runner::{self, Print};
+use crate::{plan, Error};
+
+pub fn run(cx: &Context, a: &RunArgs) -> Result<i32, Error> {
+    let request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
+    let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, Print::Full)?;
+    if ended == Ended::Failed {
+        eprintln!("error: the run stopped: {}", doc.error.unwrap_or_default());
+    }
+    Ok(ended.exit_code())
+}

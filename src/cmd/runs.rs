@@ -1,0 +1,45 @@
+//! `sizeup runs list|show|export`: stored runs.
+
+use super::{write_out, Context};
+use crate::cli::{ExportArgs, RunsCommand};
+use crate::result::RunDocument;
+use crate::workload::Unit;
+use crate::{report, store, Error};
+
+pub fn run(cx: &Context, cmd: RunsCommand) -> Result<i32, Error> {
+    let store = store::Store::open(&cx.results)?;
+    match cmd {
+        RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
+        RunsCommand::Export(ExportArgs { id, format, output }) => {
+            write_out(output.as_deref(), &report::export::run(&store.load_run(id)?, format))?
+        }
+        RunsCommand::Show { id, json } => {
+            let doc = store.load_run(id)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+            } else {
+                print_document(&doc);
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn print_document(doc: &RunDocument) {
+    println!("run {} — {} — {}", doc.id.unwrap_or(0), doc.config.workload, doc.status);
+    if let Some(e) = &doc.error {
+        println!("stopped by: {e}");
+    }
+    let open_loop = doc.config.run.rate.is_some();
+    let nopm = doc.kind().unit() == Unit::Nopm;
+    for iv in &doc.intervals {
+        if nopm {
+            println!("{}", report::tpcc_interval_line(iv));
+        } else {
+            println!("{}", report::interval_line(iv, open_loop));
+        }
+    }
+    if let Some(s) = &doc.summary {
+        print!("{}", report::summary_table(s, "summary"));
+    }
+}

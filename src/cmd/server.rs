@@ -1,0 +1,39 @@
+//! `sizeup server start|stop|status`: managed private instances.
+
+use super::Context;
+use crate::cli::ServerCommand;
+use crate::{plan, report, Error};
+
+pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
+    let manager = &cx.manager;
+    match cmd {
+        ServerCommand::Start(a) => {
+            if a.instances == 0 {
+                return Err(Error::Usage("--instances must be at least 1".into()));
+            }
+            let settings = plan::server_settings(&a.server).map_err(Error::Usage)?;
+            let status = manager.start(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
+            print!("{}", report::server_table(&status));
+            Ok(0)
+        }
+        ServerCommand::Stop(a) => {
+            let stopped = manager.stop(a.instance, a.purge)?;
+            if stopped.is_empty() {
+                println!("no managed instances to stop");
+            }
+            for s in stopped {
+                println!("instance {} stopped{}", s.index, if a.purge { " and removed" } else { "" });
+            }
+            Ok(0)
+        }
+        ServerCommand::Status { json } => {
+            let status = manager.status()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status).expect("serialisable"));
+            } else {
+                print!("{}", report::server_table(&status));
+            }
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `sizeup sweep|scale|study|demo`: studies, many runs that answer one capacity
+//! question. The command line becomes a `StudySpec` (as a study file does) and the
+//! study runner (`crate::study`) runs it.
+
+use super::{load_study, write_out, Context};
+use crate::cli::{DemoArgs, ExportArgs, ScaleArgs, StudyCommand, SweepArgs};
+use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
+use crate::study::{self, Site};
+use crate::{report, store, Error};
+
+fn site(cx: &Context, password: Option<String>) -> Site<'_> {
+    Site { manager: &cx.manager, results: &cx.results, password }
+}
+
+/// The password of a study file's steps: the environment's, as the mysql client reads it.
+fn password_from_env() -> Option<String> {
+    std::env::var("MYSQL_PWD").ok().filter(|p| !p.is_empty())
+}
+
+/// The study a `sizeup sweep` or `sizeup scale` command line describes.
+fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, name: String) -> StudySpec {
+    StudySpec {
+        name: a.name.clone().unwrap_or(name),
+        description: String::new(),
+        kind,
+        workloads: vec![workload.to_string()],
+        levels: Levels::Text(levels.to_string()),
+        step_time: a.step_time,
+        warmup: a.warmup,
+        repeat: a.repeat,
+        sample_interval: a.sample_interval,
+        steady_last: a.steady_last,
+        stop_when: a.stop_when.clone(),
+        options: a.run_options().changed(),
+        server: Default::default(),
+        configs: Vec::new(),
+        scale: Default::default(),
+        power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
+        cost: None,
+    }
+}
+
+pub fn sweep(cx: &Context, a: &SweepArgs) -> Result<i32, Error> {
+    let name = format!("sweep {} {}", a.workload, a.threads);
+    let spec = spec_of(Kind::Sweep, &a.workload, &a.threads, &a.study, name);
+    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+}
+
+pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
+    let name = format!("scale {} {} instances", a.workload, a.instances);
+    let mut spec = spec_of(Kind::Scale, &a.workload, &a.instances, &a.study, name);
+    spec.scale = spec::ScaleSpec {
+        threads_per_instance: a.threads_per_instance,
+        threads: a.threads,
+        buffer_pool_per_instance: a.buffer_pool_per_instance.clone(),
+        split: a.split,
+        buffer_pool: a.buffer_pool.clone(),
+        targets: a.targets.clone(),
+    };
+    spec.server.set = a.set.clone();
+    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+}
+
+pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
+    match cmd {
+        StudyCommand::Run { file } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
+            let spec = StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)?;
+            study::run(&site(cx, password_from_env()), &spec, None)
+        }
+        StudyCommand::Resume { id } => {
+            let (row, spec, series) = load_study(&store::Store::open(&cx.results)?, id)?;
+            match row.status.as_str() {
+                "completed" => {
+                    println!("study {id} is complete; nothing to resume");
+                    print!("{}", report::study_tables(&spec, &series));
+                    Ok(0)
+                }
+                "running" => Err(Error::Usage(format!(
+                    "study {id} is still running in another sizeup process; stop that one first"
+                ))),
+                _ => study::run(&site(cx, password_from_env()), &spec, Some(id)),
+            }
+        }
+        StudyCommand::Show { id, json } => {
+            let store = store::Store::open(&cx.results)?;
+            let id = match id {
+                Some(id) => id,
+                None => store.list_studies()?.last().map(|s| s.id).ok_or_else(|| {
+                    Error::Usage(
+                        "no studies stored yet: run `sizeup sweep`, `sizeup scale` or `sizeup study run FILE`".into(),
+                    )
+                })?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&store.load_study(id)?).expect("serialisable"));
+                return Ok(0);
+            }
+            let (row, spec, series) = load_study(&store, id)?;
+            println!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
+            if !spec.description.is_empty() {
+                println!("{}", spec.description.trim());
+            }
+            print!("{}", report::study_tables(&spec, &series));
+            let runs: Vec<String> = row.steps.iter().flat_map(|s| s.runs.iter().map(|r| r.to_string())).collect();
+            println!("\nruns: {}", runs.join(" "));
+            Ok(0)
+        }
+        StudyCommand::Export(ExportArgs { id, format, output }) => {
+            let (row, spec, series) = load_study(&store::Store::open(&cx.results)?, id)?;
+            write_out(output.as_deref(), &report::export::study(&row, &series, spec.level_name(), format))?;
+            Ok(0)
+        }
+        StudyCommand::List => {
+            let store = store::Store::open(&cx.results)?;
+            print!("{}", report::studies_table(&store.list_studies()?));
+            Ok(0)
+        }
+    }
+}
+
+/// The README's first command ends here: a short connection sweep on the managed
+/// default instance, stored as a study, so a newcomer sees a finished study within a
+/// minute or two. Tables already prepared at the demo's size are reused.
+pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
+    let options = [("tables", serde_json::json!(4)), ("table-size", serde_json::json!(a.table_size))];
+    let spec = StudySpec {
+        name: "demo: oltp_read_write connection sweep".into(),
+        description: String::new(),
+        kind: Kind::Sweep,
+        workloads: vec!["oltp_read_write".into()],
+        levels: Levels::List(vec![1, 2, 4, 8]),
+        step_time: a.step_time,
+        warmup: 1.0,
+        repeat: 1,
+        sample_interval: 1.0_f64.min(a.step_time),
+        steady_last: 1.0,
+        stop_when: String::new(),
+        options: options.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        server: Default::default(),
+        configs: Vec::new(),
+        scale: Default::default(),
+        power: Default::default(),
+        cost: None,
+    };
+    let code = study::run(&site(cx, password_from_env()), &spec, None)?;
+    if code == 0 {
+        println!("the managed server keeps running (`sizeup server stop`)");
+    }
+    Ok(code)
+}

@@ -1,0 +1,402 @@
+//! The options of a run as the user gives them: on a command line (clap fills these
+//! structs) or in a study file's `[options]` table (serde fills the same structs from
+//! the same names). One definition, so a study names options exactly as `sizeup run`
+//! does and both are validated by `plan` alone.
+//!
+//! Raw values only: nothing here checks ranges or meaning (that is `plan`'s job), and
+//! nothing here talks to a server. sysbench's spellings (`--table_size`,
+//! `--mysql-socket`, `--max-time`, `--skip_trx=on`) are aliases, so existing command
+//! lines keep working.
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Where the server is. With none of host, port or socket, sizeup uses managed instance N.
+#[derive(Args, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct TargetArgs {
+    #[arg(long, alias = "mysql-host", help_heading = "Target")]
+    pub host: Option<String>,
+    #[arg(long, alias = "mysql-port", help_heading = "Target")]
+    pub port: Option<u16>,
+    #[arg(long, alias = "mysql-socket", help_heading = "Target")]
+    pub socket: Option<PathBuf>,
+    #[arg(long, alias = "mysql-user", help_heading = "Target")]
+    pub user: Option<String>,
+    /// Password (or set MYSQL_PWD). Never printed or stored.
+    #[arg(long, alias = "mysql-password", env = "MYSQL_PWD", hide_env_values = true, help_heading = "Target")]
+    #[serde(skip)]
+    pub password: Option<String>,
+    /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
+    #[arg(long, alias = "mysql-db", help_heading = "Target")]
+    pub database: Option<String>,
+    /// Managed instance to use when no host, port or socket is given.
+    #[arg(long, default_value_t = 0, help_heading = "Target")]
+    pub instance: u32,
+}
+
+impl TargetArgs {
+    /// True when the user named a server; otherwise the managed instance is used.
+    pub fn names_a_server(&self) -> bool {
+        self.host.is_some() || self.port.is_some() || self.socket.is_some()
+    }
+}
+
+/// sysbench's oltp_common.lua options (same names, same defaults).
+#[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct OltpArgs {
+    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    pub tables: u32,
+    #[arg(long, alias = "table_size", alias = "oltp-table-size", default_value_t = 10_000, help_heading = "OLTP")]
+    pub table_size: u32,
+    #[arg(long, alias = "range_size", default_value_t = 100, help_heading = "OLTP")]
+    pub range_size: u32,
+    #[arg(long, alias = "point_selects", default_value_t = 10, help_heading = "OLTP")]
+    pub point_selects: u32,
+    #[arg(long, alias = "simple_ranges", default_value_t = 1, help_heading = "OLTP")]
+    pub simple_ranges: u32,
+    #[arg(long, alias = "sum_ranges", default_value_t = 1, help_heading = "OLTP")]
+    pub sum_ranges: u32,
+    #[arg(long, alias = "order_ranges", default_value_t = 1, help_heading = "OLTP")]
+    pub order_ranges: u32,
+    #[arg(long, alias = "distinct_ranges", default_value_t = 1, help_heading = "OLTP")]
+    pub distinct_ranges: u32,
+    #[arg(long, alias = "index_updates", default_value_t = 1, help_heading = "OLTP")]
+    pub index_updates: u32,
+    #[arg(long, alias = "non_index_updates", default_value_t = 1, help_heading = "OLTP")]
+    pub non_index_updates: u32,
+    #[arg(long, alias = "delete_inserts", default_value_t = 1, help_heading = "OLTP")]
+    pub delete_inserts: u32,
+    #[arg(long, alias = "range_selects", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub range_selects: bool,
+    #[arg(long, alias = "auto_inc", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub auto_inc: bool,
+    #[arg(long, alias = "skip_trx", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub skip_trx: bool,
+    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub secondary: bool,
+    #[arg(long, alias = "create_secondary", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
+    pub create_secondary: bool,
+    #[arg(long, alias = "mysql_storage_engine", default_value = "innodb", help_heading = "OLTP")]
+    pub mysql_storage_engine: String,
+    /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
+    #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
+    pub read_only: bool,
+    /// uniform, gaussian, special, pareto or zipfian.
+    #[arg(long, alias = "rand_type", default_value = "special", help_heading = "Random numbers")]
+    pub rand_type: String,
+    #[arg(long, alias = "rand_spec_iter", default_value_t = 12, help_heading = "Random numbers")]
+    pub rand_spec_iter: u32,
+    #[arg(long, alias = "rand_spec_pct", default_value_t = 1, help_heading = "Random numbers")]
+    pub rand_spec_pct: u32,
+    #[arg(long, alias = "rand_spec_res", default_value_t = 75, help_heading = "Random numbers")]
+    pub rand_spec_res: u32,
+    #[arg(long, alias = "rand_pareto_h", default_value_t = 0.2, help_heading = "Random numbers")]
+    pub rand_pareto_h: f64,
+    #[arg(long, alias = "rand_zipfian_exp", default_value_t = 0.8, help_heading = "Random numbers")]
+    pub rand_zipfian_exp: f64,
+    /// Seed for the random streams; 0 takes one from the clock.
+    #[arg(long, alias = "rand_seed", default_value_t = 0, help_heading = "Random numbers")]
+    pub rand_seed: u64,
+}
+
+/// TPC-C's options.
+#[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct TpccArgs {
+    /// Warehouses to load (prepare); at run time the database says how many it holds.
+    #[arg(long, help_heading = "TPC-C")]
+    pub warehouses: Option<u32>,
+    /// Deck of transaction types: new_order,payment,order_status,delivery,stock_level.
+    #[arg(long, default_value = "45,43,4,4,4", help_heading = "TPC-C")]
+    pub mix: String,
+    /// User i of U works on warehouses i, i+U, i+2U, ... (default: one random home warehouse each).
+    #[arg(long, help_heading = "TPC-C")]
+    pub all_warehouses: bool,
+    /// `spec`: the spec's keying and think times (clause 5.2.5); `none`: back to back.
+    #[arg(long, default_value = "none", value_parser = ["none", "spec"], help_heading = "TPC-C")]
+    pub think_time: String,
+}
+
+/// What the workloads themselves take: each workload reads its own group.
+#[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub oltp: OltpArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tpcc: TpccArgs,
+}
+
+impl Default for WorkloadArgs {
+    fn default() -> Self {
+        RunOptions::default().workload
+    }
+}
+
+/// How each connection paces itself and what it retries (run, sweep and scale).
+#[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SessionArgs {
+    /// Fixed pause in milliseconds after each transaction, per connection.
+    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    pub delay: f64,
+    /// OS threads that drive the connections (default, closed loop: 1 per connection up
+    /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
+    /// cheapest under load; with --rate: 1 per connection, the most faithful latency).
+    #[arg(long)]
+    pub client_threads: Option<u32>,
+    /// Server error codes that are counted and retried instead of stopping the run:
+    /// a comma-separated list, `all` or `none` (sysbench's option and default).
+    #[arg(long, alias = "ignore-errors", default_value = "1213,1020,1205")]
+    pub mysql_ignore_errors: String,
+}
+
+/// Power inputs for hosts without RAPL energy counters.
+#[derive(Args, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PowerArgs {
+    /// Model the system's watts as linear in CPU utilisation: idle=W,max=W.
+    #[arg(long, value_name = "idle=W,max=W", help_heading = "Power")]
+    pub power_model: Option<String>,
+    /// The system's power draw as a constant (a wall-meter reading).
+    #[arg(long, value_name = "W", help_heading = "Power")]
+    pub watts: Option<f64>,
+}
+
+/// Settings of managed instances (`server start`, and a study's `[server]`).
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// InnoDB buffer pool per instance.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub buffer_pool: String,
+    /// InnoDB redo log size per instance (allocated on disk at start).
+    #[arg(long, value_name = "SIZE", default_value = "512M")]
+    pub log_file_size: String,
+    #[arg(long, value_name = "0|1|2", default_value_t = 2)]
+    pub flush_log_at_trx_commit: u8,
+    #[arg(long, default_value_t = 2000)]
+    pub max_connections: u32,
+    /// Any other server option, repeatable: --set innodb_io_capacity=2000
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Everything `sizeup run` takes besides the workload's name.
+#[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct RunOptions {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub workload: WorkloadArgs,
+    /// Concurrent connections.
+    #[arg(long, alias = "num-threads", default_value_t = 1)]
+    pub threads: u32,
+    /// TPC-C virtual users (terminals), one connection each; the same as --threads.
+    #[arg(long, help_heading = "TPC-C")]
+    pub users: Option<u32>,
+    /// Seconds to run (0: no limit; then --events must be set).
+    #[arg(long, alias = "max-time", default_value_t = 10.0)]
+    pub time: f64,
+    /// Stop after this many transactions (0: no limit).
+    #[arg(long, alias = "max-requests", default_value_t = 0)]
+    pub events: u64,
+    /// Seconds at the start left out of the summary (rounded up to whole intervals).
+    #[arg(long, alias = "warmup-time", default_value_t = 0.0)]
+    pub warmup: f64,
+    /// Open-loop arrival rate in transactions per second (0: as fast as possible).
+    /// Latency is then measured from each transaction's intended start.
+    #[arg(long, alias = "tx-rate", default_value_t = 0.0)]
+    pub rate: f64,
+    /// Seconds between interval lines (0: no lines; intervals are still stored each second).
+    #[arg(long, default_value_t = 1.0)]
+    pub report_interval: f64,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub session: SessionArgs,
+    /// Print a latency histogram after the summary (sysbench's --histogram).
+    #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
+    pub histogram: bool,
+    /// Latency percentile shown in the interval lines (1-100).
+    #[arg(long, default_value_t = 95.0)]
+    pub percentile: f64,
+    /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
+    #[arg(long, default_value = "mysql", hide = true)]
+    pub db_driver: String,
+    /// Also write the whole result to this JSON file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub power: PowerArgs,
+}
+
+/// The run options a study sets itself for every step (levels, step_time, warmup,
+/// sample_interval), so a study file may not.
+pub const STUDY_OWNED: &[&str] = &["threads", "users", "time", "warmup", "events", "report-interval", "json"];
+
+/// The clap form of the run options, to look names up by.
+fn run_command() -> clap::Command {
+    let mut cmd = RunOptions::augment_args(clap::Command::new("run").no_binary_name(true).disable_help_flag(true));
+    // Building settles each argument's action (a bare flag, or one taking a value).
+    cmd.build();
+    cmd
+}
+
+impl Default for RunOptions {
+    /// The defaults `sizeup run` has: clap's, so there is one place that says them.
+    fn default() -> Self {
+        use clap::FromArgMatches;
+        let matches = run_command().try_get_matches_from(Vec::<String>::new()).expect("no argument is required");
+        let mut o = RunOptions::from_arg_matches(&matches).expect("defaults are valid");
+        o.target.password = None; // never taken from the environment here
+        o
+    }
+}
+
+impl RunOptions {
+    /// Run options from a study's `[options]` table: names as `sizeup run` spells them
+    /// (`table-size`, `table_size`, `mysql-socket`, ...), values as TOML gives them
+    /// (numbers, booleans or text, `on`/`off` for switches). The study-owned options
+    /// and a password are refused.
+    pub fn from_map(map: &BTreeMap<String, Value>) -> Result<RunOptions, String> {
+        let cmd = run_command();
+        let mut doc = serde_json::to_value(RunOptions::default()).expect("serialisable");
+        let fields = doc.as_object_mut().expect("an object");
+        for (key, value) in map {
+            let name = key.replace('_', "-");
+            if name == "password" || name == "mysql-password" {
+                return Err("a password does not belong in a study: give it with MYSQL_PWD".into());
+            }
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(name.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&name.as_str())))
+                .ok_or_else(|| format!("unknown option '{key}': options are `sizeup run` options, e.g. tables, table-size, warehouses, think-time"))?;
+            let long = arg.get_long().expect("options are long");
+            if STUDY_OWNED.contains(&long) {
+                return Err(format!(
+                    "option '{key}' is set by the study itself (levels, step_time, warmup, sample_interval)"
+                ));
+            }
+            let v = coerce(arg, value).map_err(|e| format!("option '{key}': {e}"))?;
+            fields.insert(long.to_string(), v);
+        }
+        serde_json::from_value(doc).map_err(|e| format!("options: {e}"))
+    }
+
+    /// The options that differ from the defaults, by `sizeup run` name: what a study
+    /// stores for a `sweep` or `scale` command line (never the password).
+    pub fn changed(&self) -> BTreeMap<String, Value> {
+        let ours = serde_json::to_value(self).expect("serialisable");
+        let defaults = serde_json::to_value(RunOptions::default()).expect("serialisable");
+        let mut out = BTreeMap::new();
+        for (k, v) in ours.as_object().expect("an object") {
+            if !v.is_null() && defaults.get(k) != Some(v) && !STUDY_OWNED.contains(&k.as_str()) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+        out
+    }
+}
+
+/// A study file's value in the type the option takes: text where the option takes
+/// text, on/off for switches, numbers written as text read as numbers.
+fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, String> {
+    use clap::builder::ValueParser;
+    let ty = arg.get_value_parser().type_id();
+    let text = ty == ValueParser::string().type_id() || ty == ValueParser::path_buf().type_id();
+    let switch = ty == ValueParser::bool().type_id();
+    Ok(match value {
+        Value::Number(n) if text => Value::String(n.to_string()),
+        Value::String(s) if switch => Value::Bool(parse_switch(s)?),
+        Value::String(s) if !text => serde_json::from_str::<serde_json::Number>(s.trim())
+            .map(Value::Number)
+            .map_err(|_| format!("'{s}' is not a number"))?,
+        other => other.clone(),
+    })
+}
+
+/// sysbench's boolean spellings.
+pub fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not on/off")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_run_option_name_and_alias_reads_from_a_study() {
+        // The command line and study files must accept the same names with the same
+        // types: feed each name its default value and expect the defaults back.
+        let defaults = serde_json::to_value(RunOptions::default()).unwrap();
+        let cmd = run_command();
+        let mut checked = 0;
+        for arg in cmd.get_arguments() {
+            let long = arg.get_long().unwrap();
+            if STUDY_OWNED.contains(&long) || long == "password" {
+                continue;
+            }
+            let value = defaults.get(long).unwrap_or_else(|| panic!("--{long} has no serde field"));
+            let names = std::iter::once(long).chain(arg.get_all_aliases().unwrap_or_default());
+            for name in names {
+                let map = [(name.to_string(), value.clone())].into();
+                let o = RunOptions::from_map(&map).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(o, RunOptions::default(), "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked}");
+    }
+
+    #[test]
+    fn study_values_take_the_option_types() {
+        let map: BTreeMap<String, Value> = [
+            ("table_size".to_string(), Value::from("5000")),
+            ("skip-trx".into(), Value::from("on")),
+            ("database".into(), Value::from(123)),
+            ("mysql-socket".into(), Value::from("/tmp/s")),
+            ("warehouses".into(), Value::from(8)),
+            ("all_warehouses".into(), Value::from(true)),
+        ]
+        .into();
+        let o = RunOptions::from_map(&map).unwrap();
+        assert_eq!(o.workload.oltp.table_size, 5000);
+        assert!(o.workload.oltp.skip_trx && o.workload.tpcc.all_warehouses);
+        assert_eq!(o.target.database.as_deref(), Some("123"));
+        assert_eq!(o.target.socket, Some(PathBuf::from("/tmp/s")));
+        assert_eq!(o.workload.tpcc.warehouses, Some(8));
+        let e = |k: &str, v: Value| RunOptions::from_map(&[(k.to_string(), v)].into()).unwrap_err();
+        assert!(e("tabels", 1.into()).contains("unknown option 'tabels'"));
+        assert!(e("threads", 4.into()).contains("set by the study"));
+        assert!(e("password", "x".into()).contains("MYSQL_PWD"));
+        assert!(e("skip_trx", "maybe".into()).contains("on/off"));
+        assert!(e("tables", "many".into()).contains("not a number"));
+    }
+
+    #[test]
+    fn changed_options_round_trip_through_a_study() {
+        let mut o = RunOptions::default();
+        o.workload.oltp.table_size = 5000;
+        o.workload.oltp.skip_trx = true;
+        o.workload.tpcc.all_warehouses = true;
+        o.target.socket = Some("/tmp/x".into());
+        o.threads = 9; // study-owned: never stored
+        let map = o.changed();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["all-warehouses", "skip-trx", "socket", "table-size"]);
+        let back = RunOptions::from_map(&map).unwrap();
+        assert_eq!(back, RunOptions { threads: 1, ..o });
+    }
+}

@@ -1,0 +1,329 @@
+//! The measured run, end to end, from a typed [`RunRequest`]: resolve the target, make
+//! sure the data is there, record server facts, run the worker loop, store each
+//! interval as it comes, print, write `--json`. `sizeup run` and every study step call
+//! [`measure`]; nothing here knows which workload it runs.
+//!
+//! Also the pieces the data commands share with it: resolving a target, loading data
+//! with a progress bar, the async runtime.
+
+use crate::exec::Ended;
+use crate::options::TargetArgs;
+use crate::plan::RunRequest;
+use crate::result::{RunConfig, RunDocument};
+use crate::server::{self, Manager};
+use crate::stats::{self, Interval};
+use crate::target::{self, Target};
+use crate::workload::{ownership, Unit, Workload};
+use crate::{monitor, report, store, Error};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// What a run prints as it goes.
+#[derive(Clone, Copy)]
+pub enum Print<'a> {
+    /// Interval lines and the summary, as `sizeup run`.
+    Full,
+    /// Nothing: the caller reports.
+    Quiet,
+    /// Nothing, but each interval is handed to the caller's progress display.
+    Progress(&'a (dyn Fn(&Interval) + Sync)),
+}
+
+impl Print<'_> {
+    fn full(&self) -> bool {
+        matches!(self, Print::Full)
+    }
+}
+
+/// Runs a request, storing the run as it goes; returns its document and how it ended.
+pub fn measure(
+    manager: &Manager,
+    results: &Path,
+    req: RunRequest,
+    print: Print,
+) -> Result<(RunDocument, Ended), Error> {
+    let RunRequest { workload, target: place, mut spec, output } = req;
+    let kind = workload.kind();
+    let (target, instance) = resolve_target(manager, &place, kind.default_database())?;
+    spec.watch_instance(instance.as_ref());
+    let (ready, server) = runtime(1)?.block_on(async {
+        let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*workload))?;
+        let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+        check_connections(&server, spec.threads)?;
+        let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
+        let _ = conn.disconnect().await;
+        Ok::<_, Error>((ready, server))
+    })?;
+    let name = workload.name().to_string();
+    let config = RunConfig {
+        sizeup_version: env!("CARGO_PKG_VERSION").into(),
+        workload: name.clone(),
+        options: ready.options(),
+        run: spec.clone(),
+        target: serde_json::from_value(serde_json::to_value(&target).expect("serialisable")).unwrap_or_default(),
+        server: server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default(),
+        host: monitor::host_facts(),
+    };
+    let store = store::Store::open(results)?;
+    let run_id = store.begin_run(&name, &target.describe(), &config)?;
+    let nopm = kind.unit() == Unit::Nopm;
+    if print.full() {
+        eprintln!(
+            "running {name} on {} with {} {}{} (run {run_id})",
+            target.describe(),
+            spec.threads,
+            if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
+            spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
+        );
+    }
+    let print_lines = print.full() && output.interval_lines;
+    let open_loop = spec.rate.is_some();
+    let mut seq = 0;
+    let mut store_error = None;
+    raise_open_files_limit();
+    let outcome = ready.run(&target, &spec, &mut |iv| {
+        if print_lines {
+            println!("{}", if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) });
+        }
+        if let Print::Progress(show) = print {
+            show(iv);
+        }
+        if let Err(e) = store.add_interval(run_id, seq, iv) {
+            store_error.get_or_insert(e);
+        }
+        seq += 1;
+    });
+    let mut outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
+            return Err(Error::Failed(e));
+        }
+    };
+    kind.add_figures(&mut outcome.summary);
+    if let Some(e) = store_error {
+        eprintln!("warning: some intervals were not stored: {e}");
+    }
+    let histograms: BTreeMap<String, String> =
+        outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
+    let status = outcome.ended.status();
+    store.finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)?;
+    if print.full() {
+        if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
+            eprintln!("warning: the warm-up covered the whole run: nothing was measured");
+        }
+        print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
+        if output.histogram {
+            let mut all = stats::new_histogram();
+            for (_, h) in &outcome.histograms {
+                all.add(h).expect("same bounds");
+            }
+            print!("\n{}", report::latency_histogram(&all));
+        }
+    }
+    let doc = RunDocument {
+        id: Some(run_id),
+        status: status.to_string(),
+        error: outcome.fatal.clone(),
+        config,
+        summary: Some(outcome.summary),
+        intervals: outcome.intervals,
+        histograms,
+    };
+    if let Some(path) = &output.json {
+        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("serialisable"))
+            .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok((doc, outcome.ended))
+}
+
+/// A missing database is a missing prepare: say which command makes it.
+pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn Workload) -> Error {
+    match e {
+        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => Error::Usage(format!(
+            "database {} does not exist on {}: run `{}` first",
+            target.database,
+            target.describe(),
+            workload.prepare_hint()
+        )),
+        other => other.into(),
+    }
+}
+
+/// Refuses a run the server cannot take a connection for each of its workers.
+fn check_connections(server: &serde_json::Value, threads: u32) -> Result<(), Error> {
+    let max: u32 = server.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    if max > 0 && threads + 1 > max {
+        return Err(Error::Usage(format!(
+            "{threads} connections are more than the server allows ({max}, max_connections): \
+             raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
+            threads + 10
+        )));
+    }
+    Ok(())
+}
+
+/// Thousands of users need thousands of sockets: lift the soft limit to the hard one.
+fn raise_open_files_limit() {
+    let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: plain system calls on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
+/// The server to talk to: the one the user named, or managed instance N (started with
+/// default settings if it is instance 0 and not running). Also returns the managed
+/// instance, when sizeup manages it, to measure its CPU and its disk.
+pub fn resolve_target(
+    manager: &Manager,
+    t: &TargetArgs,
+    default_db: &str,
+) -> Result<(Target, Option<server::Instance>), Error> {
+    let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
+    crate::plan::check_database(Some(&database)).map_err(Error::Usage)?;
+    if t.names_a_server() {
+        let target = Target {
+            host: t.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
+            port: t.port.unwrap_or(3306),
+            socket: t.socket.clone(),
+            user: t.user.clone().unwrap_or_else(|| "root".into()),
+            password: t.password.clone(),
+            database,
+        };
+        return Ok((target, None));
+    }
+    let instance = match manager.running(t.instance)? {
+        Some(i) => i,
+        None if t.instance == 0 => {
+            eprintln!("no server named: starting managed MariaDB instance 0 in {}", manager.home().display());
+            let settings = manager.settings_of(0)?.unwrap_or_default();
+            manager.start(1, &settings, None, None)?;
+            manager
+                .running(0)?
+                .ok_or_else(|| Error::Failed("managed instance 0 did not stay up; see `sizeup server status`".into()))?
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "managed instance {} is not running; start it with `sizeup server start --instances {}`",
+                t.instance,
+                t.instance + 1
+            )))
+        }
+    };
+    let target = Target {
+        host: "127.0.0.1".into(),
+        port: instance.port,
+        socket: Some(instance.socket.clone()),
+        user: t.user.clone().unwrap_or_else(|| instance.user().to_string()),
+        password: t.password.clone(),
+        database,
+    };
+    Ok((target, Some(instance)))
+}
+
+pub fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.clamp(1, 8) as usize)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Failed(format!("cannot start the async runtime: {e}")))
+}
+
+pub fn cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(2)
+}
+
+/// Default loader connections: two per CPU, so a server thread waiting on its log or
+/// on our next piece leaves the CPU to another loader (measured on 2 CPUs: 8 x 250k
+/// OLTP rows 4.4 s with 2 loaders, 3.9 s with 4; TPC-C 4 warehouses 4.1-4.2 s, 3.9 s).
+pub fn loaders() -> u32 {
+    2 * cpus()
+}
+
+/// Loads a workload's data into `target` with `loaders` connections and a progress bar.
+pub fn prepare(target: &Target, workload: &dyn Workload, loaders: u32, seed: u64) -> Result<(), Error> {
+    let loaders = loaders.max(1);
+    report::note(&format!(
+        "preparing {}: {} in {} on {} with {loaders} connection(s)",
+        workload.name(),
+        workload.data(),
+        target.database,
+        target.describe()
+    ));
+    let rows = Arc::new(AtomicU64::new(0));
+    let rt = runtime(loaders)?;
+    let bar = report::rows_bar(workload.rows_to_load(), &format!("{} on {}", target.database, target.describe()));
+    let watcher = {
+        let (bar, rows) = (bar.clone(), rows.clone());
+        rt.spawn(async move {
+            loop {
+                bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let result = rt.block_on(workload.prepare(target, loaders, seed, rows));
+    watcher.abort();
+    bar.finish_and_clear();
+    let line = result.map_err(Error::Failed)?;
+    report::above_bars(|| println!("{line}"));
+    Ok(())
+}
+
+/// Loads a run's data when its tables are missing, so a study is one command; tables
+/// already there are used as they are (and foreign ones refused by the loaders).
+/// Returns whether it loaded anything.
+pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Error> {
+    let workload = &*req.workload;
+    let (target, _) = resolve_target(manager, &req.target, workload.kind().default_database())?;
+    let names = workload.tables();
+    let mismatch = runtime(1)?.block_on(async {
+        use mysql_async::prelude::Queryable;
+        target.ensure_database().await?;
+        let mut conn = target.connect().await?;
+        let existing =
+            ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;
+        if existing.is_empty() {
+            return Ok(Some(None));
+        }
+        if existing.len() < names.len() {
+            // Loading the rest would mean loading next to tables: only into our own.
+            if let Some(refusal) = ownership::refusal(&target.database, &existing, workload.name())
+                .filter(|_| existing.iter().any(|t| !t.ours))
+            {
+                return Err(Error::Failed(refusal));
+            }
+            return Ok(Some(Some(format!("holds {} of the {} tables this needs", existing.len(), names.len()))));
+        }
+        // All there (sysbench's tables too): use them if they are the size asked for,
+        // since a sweep over other data measures something else.
+        let Some(size) = workload.size_check() else { return Ok(None) };
+        let found: Option<u64> = conn.query_first(size.sql).await.ok().flatten();
+        let _ = conn.disconnect().await;
+        Ok(match found {
+            Some(f) if f.abs_diff(size.want) * 10 > size.want => {
+                Some(Some(format!("holds {f} {}, not the {} asked for", size.what, size.want)))
+            }
+            _ => None,
+        })
+    })?;
+    match mismatch {
+        None => Ok(false),
+        Some(Some(why)) => Err(Error::Usage(format!(
+            "{} {why}: give this its own database (--database, or `database` under [options] in a study file) \
+             or `sizeup cleanup {}` first",
+            target.database,
+            workload.name()
+        ))),
+        Some(None) => {
+            prepare(&target, workload, loaders(), req.spec.seed)?;
+            Ok(true)
+        }
+    }
+}

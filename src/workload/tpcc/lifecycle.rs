@@ -1,0 +1,190 @@
+//! TPC-C's lifecycle: its options checked, the load (clause 4.3), the check before a
+//! run (warehouses and the load's C_LAST constant read from the database), the
+//! consistency conditions (clause 3.3.2) and cleanup.
+
+use super::{check, load, parse_mix, schema, Tpcc, TpccOptions};
+use crate::exec::{RunResult, RunSpec};
+use crate::options::WorkloadArgs;
+use crate::stats::{Interval, Summary};
+use crate::target::{short_error, Target};
+use crate::workload::{CheckOutcome, CleanupReport, DataSize, Kind, Runnable, SizeCheck, Unit, Workload};
+use crate::Error;
+use futures_util::future::BoxFuture;
+use mysql_async::prelude::Queryable;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+pub struct TpccKind;
+pub static TPCC: TpccKind = TpccKind;
+
+/// The most warehouses a prepare loads (about 100 GB each way past any box sizeup runs on).
+const MAX_WAREHOUSES: u32 = 100_000;
+
+impl Kind for TpccKind {
+    fn names(&self) -> Vec<&'static str> {
+        vec![super::NAME]
+    }
+    fn accepts(&self, name: &str) -> bool {
+        name == super::NAME
+    }
+    fn default_database(&self) -> &'static str {
+        super::NAME
+    }
+    fn unit(&self) -> Unit {
+        Unit::Nopm
+    }
+    fn level_name(&self) -> &'static str {
+        "users"
+    }
+    fn throughput(&self, iv: &Interval) -> f64 {
+        super::interval_nopm(iv)
+    }
+    fn add_figures(&self, summary: &mut Summary) {
+        super::add_figures(summary)
+    }
+    fn data_size(&self) -> DataSize {
+        DataSize { option: "warehouses", default: 1, tag: "w" }
+    }
+    fn build(&self, _name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+        let t = &options.tpcc;
+        let warehouses = t.warehouses.unwrap_or(1);
+        if warehouses == 0 || warehouses > MAX_WAREHOUSES {
+            return Err(format!("--warehouses {warehouses}: give 1 to {MAX_WAREHOUSES}"));
+        }
+        Ok(Box::new(TpccWorkload {
+            warehouses,
+            asked: t.warehouses,
+            mix: parse_mix(&t.mix)?,
+            all_warehouses: t.all_warehouses,
+            think_time: t.think_time == "spec",
+        }))
+    }
+}
+
+pub struct TpccWorkload {
+    /// Warehouses to load.
+    warehouses: u32,
+    /// What the user asked for: a run uses what the database holds.
+    asked: Option<u32>,
+    mix: [u32; 5],
+    all_warehouses: bool,
+    think_time: bool,
+}
+
+impl Workload for TpccWorkload {
+    fn name(&self) -> &str {
+        super::NAME
+    }
+    fn kind(&self) -> &'static dyn Kind {
+        &TPCC
+    }
+    fn data(&self) -> String {
+        format!("{} warehouse(s)", self.warehouses)
+    }
+    fn rows_to_load(&self) -> u64 {
+        load::ROWS_PER_WAREHOUSE * self.warehouses as u64 + load::ITEMS as u64
+    }
+    fn tables(&self) -> Vec<String> {
+        schema::TABLES.iter().map(|t| t.to_string()).collect()
+    }
+    fn size_check(&self) -> Option<SizeCheck> {
+        let want = self.asked? as u64;
+        Some(SizeCheck { want, what: "warehouses", sql: "SELECT COUNT(*) FROM warehouse" })
+    }
+    fn prepare_hint(&self) -> String {
+        "sizeup prepare tpcc --warehouses W".into()
+    }
+    fn prepare<'a>(
+        &'a self,
+        target: &'a Target,
+        loaders: u32,
+        seed: u64,
+        rows: Arc<AtomicU64>,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let r = load::prepare(target, self.warehouses, loaders, seed, rows).await?;
+            Ok(format!(
+                "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",
+                r.warehouses,
+                r.rows,
+                r.bytes as f64 / 1e6,
+                r.seconds,
+                r.rows_per_second,
+                r.method
+            ))
+        })
+    }
+    fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>> {
+        Box::pin(load::cleanup(target))
+    }
+    fn check<'a>(&'a self, target: &'a Target) -> Option<BoxFuture<'a, Result<Vec<CheckOutcome>, String>>> {
+        Some(Box::pin(check::check(target)))
+    }
+    fn check_run(&self, spec: &RunSpec) -> Result<(), String> {
+        if self.think_time && spec.rate.is_some() {
+            return Err("--think-time spec paces each user itself; leave out --rate (or use --think-time none)".into());
+        }
+        Ok(())
+    }
+    fn start<'a>(
+        &'a self,
+        conn: &'a mut mysql_async::Conn,
+        database: &'a str,
+        spec: &'a RunSpec,
+        warn: bool,
+    ) -> BoxFuture<'a, Result<Box<dyn Runnable>, Error>> {
+        Box::pin(async move {
+            let failed = |e: mysql_async::Error| Error::Failed(short_error(&e));
+            let tables: Vec<(String, String)> = conn
+                .exec(
+                    "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
+                    (database,),
+                )
+                .await
+                .map_err(failed)?;
+            if let Some(missing) = schema::TABLES.iter().find(|t| !tables.iter().any(|(n, _)| n == *t)) {
+                return Err(Error::Usage(format!(
+                    "{database}.{missing} does not exist: run `sizeup prepare tpcc --warehouses W` first"
+                )));
+            }
+            // Clause 2.1.6.1: the run's C_LAST constant keeps a set distance from the load's.
+            let c_last = tables.iter().find(|(n, _)| n == "item").and_then(|(_, c)| schema::c_last_from_comment(c));
+            let warehouses: Option<u32> = conn.query_first("SELECT COUNT(*) FROM warehouse").await.map_err(failed)?;
+            let warehouses = warehouses.unwrap_or(0);
+            if warehouses == 0 {
+                return Err(Error::Usage(format!(
+                    "{database}.warehouse is empty: run `sizeup prepare tpcc --warehouses W` first"
+                )));
+            }
+            if let Some(w) = self.asked.filter(|&w| w != warehouses && warn) {
+                eprintln!("warning: --warehouses {w} ignored: {database} holds {warehouses} warehouse(s)");
+            }
+            let mut rng = crate::random::rng_from_seed(spec.seed ^ 0x7cc);
+            let constants = super::random::Constants::for_run(&mut rng, c_last);
+            let options = TpccOptions {
+                warehouses,
+                users: spec.threads,
+                mix: self.mix,
+                all_warehouses: self.all_warehouses,
+                think_time: self.think_time,
+                constants,
+            };
+            let ready: Box<dyn Runnable> = Box::new(Tpcc { options: Arc::new(options) });
+            Ok(ready)
+        })
+    }
+}
+
+impl Runnable for Tpcc {
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(&*self.options).expect("serialisable")
+    }
+    fn run(
+        self: Box<Self>,
+        target: &Target,
+        spec: &RunSpec,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) -> Result<RunResult, String> {
+        crate::exec::run(Arc::new(*self), target, spec, on_interval)
+    }
+}
