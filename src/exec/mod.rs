@@ -8,6 +8,7 @@
 //! hands its recorder over at every interval boundary; this module merges them, emits
 //! the interval, and builds the steady-state summary from the intervals after warm-up.
 
+pub mod clock;
 pub mod errors;
 pub mod pacing;
 pub mod worker;
@@ -19,7 +20,6 @@ use crate::workload::Sessions;
 use hdrhistogram::Histogram;
 use pacing::Arrivals;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -310,39 +310,29 @@ where
         let start = Instant::now();
         go_tx.send_replace(Go::Start(start));
 
-        let warmup = spec.warmup.as_secs_f64();
         let step = spec.interval.as_secs_f64();
-        let mut cpu_start = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+        let cpu_now = || (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+        let mut cpu_start = cpu_now();
         let mut intervals = Vec::new();
-        let mut steady = Recorder::new(names.len());
-        let mut steady_seconds = 0.0;
-        let mut max_backlog = 0;
-        let mut pending: BTreeMap<u64, (u32, Recorder)> = BTreeMap::new();
-        let mut next_k = 1u64;
+        let mut clock = clock::IntervalClock::new(shards as u32, names.len());
+        let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
         let mut tail = Recorder::new(names.len());
         let mut finals = 0;
         let mut end = start;
         let mut interrupted = false;
 
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
-            let interval_start = t - duration;
-            let warm = pacing::in_warmup(interval_start, warmup);
+            let warm = steady.in_warmup(t, duration);
             let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
             // OS figures over the same span, sampled as the interval is closed.
             let now = monitor::os::Snapshot::take(&watch);
             iv.os = Some(monitor::os::OsSample::between(&snapshot, &now, &watch.power));
             snapshot = now;
-            max_backlog = max_backlog.max(iv.backlog);
             on_interval(&iv);
-            if warm {
-                if !pacing::in_warmup(t, warmup) {
-                    // The warm-up ends here: steady-state CPU is counted from now.
-                    cpu_start = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
-                }
-            } else {
-                steady.merge(rec);
-                steady_seconds += duration;
+            if steady.warmup_ends_at(t, duration) {
+                cpu_start = cpu_now();
             }
+            steady.add(&iv, rec);
             intervals.push(iv);
         };
 
@@ -350,13 +340,8 @@ where
             tokio::select! {
                 msg = rx.recv() => match msg {
                     Some(Msg::Tick(k, rec)) => {
-                        let entry = pending.entry(k).or_insert_with(|| (0, Recorder::new(names.len())));
-                        entry.0 += 1;
-                        entry.1.merge(&rec);
-                        while pending.get(&next_k).is_some_and(|(n, _)| *n == shards) {
-                            let (_, rec) = pending.remove(&next_k).expect("checked");
-                            emit(&rec, next_k as f64 * step, step, &mut intervals);
-                            next_k += 1;
+                        for (k, rec) in clock.tick(k, &rec) {
+                            emit(&rec, k as f64 * step, step, &mut intervals);
                         }
                     }
                     Some(Msg::Final(rec, at)) => {
@@ -374,28 +359,17 @@ where
                 }
             }
         }
-        // Boundaries some threads passed and others did not (an early stop) go to the tail.
-        for (_, (_, rec)) in std::mem::take(&mut pending) {
-            tail.merge(&rec);
-        }
-        let last_t = (next_k - 1) as f64 * step;
+        clock.leftovers(&mut tail);
+        let last_t = clock.last_complete() as f64 * step;
         let end_t = (end - start).as_secs_f64().max(last_t);
         if end_t - last_t > 1e-3 || tail.transactions() > 0 {
             emit(&tail, end_t, end_t - last_t, &mut intervals);
         }
-        let cpu_end = (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
-        let mut summary = Summary::from_recorder(&steady, &names, steady_seconds, max_backlog);
-        let steady_os: Vec<&monitor::os::OsSample> =
-            intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
-        summary.os = monitor::os::mean(&steady_os);
-        summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), spec.client_threads));
-        let txns = summary.transactions.max(1) as f64;
-        if summary.transactions > 0 {
-            summary.client_cpu_us_per_txn = Some((cpu_end.0 - cpu_start.0) * 1e6 / txns);
-            if let (Some(a), Some(b)) = (cpu_start.1, cpu_end.1) {
-                summary.server_cpu_us_per_txn = Some((b - a) * 1e6 / txns);
-            }
-        }
+        let cpu_end = cpu_now();
+        let cpu =
+            clock::CpuSpan { client: cpu_end.0 - cpu_start.0, server: cpu_start.1.zip(cpu_end.1).map(|(a, b)| b - a) };
+        let summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
+        let steady = steady.recorder;
         let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
         let fatal = control.fatal();
         let ended = if fatal.is_some() {

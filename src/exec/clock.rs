@@ -1,0 +1,183 @@
+//! The interval clock: each client thread hands over its recorder at every interval
+//! boundary; an interval is complete when every thread has handed over that boundary,
+//! and intervals are emitted in order. Also the steady-state tally (the intervals
+//! after warm-up) and the summary built from it. Plain functions and state: no
+//! threads, no I/O, so they are tested alone.
+
+use super::pacing;
+use crate::monitor::{self, os::OsSample};
+use crate::stats::{Interval, Recorder, Summary};
+use std::collections::BTreeMap;
+
+/// Merges the client threads' interval recorders and releases each interval once
+/// every thread has reported it.
+pub struct IntervalClock {
+    threads: u32,
+    types: usize,
+    /// Boundary k -> (threads that reported it, their merged recorder).
+    pending: BTreeMap<u64, (u32, Recorder)>,
+    next: u64,
+}
+
+impl IntervalClock {
+    pub fn new(threads: u32, types: usize) -> Self {
+        IntervalClock { threads, types, pending: BTreeMap::new(), next: 1 }
+    }
+
+    /// Thread's recorder for boundary `k`; returns the intervals now complete, in
+    /// order, each with its boundary number.
+    pub fn tick(&mut self, k: u64, rec: &Recorder) -> Vec<(u64, Recorder)> {
+        let entry = self.pending.entry(k).or_insert_with(|| (0, Recorder::new(self.types)));
+        entry.0 += 1;
+        entry.1.merge(rec);
+        let mut done = Vec::new();
+        while self.pending.get(&self.next).is_some_and(|(n, _)| *n == self.threads) {
+            let (_, rec) = self.pending.remove(&self.next).expect("checked");
+            done.push((self.next, rec));
+            self.next += 1;
+        }
+        done
+    }
+
+    /// The last complete boundary (0 before the first).
+    pub fn last_complete(&self) -> u64 {
+        self.next - 1
+    }
+
+    /// Boundaries some threads passed and others did not (an early stop): merged, for
+    /// the run's last partial interval.
+    pub fn leftovers(&mut self, tail: &mut Recorder) {
+        for (_, (_, rec)) in std::mem::take(&mut self.pending) {
+            tail.merge(&rec);
+        }
+    }
+}
+
+/// What the intervals after warm-up add up to.
+pub struct SteadyState {
+    pub recorder: Recorder,
+    pub seconds: f64,
+    pub max_backlog: u64,
+    warmup: f64,
+}
+
+impl SteadyState {
+    pub fn new(types: usize, warmup: f64) -> Self {
+        SteadyState { recorder: Recorder::new(types), seconds: 0.0, max_backlog: 0, warmup }
+    }
+
+    /// Whether an interval ending at `t` after `duration` seconds starts in the warm-up.
+    pub fn in_warmup(&self, t: f64, duration: f64) -> bool {
+        pacing::in_warmup(t - duration, self.warmup)
+    }
+
+    /// Whether the warm-up ends at `t` (steady-state CPU is counted from there).
+    pub fn warmup_ends_at(&self, t: f64, duration: f64) -> bool {
+        self.in_warmup(t, duration) && !pacing::in_warmup(t, self.warmup)
+    }
+
+    /// Counts an interval: its backlog always, its transactions when after warm-up.
+    pub fn add(&mut self, iv: &Interval, rec: &Recorder) {
+        self.max_backlog = self.max_backlog.max(iv.backlog);
+        if !iv.warmup {
+            self.recorder.merge(rec);
+            self.seconds += iv.duration;
+        }
+    }
+}
+
+/// CPU seconds the client (and the server, when sizeup watches its process) used over
+/// the steady state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuSpan {
+    pub client: f64,
+    pub server: Option<f64>,
+}
+
+/// The run's summary: the steady-state tally, the host figures averaged over the
+/// same intervals, and CPU per transaction.
+pub fn summary(
+    steady: &SteadyState,
+    names: &[String],
+    intervals: &[Interval],
+    client_threads: u32,
+    cpu: CpuSpan,
+) -> Summary {
+    let mut summary = Summary::from_recorder(&steady.recorder, names, steady.seconds, steady.max_backlog);
+    let steady_os: Vec<&OsSample> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
+    summary.os = monitor::os::mean(&steady_os);
+    summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
+    if summary.transactions > 0 {
+        let txns = summary.transactions as f64;
+        summary.client_cpu_us_per_txn = Some(cpu.client * 1e6 / txns);
+        summary.server_cpu_us_per_txn = cpu.server.map(|s| s * 1e6 / txns);
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(txns: u64) -> Recorder {
+        let mut r = Recorder::new(1);
+        for _ in 0..txns {
+            r.transaction(0, 1000, false);
+        }
+        r
+    }
+
+    #[test]
+    fn an_interval_waits_for_every_thread_and_comes_out_in_order() {
+        let mut clock = IntervalClock::new(2, 1);
+        assert!(clock.tick(1, &rec(3)).is_empty(), "one of two threads");
+        // Thread 2 runs ahead: boundary 2 must not come out before boundary 1.
+        assert!(clock.tick(2, &rec(5)).is_empty());
+        let done = clock.tick(1, &rec(4));
+        assert_eq!(done.iter().map(|(k, r)| (*k, r.transactions())).collect::<Vec<_>>(), [(1, 7)]);
+        let done = clock.tick(2, &rec(1));
+        assert_eq!(done.iter().map(|(k, r)| (*k, r.transactions())).collect::<Vec<_>>(), [(2, 6)]);
+        assert_eq!(clock.last_complete(), 2);
+    }
+
+    #[test]
+    fn boundaries_only_some_threads_reached_go_to_the_tail() {
+        let mut clock = IntervalClock::new(3, 1);
+        clock.tick(1, &rec(2));
+        clock.tick(1, &rec(2));
+        clock.tick(2, &rec(1));
+        let mut tail = rec(10);
+        clock.leftovers(&mut tail);
+        assert_eq!(tail.transactions(), 15);
+        assert_eq!(clock.last_complete(), 0);
+        assert!(clock.tick(3, &rec(1)).is_empty(), "nothing left pending after leftovers");
+    }
+
+    #[test]
+    fn warm_up_intervals_are_left_out_of_the_steady_state() {
+        let mut steady = SteadyState::new(1, 2.0);
+        let names = vec!["t".to_string()];
+        let mut intervals = Vec::new();
+        for t in 1..=5 {
+            let t = t as f64;
+            let r = rec(t as u64 * 10);
+            let warm = steady.in_warmup(t, 1.0);
+            assert_eq!(steady.warmup_ends_at(t, 1.0), t == 2.0, "t {t}");
+            let mut iv = Interval::from_recorder(&r, &names, t, 1.0, warm, 1, 95.0);
+            iv.backlog = t as u64;
+            steady.add(&iv, &r);
+            intervals.push(iv);
+        }
+        // Intervals ending at 3, 4, 5 s count: 30 + 40 + 50 transactions over 3 s.
+        assert_eq!(steady.recorder.transactions(), 120);
+        assert_eq!(steady.seconds, 3.0);
+        assert_eq!(steady.max_backlog, 5, "backlog is watched through the warm-up too");
+        let s = summary(&steady, &names, &intervals, 1, CpuSpan { client: 0.012, server: Some(0.06) });
+        assert_eq!(s.transactions, 120);
+        assert!((s.tps - 40.0).abs() < 1e-9, "{}", s.tps);
+        assert!((s.client_cpu_us_per_txn.unwrap() - 100.0).abs() < 1e-6);
+        assert!((s.server_cpu_us_per_txn.unwrap() - 500.0).abs() < 1e-6);
+        let empty = summary(&SteadyState::new(1, 0.0), &names, &[], 1, CpuSpan::default());
+        assert_eq!((empty.transactions, empty.client_cpu_us_per_txn), (0, None));
+    }
+}
