@@ -92,3 +92,42 @@ impl TargetFacts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_stored_by_earlier_releases_still_load() {
+        // A config as 0.1 wrote it (a JSON object built by hand), with a key this
+        // release does not know.
+        let doc = serde_json::json!({
+            "id": 3, "status": "completed",
+            "config": {
+                "sizeup_version": "0.1.0", "workload": "tpcc",
+                "options": {"warehouses": 4, "users": 8},
+                "run": {"threads": 8, "time": 60.0, "events": null, "warmup": 10.0, "rate": null,
+                        "interval": 1.0, "delay": null, "client_threads": 1, "seed": 7,
+                        "percentile": 95.0, "retry_on": {"codes": [1213, 1020, 1205]},
+                        "power": {"source": "none"}},
+                "target": {"host": "127.0.0.1", "port": 13306, "socket": "/s/mysqld.sock",
+                           "user": "root", "database": "tpcc"},
+                "server": {"version": "10.11.19-MariaDB", "max_connections": "2000"},
+                "host": {"hostname": "h", "cpus": 2, "cpu_model": "x", "memory_bytes": 25769803776_u64,
+                         "kernel": "6.1", "client_io": "io_uring"},
+                "future_key": true
+            },
+            "summary": null, "intervals": [], "histograms": {}
+        });
+        let doc: RunDocument = serde_json::from_value(doc).unwrap();
+        assert_eq!(doc.kind().unit(), workload::Unit::Nopm);
+        assert_eq!(doc.config.run.threads, 8);
+        assert_eq!(doc.config.run.warmup, std::time::Duration::from_secs(10));
+        assert_eq!(doc.config.target.place(), "socket /s/mysqld.sock");
+        assert_eq!(doc.config.server_fact("max_connections").as_deref(), Some("2000"));
+        assert_eq!(doc.config.host.cpus, 2);
+        // An empty config (the oldest runs) reads as defaults.
+        let bare: RunConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!((bare.run.threads, bare.kind().unit()), (1, workload::Unit::Tps));
+    }
+}

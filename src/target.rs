@@ -27,12 +27,20 @@ impl std::fmt::Debug for Target {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    /// The server could not be reached or refused the login.
+    /// The server could not be reached or refused the login (`code`: the server's
+    /// error code when it answered with one).
     #[error("cannot connect to {target}: {reason}")]
-    Unreachable { target: String, reason: String },
+    Unreachable { target: String, reason: String, code: Option<u16> },
     /// A statement needed to set up the database failed.
     #[error("{what} on {target} failed: {reason}")]
     Setup { what: String, target: String, reason: String },
+}
+
+impl ConnectError {
+    /// The server is there but the database is not (error 1049): a missing prepare.
+    pub fn is_unknown_database(&self) -> bool {
+        matches!(self, ConnectError::Unreachable { code: Some(1049), .. })
+    }
 }
 
 impl Target {
@@ -76,7 +84,11 @@ impl Target {
     }
 
     fn unreachable(&self, e: mysql_async::Error) -> ConnectError {
-        ConnectError::Unreachable { target: self.describe(), reason: short_error(&e) }
+        let code = match &e {
+            mysql_async::Error::Server(s) => Some(s.code),
+            _ => None,
+        };
+        ConnectError::Unreachable { target: self.describe(), reason: short_error(&e), code }
     }
 
     /// Connects to the target's database.

@@ -4,8 +4,8 @@
 
 use super::{load_study, write_out, Context};
 use crate::cli::{DemoArgs, ExportArgs, ScaleArgs, StudyCommand, SweepArgs};
+use crate::runner::study::{self, Site};
 use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
-use crate::study::{self, Site};
 use crate::{report, store, Error};
 
 fn site(cx: &Context, password: Option<String>) -> Site<'_> {

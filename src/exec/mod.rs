@@ -11,14 +11,15 @@
 pub mod clock;
 pub mod errors;
 pub mod pacing;
+pub mod session;
 pub mod worker;
 
 use crate::monitor;
 use crate::stats::{Interval, Recorder, Summary};
 use crate::target::Target;
-use crate::workload::Sessions;
 use hdrhistogram::Histogram;
 use pacing::Arrivals;
+use session::Sessions;
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -6,10 +6,10 @@
 
 use super::errors::{classify, ErrorClass};
 use super::pacing::Arrivals;
+use super::session::Session;
 use crate::client::Conn;
 use crate::stats::{QueryCounts, Recorder};
 use crate::target::Target;
-use crate::workload::Session;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};

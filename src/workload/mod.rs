@@ -5,28 +5,26 @@
 //!   worker), check consistency, clean up. It also says what sizeup needs around a
 //!   run: its default database, its throughput unit, what its levels count. Nothing
 //!   outside `src/workload/` asks which workload it is.
-//! - [`Sessions`]: what the worker loop in `exec` is generic over (a session per worker,
-//!   one transaction at a time). Dispatch there is static: no boxing on the
+//! - [`Sessions`] (defined by `exec`, whose loop drives it): a session per worker, one
+//!   transaction at a time. Dispatch there is static: no boxing on the
 //!   per-transaction path.
 //!
 //! [`Kind`] is a workload known by name alone: enough to build one from options and to
 //! read a stored result back. A new workload is one module plus one line in [`KINDS`].
-#![allow(async_fn_in_trait)] // sessions run on a single-threaded runtime: no Send needed
-
 pub mod bulk;
 pub mod oltp;
 pub mod ownership;
 pub mod tpcc;
 
-use crate::client::{Conn, Error};
 use crate::exec::{RunResult, RunSpec};
 use crate::options::WorkloadArgs;
-use crate::stats::{Interval, QueryCounts, Summary};
+use crate::stats::{Interval, Summary};
 use crate::target::Target;
 use futures_util::future::BoxFuture;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+pub use crate::exec::session::{Done, Failed, Session, Sessions};
 pub use ownership::CleanupReport;
 pub use tpcc::check::Outcome as CheckOutcome;
 
@@ -173,42 +171,4 @@ pub trait Runnable: Send {
         spec: &RunSpec,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String>;
-}
-
-/// A transaction that finished (committed or rolled back on purpose).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Done {
-    /// Index into [`Sessions::transaction_names`].
-    pub ty: usize,
-    pub rolled_back: bool,
-}
-
-/// A statement that failed, with what it was, so the user learns which one.
-#[derive(Debug)]
-pub struct Failed {
-    pub ty: usize,
-    /// The statement class, e.g. "point_selects".
-    pub statement: &'static str,
-    pub error: Error,
-}
-
-pub trait Session {
-    /// Called on every new connection (the first and each reconnect): prepares statements.
-    async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed>;
-    /// Runs one transaction, counting each statement it sends.
-    async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed>;
-    /// How long the user waits before the next transaction (TPC-C's think time after
-    /// the last one plus keying time for the next); `None` for no wait.
-    fn pause(&mut self) -> Option<std::time::Duration> {
-        None
-    }
-}
-
-/// The worker loop's view of a workload: a session per worker.
-pub trait Sessions {
-    type Session: Session;
-    /// Names of the transaction types, each with its own latency histogram.
-    fn transaction_names(&self) -> Vec<String>;
-    /// A session for worker number `worker`, with its own random stream.
-    fn session(&self, worker: u32, seed: u64) -> Self::Session;
 }

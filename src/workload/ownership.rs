@@ -60,7 +60,7 @@ pub async fn drop_ours(
 ) -> Result<CleanupReport, String> {
     let mut conn = match target.connect().await {
         Ok(c) => c,
-        Err(crate::target::ConnectError::Unreachable { reason, .. }) if reason.contains("1049") => {
+        Err(e) if e.is_unknown_database() => {
             return Ok(CleanupReport::default()); // unknown database: nothing to drop
         }
         Err(e) => return Err(e.to_string()),

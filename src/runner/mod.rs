@@ -4,7 +4,9 @@
 //! [`measure`]; nothing here knows which workload it runs.
 //!
 //! Also the pieces the data commands share with it: resolving a target, loading data
-//! with a progress bar, the async runtime.
+//! with a progress bar, the async runtime. `study` runs whole studies.
+
+pub mod study;
 
 use crate::exec::Ended;
 use crate::options::TargetArgs;
@@ -142,7 +144,7 @@ pub fn measure(
 /// A missing database is a missing prepare: say which command makes it.
 pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn Workload) -> Error {
     match e {
-        target::ConnectError::Unreachable { ref reason, .. } if reason.contains("1049") => Error::Usage(format!(
+        e if e.is_unknown_database() => Error::Usage(format!(
             "database {} does not exist on {}: run `{}` first",
             target.database,
             target.describe(),

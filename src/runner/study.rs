@@ -1,0 +1,383 @@
+//! Running a study: each step is one measured run per client group (`runner::measure`),
+//! stored under the study as it finishes; the verdicts (stop, saturation, peak) come
+//! from `study`'s pure figures, so a resumed study reaches what an uninterrupted one
+//! would.
+
+use crate::exec::{Ended, StartLine};
+use crate::options::RunOptions;
+use crate::plan::{self, RunRequest};
+use crate::result::RunDocument;
+use crate::runner::{self, Print};
+use crate::server::Manager;
+use crate::stats::Interval;
+use crate::store::{StepRow, Store};
+use crate::study::figures;
+use crate::study::spec::{Config, Kind, StudySpec};
+use crate::study::{completed_steps, results_of, series_of, stop, Series};
+use crate::{report, workload, Error};
+use std::path::Path;
+use std::time::Instant;
+
+/// Where a study runs: the managed instances, the results store, and the password its
+/// steps log in with (from `--password` or MYSQL_PWD; never stored with the study).
+pub struct Site<'a> {
+    pub manager: &'a Manager,
+    pub results: &'a Path,
+    pub password: Option<String>,
+}
+
+/// Runs (or, with `resume`, continues) a study; returns the exit code.
+pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Error> {
+    let results = site.results;
+    spec.validate().map_err(Error::Usage)?;
+    let store = Store::open(results)?;
+    let levels = spec.levels.resolve().map_err(Error::Usage)?;
+    let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
+    let id = match resume {
+        Some(id) => {
+            store.set_study_status(id, "running", None)?;
+            id
+        }
+        None => store.begin_study(
+            &spec.name,
+            if spec.kind == Kind::Sweep { "sweep" } else { "scale" },
+            &serde_json::to_value(spec).expect("serialisable"),
+        )?,
+    };
+    let all_series = series_of(spec);
+    let total = all_series.len() * levels.len() * spec.repeat as usize;
+    let started = Instant::now();
+    let bar = report::study_bar(total as u64);
+    let say = |line: String| bar.suspend(|| println!("{line}"));
+    say(format!(
+        "study {id}: {} — {} series x {} levels{} ({})",
+        spec.name,
+        all_series.len(),
+        levels.len(),
+        if spec.repeat > 1 { format!(" x {} repeats", spec.repeat) } else { String::new() },
+        if resume.is_some() { "resumed" } else { "stored as it goes" }
+    ));
+    let mut outcome = Ended::Completed;
+    'series: for series in &all_series {
+        let row = store.load_study(id)?;
+        let mut done = completed_steps(&row, &series.name);
+        let verdict = figures::series_result(&series.name, &levels, spec.repeat, &done, &conditions);
+        if verdict.complete {
+            bar.inc((levels.len() * spec.repeat as usize) as u64);
+            continue;
+        }
+        let mut prepared = false;
+        for &level in &levels {
+            for repeat in 1..=spec.repeat {
+                if row.steps.iter().any(|s| {
+                    s.series == series.name && s.level == level && s.repeat == repeat && s.status == "completed"
+                }) {
+                    bar.inc(1);
+                    continue;
+                }
+                if spec.kind == Kind::Sweep && !prepared {
+                    prepare_sweep(site, spec, series)?;
+                    prepared = true;
+                }
+                let kind = workload::kind(&series.workload).map_err(Error::Usage)?;
+                let unit = kind.unit().label();
+                let what = if spec.kind == Kind::Scale {
+                    format!("{level} instance(s)")
+                } else {
+                    format!("{level} {}", kind.level_name())
+                };
+                let step_no = bar.position() + 1;
+                let label = format!("{} · {what}", series.name);
+                bar.set_message(format!("{label} · starting"));
+                let show = |iv: &Interval| {
+                    let v = kind.throughput(iv);
+                    bar.set_message(format!(
+                        "{label} · {:.0}/{:.0} s · {v:.0} {unit}{}",
+                        iv.t,
+                        spec.warmup + spec.step_time,
+                        if iv.warmup { " (warm-up)" } else { "" }
+                    ));
+                };
+                let (docs, ended) = match spec.kind {
+                    Kind::Sweep => sweep_step(site, spec, series, level, &show)?,
+                    Kind::Scale => scale_step(site, spec, series, level, &show)?,
+                };
+                let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
+                let status = ended.status();
+                let figures = if ended == Ended::Completed {
+                    let f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
+                        .map_err(|e| Error::Failed(format!("step {what}: {e}")))?;
+                    Some(f)
+                } else {
+                    None
+                };
+                let step = StepRow {
+                    series: series.name.clone(),
+                    level,
+                    repeat,
+                    status: status.into(),
+                    runs: runs.clone(),
+                    figures: figures.as_ref().map(|f| serde_json::to_value(f).expect("serialisable")),
+                };
+                store.record_step(id, &step)?;
+                bar.inc(1);
+                let Some(f) = figures else {
+                    outcome = ended;
+                    let why = docs.iter().find_map(|d| d.error.clone()).unwrap_or_else(|| status.to_string());
+                    say(format!("step {step_no} of {total}: {label}: {why} (runs {runs:?})"));
+                    break 'series;
+                };
+                say(report::step_line(
+                    step_no,
+                    total as u64,
+                    started.elapsed(),
+                    &label,
+                    repeat,
+                    spec.repeat,
+                    &f,
+                    &runs,
+                ));
+                done.push((level, f));
+            }
+            let verdict = figures::series_result(&series.name, &levels, spec.repeat, &done, &conditions);
+            if let Some(why) = &verdict.stop {
+                say(format!("{}: stopped at {level}: {why}", series.name));
+                let skipped = levels.iter().filter(|&&l| l > level).count() * spec.repeat as usize;
+                bar.inc(skipped as u64);
+                break;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let row = store.load_study(id)?;
+    let verdicts = results_of(spec, &row).map_err(Error::Failed)?;
+    let status = outcome.status();
+    store.set_study_status(id, status, Some(&serde_json::json!({ "series": verdicts })))?;
+    print!("{}", report::study_tables(spec, &verdicts));
+    println!(
+        "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
+        started.elapsed().as_secs_f64(),
+        results.display()
+    );
+    if outcome != Ended::Completed {
+        println!("finished steps are kept: `sizeup study resume {id}` continues it");
+    }
+    Ok(outcome.exit_code())
+}
+
+/// Managed instances need the series' settings only when the study gives some; a
+/// sweep without them uses the default target as `sizeup run` does.
+fn settings_for(
+    manager: &Manager,
+    spec: &StudySpec,
+    config: Option<&Config>,
+) -> Result<Option<crate::server::ServerSettings>, Error> {
+    if spec.names_a_server() || (spec.server == Default::default() && config.is_none()) {
+        return Ok(None);
+    }
+    let server = match config {
+        Some(c) => spec.server.with(&c.server),
+        None => spec.server.clone(),
+    };
+    let base = manager.settings_of(0)?.unwrap_or_default();
+    server.settings_on(base).map(Some).map_err(Error::Usage)
+}
+
+fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
+    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref())? {
+        site.manager.start_with(req.target.instance + 1, &settings)?;
+    }
+    runner::ensure_prepared(site.manager, &req)?;
+    Ok(())
+}
+
+fn sweep_step(
+    site: &Site,
+    spec: &StudySpec,
+    series: &Series,
+    level: u32,
+    show: &(dyn Fn(&Interval) + Sync),
+) -> Result<(Vec<RunDocument>, Ended), Error> {
+    let req = spec.request(&series.workload, level, site.password.as_deref()).map_err(Error::Usage)?;
+    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(show))?;
+    Ok((vec![doc], ended))
+}
+
+/// `host:port`, `host` or a socket path, as run options.
+fn target_options(t: &str) -> Vec<(&'static str, serde_json::Value)> {
+    if t.starts_with('/') {
+        return vec![("socket", t.into())];
+    }
+    match t.rsplit_once(':') {
+        Some((host, port)) if port.parse::<u16>().is_ok() => {
+            vec![("host", host.into()), ("port", port.parse::<u16>().expect("checked").into())]
+        }
+        _ => vec![("host", t.into())],
+    }
+}
+
+/// A size such as `4G` divided by `n`, in megabytes.
+pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
+    let s = size.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let num: u64 = num.parse().map_err(|_| format!("'{size}' is not a size; write it like 512M or 2G"))?;
+    let bytes = num
+        * match unit.to_ascii_uppercase().as_str() {
+            "" => 1,
+            "K" => 1 << 10,
+            "M" => 1 << 20,
+            "G" => 1 << 30,
+            "T" => 1 << 40,
+            _ => return Err(format!("'{size}' is not a size; write it like 512M or 2G")),
+        };
+    let mb = bytes / n.max(1) as u64 / (1 << 20);
+    if mb < 8 {
+        return Err(format!("{size} over {n} instances leaves under 8M each; give a larger buffer pool"));
+    }
+    Ok(format!("{mb}M"))
+}
+
+/// The run options of each client group of an `n`-instance step.
+pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<RunOptions>, String> {
+    let threads = spec.scale.threads_per_instance.or(spec.scale.threads.map(|t| (t / n).max(1))).unwrap_or(8);
+    let kind = workload::kind(workload)?;
+    (0..n)
+        .map(|i| {
+            let mut s = spec.clone();
+            match spec.scale.targets.get(i as usize) {
+                Some(t) => s.options.extend(target_options(t).into_iter().map(|(k, v)| (k.to_string(), v))),
+                None => {
+                    s.options.insert("instance".into(), i.into());
+                }
+            }
+            if spec.scale.split {
+                // Each instance holds its share in a database named after it (tpcc_w2).
+                let share = spec.split_share(workload, n)?;
+                let size = kind.data_size();
+                s.options.remove(&size.option.replace('-', "_"));
+                s.options.insert(size.option.into(), share.into());
+                let base = spec
+                    .options
+                    .get("database")
+                    .and_then(|d| d.as_str())
+                    .unwrap_or(kind.default_database())
+                    .to_string();
+                s.options.insert("database".into(), format!("{base}_{}{share}", size.tag).into());
+            }
+            s.run_options(threads)
+        })
+        .collect()
+}
+
+fn scale_step(
+    site: &Site,
+    spec: &StudySpec,
+    series: &Series,
+    n: u32,
+    show: &(dyn Fn(&Interval) + Sync),
+) -> Result<(Vec<RunDocument>, Ended), Error> {
+    let manager = site.manager;
+    let groups: Vec<RunRequest> = group_options(spec, &series.workload, n)
+        .and_then(|all| {
+            all.into_iter()
+                .map(|mut o| {
+                    o.target.password = site.password.clone();
+                    plan::run_request(&series.workload, &o)
+                })
+                .collect()
+        })
+        .map_err(Error::Usage)?;
+    if spec.scale.targets.is_empty() {
+        let mut server = spec.server.clone();
+        if let Some(b) = &spec.scale.buffer_pool_per_instance {
+            server.buffer_pool = Some(b.clone());
+        } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
+            server.buffer_pool = Some(divide_size(total, n).map_err(Error::Usage)?);
+        }
+        let base = manager.settings_of(0)?.unwrap_or_default();
+        manager.start_with(n, &server.settings_on(base).map_err(Error::Usage)?)?;
+    }
+    // Each instance's data, loaded in parallel.
+    std::thread::scope(|s| {
+        let loads: Vec<_> = groups.iter().map(|r| s.spawn(move || runner::ensure_prepared(manager, r))).collect();
+        loads.into_iter().try_for_each(|h| h.join().expect("a loader thread panicked").map(|_| ()))
+    })?;
+    let line = StartLine::new(groups.len());
+    let outcomes: Vec<Result<(RunDocument, Ended), Error>> = std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut req)| {
+                req.spec.start_line = Some(line.clone());
+                let line = line.clone();
+                s.spawn(move || {
+                    let print = if i == 0 { Print::Progress(show) } else { Print::Quiet };
+                    let r = runner::measure(manager, site.results, req, print);
+                    if r.is_err() {
+                        line.fail();
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a client group panicked")).collect()
+    });
+    let mut docs = Vec::new();
+    let mut ended = Ended::Completed;
+    for o in outcomes {
+        let (doc, e) = o?;
+        if e == Ended::Failed || (e == Ended::Interrupted && ended == Ended::Completed) {
+            ended = e;
+        }
+        docs.push(doc);
+    }
+    Ok((docs, ended))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_divide_into_megabytes() {
+        assert_eq!(divide_size("4G", 4).unwrap(), "1024M");
+        assert_eq!(divide_size("1G", 3).unwrap(), "341M");
+        assert!(divide_size("16M", 4).unwrap_err().contains("under 8M"));
+        assert!(divide_size("lots", 2).is_err());
+    }
+
+    #[test]
+    fn targets_become_run_options() {
+        assert_eq!(target_options("/tmp/a.sock"), vec![("socket", "/tmp/a.sock".into())]);
+        assert_eq!(target_options("db1:3307"), vec![("host", "db1".into()), ("port", 3307.into())]);
+        assert_eq!(target_options("db2"), vec![("host", "db2".into())]);
+    }
+
+    #[test]
+    fn split_groups_share_the_data_and_the_sessions() {
+        use crate::workload::tpcc::NAME as TPCC;
+        let file = r#"
+name = "split"
+kind = "scale"
+workloads = ["TPCC"]
+levels = [1, 2, 4]
+step_time = 10
+[options]
+warehouses = 8
+[scale]
+split = true
+threads = 48
+buffer_pool = "2G"
+"#;
+        let spec = StudySpec::from_toml(&file.replace("TPCC", TPCC), "t").unwrap();
+        let g = group_options(&spec, TPCC, 4).unwrap();
+        assert_eq!(g.len(), 4);
+        assert_eq!(g.iter().map(|a| a.target.instance).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert!(g.iter().all(|a| a.threads == 12 && a.workload.tpcc.warehouses == Some(2)));
+        assert_eq!(g[3].target.database.as_deref(), Some("tpcc_w2"));
+        let one = group_options(&spec, TPCC, 1).unwrap();
+        assert_eq!((one[0].threads, one[0].workload.tpcc.warehouses), (48, Some(8)));
+        assert_eq!(one[0].target.database.as_deref(), Some("tpcc_w8"));
+    }
+}
