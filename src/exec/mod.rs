@@ -315,7 +315,7 @@ where
         let cpu_now = || (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
         let mut cpu_start = cpu_now();
         let mut intervals = Vec::new();
-        let mut clock = clock::IntervalClock::new(shards as u32, names.len());
+        let mut clock = clock::IntervalClock::new(shards, names.len());
         let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
         let mut tail = Recorder::new(names.len());
         let mut finals = 0;

@@ -160,6 +160,26 @@ pub trait Workload: Send + Sync {
     ) -> BoxFuture<'a, Result<Box<dyn Runnable>, crate::Error>>;
 }
 
+/// A workload's sessions with the options its result records: what `start` returns.
+pub struct Ready<W> {
+    pub sessions: W,
+    pub options: serde_json::Value,
+}
+
+impl<W: Sessions + Send + Sync + 'static> Runnable for Ready<W> {
+    fn options(&self) -> serde_json::Value {
+        self.options.clone()
+    }
+    fn run(
+        self: Box<Self>,
+        target: &Target,
+        spec: &RunSpec,
+        on_interval: &mut dyn FnMut(&Interval),
+    ) -> Result<RunResult, String> {
+        crate::exec::run(Arc::new(self.sessions), target, spec, on_interval)
+    }
+}
+
 /// A workload checked against its data, ready to run.
 pub trait Runnable: Send {
     /// Its options as the result records them.

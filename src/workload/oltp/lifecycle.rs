@@ -2,12 +2,11 @@
 //! before a run, cleanup. Every oltp_* name is one [`Kind`]; the variant picks the mix.
 
 use super::{Oltp, OltpOptions, Variant};
-use crate::exec::{RunResult, RunSpec};
+use crate::exec::RunSpec;
 use crate::options::{OltpArgs, WorkloadArgs};
 use crate::random::{RandOptions, RandType};
-use crate::stats::Interval;
 use crate::target::Target;
-use crate::workload::{CleanupReport, DataSize, Kind, Runnable, SizeCheck, Workload};
+use crate::workload::{CleanupReport, DataSize, Kind, Ready, Runnable, SizeCheck, Workload};
 use crate::Error;
 use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
@@ -174,22 +173,10 @@ impl Workload for OltpWorkload {
                     );
                 }
             }
-            let ready: Box<dyn Runnable> = Box::new(Oltp::new(self.variant, self.options.clone()));
+            let options = serde_json::to_value(&self.options).expect("serialisable");
+            let ready: Box<dyn Runnable> =
+                Box::new(Ready { sessions: Oltp::new(self.variant, self.options.clone()), options });
             Ok(ready)
         })
-    }
-}
-
-impl Runnable for Oltp {
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(&*self.options).expect("serialisable")
-    }
-    fn run(
-        self: Box<Self>,
-        target: &Target,
-        spec: &RunSpec,
-        on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<RunResult, String> {
-        crate::exec::run(Arc::new(*self), target, spec, on_interval)
     }
 }

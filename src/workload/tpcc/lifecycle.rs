@@ -3,11 +3,11 @@
 //! consistency conditions (clause 3.3.2) and cleanup.
 
 use super::{check, load, parse_mix, schema, Tpcc, TpccOptions};
-use crate::exec::{RunResult, RunSpec};
+use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
 use crate::target::{short_error, Target};
-use crate::workload::{CheckOutcome, CleanupReport, DataSize, Kind, Runnable, SizeCheck, Unit, Workload};
+use crate::workload::{CheckOutcome, CleanupReport, DataSize, Kind, Ready, Runnable, SizeCheck, Unit, Workload};
 use crate::Error;
 use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
@@ -169,22 +169,10 @@ impl Workload for TpccWorkload {
                 think_time: self.think_time,
                 constants,
             };
-            let ready: Box<dyn Runnable> = Box::new(Tpcc { options: Arc::new(options) });
+            let recorded = serde_json::to_value(&options).expect("serialisable");
+            let ready: Box<dyn Runnable> =
+                Box::new(Ready { sessions: Tpcc { options: Arc::new(options) }, options: recorded });
             Ok(ready)
         })
-    }
-}
-
-impl Runnable for Tpcc {
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(&*self.options).expect("serialisable")
-    }
-    fn run(
-        self: Box<Self>,
-        target: &Target,
-        spec: &RunSpec,
-        on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<RunResult, String> {
-        crate::exec::run(Arc::new(*self), target, spec, on_interval)
     }
 }
