@@ -3,7 +3,7 @@
 use super::Context;
 use crate::cli::{CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
 use crate::runner::{self, resolve_target, runtime};
-use crate::workload::{self, Workload};
+use crate::workload::{self, Optional, Workload};
 use crate::{plan, Error};
 
 fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {
@@ -32,10 +32,10 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
 /// The workload's consistency conditions; exit 1 when any fails.
 pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &WorkloadArgs::default())?;
-    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
-    if w.check(&target).is_none() {
+    if !w.supports(Optional::Check) {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
     }
+    let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let rt = runtime(1)?;
     // The same check of the data a run makes first, so a missing prepare says so.
     rt.block_on(async {
@@ -45,7 +45,7 @@ pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
         let _ = conn.disconnect().await;
         Ok::<_, Error>(())
     })?;
-    let outcomes = rt.block_on(w.check(&target).expect("checked above")).map_err(Error::Failed)?;
+    let outcomes = rt.block_on(w.check(&target)).map_err(Error::Failed)?;
     let mut failed = 0;
     for o in &outcomes {
         println!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
@@ -63,10 +63,13 @@ pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
 
 pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
+    if !w.supports(Optional::Prewarm) {
+        return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
+    }
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
     let started = std::time::Instant::now();
-    runtime(threads)?.block_on(w.prewarm(&target, threads)).map_err(Error::Usage)?;
+    runtime(threads)?.block_on(w.prewarm(&target, threads)).map_err(Error::Failed)?;
     println!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
     Ok(0)
 }

@@ -103,6 +103,15 @@ pub struct DataSize {
     pub tag: &'static str,
 }
 
+/// Lifecycle steps only some workloads have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Optional {
+    /// `sizeup check`: consistency conditions.
+    Check,
+    /// `sizeup prewarm`: read the data into the buffer pool.
+    Prewarm,
+}
+
 /// How big the data asked for is, to compare with what a database holds.
 pub struct SizeCheck {
     pub want: u64,
@@ -136,14 +145,20 @@ pub trait Workload: Send + Sync {
     ) -> BoxFuture<'a, Result<String, String>>;
     /// Drops the tables sizeup created for this workload, and only those.
     fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>>;
-    /// Checks the consistency conditions of its data; `None` when it has none.
-    fn check<'a>(&'a self, _target: &'a Target) -> Option<BoxFuture<'a, Result<Vec<CheckOutcome>, String>>> {
-        None
+    /// Whether it has a step beyond prepare, run and cleanup (asked before anything
+    /// is started, so a refused command changes nothing).
+    fn supports(&self, _step: Optional) -> bool {
+        false
     }
-    /// Reads the tables into the buffer pool (sysbench's `prewarm`).
+    /// Checks the consistency conditions of its data ([`Optional::Check`]).
+    fn check<'a>(&'a self, _target: &'a Target) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+        let name = self.name().to_string();
+        Box::pin(async move { Err(format!("{name} has no consistency conditions to check")) })
+    }
+    /// Reads the tables into the buffer pool, as sysbench's `prewarm` ([`Optional::Prewarm`]).
     fn prewarm<'a>(&'a self, _target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<(), String>> {
         let name = self.name().to_string();
-        Box::pin(async move { Err(format!("`sizeup prewarm` knows the OLTP workloads, not {name}")) })
+        Box::pin(async move { Err(format!("{name} has no prewarm")) })
     }
     /// Run settings this workload cannot honour.
     fn check_run(&self, _spec: &RunSpec) -> Result<(), String> {

@@ -6,7 +6,7 @@ use crate::exec::RunSpec;
 use crate::options::{OltpArgs, WorkloadArgs};
 use crate::random::{RandOptions, RandType};
 use crate::target::Target;
-use crate::workload::{CleanupReport, DataSize, Kind, Ready, Runnable, SizeCheck, Workload};
+use crate::workload::{CleanupReport, DataSize, Kind, Optional, Ready, Runnable, SizeCheck, Workload};
 use crate::Error;
 use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
@@ -135,6 +135,9 @@ impl Workload for OltpWorkload {
     }
     fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(super::cleanup(target))
+    }
+    fn supports(&self, step: Optional) -> bool {
+        step == Optional::Prewarm
     }
     fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(super::prewarm(target, self.options.tables, self.options.table_size, threads))

@@ -7,7 +7,9 @@ use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
 use crate::target::{short_error, Target};
-use crate::workload::{CheckOutcome, CleanupReport, DataSize, Kind, Ready, Runnable, SizeCheck, Unit, Workload};
+use crate::workload::{
+    CheckOutcome, CleanupReport, DataSize, Kind, Optional, Ready, Runnable, SizeCheck, Unit, Workload,
+};
 use crate::Error;
 use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
@@ -117,8 +119,11 @@ impl Workload for TpccWorkload {
     fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(load::cleanup(target))
     }
-    fn check<'a>(&'a self, target: &'a Target) -> Option<BoxFuture<'a, Result<Vec<CheckOutcome>, String>>> {
-        Some(Box::pin(check::check(target)))
+    fn supports(&self, step: Optional) -> bool {
+        step == Optional::Check
+    }
+    fn check<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+        Box::pin(check::check(target))
     }
     fn check_run(&self, spec: &RunSpec) -> Result<(), String> {
         if self.think_time && spec.rate.is_some() {
