@@ -16,6 +16,7 @@ mod error;
 pub mod exec;
 pub mod model;
 pub mod monitor;
+pub mod option_file;
 pub mod options;
 pub mod plan;
 pub mod random;

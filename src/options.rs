@@ -26,16 +26,26 @@ pub struct TargetArgs {
     pub socket: Option<PathBuf>,
     #[arg(long, alias = "mysql-user", help_heading = "Target")]
     pub user: Option<String>,
-    /// Password (or set MYSQL_PWD). Never printed or stored.
-    #[arg(long, alias = "mysql-password", env = "MYSQL_PWD", hide_env_values = true, help_heading = "Target")]
+    /// Password. Never printed or stored; better set MYSQL_PWD or put it in an option
+    /// file (`password` under [client] in ~/.my.cnf), where other users cannot see it.
+    #[arg(long, alias = "mysql-password", help_heading = "Target")]
     #[serde(skip)]
     pub password: Option<String>,
     /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
     #[arg(long, alias = "mysql-db", help_heading = "Target")]
     pub database: Option<String>,
-    /// Managed instance to use when no host, port or socket is given.
+    /// Managed instance to use when no host, port or socket is given anywhere.
     #[arg(long, default_value_t = 0, help_heading = "Target")]
     pub instance: u32,
+    /// Read connection settings from this option file only ([client] and [sizeup]).
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub defaults_file: Option<PathBuf>,
+    /// Read this option file before ~/.my.cnf.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub defaults_extra_file: Option<PathBuf>,
+    /// Read no option file.
+    #[arg(long, help_heading = "Target")]
+    pub no_defaults: bool,
 }
 
 impl TargetArgs {
@@ -256,9 +266,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         use clap::FromArgMatches;
         let matches = run_command().try_get_matches_from(Vec::<String>::new()).expect("no argument is required");
-        let mut o = RunOptions::from_arg_matches(&matches).expect("defaults are valid");
-        o.target.password = None; // never taken from the environment here
-        o
+        RunOptions::from_arg_matches(&matches).expect("defaults are valid")
     }
 }
 

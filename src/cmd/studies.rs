@@ -12,11 +12,6 @@ fn site(cx: &Context, password: Option<String>) -> Site<'_> {
     Site { manager: &cx.manager, results: &cx.results, password }
 }
 
-/// The password of a study file's steps: the environment's, as the mysql client reads it.
-fn password_from_env() -> Option<String> {
-    std::env::var("MYSQL_PWD").ok().filter(|p| !p.is_empty())
-}
-
 /// The study a `sizeup sweep` or `sizeup scale` command line describes.
 fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, name: String) -> StudySpec {
     StudySpec {
@@ -67,7 +62,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
             let spec = StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)?;
-            study::run(&site(cx, password_from_env()), &spec, None)
+            study::run(&site(cx, None), &spec, None)
         }
         StudyCommand::Resume { id } => {
             let (row, spec, series) = load_study(&store::Store::open(&cx.results)?, id)?;
@@ -80,7 +75,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 "running" => Err(Error::Usage(format!(
                     "study {id} is still running in another sizeup process; stop that one first"
                 ))),
-                _ => study::run(&site(cx, password_from_env()), &spec, Some(id)),
+                _ => study::run(&site(cx, None), &spec, Some(id)),
             }
         }
         StudyCommand::Show { id, json } => {
@@ -144,7 +139,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         power: Default::default(),
         cost: None,
     };
-    let code = study::run(&site(cx, password_from_env()), &spec, None)?;
+    let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {
         println!("the managed server keeps running (`sizeup server stop`)");
     }

@@ -16,7 +16,7 @@ use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
 use crate::target::{self, Target};
 use crate::workload::{ownership, Unit, Workload};
-use crate::{monitor, report, store, Error};
+use crate::{monitor, option_file, report, store, Error};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -179,14 +179,16 @@ fn raise_open_files_limit() {
     }
 }
 
-/// The server to talk to: the one the user named, or managed instance N (started with
-/// default settings if it is instance 0 and not running). Also returns the managed
-/// instance, when sizeup manages it, to measure its CPU and its disk.
+/// The server to talk to: the one the user named (on the command line, in an option
+/// file or the environment, as the mysql client reads them), or else managed instance
+/// N (started with default settings if it is instance 0 and not running). Also returns
+/// the managed instance, when sizeup manages it, to measure its CPU and its disk.
 pub fn resolve_target(
     manager: &Manager,
-    t: &TargetArgs,
+    given: &TargetArgs,
     default_db: &str,
 ) -> Result<(Target, Option<server::Instance>), Error> {
+    let t = &complete_target(given)?;
     let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
     crate::plan::check_database(Some(&database)).map_err(Error::Usage)?;
     if t.names_a_server() {
@@ -227,6 +229,13 @@ pub fn resolve_target(
         database,
     };
     Ok((target, Some(instance)))
+}
+
+/// The target options completed from option files and the environment.
+pub fn complete_target(given: &TargetArgs) -> Result<TargetArgs, Error> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let files = option_file::read(given, home.as_deref()).map_err(Error::Usage)?;
+    option_file::complete(given, &files, &option_file::environment()).map_err(Error::Usage)
 }
 
 pub fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {

@@ -19,7 +19,8 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Where a study runs: the managed instances, the results store, and the password its
-/// steps log in with (from `--password` or MYSQL_PWD; never stored with the study).
+/// steps log in with when the command line gave one (never stored with the study;
+/// option files and MYSQL_PWD are read by each step as `sizeup run` reads them).
 pub struct Site<'a> {
     pub manager: &'a Manager,
     pub results: &'a Path,
@@ -171,8 +172,17 @@ fn settings_for(
     manager: &Manager,
     spec: &StudySpec,
     config: Option<&Config>,
+    target: &crate::options::TargetArgs,
 ) -> Result<Option<crate::server::ServerSettings>, Error> {
-    if spec.names_a_server() || (spec.server == Default::default() && config.is_none()) {
+    let named = runner::complete_target(target)?.names_a_server();
+    if named && config.is_some() {
+        return Err(Error::Usage(
+            "configs restart managed instances with other settings; an option file or the environment \
+             names a server (host, port or socket): give --no-defaults or leave the configs out"
+                .into(),
+        ));
+    }
+    if named || spec.names_a_server() || (spec.server == Default::default() && config.is_none()) {
         return Ok(None);
     }
     let server = match config {
@@ -185,7 +195,7 @@ fn settings_for(
 
 fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
     let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
-    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref())? {
+    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref(), &req.target)? {
         site.manager.start_with(req.target.instance + 1, &settings)?;
     }
     runner::ensure_prepared(site.manager, &req)?;
