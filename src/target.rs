@@ -333,7 +333,15 @@ impl Target {
             return Err(ConnectError::Unreachable { target: self.describe(), reason: why.clone() });
         }
         let tcp = self.socket.is_none();
-        match Conn::new(self.opts(with_database)).await {
+        let first = Conn::new(self.opts(with_database)).await;
+        let result = match first {
+            // mysql_common drops a trailing zero byte from every auth switch's data, and
+            // MariaDB's client_ed25519 nonce is 32 random bytes: one login in 256 signs
+            // the wrong message and is refused. A second try has a new nonce.
+            Err(mysql_async::Error::Server(e)) if e.code == 1045 => Conn::new(self.opts(with_database)).await,
+            r => r,
+        };
+        match result {
             Ok(c) => Ok(c),
             // PREFERRED: the server offers no TLS, so plain it is (and stays).
             Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
