@@ -120,6 +120,9 @@ struct TlsState {
     /// A PREFERRED control connection found the server without TLS: later ones go plain
     /// straight away.
     server_without_tls: AtomicBool,
+    /// VERIFY_CA on the control path: a name the server's (CA-verified) certificate
+    /// holds, checked instead of the host (see `Target::open`).
+    name_in_certificate: OnceLock<String>,
 }
 
 struct Prepared {
@@ -238,7 +241,11 @@ impl Tls {
             SslMode::VerifyCa | SslMode::VerifyIdentity => Some(
                 base.with_root_certs(self.ca.iter().map(|p| p.clone().into()).collect())
                     .with_disable_built_in_roots(true)
-                    .with_danger_skip_domain_validation(self.mode == SslMode::VerifyCa),
+                    .with_danger_skip_domain_validation(self.mode == SslMode::VerifyCa)
+                    .with_danger_tls_hostname_override(match self.mode {
+                        SslMode::VerifyCa => self.state.name_in_certificate.get().cloned(),
+                        _ => None,
+                    }),
             ),
         }
     }
@@ -313,7 +320,13 @@ impl Target {
     }
 
     fn unreachable(&self, e: mysql_async::Error) -> ConnectError {
-        ConnectError::Unreachable { target: self.describe(), reason: short_error(&e) }
+        let mut reason = short_error(&e);
+        if reason.contains("not valid for name") {
+            reason.push_str(
+                "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)",
+            );
+        }
+        ConnectError::Unreachable { target: self.describe(), reason }
     }
 
     /// Connects to the target's database.
@@ -361,6 +374,22 @@ impl Target {
                 })
             }
             Err(mysql_async::Error::Server(e)) if e.code == 3159 => Err(self.tls_required()),
+            // VERIFY_CA checks the chain, not the name. mysql_async's way of skipping the
+            // name check looks for "NotValidForName" in rustls's message, which rustls
+            // 0.23 no longer writes; rustls checks the chain before the name, so a name
+            // error means the chain was good: check again against a name the certificate
+            // holds (full check, chain included), and keep that name for later connections.
+            Err(e)
+                if self.tls.mode == SslMode::VerifyCa && tcp && self.tls.state.name_in_certificate.get().is_none() =>
+            {
+                match name_in_certificate(&e.to_string()) {
+                    Some(name) => {
+                        let _ = self.tls.state.name_in_certificate.set(name);
+                        Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e))
+                    }
+                    None => Err(self.unreachable(e)),
+                }
+            }
             // MariaDB's require_secure_transport answers a plain login "access denied":
             // if the same login works over TLS, that is what is wrong.
             Err(mysql_async::Error::Server(e)) if e.code == 1045 && tcp && self.opts_plain() => {
@@ -428,6 +457,19 @@ pub fn short_error(e: &mysql_async::Error) -> String {
         }
         other => other.to_string(),
     }
+}
+
+/// The first name in rustls's "certificate not valid for name ...; certificate is only
+/// valid for DnsName(\"a\"), IpAddress(1.2.3.4)" message.
+fn name_in_certificate(message: &str) -> Option<String> {
+    let rest = &message[message.find("certificate is only valid for ")?..];
+    if let Some(at) = rest.find("DnsName(\"") {
+        let name = &rest[at + 9..];
+        return Some(name[..name.find('"')?].to_string());
+    }
+    let at = rest.find("IpAddress(")?;
+    let ip = &rest[at + 10..];
+    Some(ip[..ip.find(')')?].to_string())
 }
 
 /// The TLS state of a control connection as the server reports it (`Ssl_version`,
@@ -571,6 +613,15 @@ mod tests {
         let json = serde_json::to_string(&t).unwrap();
         assert!(json.contains("\"mode\":\"REQUIRED\""), "{json}");
         assert!(!json.contains("hunter2"), "{json}");
+    }
+
+    #[test]
+    fn names_in_certificate_come_from_rustls_message() {
+        let m = "invalid peer certificate: certificate not valid for name \"127.0.0.1\"; certificate is only valid for DnsName(\"db.example\"), IpAddress(10.0.0.1)";
+        assert_eq!(name_in_certificate(m).as_deref(), Some("db.example"));
+        let m = "certificate not valid for name \"h\"; certificate is only valid for IpAddress(10.0.0.1)";
+        assert_eq!(name_in_certificate(m).as_deref(), Some("10.0.0.1"));
+        assert_eq!(name_in_certificate("connection refused"), None);
     }
 
     #[test]

@@ -252,6 +252,8 @@ impl Conn {
                         Ok(c) => TlsUse::Required(c),
                         Err(e) => return Err(Error::protocol(e)),
                     },
+                    // The login alone is the question (the database may not exist yet).
+                    database: None,
                     ..o.clone()
                 };
                 match Self::open(&probe).await {
