@@ -273,7 +273,7 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
         if script.plugin == "client_ed25519" {
             // 32 random bytes, no NUL; every other one ends in a zero byte on purpose.
             scramble = nonce(32, 9 + nth as u8);
-            if nth % 2 == 0 {
+            if nth.is_multiple_of(2) {
                 scramble[31] = 0;
             }
             s.extend_from_slice(&scramble);

@@ -128,7 +128,7 @@ async fn both(t: &Target) -> Result<(String, String), String> {
 async fn both_fail(t: &Target) -> (String, String) {
     let bench =
         Conn::connect(&t.client_options()).await.err().expect("the benchmark client must be refused").to_string();
-    let control = t.connect().await.err().expect("the control connection must be refused").to_string();
+    let control = t.connect().await.expect_err("the control connection must be refused").to_string();
     (bench, control)
 }
 
@@ -221,7 +221,7 @@ fn tls_required_server_names_tls() {
         "--table-size",
         "100",
     ]);
-    let e = code.err().expect("refused").to_string();
+    let e = code.expect_err("refused").to_string();
     assert!(e.contains("requires TLS"), "{e}");
 }
 
