@@ -10,6 +10,7 @@ need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v openssl >/dev/null 2>&1 || need+=(openssl) # the TLS tests make their certificates with it
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -154,6 +154,13 @@ pub fn complete(t: &TargetArgs, files: &Settings, env: &BTreeMap<&str, String>) 
     out.user = out.user.or_else(|| file("user"));
     out.password = out.password.or_else(|| file("password")).or_else(|| env("MYSQL_PWD"));
     out.database = out.database.or_else(|| file("database"));
+    out.ssl_mode = out.ssl_mode.or_else(|| file("ssl-mode"));
+    out.ssl_ca = out.ssl_ca.or_else(|| file("ssl-ca").map(PathBuf::from));
+    out.ssl_cert = out.ssl_cert.or_else(|| file("ssl-cert").map(PathBuf::from));
+    out.ssl_key = out.ssl_key.or_else(|| file("ssl-key").map(PathBuf::from));
+    out.server_public_key_path =
+        out.server_public_key_path.or_else(|| file("server-public-key-path").map(PathBuf::from));
+    out.get_server_public_key |= files.contains_key("get-server-public-key");
     Ok(out)
 }
 

@@ -46,9 +46,58 @@ pub struct TargetArgs {
     /// Read no option file.
     #[arg(long, help_heading = "Target")]
     pub no_defaults: bool,
+    /// TLS as the mysql client means it: DISABLED, PREFERRED (default: TLS over TCP when
+    /// the server offers it), REQUIRED, VERIFY_CA, VERIFY_IDENTITY. Never over a socket.
+    #[arg(long, value_name = "MODE", help_heading = "Target")]
+    pub ssl_mode: Option<String>,
+    /// CA certificate (PEM) that signed the server's; alone it means --ssl-mode=VERIFY_CA.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub ssl_ca: Option<PathBuf>,
+    /// Client certificate (PEM), for users that REQUIRE X509.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub ssl_cert: Option<PathBuf>,
+    /// Client private key (PEM) for --ssl-cert.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub ssl_key: Option<PathBuf>,
+    /// The server's RSA public key (PEM), for caching_sha2_password / sha256_password
+    /// logins over plain TCP.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub server_public_key_path: Option<PathBuf>,
+    /// Ask the server for its RSA public key when a password must cross plain TCP.
+    #[arg(long, help_heading = "Target")]
+    #[serde(default)]
+    pub get_server_public_key: bool,
+    /// sysbench's spelling: on (TLS, certificate unchecked), off, or an --ssl-mode value.
+    #[arg(long, value_name = "on|off|MODE", help_heading = "Target")]
+    pub mysql_ssl: Option<String>,
+    /// sysbench's spelling of --ssl-ca.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub mysql_ssl_ca: Option<PathBuf>,
+    /// sysbench's spelling of --ssl-cert.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub mysql_ssl_cert: Option<PathBuf>,
+    /// sysbench's spelling of --ssl-key.
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub mysql_ssl_key: Option<PathBuf>,
 }
 
 impl TargetArgs {
+    /// The TLS and login options as plain values, for `target::Tls::from_args`.
+    pub fn tls_args(&self) -> crate::target::TlsArgs {
+        crate::target::TlsArgs {
+            ssl_mode: self.ssl_mode.clone(),
+            mysql_ssl: self.mysql_ssl.clone(),
+            ssl_ca: self.ssl_ca.clone(),
+            ssl_cert: self.ssl_cert.clone(),
+            ssl_key: self.ssl_key.clone(),
+            mysql_ssl_ca: self.mysql_ssl_ca.clone(),
+            mysql_ssl_cert: self.mysql_ssl_cert.clone(),
+            mysql_ssl_key: self.mysql_ssl_key.clone(),
+            server_public_key_path: self.server_public_key_path.clone(),
+            get_server_public_key: self.get_server_public_key,
+        }
+    }
+
     /// True when the user named a server; otherwise the managed instance is used.
     pub fn names_a_server(&self) -> bool {
         self.host.is_some() || self.port.is_some() || self.socket.is_some()

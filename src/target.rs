@@ -7,6 +7,8 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Serialize)]
 pub struct Target {
@@ -17,6 +19,236 @@ pub struct Target {
     #[serde(skip)]
     pub password: Option<String>,
     pub database: String,
+    /// TLS and login settings (the mysql client's --ssl-mode and friends).
+    pub tls: Tls,
+}
+
+/// The mysql client's --ssl-mode values, with their meanings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SslMode {
+    /// Never TLS.
+    Disabled,
+    /// TLS over TCP when the server offers it, else plain; the certificate is not checked.
+    #[default]
+    Preferred,
+    /// TLS over TCP or no connection; the certificate is not checked.
+    Required,
+    /// As REQUIRED, and the certificate chain is checked against --ssl-ca.
+    VerifyCa,
+    /// As VERIFY_CA, and the certificate must name the host connected to.
+    VerifyIdentity,
+}
+
+impl SslMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SslMode::Disabled => "DISABLED",
+            SslMode::Preferred => "PREFERRED",
+            SslMode::Required => "REQUIRED",
+            SslMode::VerifyCa => "VERIFY_CA",
+            SslMode::VerifyIdentity => "VERIFY_IDENTITY",
+        }
+    }
+
+    /// An --ssl-mode value (any case).
+    pub fn parse(s: &str) -> Result<SslMode, String> {
+        Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
+            "DISABLED" => SslMode::Disabled,
+            "PREFERRED" => SslMode::Preferred,
+            "REQUIRED" => SslMode::Required,
+            "VERIFY_CA" => SslMode::VerifyCa,
+            "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
+            _ => {
+                return Err(format!(
+                    "--ssl-mode '{s}' is not one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY"
+                ))
+            }
+        })
+    }
+
+    /// sysbench's --mysql-ssl: on/off (libmariadb builds: on means TLS without
+    /// certificate checks, i.e. REQUIRED) or an --ssl-mode name (libmysqlclient builds).
+    pub fn parse_sysbench(s: &str) -> Result<SslMode, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "on" | "yes" | "true" | "1" => Ok(SslMode::Required),
+            "off" | "no" | "false" | "0" => Ok(SslMode::Disabled),
+            _ => SslMode::parse(s).map_err(|_| {
+                format!("--mysql-ssl '{s}' is not on, off, or one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY")
+            }),
+        }
+    }
+}
+
+/// The TLS and login options as given on the command line (or by an option file),
+/// before they are checked: plain values, whatever parsed them.
+#[derive(Clone, Debug, Default)]
+pub struct TlsArgs {
+    pub ssl_mode: Option<String>,
+    /// sysbench's --mysql-ssl.
+    pub mysql_ssl: Option<String>,
+    pub ssl_ca: Option<PathBuf>,
+    pub ssl_cert: Option<PathBuf>,
+    pub ssl_key: Option<PathBuf>,
+    pub mysql_ssl_ca: Option<PathBuf>,
+    pub mysql_ssl_cert: Option<PathBuf>,
+    pub mysql_ssl_key: Option<PathBuf>,
+    pub server_public_key_path: Option<PathBuf>,
+    pub get_server_public_key: bool,
+}
+
+/// How a target's connections are secured and how passwords may travel. Serialised
+/// with paths and mode only: never key material.
+#[derive(Clone, Default, Serialize)]
+pub struct Tls {
+    pub mode: SslMode,
+    pub ca: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// The server's RSA public key file (--server-public-key-path).
+    pub server_public_key: Option<PathBuf>,
+    /// Ask the server for its RSA public key when needed (--get-server-public-key).
+    pub get_server_public_key: bool,
+    /// Files read and the rustls configuration built once, shared by every clone.
+    #[serde(skip)]
+    state: Arc<TlsState>,
+}
+
+#[derive(Default)]
+struct TlsState {
+    prepared: OnceLock<Prepared>,
+    /// A PREFERRED control connection found the server without TLS: later ones go plain
+    /// straight away.
+    server_without_tls: AtomicBool,
+    /// VERIFY_CA on the control path: a name the server's (CA-verified) certificate
+    /// holds, checked instead of the host (see `Target::open`).
+    name_in_certificate: OnceLock<String>,
+}
+
+struct Prepared {
+    config: Option<Arc<rustls::ClientConfig>>,
+    public_key: Option<Arc<[u8]>>,
+    error: Option<String>,
+}
+
+impl Tls {
+    /// Checks the raw options and makes them one setting. Pure: files are read at the
+    /// first connection. --ssl-ca without --ssl-mode means VERIFY_CA, as in the mysql client.
+    pub fn from_args(a: &TlsArgs) -> Result<Tls, String> {
+        let mode = match (&a.ssl_mode, &a.mysql_ssl) {
+            (Some(m), Some(s)) => {
+                let (m, s) = (SslMode::parse(m)?, SslMode::parse_sysbench(s)?);
+                if m != s {
+                    return Err(format!(
+                        "--ssl-mode={} and --mysql-ssl={} disagree: give one of them",
+                        m.name(),
+                        s.name()
+                    ));
+                }
+                Some(m)
+            }
+            (Some(m), None) => Some(SslMode::parse(m)?),
+            (None, Some(s)) => Some(SslMode::parse_sysbench(s)?),
+            (None, None) => None,
+        };
+        fn one(a: &Option<PathBuf>, b: &Option<PathBuf>, name: &str) -> Result<Option<PathBuf>, String> {
+            match (a, b) {
+                (Some(x), Some(y)) if x != y => {
+                    Err(format!("--ssl-{name} and --mysql-ssl-{name} name different files"))
+                }
+                _ => Ok(a.clone().or_else(|| b.clone())),
+            }
+        }
+        let ca = one(&a.ssl_ca, &a.mysql_ssl_ca, "ca")?;
+        let cert = one(&a.ssl_cert, &a.mysql_ssl_cert, "cert")?;
+        let key = one(&a.ssl_key, &a.mysql_ssl_key, "key")?;
+        let mode = mode.unwrap_or(if ca.is_some() { SslMode::VerifyCa } else { SslMode::Preferred });
+        if matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && ca.is_none() {
+            return Err(format!(
+                "--ssl-mode={} needs --ssl-ca FILE (the certificate of the CA that signed the server's)",
+                mode.name()
+            ));
+        }
+        if cert.is_some() != key.is_some() {
+            return Err("--ssl-cert and --ssl-key go together: give both or neither".into());
+        }
+        Ok(Tls {
+            mode,
+            ca,
+            cert,
+            key,
+            server_public_key: a.server_public_key_path.clone(),
+            get_server_public_key: a.get_server_public_key,
+            state: Default::default(),
+        })
+    }
+
+    /// The one-line form for messages: the mode, and the CA when one is checked.
+    pub fn describe(&self) -> String {
+        match &self.ca {
+            Some(ca) if matches!(self.mode, SslMode::VerifyCa | SslMode::VerifyIdentity) => {
+                format!("ssl-mode {} (CA {})", self.mode.name(), ca.display())
+            }
+            _ => format!("ssl-mode {}", self.mode.name()),
+        }
+    }
+
+    fn verify(&self) -> crate::client::tls::Verify {
+        use crate::client::tls::Verify;
+        match self.mode {
+            SslMode::VerifyCa => Verify::Chain,
+            SslMode::VerifyIdentity => Verify::Identity,
+            _ => Verify::Nothing,
+        }
+    }
+
+    fn prepared(&self) -> &Prepared {
+        self.state.prepared.get_or_init(|| {
+            let mut error = None;
+            let config = if self.mode == SslMode::Disabled {
+                None
+            } else {
+                let c = crate::client::tls::client_config(
+                    self.verify(),
+                    self.ca.as_deref(),
+                    self.cert.as_deref(),
+                    self.key.as_deref(),
+                );
+                c.map_err(|e| error = Some(e)).ok()
+            };
+            let public_key = self.server_public_key.as_deref().and_then(|p| match std::fs::read(p) {
+                Ok(b) => Some(Arc::from(b)),
+                Err(e) => {
+                    error.get_or_insert(format!("cannot read --server-public-key-path {}: {e}", p.display()));
+                    None
+                }
+            });
+            Prepared { config, public_key, error }
+        })
+    }
+
+    /// mysql_async's TLS options for a TCP connection in this mode (None: plain).
+    fn ssl_opts(&self) -> Option<mysql_async::SslOpts> {
+        use mysql_async::{ClientIdentity, SslOpts};
+        let base = SslOpts::default().with_client_identity(match (&self.cert, &self.key) {
+            (Some(c), Some(k)) => Some(ClientIdentity::new(c.clone().into(), k.clone().into())),
+            _ => None,
+        });
+        match self.mode {
+            SslMode::Disabled => None,
+            SslMode::Preferred if self.state.server_without_tls.load(Ordering::Relaxed) => None,
+            SslMode::Preferred | SslMode::Required => Some(base.with_danger_accept_invalid_certs(true)),
+            SslMode::VerifyCa | SslMode::VerifyIdentity => Some(
+                base.with_root_certs(self.ca.iter().map(|p| p.clone().into()).collect())
+                    .with_disable_built_in_roots(true)
+                    .with_danger_skip_domain_validation(self.mode == SslMode::VerifyCa)
+                    .with_danger_tls_hostname_override(match self.mode {
+                        SslMode::VerifyCa => self.state.name_in_certificate.get().cloned(),
+                        _ => None,
+                    }),
+            ),
+        }
+    }
 }
 
 impl std::fmt::Debug for Target {
@@ -62,8 +294,9 @@ impl Target {
             .stmt_cache_size(4096usize)
             .tcp_nodelay(true);
         b = match &self.socket {
+            // Never TLS over a unix socket: it is a secure transport already.
             Some(s) => b.socket(Some(s.to_string_lossy().into_owned())).ip_or_hostname("localhost"),
-            None => b.ip_or_hostname(self.host.clone()).tcp_port(self.port),
+            None => b.ip_or_hostname(self.host.clone()).tcp_port(self.port).ssl_opts(self.tls.ssl_opts()),
         };
         if with_database {
             b = b.db_name(Some(self.database.clone()));
@@ -73,6 +306,13 @@ impl Target {
 
     /// Options for the benchmark client (`crate::client`), which runs the measured path.
     pub fn client_options(&self) -> crate::client::ConnectOptions {
+        use crate::client::TlsUse;
+        let prepared = self.tls.prepared();
+        let tls = match (&prepared.config, self.tls.mode) {
+            (None, _) | (_, SslMode::Disabled) => TlsUse::Off,
+            (Some(c), SslMode::Preferred) => TlsUse::Preferred(c.clone()),
+            (Some(c), _) => TlsUse::Required(c.clone()),
+        };
         crate::client::ConnectOptions {
             socket: self.socket.clone(),
             host: self.host.clone(),
@@ -80,6 +320,10 @@ impl Target {
             user: self.user.clone(),
             password: self.password.clone(),
             database: Some(self.database.clone()),
+            tls,
+            server_public_key: prepared.public_key.clone(),
+            get_server_public_key: self.tls.get_server_public_key,
+            invalid: prepared.error.clone(),
         }
     }
 
@@ -88,17 +332,107 @@ impl Target {
             mysql_async::Error::Server(s) => Some(s.code),
             _ => None,
         };
-        ConnectError::Unreachable { target: self.describe(), reason: short_error(&e), code }
+        let mut reason = short_error(&e);
+        if reason.contains("not valid for name") {
+            reason.push_str(
+                "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)",
+            );
+        }
+        ConnectError::Unreachable { target: self.describe(), reason, code }
     }
 
     /// Connects to the target's database.
     pub async fn connect(&self) -> Result<Conn, ConnectError> {
-        Conn::new(self.opts(true)).await.map_err(|e| self.unreachable(e))
+        self.open(true).await
     }
 
     /// Connects without selecting a database (to create it, or to read server facts).
     pub async fn connect_server(&self) -> Result<Conn, ConnectError> {
-        Conn::new(self.opts(false)).await.map_err(|e| self.unreachable(e))
+        self.open(false).await
+    }
+
+    /// One control connection with the TLS rules of --ssl-mode, and errors that name the
+    /// real cause when the server wants TLS.
+    async fn open(&self, with_database: bool) -> Result<Conn, ConnectError> {
+        if let Some(why) = &self.tls.prepared().error {
+            return Err(ConnectError::Unreachable { target: self.describe(), reason: why.clone(), code: None });
+        }
+        let tcp = self.socket.is_none();
+        let first = Conn::new(self.opts(with_database)).await;
+        let result = match first {
+            // mysql_common drops a trailing zero byte from every auth switch's data, and
+            // MariaDB's client_ed25519 nonce is 32 random bytes: one login in 256 signs
+            // the wrong message and is refused. A second try has a new nonce.
+            Err(mysql_async::Error::Server(e)) if e.code == 1045 => Conn::new(self.opts(with_database)).await,
+            r => r,
+        };
+        match result {
+            Ok(c) => Ok(c),
+            // PREFERRED: the server offers no TLS, so plain it is (and stays).
+            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
+                if self.tls.mode == SslMode::Preferred =>
+            {
+                self.tls.state.server_without_tls.store(true, Ordering::Relaxed);
+                Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e))
+            }
+            Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer)) => {
+                Err(ConnectError::Unreachable {
+                    target: self.describe(),
+                    reason: format!(
+                        "--ssl-mode={} asks for TLS, but the server does not offer it (no ssl_cert set up there); \
+                         configure TLS on the server or use --ssl-mode=PREFERRED",
+                        self.tls.mode.name()
+                    ),
+                    code: None,
+                })
+            }
+            Err(mysql_async::Error::Server(e)) if e.code == 3159 => Err(self.tls_required()),
+            // VERIFY_CA checks the chain, not the name. mysql_async's way of skipping the
+            // name check looks for "NotValidForName" in rustls's message, which rustls
+            // 0.23 no longer writes; rustls checks the chain before the name, so a name
+            // error means the chain was good: check again against a name the certificate
+            // holds (full check, chain included), and keep that name for later connections.
+            Err(e)
+                if self.tls.mode == SslMode::VerifyCa && tcp && self.tls.state.name_in_certificate.get().is_none() =>
+            {
+                match name_in_certificate(&e.to_string()) {
+                    Some(name) => {
+                        let _ = self.tls.state.name_in_certificate.set(name);
+                        Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e))
+                    }
+                    None => Err(self.unreachable(e)),
+                }
+            }
+            // MariaDB's require_secure_transport answers a plain login "access denied":
+            // if the same login works over TLS, that is what is wrong.
+            Err(mysql_async::Error::Server(e)) if e.code == 1045 && tcp && self.opts_plain() => {
+                let mut probe = self.clone();
+                probe.tls = Tls { mode: SslMode::Required, ..Tls::default() };
+                match Conn::new(probe.opts(false)).await {
+                    Ok(c) => {
+                        let _ = c.disconnect().await;
+                        Err(self.tls_required())
+                    }
+                    Err(_) => Err(self.unreachable(mysql_async::Error::Server(e))),
+                }
+            }
+            Err(e) => Err(self.unreachable(e)),
+        }
+    }
+
+    /// Whether control connections to this target go without TLS.
+    fn opts_plain(&self) -> bool {
+        self.tls.ssl_opts().is_none()
+    }
+
+    fn tls_required(&self) -> ConnectError {
+        ConnectError::Unreachable {
+            target: self.describe(),
+            reason: "the server requires TLS (require_secure_transport) and refuses this plain connection; \
+                     --ssl-mode=REQUIRED (or PREFERRED) turns TLS on"
+                .into(),
+            code: None,
+        }
     }
 
     /// Creates the target database when missing (as sysbench users expect `sbtest`).
@@ -122,21 +456,77 @@ pub fn quote_ident(name: &str) -> String {
 
 /// A one-line form of a driver error: the server's own message when there is one.
 pub fn short_error(e: &mysql_async::Error) -> String {
+    use mysql_async::DriverError;
     match e {
         mysql_async::Error::Server(s) => format!("{} (error {})", s.message, s.code),
         mysql_async::Error::Io(io) => io.to_string().replace("Input/output error: ", ""),
+        mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { name }) => format!(
+            "the server asks for the {name} login method, which sizeup's control connection does not speak; \
+             use a user with caching_sha2_password, mysql_native_password, client_ed25519 or unix_socket"
+        ),
+        mysql_async::Error::Driver(DriverError::CleartextPluginDisabled) => {
+            "the server asks for mysql_clear_password, \
+             which sizeup's control connection does not send; use a user with another login method"
+                .into()
+        }
         other => other.to_string(),
     }
 }
 
-/// Server facts recorded with every result: version and the variables that matter for
-/// an OLTP measurement.
+/// The first name in rustls's "certificate not valid for name ...; certificate is only
+/// valid for DnsName(\"a\"), IpAddress(1.2.3.4)" message.
+fn name_in_certificate(message: &str) -> Option<String> {
+    let rest = &message[message.find("certificate is only valid for ")?..];
+    if let Some(at) = rest.find("DnsName(\"") {
+        let name = &rest[at + 9..];
+        return Some(name[..name.find('"')?].to_string());
+    }
+    let at = rest.find("IpAddress(")?;
+    let ip = &rest[at + 10..];
+    Some(ip[..ip.find(')')?].to_string())
+}
+
+/// The TLS state of a control connection as the server reports it (`Ssl_version`,
+/// `Ssl_cipher`; both MySQL and MariaDB have them): None when it is not encrypted.
+pub async fn tls_state(conn: &mut Conn) -> Result<Option<crate::client::TlsInfo>, mysql_async::Error> {
+    let rows: Vec<(String, Option<String>)> =
+        conn.query("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')").await?;
+    let get = |name: &str| {
+        rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    let (version, cipher) = (get("Ssl_version"), get("Ssl_cipher"));
+    Ok((!cipher.is_empty()).then_some(crate::client::TlsInfo { version, cipher }))
+}
+
+/// The server family, from its `version` and `version_comment`.
+pub fn server_family(version: &str, comment: &str) -> &'static str {
+    let (v, c) = (version.to_ascii_lowercase(), comment.to_ascii_lowercase());
+    if v.contains("mariadb") || c.contains("mariadb") {
+        "MariaDB"
+    } else if v.contains("tidb") {
+        "TiDB"
+    } else if c.contains("percona") || v.contains("percona") {
+        "Percona Server"
+    } else {
+        "MySQL"
+    }
+}
+
+/// Server facts recorded with every result: version, family, TLS state and the variables
+/// that matter for an OLTP measurement (lowercase name -> value, all strings).
+///
+/// Variables are read with `SHOW GLOBAL VARIABLES WHERE`, which MySQL 5.7, 8.0, 8.4 and
+/// 9.x and MariaDB all allow (MySQL 8.0 removed information_schema.GLOBAL_VARIABLES, and
+/// 5.7 refuses it unless show_compatibility_56 is on). Settings that differ by family
+/// (innodb_log_file_size / innodb_redo_log_capacity, tx_isolation /
+/// transaction_isolation) are recorded as the server has them.
 pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_async::Error> {
     const VARS: &[&str] = &[
         "version",
         "version_comment",
         "innodb_buffer_pool_size",
         "innodb_log_file_size",
+        "innodb_redo_log_capacity",
         "innodb_flush_log_at_trx_commit",
         "innodb_flush_method",
         "innodb_io_capacity",
@@ -149,12 +539,110 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         "performance_schema",
     ];
     let list = VARS.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
-    let rows: Vec<(String, String)> = conn
-        .query(format!("SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE LOWER(VARIABLE_NAME) IN ({list})"))
-        .await?;
+    let rows: Vec<(String, Option<String>)> =
+        conn.query(format!("SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})")).await?;
     let mut map = serde_json::Map::new();
     for (k, v) in rows {
-        map.insert(k, serde_json::Value::String(v));
+        map.insert(k.to_ascii_lowercase(), serde_json::Value::String(v.unwrap_or_default()));
+    }
+    let text = |k: &str| map.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let (version, comment) = (text("version"), text("version_comment"));
+    let number: String = version.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    map.insert("server_family".into(), server_family(&version, &comment).into());
+    map.insert("server_version".into(), number.trim_end_matches('.').into());
+    let tls = tls_state(conn).await?;
+    map.insert("tls".into(), if tls.is_some() { "on" } else { "off" }.into());
+    if let Some(t) = tls {
+        map.insert("tls_version".into(), t.version.into());
+        map.insert("tls_cipher".into(), t.cipher.into());
     }
     Ok(serde_json::Value::Object(map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn args() -> TlsArgs {
+        TlsArgs::default()
+    }
+
+    #[test]
+    fn tls_defaults_to_preferred_and_ssl_ca_alone_means_verify_ca() {
+        assert_eq!(Tls::from_args(&args()).unwrap().mode, SslMode::Preferred);
+        let t = Tls::from_args(&TlsArgs { ssl_ca: Some("ca.pem".into()), ..args() }).unwrap();
+        assert_eq!(t.mode, SslMode::VerifyCa);
+        let t = Tls::from_args(&TlsArgs { ssl_mode: Some("required".into()), ..args() }).unwrap();
+        assert_eq!(t.mode, SslMode::Required);
+    }
+
+    #[test]
+    fn tls_options_are_checked_with_one_line_errors() {
+        let e = |a: TlsArgs| Tls::from_args(&a).err().unwrap();
+        let verify_ca = e(TlsArgs { ssl_mode: Some("VERIFY_CA".into()), ..args() });
+        assert!(verify_ca.contains("--ssl-ca"), "{verify_ca}");
+        assert!(e(TlsArgs { ssl_mode: Some("sometimes".into()), ..args() }).contains("DISABLED, PREFERRED"));
+        assert!(e(TlsArgs { ssl_cert: Some("c.pem".into()), ..args() }).contains("--ssl-key"));
+        let both = e(TlsArgs { ssl_mode: Some("DISABLED".into()), mysql_ssl: Some("on".into()), ..args() });
+        assert!(both.contains("disagree"), "{both}");
+        for e in [verify_ca, both] {
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn sysbench_mysql_ssl_spellings() {
+        let mode = |s: &str| Tls::from_args(&TlsArgs { mysql_ssl: Some(s.into()), ..args() }).map(|t| t.mode);
+        assert_eq!(mode("on"), Ok(SslMode::Required));
+        assert_eq!(mode("off"), Ok(SslMode::Disabled));
+        assert_eq!(mode("PREFERRED"), Ok(SslMode::Preferred));
+        assert_eq!(mode("disabled"), Ok(SslMode::Disabled));
+        assert!(mode("maybe").is_err());
+        let t = Tls::from_args(&TlsArgs {
+            mysql_ssl: Some("VERIFY_IDENTITY".into()),
+            mysql_ssl_ca: Some("ca.pem".into()),
+            mysql_ssl_cert: Some("c.pem".into()),
+            mysql_ssl_key: Some("k.pem".into()),
+            ..args()
+        })
+        .unwrap();
+        assert_eq!(
+            (t.mode, t.ca.as_deref(), t.key.as_deref()),
+            (SslMode::VerifyIdentity, Some(Path::new("ca.pem")), Some(Path::new("k.pem")))
+        );
+    }
+
+    #[test]
+    fn target_serialises_the_ssl_mode_but_no_secret() {
+        let t = Target {
+            host: "h".into(),
+            port: 1,
+            socket: None,
+            user: "u".into(),
+            password: Some("hunter2".into()),
+            database: "d".into(),
+            tls: Tls::from_args(&TlsArgs { ssl_mode: Some("REQUIRED".into()), ..args() }).unwrap(),
+        };
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"mode\":\"REQUIRED\""), "{json}");
+        assert!(!json.contains("hunter2"), "{json}");
+    }
+
+    #[test]
+    fn names_in_certificate_come_from_rustls_message() {
+        let m = "invalid peer certificate: certificate not valid for name \"127.0.0.1\"; certificate is only valid for DnsName(\"db.example\"), IpAddress(10.0.0.1)";
+        assert_eq!(name_in_certificate(m).as_deref(), Some("db.example"));
+        let m = "certificate not valid for name \"h\"; certificate is only valid for IpAddress(10.0.0.1)";
+        assert_eq!(name_in_certificate(m).as_deref(), Some("10.0.0.1"));
+        assert_eq!(name_in_certificate("connection refused"), None);
+    }
+
+    #[test]
+    fn families_from_version_and_comment() {
+        assert_eq!(server_family("10.11.19-MariaDB-0+deb12u1", "Debian 12"), "MariaDB");
+        assert_eq!(server_family("8.0.36-28", "Percona Server (GPL), Release 28"), "Percona Server");
+        assert_eq!(server_family("8.4.0", "MySQL Community Server - GPL"), "MySQL");
+        assert_eq!(server_family("8.0.11-TiDB-v7.5.0", "TiDB Server"), "TiDB");
+    }
 }

@@ -14,6 +14,7 @@ fn opts(s: &TestServer, tcp: bool, user: &str, password: Option<&str>) -> Connec
         user: user.into(),
         password: password.map(str::to_string),
         database: Some("t".into()),
+        ..Default::default()
     }
 }
 

@@ -64,22 +64,70 @@ impl Greeting {
     }
 }
 
-/// The login response for `plugin` with `password` and the server's `scramble`.
+/// The login response for `plugin` with `password` and the server's `scramble`, for
+/// the methods whose first answer needs nothing but these (sha256_password is handled by
+/// the connection, which knows whether the transport is secure).
 pub fn scramble(plugin: &str, password: &str, scramble: &[u8]) -> Result<Vec<u8>, Error> {
     match plugin {
         "mysql_native_password" | "" => Ok(native(password, scramble)),
         "caching_sha2_password" => Ok(caching_sha2(password, scramble)),
+        "client_ed25519" => Ok(ed25519(password, scramble).to_vec()),
         // The server checks the peer's OS user; the client sends nothing.
         "unix_socket" | "auth_socket" => Ok(Vec::new()),
-        "mysql_clear_password" => {
-            let mut v = password.as_bytes().to_vec();
-            v.push(0);
-            Ok(v)
-        }
-        other => Err(Error::Protocol(format!(
-            "the server asks for the {other} login method, which sizeup's benchmark client does not speak; use a user with mysql_native_password"
-        ))),
+        other => Err(unsupported(other)),
     }
+}
+
+/// The error for a login method this client does not speak.
+pub fn unsupported(plugin: &str) -> Error {
+    Error::Protocol(format!(
+        "the server asks for the {plugin} login method, which sizeup does not speak; \
+         use a user with caching_sha2_password, mysql_native_password, client_ed25519 or unix_socket"
+    ))
+}
+
+/// The password with a closing NUL, as cleartext exchanges send it.
+pub fn cleartext(password: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(password.len() + 1);
+    v.extend_from_slice(password.as_bytes());
+    v.push(0);
+    v
+}
+
+/// MariaDB's client_ed25519: an Ed25519 signature of the server's scramble, with
+/// SHA-512(password) taken as the expanded secret key (as MariaDB's ref10 client does:
+/// the first half, clamped, is the scalar, the second half the nonce prefix).
+pub fn ed25519(password: &str, scramble: &[u8]) -> [u8; 64] {
+    use ed25519_dalek::hazmat::{raw_sign, ExpandedSecretKey};
+    use sha2::Sha512;
+    let h: [u8; 64] = Sha512::digest(password.as_bytes()).into();
+    let secret = ExpandedSecretKey::from_bytes(&h);
+    let public = ed25519_dalek::VerifyingKey::from(&secret);
+    raw_sign::<Sha512>(&secret, scramble, &public).to_bytes()
+}
+
+/// caching_sha2_password / sha256_password over plain TCP: (password + NUL) XOR the
+/// scramble, RSA-OAEP (SHA-1, as the server decrypts) encrypted with the server's key.
+pub fn rsa_encrypt(password: &str, scramble: &[u8], pem: &[u8]) -> Result<Vec<u8>, Error> {
+    use rsa::pkcs1::DecodeRsaPublicKey;
+    use rsa::pkcs8::DecodePublicKey;
+    let bad =
+        |what: &str| Error::Protocol(format!("the server's RSA public key {what}; check --server-public-key-path"));
+    let text = std::str::from_utf8(pem)
+        .map_err(|_| bad("is not PEM text"))?
+        .trim_matches(|c: char| c == '\0' || c.is_whitespace());
+    let key = rsa::RsaPublicKey::from_public_key_pem(text)
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text))
+        .map_err(|_| bad("is not a PEM RSA public key"))?;
+    let mut message = cleartext(password);
+    if !scramble.is_empty() {
+        let salt = &scramble[..scramble.len().min(20)];
+        for (i, b) in message.iter_mut().enumerate() {
+            *b ^= salt[i % salt.len()];
+        }
+    }
+    key.encrypt(&mut rsa::rand_core::OsRng, rsa::Oaep::new::<Sha1>(), &message)
+        .map_err(|e| Error::Protocol(format!("RSA encryption of the password failed: {e}")))
 }
 
 /// SHA1(password) XOR SHA1(scramble + SHA1(SHA1(password))).
@@ -159,7 +207,32 @@ mod tests {
 
     #[test]
     fn unknown_login_methods_are_named() {
-        let e = scramble("client_ed25519", "x", b"s").unwrap_err().to_string();
-        assert!(e.contains("client_ed25519"), "{e}");
+        let e = scramble("dialog", "x", b"s").unwrap_err().to_string();
+        assert!(e.contains("dialog") && e.contains("mysql_native_password"), "{e}");
+    }
+
+    #[test]
+    fn ed25519_signature_verifies_with_the_key_mariadb_stores() {
+        use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+        // MariaDB stores the public key of SHA-512(password)'s clamped first half.
+        let h = sha2::Sha512::digest(b"secret");
+        let s = ed25519_dalek::hazmat::ExpandedSecretKey::from_bytes(&h.into());
+        let public = VerifyingKey::from(&s);
+        let nonce = [7u8; 32];
+        let sig = ed25519("secret", &nonce);
+        public.verify(&nonce, &Signature::from_bytes(&sig)).unwrap();
+        assert!(public.verify(&[8u8; 32], &Signature::from_bytes(&sig)).is_err());
+    }
+
+    #[test]
+    fn rsa_encrypted_password_decrypts_to_password_xor_scramble() {
+        use rsa::pkcs8::EncodePublicKey;
+        let private = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).unwrap();
+        let pem = private.to_public_key().to_public_key_pem(Default::default()).unwrap();
+        let scramble: Vec<u8> = (1u8..=20).collect();
+        let sealed = rsa_encrypt("pw", &scramble, pem.as_bytes()).unwrap();
+        let plain = private.decrypt(rsa::Oaep::new::<Sha1>(), &sealed).unwrap();
+        assert_eq!(plain, vec![b'p' ^ 1, b'w' ^ 2, 3]);
+        assert!(rsa_encrypt("pw", &scramble, b"not a key").unwrap_err().to_string().contains("RSA public key"));
     }
 }

@@ -7,17 +7,23 @@
 //! parameters from borrowed bytes, and sends each command with one write. Everything
 //! else in sizeup (loading, checks, server facts) still uses mysql_async.
 //!
-//! It does what a benchmark session needs and nothing more: handshake and login
-//! (mysql_native_password, caching_sha2_password over a socket or with a cached
-//! password, unix_socket), COM_QUERY, COM_STMT_PREPARE, COM_STMT_EXECUTE with integer
-//! and string parameters, and result sets read as counted rows or decoded values.
-//! No TLS, no compression, no LOCAL INFILE, no cursors.
+//! It does what a benchmark session needs and nothing more: handshake, TLS (rustls, with
+//! the mysql client's --ssl-mode meanings) and login (mysql_native_password,
+//! caching_sha2_password and sha256_password with their TLS, socket and RSA exchanges,
+//! MariaDB's client_ed25519, unix_socket), COM_QUERY, COM_STMT_PREPARE,
+//! COM_STMT_EXECUTE with integer and string parameters, and result sets read as counted
+//! rows or decoded values. No compression, no LOCAL INFILE, no cursors.
+//!
+//! Plain connections write through the thread's io_uring outbox; TLS connections write
+//! through rustls directly (the outbox sends raw bytes on the socket).
 
 mod auth;
 pub mod outbox;
 mod packet;
+pub mod tls;
 
 pub use packet::Value;
+pub use tls::TlsInfo;
 
 use packet::lenenc_int;
 use std::path::PathBuf;
@@ -31,6 +37,7 @@ const MAX_PACKET: usize = 0xff_ffff;
 const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
 const CLIENT_PROTOCOL_41: u32 = 512;
+const CLIENT_SSL: u32 = 2048;
 const CLIENT_TRANSACTIONS: u32 = 8192;
 const CLIENT_SECURE_CONNECTION: u32 = 32768;
 const CLIENT_MULTI_RESULTS: u32 = 1 << 17;
@@ -48,7 +55,7 @@ const SERVER_MORE_RESULTS_EXISTS: u16 = 8;
 const READ_BUFFER_MAX: usize = 64 * 1024;
 
 /// How a benchmark connection reaches its server.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ConnectOptions {
     pub socket: Option<PathBuf>,
     pub host: String,
@@ -56,6 +63,27 @@ pub struct ConnectOptions {
     pub user: String,
     pub password: Option<String>,
     pub database: Option<String>,
+    /// TLS over TCP (never over a unix socket, which is a secure transport already).
+    pub tls: TlsUse,
+    /// The server's RSA public key (PEM), as `--server-public-key-path` gives it.
+    pub server_public_key: Option<std::sync::Arc<[u8]>>,
+    /// Ask the server for its RSA public key when a password must cross plain TCP.
+    pub get_server_public_key: bool,
+    /// Set when the options could not be prepared (an unreadable file): every connect
+    /// fails with this message.
+    pub invalid: Option<String>,
+}
+
+/// Whether a TCP connection uses TLS.
+#[derive(Clone, Default)]
+pub enum TlsUse {
+    /// --ssl-mode=DISABLED.
+    #[default]
+    Off,
+    /// PREFERRED: TLS when the server offers it, else plain.
+    Preferred(std::sync::Arc<rustls::ClientConfig>),
+    /// REQUIRED, VERIFY_CA, VERIFY_IDENTITY: TLS or no connection.
+    Required(std::sync::Arc<rustls::ClientConfig>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -77,9 +105,28 @@ impl Error {
     }
 }
 
+/// The server refused a plain connection because it accepts only secure transport.
+fn tls_required() -> Error {
+    Error::protocol(
+        "the server requires TLS (require_secure_transport) and refuses this plain connection; \
+         --ssl-mode=REQUIRED (or PREFERRED) turns TLS on",
+    )
+}
+
+/// A password would cross plain TCP and no RSA key may be used to protect it.
+fn needs_rsa_key(plugin: &str) -> Error {
+    Error::Protocol(format!(
+        "{plugin} full authentication over plain TCP needs the server's RSA public key: \
+         add --get-server-public-key or --server-public-key-path FILE, or use TLS (--ssl-mode=REQUIRED)"
+    ))
+}
+
 enum Stream {
     Unix(tokio::net::UnixStream),
     Tcp(tokio::net::TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
+    /// Only while the TCP stream is being wrapped in TLS.
+    Upgrading,
 }
 
 impl Stream {
@@ -87,6 +134,8 @@ impl Stream {
         match self {
             Stream::Unix(s) => s.read(buf).await,
             Stream::Tcp(s) => s.read(buf).await,
+            Stream::Tls(s) => s.read(buf).await,
+            Stream::Upgrading => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
     }
     fn fd(&self) -> std::os::fd::RawFd {
@@ -94,17 +143,29 @@ impl Stream {
         match self {
             Stream::Unix(s) => s.as_raw_fd(),
             Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().0.as_raw_fd(),
+            Stream::Upgrading => -1,
         }
     }
     /// Writes one whole command, or hands it to the outbox to be written with others.
+    /// TLS bytes must go through rustls, so TLS connections never use the outbox.
     async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if let Stream::Tls(s) = self {
+            s.write_all(buf).await?;
+            return s.flush().await;
+        }
         if outbox::hold(self.fd(), buf) {
             return Ok(());
         }
         match self {
             Stream::Unix(s) => s.write_all(buf).await,
             Stream::Tcp(s) => s.write_all(buf).await,
+            Stream::Tls(_) | Stream::Upgrading => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
+    }
+    /// A unix socket or TLS: a password may cross it in clear (as the mysql client holds).
+    fn secure(&self) -> bool {
+        matches!(self, Stream::Unix(_) | Stream::Tls(_))
     }
 }
 
@@ -154,6 +215,10 @@ pub struct Conn {
     /// Parameter types last sent per statement: like libmariadb, types go only with the
     /// first execute (or when they change), and the server reuses them.
     sent_types: std::collections::HashMap<u32, Vec<u8>>,
+    /// What TLS negotiated, when the connection uses it.
+    tls: Option<TlsInfo>,
+    /// The server's greeting offered TLS (CLIENT_SSL).
+    offered_tls: bool,
 }
 
 impl Drop for Conn {
@@ -171,6 +236,48 @@ impl Conn {
     }
 
     async fn connect_inner(o: &ConnectOptions) -> Result<Conn, Error> {
+        if let Some(why) = &o.invalid {
+            return Err(Error::protocol(why.clone()));
+        }
+        match Self::open(o).await {
+            Err((Error::Server { code: 3159, .. }, _)) => Err(tls_required()),
+            // MariaDB with require_secure_transport=ON refuses a plain login as if the
+            // password were wrong. When the server offers TLS and the same login works
+            // over it, say what is really wrong instead of sending the user after it.
+            Err((denied @ Error::Server { code: 1045, .. }, true))
+                if matches!(o.tls, TlsUse::Off) && o.socket.is_none() =>
+            {
+                let probe = ConnectOptions {
+                    tls: match tls::client_config(tls::Verify::Nothing, None, None, None) {
+                        Ok(c) => TlsUse::Required(c),
+                        Err(e) => return Err(Error::protocol(e)),
+                    },
+                    // The login alone is the question (the database may not exist yet).
+                    database: None,
+                    ..o.clone()
+                };
+                match Self::open(&probe).await {
+                    Ok(conn) => {
+                        conn.close().await;
+                        Err(tls_required())
+                    }
+                    Err(_) => Err(denied),
+                }
+            }
+            r => r.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One connection attempt; on failure also whether the server offered TLS.
+    async fn open(o: &ConnectOptions) -> Result<Conn, (Error, bool)> {
+        let mut conn = Self::open_stream(o).await.map_err(|e| (e, false))?;
+        match conn.handshake(o).await {
+            Ok(()) => Ok(conn),
+            Err(e) => Err((e, conn.offered_tls)),
+        }
+    }
+
+    async fn open_stream(o: &ConnectOptions) -> Result<Conn, Error> {
         let stream = match &o.socket {
             Some(path) => Stream::Unix(tokio::net::UnixStream::connect(path).await?),
             None => {
@@ -179,7 +286,7 @@ impl Conn {
                 Stream::Tcp(s)
             }
         };
-        let mut conn = Conn {
+        let conn = Conn {
             stream,
             // Small at first (thousands of mostly idle TPC-C users must stay cheap);
             // `fill` doubles it while reads keep filling it, up to READ_BUFFER_MAX.
@@ -193,9 +300,15 @@ impl Conn {
             cache_metadata: false,
             param_types: Vec::new(),
             sent_types: Default::default(),
+            tls: None,
+            offered_tls: false,
         };
-        conn.handshake(o).await?;
         Ok(conn)
+    }
+
+    /// The TLS protocol version and cipher suite, when this connection is encrypted.
+    pub fn tls(&self) -> Option<&TlsInfo> {
+        self.tls.as_ref()
     }
 
     pub fn server_version(&self) -> &str {
@@ -318,6 +431,7 @@ impl Conn {
         }
         let hs = auth::Greeting::parse(&p)?;
         self.server_version = hs.version.clone();
+        self.offered_tls = hs.capabilities & CLIENT_SSL != 0;
         if hs.capabilities & CLIENT_PROTOCOL_41 == 0 {
             return Err(Error::protocol("the server does not speak protocol 4.1"));
         }
@@ -335,19 +449,40 @@ impl Conn {
             caps |= CLIENT_CONNECT_WITH_DB;
         }
         caps &= hs.capabilities | CLIENT_CONNECT_WITH_DB;
-        let password = o.password.as_deref().unwrap_or("");
-        let plugin = hs.plugin.as_str();
-        let response = auth::scramble(plugin, password, &hs.scramble)?;
-
-        self.out.clear();
-        self.out.extend_from_slice(&[0, 0, 0, 0]);
-        self.out.extend_from_slice(&caps.to_le_bytes());
-        self.out.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
-        self.out.push(45); // utf8mb4_general_ci
-        self.out.extend_from_slice(&[0; 19]);
         self.cache_metadata = hs.mariadb_capabilities & MARIADB_CLIENT_CACHE_METADATA != 0;
         let ext = if self.cache_metadata { MARIADB_CLIENT_CACHE_METADATA } else { 0 };
-        self.out.extend_from_slice(&ext.to_le_bytes());
+
+        // TLS over TCP only: a unix socket is a secure transport already (as the mysql
+        // client and the server's require_secure_transport hold).
+        let config = match (&o.tls, &self.stream) {
+            (_, Stream::Unix(_)) | (TlsUse::Off, _) => None,
+            (TlsUse::Preferred(c), _) => self.offered_tls.then(|| c.clone()),
+            (TlsUse::Required(c), _) if self.offered_tls => Some(c.clone()),
+            (TlsUse::Required(_), _) => {
+                return Err(Error::protocol(format!(
+                    "--ssl-mode asks for TLS, but the server at {}:{} does not offer it (no ssl_cert set up there); \
+                     configure TLS on the server or use --ssl-mode=PREFERRED",
+                    o.host, o.port
+                )))
+            }
+        };
+        if let Some(config) = config {
+            caps |= CLIENT_SSL;
+            // SSLRequest: the first 32 bytes of the handshake response, then TLS.
+            self.out.clear();
+            self.out.extend_from_slice(&[0, 0, 0, 0]);
+            self.put_response_head(caps, ext);
+            let seq = self.seq;
+            self.send(seq).await?;
+            self.start_tls(config, &o.host).await?;
+        }
+
+        let password = o.password.as_deref().unwrap_or("");
+        let plugin = hs.plugin.clone();
+        let response = self.first_answer(&plugin, password, &hs.scramble, o)?;
+        self.out.clear();
+        self.out.extend_from_slice(&[0, 0, 0, 0]);
+        self.put_response_head(caps, ext);
         self.out.extend_from_slice(o.user.as_bytes());
         self.out.push(0);
         packet::put_lenenc_bytes(&mut self.out, &response);
@@ -359,53 +494,131 @@ impl Conn {
         self.out.push(0);
         let seq = self.seq;
         self.send(seq).await?;
-        self.auth_result(password, plugin.to_string()).await
+        self.auth_result(o, plugin, hs.scramble).await
     }
 
-    /// Follows the server through auth switches and caching_sha2 steps to OK or ERR.
-    async fn auth_result(&mut self, password: &str, mut plugin: String) -> Result<(), Error> {
+    /// Capabilities, max packet, character set, filler and MariaDB's extended capabilities.
+    fn put_response_head(&mut self, caps: u32, ext: u32) {
+        self.out.extend_from_slice(&caps.to_le_bytes());
+        self.out.extend_from_slice(&(MAX_PACKET as u32).to_le_bytes());
+        self.out.push(45); // utf8mb4_general_ci
+        self.out.extend_from_slice(&[0; 19]);
+        self.out.extend_from_slice(&ext.to_le_bytes());
+    }
+
+    /// Wraps the TCP stream in TLS and records what was negotiated.
+    async fn start_tls(&mut self, config: std::sync::Arc<rustls::ClientConfig>, host: &str) -> Result<(), Error> {
+        if self.start != self.end {
+            return Err(Error::protocol("the server sent data before the TLS handshake"));
+        }
+        let name = tls::server_name(host).map_err(Error::Protocol)?;
+        let Stream::Tcp(tcp) = std::mem::replace(&mut self.stream, Stream::Upgrading) else {
+            return Err(Error::protocol("TLS over a non-TCP connection"));
+        };
+        let stream = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|e| {
+            // rustls's own words name the problem (for a name mismatch, the names the
+            // certificate holds).
+            let hint = if e.to_string().contains("not valid for name") {
+                "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)"
+            } else {
+                ""
+            };
+            Error::Protocol(format!("TLS handshake with {host} failed: {e}{hint}"))
+        })?;
+        self.tls = Some(TlsInfo::of(stream.get_ref().1));
+        self.stream = Stream::Tls(Box::new(stream));
+        Ok(())
+    }
+
+    /// The first answer for `plugin`: its scramble, or for sha256_password the password
+    /// in clear (secure transport), RSA-encrypted (known key), or a request for the key.
+    fn first_answer(
+        &self,
+        plugin: &str,
+        password: &str,
+        scramble: &[u8],
+        o: &ConnectOptions,
+    ) -> Result<Vec<u8>, Error> {
+        match plugin {
+            "sha256_password" if password.is_empty() => Ok(vec![0]),
+            "sha256_password" if self.stream.secure() => Ok(auth::cleartext(password)),
+            "sha256_password" => match &o.server_public_key {
+                Some(pem) => auth::rsa_encrypt(password, scramble, pem),
+                None if o.get_server_public_key => Ok(vec![1]),
+                None => Err(needs_rsa_key("sha256_password")),
+            },
+            "mysql_clear_password" if self.stream.secure() => Ok(auth::cleartext(password)),
+            "mysql_clear_password" => Err(Error::protocol(
+                "the server asks for mysql_clear_password, which would send the password in clear over plain TCP; use TLS (--ssl-mode=REQUIRED) or a unix socket",
+            )),
+            _ => auth::scramble(plugin, password, scramble),
+        }
+    }
+
+    /// Follows the server through auth switches and the caching_sha2 / sha256 steps to
+    /// OK or ERR.
+    async fn auth_result(
+        &mut self,
+        o: &ConnectOptions,
+        mut plugin: String,
+        mut scramble: Vec<u8>,
+    ) -> Result<(), Error> {
+        let password = o.password.as_deref().unwrap_or("");
+        // Whether the next AuthMoreData is the server's public key, asked for.
+        let mut awaiting_key = plugin == "sha256_password"
+            && !self.stream.secure()
+            && !password.is_empty()
+            && o.server_public_key.is_none();
         loop {
             let (s, len) = self.read_packet().await?;
             let p = self.buf[s..s + len].to_vec();
-            match p.first() {
+            let answer = match p.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xff) => return Err(Self::server_error(&p)),
                 Some(0xfe) => {
-                    // Auth switch: plugin name, NUL, new scramble.
+                    // Auth switch: plugin name, NUL, the plugin's data (a scramble).
                     let rest = &p[1..];
                     let nul = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                     plugin = String::from_utf8_lossy(&rest[..nul]).into_owned();
-                    let mut scramble = rest.get(nul + 1..).unwrap_or(&[]).to_vec();
-                    if scramble.last() == Some(&0) {
+                    scramble = rest.get(nul + 1..).unwrap_or(&[]).to_vec();
+                    // The password scrambles carry a closing NUL; ed25519's 32 random
+                    // bytes do not, and may end in a zero byte.
+                    if plugin != "client_ed25519" && scramble.last() == Some(&0) {
                         scramble.pop();
                     }
-                    let response = auth::scramble(&plugin, password, &scramble)?;
-                    self.out.clear();
-                    self.out.extend_from_slice(&[0, 0, 0, 0]);
-                    self.out.extend_from_slice(&response);
-                    let seq = self.seq;
-                    self.send(seq).await?;
+                    let answer = self.first_answer(&plugin, password, &scramble, o)?;
+                    awaiting_key = answer == [1] && plugin == "sha256_password";
+                    answer
+                }
+                Some(0x01) if awaiting_key => {
+                    // AuthMoreData: the server's PEM public key.
+                    awaiting_key = false;
+                    auth::rsa_encrypt(password, &scramble, &p[1..])?
                 }
                 Some(0x01) if plugin == "caching_sha2_password" => match p.get(1) {
-                    Some(3) => {} // fast auth succeeded; OK follows
+                    Some(3) => continue, // fast auth succeeded; OK follows
                     Some(4) => {
-                        // Full authentication: only safe in clear over a unix socket.
-                        if !matches!(self.stream, Stream::Unix(_)) {
-                            return Err(Error::protocol(
-                                "caching_sha2_password needs TLS or RSA for a first login over TCP; connect once with --socket, or use mysql_native_password",
-                            ));
+                        // Full authentication: the server has no cached hash of this password.
+                        if self.stream.secure() {
+                            auth::cleartext(password)
+                        } else if let Some(pem) = &o.server_public_key {
+                            auth::rsa_encrypt(password, &scramble, pem)?
+                        } else if o.get_server_public_key {
+                            awaiting_key = true;
+                            vec![2]
+                        } else {
+                            return Err(needs_rsa_key("caching_sha2_password"));
                         }
-                        self.out.clear();
-                        self.out.extend_from_slice(&[0, 0, 0, 0]);
-                        self.out.extend_from_slice(password.as_bytes());
-                        self.out.push(0);
-                        let seq = self.seq;
-                        self.send(seq).await?;
                     }
                     _ => return Err(Error::protocol("unexpected caching_sha2_password step")),
                 },
-                _ => return Err(Error::protocol("unexpected packet during login")),
-            }
+                _ => return Err(Error::protocol(format!("unexpected packet during the {plugin} login"))),
+            };
+            self.out.clear();
+            self.out.extend_from_slice(&[0, 0, 0, 0]);
+            self.out.extend_from_slice(&answer);
+            let seq = self.seq;
+            self.send(seq).await?;
         }
     }
 

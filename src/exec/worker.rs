@@ -251,6 +251,7 @@ mod tests {
                 user: "u".into(),
                 password: None,
                 database: "d".into(),
+                tls: Default::default(),
             },
         }
     }

@@ -199,6 +199,7 @@ pub fn resolve_target(
             user: t.user.clone().unwrap_or_else(|| "root".into()),
             password: t.password.clone(),
             database,
+            tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::Usage)?,
         };
         return Ok((target, None));
     }
@@ -227,6 +228,7 @@ pub fn resolve_target(
         user: t.user.clone().unwrap_or_else(|| instance.user().to_string()),
         password: t.password.clone(),
         database,
+        tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::Usage)?,
     };
     Ok((target, Some(instance)))
 }

@@ -36,6 +36,11 @@ impl TestServer {
     }
 
     pub fn start_many(instances: u32) -> TestServer {
+        Self::start_with(instances, &[])
+    }
+
+    /// Starts with further server options (`--set NAME=VALUE` each), e.g. TLS files.
+    pub fn start_with(instances: u32, set: &[&str]) -> TestServer {
         let home = tempfile::Builder::new().prefix("sizeup-test-").tempdir().unwrap();
         let mut port = free_port();
         // Instance i listens on port + i: find a base whose neighbours are free too.
@@ -45,7 +50,7 @@ impl TestServer {
         let h = home.path().to_string_lossy().into_owned();
         let n = instances.to_string();
         let p = port.to_string();
-        let code = sizeup(&[
+        let mut args = vec![
             "--home",
             &h,
             "server",
@@ -60,7 +65,11 @@ impl TestServer {
             &p,
             "--max-connections",
             "500",
-        ]);
+        ];
+        for s in set {
+            args.extend_from_slice(&["--set", s]);
+        }
+        let code = sizeup(&args);
         if !matches!(code, Ok(0)) {
             // Instances that did start must not outlive the test (their directory is about
             // to be deleted with `home`).
