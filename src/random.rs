@@ -89,44 +89,59 @@ impl IdDistribution {
     pub fn next(&self, rng: &mut WorkerRng) -> u32 {
         let (a, b) = (1u32, self.n);
         match self.opts.rand_type {
-            RandType::Uniform => uniform(rng, a, b),
+            RandType::Uniform => sb_uniform(rng, a, b),
             RandType::Gaussian => self.gaussian(rng, a, b),
             RandType::Special => self.special(rng, a, b),
             RandType::Pareto => {
+                // sb_rand_pareto: a + (uint32_t) ((b - a + 1) * pow(u, power))
                 let t = (b - a + 1) as f64;
-                let v = a as f64 + t * uniform_f64(rng).powf(self.pareto_power);
-                (v as u32).min(b)
+                a + (t * unit_double(rng).powf(self.pareto_power)) as u32
             }
             RandType::Zipfian => self.zipf.as_ref().expect("built in new").sample(rng),
         }
     }
 
-    /// sysbench: the mean of `rand_iter` uniform draws (an approximate normal).
+    /// sysbench 1.0.20's `sb_rand_gaussian`: the mean of `rand_iter` uniform draws (an
+    /// approximate normal), in doubles as sysbench computes it.
     fn gaussian(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
-        let t = (b - a + 1) as u64;
-        let iter = self.opts.spec_iter.max(1) as u64;
-        let sum: u64 = (0..iter).map(|_| rng.next_u64() % t).sum();
-        a + (sum / iter) as u32
+        let t = (b - a + 1) as f64;
+        let iter = self.opts.spec_iter.max(1);
+        let sum: f64 = (0..iter).map(|_| unit_double(rng) * t).sum();
+        a + (sum * (1.0 / iter as f64)) as u32
     }
 
-    /// sysbench's "special": `spec_res` % of draws hit `spec_pct` % of the ids (around the
-    /// middle of the range), the rest are gaussian. Integer arithmetic kept as sysbench has it.
+    /// sysbench 1.0.20's `sb_rand_special`, step for step: with t = b - a, one uniform
+    /// draw `rnd` picks the branch; below t / range_size (25 % by default) the value is
+    /// gaussian over the whole range, otherwise `rnd` itself is mapped onto the middle
+    /// `spec_pct` % of the range. Since `rnd` is then at least 0.25, the hot values
+    /// land in the upper three quarters of that 1 %: about 0.75 % of the ids.
     fn special(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
-        if a >= b {
-            return a;
+        let t = (b - a) as f64;
+        let res_mult = 100.0 / (100.0 - self.opts.spec_res.min(99) as f64);
+        let range_size = t * res_mult;
+        let rnd = unit_double(rng);
+        if rnd * range_size < t {
+            let iter = self.opts.spec_iter.max(1);
+            let sum: f64 = (0..iter).map(|_| unit_double(rng)).sum();
+            return (a as f64 + sum * t * (1.0 / iter as f64)) as u32;
         }
-        let t = (b - a + 1) as u64;
-        let res_pct = self.opts.spec_res.min(99) as u64;
-        let range_size = t * (100 / (100 - res_pct));
-        let res = rng.next_u64() % range_size;
-        if res < t {
-            return self.gaussian(rng, a, b);
-        }
-        let pct = self.opts.spec_pct as u64;
-        let d = (t * pct / 100).max(1);
-        let res = res % d + (t / 2 - t * pct / 200);
+        let pct = self.opts.spec_pct as f64;
+        let d = t * (pct / 100.0);
+        let res = rnd * (d + 1.0) + (t / 2.0 - t * (pct / 200.0));
         a + res as u32
     }
+}
+
+/// sysbench's `sb_rand_uniform_double`: 52 random mantissa bits as a double in [0, 1).
+#[inline]
+pub fn unit_double(rng: &mut WorkerRng) -> f64 {
+    f64::from_bits((0x3FF << 52) | (rng.next_u64() >> 12)) - 1.0
+}
+
+/// sysbench's `sb_rand_uniform(a, b)`: `a + u * (b - a + 1)`, truncated.
+#[inline]
+pub fn sb_uniform(rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
+    a + (unit_double(rng) * ((b - a) as f64 + 1.0)) as u32
 }
 
 #[inline]
@@ -299,6 +314,34 @@ mod tests {
         let hot = v.iter().filter(|&&x| (49_501..=50_500).contains(&x)).count();
         let share = hot as f64 / v.len() as f64;
         assert!(share > 0.74 && share < 0.80, "hot share {share}");
+    }
+
+    #[test]
+    fn rand_type_special_is_sysbench_1_0_20s() {
+        // 1.0.20's sb_rand_special maps the branch's own draw (at least 0.25) onto the
+        // 1 % window: the hot values are the upper three quarters of it, ids
+        // 49,750..=50,500 of 100,000 (0.75 %), and none of the lower quarter is hot.
+        let v = draws(RandType::Special, 100_000, 200_000);
+        let count = |lo: u32, hi: u32| v.iter().filter(|&&x| (lo..=hi).contains(&x)).count() as f64;
+        let per_id_hot = count(49_760, 50_490) / 731.0;
+        let per_id_low_quarter = count(49_510, 49_740) / 231.0;
+        // Hot ids get 0.75 / 751 of draws each (about 200 in 200,000); the gaussian
+        // share alone gives an id near the middle about 2.
+        assert!(per_id_hot > 150.0, "{per_id_hot}");
+        assert!(per_id_low_quarter < 10.0, "{per_id_low_quarter}");
+        assert!(v.iter().all(|&x| (1..=100_000).contains(&x)));
+    }
+
+    #[test]
+    fn sysbench_uniform_stays_in_range_and_unit_double_spans_0_to_1() {
+        // sb_rand_uniform over a small range, and the bounds of sb_rand_uniform_double.
+        let mut rng = rng_from_seed(1);
+        for _ in 0..10_000 {
+            let v = sb_uniform(&mut rng, 1, 10);
+            assert!((1..=10).contains(&v));
+        }
+        assert_eq!(f64::from_bits(0x3FF << 52) - 1.0, 0.0);
+        assert!(f64::from_bits((0x3FF << 52) | (u64::MAX >> 12)) - 1.0 < 1.0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{Group, OltpOptions, Plan, Statement};
 use crate::client::{Conn, Param};
-use crate::random::{fill_template, uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE};
+use crate::random::{fill_template, sb_uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE};
 use crate::stats::QueryCounts;
 use crate::workload::{Done, Failed, Session};
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl OltpSession {
     }
 
     fn table(&mut self) -> u32 {
-        uniform(&mut self.rng, 1, self.options.tables)
+        sb_uniform(&mut self.rng, 1, self.options.tables)
     }
 
     fn id(&mut self) -> i64 {
