@@ -205,7 +205,7 @@ enum Msg {
     Ready,
     ConnectFailed(String),
     Tick(u64, Recorder),
-    Final(Recorder, Instant),
+    Final(Recorder, Instant, Vec<worker::Tally>),
 }
 
 #[derive(Clone, Copy)]
@@ -318,6 +318,7 @@ where
         let mut clock = clock::IntervalClock::new(shards, names.len());
         let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
         let mut tail = Recorder::new(names.len());
+        let mut tallies = Vec::new();
         let mut finals = 0;
         let mut end = start;
         let mut interrupted = false;
@@ -345,7 +346,8 @@ where
                             emit(&rec, k as f64 * step, step, &mut intervals);
                         }
                     }
-                    Some(Msg::Final(rec, at)) => {
+                    Some(Msg::Final(rec, at, t)) => {
+                        tallies.extend(t);
                         tail.merge(&rec);
                         end = end.max(at);
                         finals += 1;
@@ -369,7 +371,10 @@ where
         let cpu_end = cpu_now();
         let cpu =
             clock::CpuSpan { client: cpu_end.0 - cpu_start.0, server: cpu_start.1.zip(cpu_end.1).map(|(a, b)| b - a) };
-        let summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
+        let mut summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
+        let per_connection: Vec<(u64, f64)> =
+            tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
+        summary.fairness = crate::stats::Fairness::of(&per_connection);
         let steady = steady.recorder;
         let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
         let fatal = control.fatal();
@@ -451,6 +456,11 @@ fn client_thread<W: Sessions>(
             recorder: RefCell::new(Recorder::new(types)),
             arrivals,
             start,
+            // The first interval boundary at or after the warm-up, as exec::clock counts it.
+            steady_from: start
+                + spec
+                    .interval
+                    .mul_f64((spec.warmup.as_secs_f64() / spec.interval.as_secs_f64() - 1e-9).ceil().max(0.0)),
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
@@ -459,15 +469,15 @@ fn client_thread<W: Sessions>(
         let connections = ready.len();
         let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
         // Commands of all this thread's workers go out together (see client::outbox).
-        crate::client::outbox::batched(connections, async {
+        let tallies = crate::client::outbox::batched(connections, async {
             tokio::select! {
-                _ = workers => {}
-                _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => {}
+                t = workers => t,
+                _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => Vec::new(),
             }
         })
         .await;
         let rec = shard.recorder.replace(Recorder::new(types));
-        let _ = tx.send(Msg::Final(rec, Instant::now()));
+        let _ = tx.send(Msg::Final(rec, Instant::now(), tallies));
     });
 }
 

@@ -62,6 +62,8 @@ pub struct Shard {
     /// The run's one arrival schedule (open loop), shared by every client thread.
     pub arrivals: Option<Arc<Mutex<Arrivals>>>,
     pub start: Instant,
+    /// Transactions that end from here on count in the steady state (after warm-up).
+    pub steady_from: Instant,
     pub deadline: Option<Instant>,
     /// Fixed pause after each transaction (keying/think time stand-in).
     pub delay: Option<Duration>,
@@ -143,8 +145,17 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
 
 /// Runs transactions until the run is over. Latency is taken from the intended start,
 /// so retries and reconnects are part of the latency the user sees.
-pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Conn) {
+/// What one connection did over the steady state: transactions and the seconds they
+/// took (sysbench's per-thread events and execution time).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    pub transactions: u64,
+    pub busy_us: u64,
+}
+
+pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Conn) -> Tally {
     let mut wake = shard.control.subscribe();
+    let mut tally = Tally::default();
     'run: loop {
         // A user's keying and think time (TPC-C) comes before the next transaction.
         if let Some(p) = session.pause() {
@@ -157,7 +168,12 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
         loop {
             match session.transaction(&mut conn, &mut queries).await {
                 Ok(done) => {
-                    let latency = intended.elapsed().as_micros() as u64;
+                    let now = Instant::now();
+                    let latency = (now - intended).as_micros() as u64;
+                    if now >= shard.steady_from {
+                        tally.transactions += 1;
+                        tally.busy_us += latency;
+                    }
                     let mut rec = shard.recorder.borrow_mut();
                     rec.transaction(done.ty, latency, done.rolled_back);
                     rec.queries.add(&queries);
@@ -202,6 +218,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
         }
     }
     conn.close().await;
+    tally
 }
 
 /// Re-establishes a lost connection, backing off up to 1 s between tries, until it
@@ -241,6 +258,7 @@ mod tests {
             recorder: RefCell::new(Recorder::new(1)),
             arrivals: rate.map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(5))))),
             start,
+            steady_from: start,
             deadline: time.map(|t| start + t),
             delay: None,
             retry_on: Default::default(),

@@ -29,27 +29,75 @@ pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
 pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
+    // sysbench 1.0.20's db_report_intermediate, byte for byte, so its parsers read it.
     let mut s = format!(
-        "[ {:>4}s ] thds: {} tps: {:.2} qps: {:.2} (r/w/o: {:.2}/{:.2}/{:.2}) lat (ms,{}%): {:.2} err/s: {:.2} reconn/s: {:.2}",
-        fmt_t(iv.t),
+        "[ {:.0}s ] thds: {} tps: {:4.2} qps: {:4.2} (r/w/o: {:4.2}/{:4.2}/{:4.2}) lat (ms,{}%): {:4.2} err/s: {:4.2} reconn/s: {:4.2}",
+        iv.t,
         iv.threads,
         iv.tps,
         iv.qps,
         iv.reads_per_s,
         iv.writes_per_s,
         iv.other_per_s,
-        iv.percentile,
+        iv.percentile.round() as u32,
         iv.percentile_ms,
         per_second(iv.errors, iv.duration),
         per_second(iv.reconnects, iv.duration),
     );
     if open_loop {
-        let _ = write!(s, " backlog: {}", iv.backlog);
+        // sysbench prints its queue on a line of its own.
+        let _ = write!(s, "\n[ {:.0}s ] queue length: {}", iv.t, iv.backlog);
     }
     if iv.warmup {
-        s.push_str("  (warm-up)");
+        s.insert_str(0, "warm-up ");
     }
     s
+}
+
+/// sysbench 1.0.20's closing block (db_report_cumulative and sb_report_cumulative):
+/// the same labels, numbers and layout, so scripts that parse sysbench's output read
+/// sizeup's. Figures are the steady state's (warm-up excluded, as sysbench's
+/// --warmup-time does); `percentile_ms` is the run's `--percentile` latency.
+pub fn sysbench_summary(s: &Summary, percentile: f64, percentile_ms: f64) -> String {
+    let secs = s.seconds.max(1e-9);
+    let per = |n: u64| n as f64 / secs;
+    let mut o = String::new();
+    let _ = writeln!(o, "SQL statistics:");
+    let _ = writeln!(o, "    queries performed:");
+    let _ = writeln!(o, "        read:                            {}", s.reads);
+    let _ = writeln!(o, "        write:                           {}", s.writes);
+    let _ = writeln!(o, "        other:                           {}", s.other);
+    let _ = writeln!(o, "        total:                           {}", s.reads + s.writes + s.other);
+    let _ = writeln!(
+        o,
+        "    transactions:                        {:<6} ({:.2} per sec.)",
+        s.transactions,
+        per(s.transactions)
+    );
+    let q = s.reads + s.writes + s.other;
+    let _ = writeln!(o, "    queries:                             {:<6} ({:.2} per sec.)", q, per(q));
+    let _ = writeln!(o, "    ignored errors:                      {:<6} ({:.2} per sec.)", s.errors, per(s.errors));
+    let _ =
+        writeln!(o, "    reconnects:                          {:<6} ({:.2} per sec.)", s.reconnects, per(s.reconnects));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "General statistics:");
+    let _ = writeln!(o, "    total time:                          {:.4}s", s.seconds);
+    let _ = writeln!(o, "    total number of events:              {}", s.transactions);
+    let _ = writeln!(o);
+    let l = &s.latency_ms;
+    let _ = writeln!(o, "Latency (ms):");
+    let _ = writeln!(o, "         min: {:>39.2}", l.min);
+    let _ = writeln!(o, "         avg: {:>39.2}", l.avg);
+    let _ = writeln!(o, "         max: {:>39.2}", l.max);
+    let _ = writeln!(o, "        {:>3}th percentile: {:>27.2}", percentile.round() as u32, percentile_ms);
+    let f = s.fairness.clone().unwrap_or_default();
+    let _ = writeln!(o, "         sum: {:>39.2}", f.latency_sum * 1000.0);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Threads fairness:");
+    let _ = writeln!(o, "    events (avg/stddev):           {:.4}/{:3.2}", f.events_avg, f.events_stddev);
+    let _ = writeln!(o, "    execution time (avg/stddev):   {:.4}/{:3.2}", f.time_avg, f.time_stddev);
+    let _ = writeln!(o);
+    o
 }
 
 /// A TPC-C interval line: NOPM, TPM and each type's p90.
@@ -596,7 +644,7 @@ mod tests {
         let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8, 95.0);
         assert_eq!(
             interval_line(&iv, false),
-            "[   10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
+            "[ 10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
         );
     }
 

@@ -85,8 +85,10 @@ pub fn measure(
     let mut seq = 0;
     let mut store_error = None;
     raise_open_files_limit();
+    let step = spec.interval.as_secs_f64();
     let outcome = ready.run(&target, &spec, &mut |iv| {
-        if print_lines {
+        // sysbench prints whole intervals only; the last, partial one is still stored.
+        if print_lines && iv.duration > step * 0.999 {
             println!("{}", if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) });
         }
         if let Print::Progress(show) = print {
@@ -116,12 +118,14 @@ pub fn measure(
         if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
             eprintln!("warning: the warm-up covered the whole run: nothing was measured");
         }
+        let mut all = stats::new_histogram();
+        for (_, h) in &outcome.histograms {
+            all.add(h).expect("same bounds");
+        }
+        let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
+        print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
         print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
         if output.histogram {
-            let mut all = stats::new_histogram();
-            for (_, h) in &outcome.histograms {
-                all.add(h).expect("same bounds");
-            }
             print!("\n{}", report::latency_histogram(&all));
         }
     }

@@ -323,6 +323,45 @@ pub struct Summary {
     /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// How evenly the connections shared the work (sysbench's "Threads fairness").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<Fairness>,
+}
+
+/// Events and execution time per connection over the steady state: mean and
+/// (population) standard deviation, as sysbench's "Threads fairness" computes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    pub events_avg: f64,
+    pub events_stddev: f64,
+    /// Seconds.
+    pub time_avg: f64,
+    pub time_stddev: f64,
+    /// Sum of every transaction's latency, seconds (sysbench's latency "sum").
+    pub latency_sum: f64,
+}
+
+impl Fairness {
+    /// From each connection's (transactions, seconds spent in them).
+    pub fn of(per_connection: &[(u64, f64)]) -> Option<Fairness> {
+        if per_connection.is_empty() {
+            return None;
+        }
+        let n = per_connection.len() as f64;
+        let events_avg = per_connection.iter().map(|p| p.0 as f64).sum::<f64>() / n;
+        let latency_sum: f64 = per_connection.iter().map(|p| p.1).sum();
+        let time_avg = latency_sum / n;
+        let sd = |f: &dyn Fn(&(u64, f64)) -> f64, avg: f64| {
+            (per_connection.iter().map(|p| (f(p) - avg).powi(2)).sum::<f64>() / n).sqrt()
+        };
+        Some(Fairness {
+            events_avg,
+            events_stddev: sd(&|p| p.0 as f64, events_avg),
+            time_avg,
+            time_stddev: sd(&|p| p.1, time_avg),
+            latency_sum,
+        })
+    }
 }
 
 impl Summary {
@@ -362,6 +401,7 @@ impl Summary {
             tpm: None,
             os: None,
             notes: Vec::new(),
+            fairness: None,
         }
     }
 }
