@@ -108,7 +108,7 @@ impl TargetArgs {
 #[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct OltpArgs {
-    #[arg(long, default_value_t = 1, help_heading = "OLTP")]
+    #[arg(long, alias = "oltp-tables-count", default_value_t = 1, help_heading = "OLTP")]
     pub tables: u32,
     #[arg(long, alias = "table_size", alias = "oltp-table-size", default_value_t = 10_000, help_heading = "OLTP")]
     pub table_size: u32,
@@ -140,19 +140,49 @@ pub struct OltpArgs {
     pub secondary: bool,
     #[arg(long, alias = "create_secondary", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "on", default_missing_value = "on", help_heading = "OLTP")]
     pub create_secondary: bool,
-    #[arg(long, alias = "mysql_storage_engine", default_value = "innodb", help_heading = "OLTP")]
+    #[arg(
+        long,
+        alias = "mysql_storage_engine",
+        alias = "mysql-table-engine",
+        default_value = "innodb",
+        help_heading = "OLTP"
+    )]
     pub mysql_storage_engine: String,
     /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
     #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
     pub read_only: bool,
     /// uniform, gaussian, special, pareto or zipfian.
-    #[arg(long, alias = "rand_type", default_value = "special", help_heading = "Random numbers")]
+    #[arg(
+        long,
+        alias = "rand_type",
+        alias = "oltp-dist-type",
+        default_value = "special",
+        help_heading = "Random numbers"
+    )]
     pub rand_type: String,
-    #[arg(long, alias = "rand_spec_iter", default_value_t = 12, help_heading = "Random numbers")]
+    #[arg(
+        long,
+        alias = "rand_spec_iter",
+        alias = "oltp-dist-iter",
+        default_value_t = 12,
+        help_heading = "Random numbers"
+    )]
     pub rand_spec_iter: u32,
-    #[arg(long, alias = "rand_spec_pct", default_value_t = 1, help_heading = "Random numbers")]
+    #[arg(
+        long,
+        alias = "rand_spec_pct",
+        alias = "oltp-dist-pct",
+        default_value_t = 1,
+        help_heading = "Random numbers"
+    )]
     pub rand_spec_pct: u32,
-    #[arg(long, alias = "rand_spec_res", default_value_t = 75, help_heading = "Random numbers")]
+    #[arg(
+        long,
+        alias = "rand_spec_res",
+        alias = "oltp-dist-res",
+        default_value_t = 75,
+        help_heading = "Random numbers"
+    )]
     pub rand_spec_res: u32,
     #[arg(long, alias = "rand_pareto_h", default_value_t = 0.2, help_heading = "Random numbers")]
     pub rand_pareto_h: f64,
@@ -190,6 +220,11 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub tpcc: TpccArgs,
+    /// sysbench's prepared-statement mode: `auto` (prepared statements) or `disable`
+    /// (every statement sent as text with its values written in).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
+    #[serde(rename = "db-ps-mode")]
+    pub db_ps_mode: String,
 }
 
 impl Default for WorkloadArgs {
@@ -290,6 +325,13 @@ pub struct RunOptions {
     /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
     #[arg(long, default_value = "mysql", hide = true)]
     pub db_driver: String,
+    /// sysbench's: seconds after --time to wait for transactions in flight before
+    /// giving up on them, or `off` (accepted; sizeup's own bound applies).
+    #[arg(long, default_value = "off", hide = true)]
+    pub forced_shutdown: String,
+    /// sysbench's verbosity 0-5: below 3 prints no interval lines or summary, only errors.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub verbosity: u8,
     /// Also write the whole result to this JSON file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

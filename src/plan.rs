@@ -31,6 +31,8 @@ pub struct Output {
     pub histogram: bool,
     /// The whole result as JSON (`--json`).
     pub json: Option<PathBuf>,
+    /// Errors only (sysbench's `--verbosity` below 3).
+    pub quiet: bool,
 }
 
 /// The run `workload` with `o` describes, checked.
@@ -43,7 +45,12 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
         workload,
         target: o.target.clone(),
         spec,
-        output: Output { interval_lines: o.report_interval > 0.0, histogram: o.histogram, json: o.json.clone() },
+        output: Output {
+            interval_lines: o.report_interval > 0.0,
+            histogram: o.histogram,
+            json: o.json.clone(),
+            quiet: o.verbosity < 3,
+        },
     })
 }
 
@@ -127,6 +134,9 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
     if !(a.percentile > 0.0 && a.percentile <= 100.0) {
         return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
+    }
+    if a.forced_shutdown != "off" && !a.forced_shutdown.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0) {
+        return Err(format!("--forced-shutdown {}: give seconds (0 or more) or off", a.forced_shutdown));
     }
     if a.db_driver != "mysql" {
         return Err(format!(

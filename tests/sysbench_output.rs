@@ -1,6 +1,7 @@
-//! sizeup's output read by what reads sysbench's: the same interval lines and the same
-//! closing block, checked against sysbench 1.0.20 itself on the same private server
-//! (numbers aside, line for line) and through the greps scripts use.
+//! sysbench drop-in: sizeup's output read by what reads sysbench's (the same interval
+//! lines and closing block, checked against sysbench 1.0.20 itself on the same private
+//! server, numbers aside, line for line, and through the greps scripts use), and
+//! sysbench's command lines (its verb order, 0.4's spellings, --db-ps-mode).
 
 mod common;
 use common::*;
@@ -73,4 +74,49 @@ fn sysbench_summary_and_interval_lines_parse_as_sysbench() {
     for (i, l) in lines.iter().enumerate() {
         assert!(l.starts_with(&format!("[ {}s ] thds: 2 tps: ", i + 1)), "{l}");
     }
+}
+
+#[test]
+fn sysbench_command_lines_run_as_sysbench_means_them() {
+    let s = TestServer::start();
+    let sock = format!("--mysql-socket={}", s.socket.display());
+    // 0.4: --test=oltp (complex mode) with 0.4's option names, sysbench's verb order.
+    let zero_four = ["--test=oltp", "--oltp-tables-count=1", "--oltp-table-size=500", "--mysql-db=old", &sock];
+    let mut prepare = zero_four.to_vec();
+    prepare.push("prepare");
+    assert_eq!(s.sizeup(&prepare).unwrap(), 0);
+    let json = s.home.path().join("old.json");
+    let json_arg = format!("--json={}", json.display());
+    let mut run = zero_four.to_vec();
+    run.extend(["--max-time=1", "--num-threads=2", "--oltp-dist-type=uniform", &json_arg, "run"]);
+    assert_eq!(s.sizeup(&run).unwrap(), 0);
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["workload"], "oltp_complex");
+    assert_eq!(doc["config"]["run"]["threads"], 2);
+    assert_eq!(doc["config"]["options"]["rand"]["rand_type"], "uniform");
+    // --oltp-read-only outside the complex mode says what to use instead.
+    let e = s.sizeup(&["oltp_read_write", "--oltp-read-only=on", &sock, "run"]).unwrap_err().to_string();
+    assert!(e.contains("oltp_read_only"), "{e}");
+
+    // --db-ps-mode=disable: the same transactions, sent as text (no statement prepared).
+    let prepared = || -> u64 {
+        let out = s.sql("SHOW GLOBAL STATUS LIKE 'Com_stmt_prepare'");
+        out.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--table-size=500"]).unwrap(), 0);
+    // The control connection prepares a statement or two either way; the session's
+    // nine oltp_read_write statements only in auto mode.
+    let mut added = Vec::new();
+    for mode in ["--db-ps-mode=auto", "--db-ps-mode=disable"] {
+        let before = prepared();
+        let args = ["oltp_read_write", "--table-size=500", "--time=1", mode, &json_arg, "run"];
+        assert_eq!(s.sizeup(&args).unwrap(), 0);
+        added.push(prepared() - before);
+    }
+    assert!(added[0] >= added[1] + 9, "prepares in auto and disable mode: {added:?}");
+    let doc = read_json(&json);
+    let summary = &doc["summary"];
+    assert!(summary["transactions"].as_u64().unwrap() > 0);
+    assert_eq!(summary["errors"], 0);
+    assert_eq!(doc["config"]["options"]["text_protocol"], true);
 }

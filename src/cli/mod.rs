@@ -2,6 +2,8 @@
 //! them once into what the rest of the program trusts. The option groups a run takes
 //! live in `crate::options`, shared with study files; this module adds the commands.
 
+pub mod sysbench;
+
 pub use crate::options::{parse_switch, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -10,7 +12,9 @@ use std::path::PathBuf;
 #[command(
     name = "sizeup",
     version,
-    about = "Measure how much OLTP work a MySQL-family server carries, and size for it"
+    about = "Measure how much OLTP work a MySQL-family server carries, and size for it",
+    // sysbench takes an option given twice at its last value; so does sizeup.
+    args_override_self = true
 )]
 pub struct Cli {
     /// State directory: managed instances and the default results database.
@@ -21,6 +25,21 @@ pub struct Cli {
     pub results: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The command line as given, sysbench's spellings and order included (see
+    /// `sysbench::rewrite`); clap's errors and help exit as clap does.
+    pub fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, String> {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
+        let args = sysbench::rewrite(args, &names)?;
+        Cli::try_parse_from(args).map_err(|e| match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
+            _ => e.render().to_string(),
+        })
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -399,6 +418,23 @@ mod tests {
         assert_eq!(r.options, RunOptions { target: r.options.target.clone(), ..RunOptions::default() });
         let Command::Run(r) = parse(&["sizeup", "run", "x", "--skip-trx"]).command else { panic!() };
         assert!(r.options.workload.oltp.skip_trx);
+    }
+
+    #[test]
+    fn a_repeated_option_takes_the_last_value() {
+        let Command::Run(r) =
+            parse(&["sizeup", "run", "x", "--threads=2", "--threads=8", "--time", "5", "--time=7"]).command
+        else {
+            panic!()
+        };
+        assert_eq!((r.options.threads, r.options.time), (8, 7.0));
+    }
+
+    #[test]
+    fn sysbench_order_parses() {
+        let args = ["sizeup", "oltp_read_write", "--threads=3", "--threads=4", "run"].map(std::ffi::OsString::from);
+        let Command::Run(r) = Cli::parse_args(args.to_vec()).unwrap().command else { panic!() };
+        assert_eq!((r.workload.as_str(), r.options.threads), ("oltp_read_write", 4));
     }
 
     #[test]

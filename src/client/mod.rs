@@ -838,3 +838,31 @@ impl Conn {
         outbox::flush();
     }
 }
+
+/// The statement with its parameters written in as literals (the text fallback).
+pub fn interpolate(sql: &str, params: &[Param<'_>]) -> String {
+    let mut out = String::with_capacity(sql.len() + 16 * params.len());
+    let mut params = params.iter();
+    for (i, part) in sql.split('?').enumerate() {
+        if i > 0 {
+            match params.next() {
+                Some(Param::Int(v)) => out.push_str(itoa::Buffer::new().format(*v)),
+                Some(Param::Float(f)) => out.push_str(&format!("{f}")),
+                Some(Param::Bytes(b)) => {
+                    out.push('\'');
+                    for &c in *b {
+                        match c {
+                            b'\'' => out.push_str("''"),
+                            b'\\' => out.push_str("\\\\"),
+                            c => out.push(c as char),
+                        }
+                    }
+                    out.push('\'');
+                }
+                Some(Param::Null) | None => out.push_str("NULL"),
+            }
+        }
+        out.push_str(part);
+    }
+    out
+}

@@ -9,7 +9,8 @@ use crate::{plan, Error};
 
 pub fn run(cx: &Context, a: &RunArgs) -> Result<i32, Error> {
     let request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
-    let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, Print::Full)?;
+    let print = if request.output.quiet { Print::Quiet } else { Print::Full };
+    let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, print)?;
     if ended == Ended::Failed {
         eprintln!("error: the run stopped: {}", doc.error.unwrap_or_default());
     }

@@ -3,7 +3,6 @@
 //! whatever way it ends.
 #![allow(dead_code)]
 
-use clap::Parser;
 use sizeup::cli::Cli;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,7 +123,8 @@ pub fn status(home: &Path) -> Vec<sizeup::server::Status> {
 pub fn sizeup(args: &[&str]) -> Result<i32, sizeup::Error> {
     let mut v = vec!["sizeup"];
     v.extend_from_slice(args);
-    sizeup::run(Cli::try_parse_from(v).unwrap_or_else(|e| panic!("{e}")))
+    let args = v.iter().map(std::ffi::OsString::from).collect();
+    sizeup::run(Cli::parse_args(args).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// Reads a `--json` result file.

@@ -31,7 +31,15 @@ impl Kind for OltpKind {
     }
     fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
         let variant = Variant::from_name(name).ok_or_else(|| format!("unknown workload '{name}'"))?;
-        Ok(Box::new(OltpWorkload { variant, options: options_of(&options.oltp)? }))
+        if options.oltp.read_only && variant != Variant::Complex {
+            return Err(format!(
+                "--oltp-read-only is sysbench 0.4's switch for its complex mode (oltp_complex); \
+                 for reads only run oltp_read_only instead of {name}"
+            ));
+        }
+        let mut o = options_of(&options.oltp)?;
+        o.text_protocol = options.db_ps_mode == "disable";
+        Ok(Box::new(OltpWorkload { variant, options: o }))
     }
 }
 
@@ -76,6 +84,7 @@ pub fn options_of(a: &OltpArgs) -> Result<OltpOptions, String> {
         create_secondary: a.create_secondary,
         storage_engine: engine.to_string(),
         read_only: a.read_only,
+        text_protocol: false,
         rand: RandOptions {
             rand_type,
             spec_iter: a.rand_spec_iter.max(1),

@@ -78,6 +78,9 @@ pub struct OltpOptions {
     /// oltp_complex only: leave out the writes (0.4's `--oltp-read-only`).
     pub read_only: bool,
     pub rand: RandOptions,
+    /// Send every statement as text with its values written in (`--db-ps-mode disable`).
+    #[serde(default)]
+    pub text_protocol: bool,
 }
 
 impl Default for OltpOptions {
@@ -102,6 +105,7 @@ impl Default for OltpOptions {
             storage_engine: "innodb".into(),
             read_only: false,
             rand: RandOptions::default(),
+            text_protocol: false,
         }
     }
 }

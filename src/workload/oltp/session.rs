@@ -68,9 +68,16 @@ impl OltpSession {
         params: &[Param<'_>],
         q: &mut QueryCounts,
     ) -> Result<(), Failed> {
-        let prepared =
-            self.prepared[table as usize - 1][stmt as usize].as_ref().expect("plan statements are prepared on connect");
-        conn.exec_drop(prepared, params).await.map_err(|error| Failed { ty: 0, statement: stmt.class(), error })?;
+        let failed = |error| Failed { ty: 0, statement: stmt.class(), error };
+        if self.options.text_protocol {
+            let sql = crate::client::interpolate(&stmt.sql(table), params);
+            conn.query_drop(&sql).await.map_err(failed)?;
+        } else {
+            let prepared = self.prepared[table as usize - 1][stmt as usize]
+                .as_ref()
+                .expect("plan statements are prepared on connect");
+            conn.exec_drop(prepared, params).await.map_err(failed)?;
+        }
         if stmt.is_read() {
             q.reads += 1;
         } else {
@@ -155,6 +162,9 @@ impl OltpSession {
 
 impl Session for OltpSession {
     async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed> {
+        if self.options.text_protocol {
+            return Ok(()); // --db-ps-mode disable: nothing to prepare
+        }
         let statements = self.plan.statements();
         self.prepared = (0..self.options.tables).map(|_| Default::default()).collect();
         for table in 1..=self.options.tables {

@@ -48,6 +48,9 @@ impl Kind for TpccKind {
         DataSize { option: "warehouses", default: 1, tag: "w" }
     }
     fn build(&self, _name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+        if options.db_ps_mode == "disable" {
+            return Err("--db-ps-mode disable applies to the OLTP workloads; tpcc prepares its statements".into());
+        }
         let t = &options.tpcc;
         let warehouses = t.warehouses.unwrap_or(1);
         if warehouses == 0 || warehouses > MAX_WAREHOUSES {

@@ -330,7 +330,7 @@ impl Tx<'_> {
                 None => self.conn.exec_drop(stmt, params).await.map_err(fail),
             },
             None => {
-                let text = interpolate(sql, params);
+                let text = crate::client::interpolate(sql, params);
                 match row {
                     Some(row) => self.conn.query_rows(&text, row).await.map_err(fail),
                     None => self.conn.query_drop(&text).await.map_err(fail),
@@ -396,34 +396,6 @@ impl Tx<'_> {
         self.q.other += 1;
         self.conn.query_drop("ROLLBACK").await.map(|_| ()).map_err(self.failed("rollback"))
     }
-}
-
-/// The statement with its parameters written in as literals (the text fallback).
-fn interpolate(sql: &str, params: &[Param<'_>]) -> String {
-    let mut out = String::with_capacity(sql.len() + 16 * params.len());
-    let mut params = params.iter();
-    for (i, part) in sql.split('?').enumerate() {
-        if i > 0 {
-            match params.next() {
-                Some(Param::Int(v)) => out.push_str(itoa::Buffer::new().format(*v)),
-                Some(Param::Float(f)) => out.push_str(&format!("{f}")),
-                Some(Param::Bytes(b)) => {
-                    out.push('\'');
-                    for &c in *b {
-                        match c {
-                            b'\'' => out.push_str("''"),
-                            b'\\' => out.push_str("\\\\"),
-                            c => out.push(c as char),
-                        }
-                    }
-                    out.push('\'');
-                }
-                Some(Param::Null) | None => out.push_str("NULL"),
-            }
-        }
-        out.push_str(part);
-    }
-    out
 }
 
 /// Committed New-Orders per minute in an interval.
@@ -512,7 +484,7 @@ mod tests {
 
     #[test]
     fn text_fallback_writes_literals() {
-        let s = interpolate(
+        let s = crate::client::interpolate(
             "UPDATE t SET a = ?, b = ?, c = ? WHERE d = ? AND e = ?",
             &[Param::Int(-3), Param::Float(12.5), Param::Bytes(b"it's"), Param::Null, Param::Int(7)],
         );
