@@ -74,6 +74,16 @@ fn sysbench_summary_and_interval_lines_parse_as_sysbench() {
     for (i, l) in lines.iter().enumerate() {
         assert!(l.starts_with(&format!("[ {}s ] thds: 2 tps: ", i + 1)), "{l}");
     }
+
+    // `--json -`: standard output is the JSON document and nothing else.
+    let json = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "run", "oltp_read_write", "--tables=1", "--table-size=2000", "--time=1", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
+    assert_eq!(doc["config"]["workload"], "oltp_read_write");
+    assert!(!std::path::Path::new("-").exists(), "no file named -");
 }
 
 #[test]

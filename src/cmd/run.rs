@@ -9,7 +9,9 @@ use crate::{plan, Error};
 
 pub fn run(cx: &Context, a: &RunArgs) -> Result<i32, Error> {
     let request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
-    let print = if request.output.quiet { Print::Quiet } else { Print::Full };
+    // `--json -`: standard output carries the JSON document alone.
+    let json_to_stdout = request.output.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    let print = if request.output.quiet || json_to_stdout { Print::Quiet } else { Print::Full };
     let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, print)?;
     if ended == Ended::Failed {
         eprintln!("error: the run stopped: {}", doc.error.unwrap_or_default());

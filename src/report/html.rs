@@ -110,6 +110,15 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
         );
         let t = &c.target;
         row("target", format!("{} as {}, database {}", t.place(), t.user, t.database));
+        if let Some(tls) = c.server_fact("tls") {
+            let detail = [c.server_fact("tls_version"), c.server_fact("tls_cipher")]
+                .into_iter()
+                .flatten()
+                .filter(|v| !v.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            row("connection", if detail.is_empty() { format!("TLS {tls}") } else { format!("TLS {tls}: {detail}") });
+        }
     }
     for (k, v) in extra {
         row(k, v.clone());

@@ -139,8 +139,12 @@ pub fn measure(
         histograms,
     };
     if let Some(path) = &output.json {
-        std::fs::write(path, serde_json::to_string_pretty(&doc).expect("serialisable"))
-            .map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+        let text = serde_json::to_string_pretty(&doc).expect("serialisable");
+        if path.as_os_str() == "-" {
+            println!("{text}");
+        } else {
+            std::fs::write(path, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
+        }
     }
     Ok((doc, outcome.ended))
 }
