@@ -377,3 +377,32 @@ fn password_user_over_tcp_runs() {
     assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0);
     assert!(doc.to_string().contains("\"tls\":\"off\""));
 }
+
+#[test]
+fn a_sweep_and_a_scale_study_run_over_tls() {
+    let c = make_certs();
+    let s = tls_server(&c);
+    let h = s.home();
+    let p = s.port.to_string();
+    let ca = format!("--ssl-ca={}", c.ca.display());
+    let tcp = ["--host", "127.0.0.1", "--port", &p, "--user", "root", "--ssl-mode", "VERIFY_CA", &ca];
+    let mut sweep = vec!["--home", &h, "sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "1"];
+    sweep.extend_from_slice(&["--warmup", "0", "--table-size", "500"]);
+    sweep.extend_from_slice(&tcp);
+    assert_eq!(sizeup(&sweep).unwrap(), 0, "sweep over TLS");
+    // A scale study with the same server given as its target (one instance).
+    let target = format!("127.0.0.1:{p}");
+    let mut scale = vec!["--home", &h, "scale", "oltp_point_select", "--instances", "1", "--target", &target];
+    scale.extend_from_slice(&["--threads-per-instance", "2", "--step-time", "1", "--warmup", "0", "--table-size", "500"]);
+    scale.extend_from_slice(&["--user", "root", "--ssl-mode", "VERIFY_CA", &ca]);
+    assert_eq!(sizeup(&scale).unwrap(), 0, "scale over TLS");
+    // Every stored step ran over TLS.
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 3, "two sweep levels and one scale step");
+    for r in runs {
+        let doc = store.load_run(r.id).unwrap();
+        assert_eq!(doc.config.server_fact("tls").as_deref(), Some("on"), "run {}", r.id);
+        assert_eq!(doc.status, "completed");
+    }
+}
