@@ -97,8 +97,17 @@ fn reports_and_comparisons_from_real_runs() {
         mean_ms.iter().map(|p| p.1).collect::<Vec<_>>(),
         levels.iter().map(|l| l.latency_avg_ms).collect::<Vec<_>>()
     );
-    let (peak, _) = series[0].peak.unwrap();
-    assert!(html.contains(&format!("data-mark=\"peak {}", "")) || html.contains("data-mark=\"peak"), "peak marked");
+    let (peak, peak_tps) = series[0].peak.unwrap();
+    // The report opens with the answer in words, quoting the stored peak.
+    let answer = &html[html.find("<section class=\"answer\">").expect("an answer section")..];
+    let answer = &answer[..answer.find("</section>").unwrap()];
+    let quoted = if peak_tps >= 100.0 { format!("{peak_tps:.0}") } else { format!("{peak_tps:.1}") };
+    assert!(
+        answer.contains(&format!("carried {quoted} tps at {peak} threads")),
+        "the opening sentence quotes the stored peak ({quoted} at {peak}): {answer}"
+    );
+    assert!(html.find("<section class=\"answer\">").unwrap() < html.find("<section class=\"study\"").unwrap());
+    assert!(html.contains("data-mark=\"peak"), "peak marked");
     assert!(html.contains(&format!("data-x=\"{peak}\"")));
     // CPU breakdown: five stacks, three bars each.
     let cpu = &html[html.find("data-chart=\"cpu\"").unwrap()..];

@@ -335,3 +335,16 @@ table-size = 2000
     assert_eq!(s.sizeup(&["study", "resume", &before.id.to_string()]).unwrap(), 0);
     assert_eq!(store.load_study(before.id).unwrap().steps.len(), 3);
 }
+
+#[test]
+fn demo_ends_with_an_html_report_in_the_state_directory() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["demo", "--step-time", "1", "--table-size", "2000"]).unwrap(), 0);
+    let path = s.home.path().join("demo-report.html");
+    let html = std::fs::read_to_string(&path).expect("the demo writes its report");
+    assert!(
+        html.contains("<section class=\"answer\">") && html.contains("carried"),
+        "the report opens with the answer"
+    );
+    assert!(html.contains("data-chart=\"throughput-latency\""), "with the chart a newcomer came for");
+}

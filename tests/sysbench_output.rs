@@ -77,7 +77,17 @@ fn sysbench_summary_and_interval_lines_parse_as_sysbench() {
 
     // `--json -`: standard output is the JSON document and nothing else.
     let json = Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args(["--home", &s.home(), "run", "oltp_read_write", "--tables=1", "--table-size=2000", "--time=1", "--json", "-"])
+        .args([
+            "--home",
+            &s.home(),
+            "run",
+            "oltp_read_write",
+            "--tables=1",
+            "--table-size=2000",
+            "--time=1",
+            "--json",
+            "-",
+        ])
         .output()
         .unwrap();
     assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));

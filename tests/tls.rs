@@ -393,7 +393,16 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
     // A scale study with the same server given as its target (one instance).
     let target = format!("127.0.0.1:{p}");
     let mut scale = vec!["--home", &h, "scale", "oltp_point_select", "--instances", "1", "--target", &target];
-    scale.extend_from_slice(&["--threads-per-instance", "2", "--step-time", "1", "--warmup", "0", "--table-size", "500"]);
+    scale.extend_from_slice(&[
+        "--threads-per-instance",
+        "2",
+        "--step-time",
+        "1",
+        "--warmup",
+        "0",
+        "--table-size",
+        "500",
+    ]);
     scale.extend_from_slice(&["--user", "root", "--ssl-mode", "VERIFY_CA", &ca]);
     assert_eq!(sizeup(&scale).unwrap(), 0, "scale over TLS");
     // Every stored step ran over TLS.

@@ -23,7 +23,7 @@ pub fn report(cx: &Context, a: &ReportArgs) -> Result<i32, Error> {
     Ok(0)
 }
 
-fn study_item(store: &Store, id: i64) -> Result<Item, Error> {
+pub(super) fn study_item(store: &Store, id: i64) -> Result<Item, Error> {
     let (row, spec, series) = load_study(store, id)?;
     let sample_run = row.steps.iter().flat_map(|s| s.runs.first()).next().and_then(|&r| store.load_run(r).ok());
     Ok(Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run })
@@ -36,7 +36,7 @@ fn item(store: &Store, s: &str) -> Result<Item, Error> {
     }
 }
 
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
+pub(super) fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))
 }
 

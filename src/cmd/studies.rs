@@ -141,6 +141,15 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
     };
     let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {
+        // A newcomer sees the charts: the study's report, next to the results store.
+        let store = store::Store::open(&cx.results)?;
+        if let Some(last) = store.list_studies()?.last() {
+            let item = super::report::study_item(&store, last.id)?;
+            let path = cx.manager.home().join("demo-report.html");
+            let html = crate::report::html::report(&[item], &super::report::now_utc(), None);
+            super::report::write_file(&path, &html)?;
+            println!("report: {} (open it in a browser)", path.display());
+        }
         println!("the managed server keeps running (`sizeup server stop`)");
     }
     Ok(code)

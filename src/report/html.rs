@@ -31,6 +31,8 @@ th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; background: #fff; }
 dl.provenance { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .85em; background: #fafafa; padding: .6em; border: 1px solid #eee; }
 dl.provenance dt { font-weight: bold; } .note { color: #8a4b00; } .muted { color: #666; font-size: .85em; }
+section.answer p { font-size: 1.05em; margin: .4em 0; }
+ul.warnings { color: #8a4b00; font-size: .9em; margin: .4em 0; padding-left: 1.2em; } ul.warnings li::marker { content: "⚠ "; }
 "#;
 
 /// A sizing question to answer from the scale studies in a report: target throughput
@@ -50,6 +52,22 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
         env!("CARGO_PKG_VERSION"),
         esc(generated_at)
     );
+    // The answer first, in words, for every study and run in the report.
+    out.push_str("<section class=\"answer\"><h2>Answer</h2>\n");
+    for item in items {
+        match item {
+            Item::Run(doc) => {
+                let _ = writeln!(out, "<p>Run {}: {}</p>", doc.id.unwrap_or(0), esc(&super::answer::run(doc)));
+            }
+            Item::Study { row, spec, series, .. } => {
+                for s in series {
+                    let what = spec.level_name();
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&super::answer::series(s, what)));
+                }
+            }
+        }
+    }
+    out.push_str("</section>\n");
     for item in items {
         match item {
             Item::Run(doc) => run_section(&mut out, doc),
@@ -63,6 +81,18 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// Weak data, said where the data is shown.
+fn warnings(out: &mut String, list: &[String]) {
+    if list.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"warnings\">");
+    for w in list {
+        let _ = write!(out, "<li>{}</li>", esc(w));
+    }
+    out.push_str("</ul>\n");
 }
 
 fn num(v: f64) -> String {
@@ -174,6 +204,9 @@ fn study_section(
             ("power", power),
         ],
     );
+    if let Some(doc) = sample {
+        warnings(out, &super::answer::config_warnings(doc));
+    }
     let what = spec.level_name();
     for s in series {
         series_section(out, spec, s, what);
@@ -199,6 +232,12 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
     }
     cpu_chart(out, s, what);
     level_table(out, spec, s, what);
+    let weak: Vec<String> = s
+        .levels
+        .iter()
+        .flat_map(|l| super::answer::level_warnings(l).into_iter().map(move |w| format!("at {} {what}: {w}", l.level)))
+        .collect();
+    warnings(out, &weak);
     if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
         saturation_table(out, s, at, why, what);
     } else if s.complete {
@@ -576,6 +615,7 @@ fn run_section(out: &mut String, doc: &RunDocument) {
     if let Some(e) = &doc.error {
         let _ = writeln!(out, "<p class=\"note\">stopped by: {}</p>", esc(e));
     }
+    warnings(out, &super::answer::config_warnings(doc));
     if !doc.intervals.is_empty() {
         let end = doc.intervals.last().map_or(0.0, |iv| iv.t);
         let first_steady = doc.intervals.iter().find(|iv| !iv.warmup).map_or(end, |iv| iv.t - iv.duration);

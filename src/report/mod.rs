@@ -7,6 +7,7 @@ use crate::stats::{per_second, Interval, Summary};
 use crate::store::RunRow;
 use std::fmt::Write;
 
+pub mod answer;
 pub mod compare;
 /// ANSI colour for terminal output: only when stdout is a terminal and NO_COLOR is
 /// unset, so files, pipes and tests get plain text.

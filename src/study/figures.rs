@@ -134,6 +134,9 @@ pub struct LevelResult {
     /// This level's throughput over the first level's.
     pub ratio_to_first: f64,
     pub stop: Option<String>,
+    /// Notes its steps carried (the load generator as the bottleneck, ...).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -192,6 +195,15 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         per_watt,
         ratio_to_first: 1.0,
         stop: None,
+        notes: {
+            let mut notes: Vec<String> = Vec::new();
+            for n in steps.iter().flat_map(|s| s.notes.iter()) {
+                if !notes.contains(n) {
+                    notes.push(n.clone());
+                }
+            }
+            notes
+        },
     }
 }
 

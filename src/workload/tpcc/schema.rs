@@ -1,6 +1,8 @@
-//! The nine TPC-C tables (clause 1.3) with the spec's column names, in the column types
-//! tpcc-mysql and go-tpc use, so their checkers and queries read sizeup's data as their
-//! own. Secondary indexes are separate: the loader builds them after the bulk load.
+//! The nine TPC-C tables (clause 1.3) with the spec's column names, in go-tpc's table
+//! names and column types, so go-tpc's checker and workload read sizeup's data as their
+//! own (tpcc-mysql names the table `new_orders` and types some columns otherwise: it
+//! needs views). Secondary indexes are separate: the loader builds them after the bulk
+//! load.
 
 /// Every table, in the order they are created (and dropped in reverse).
 pub const TABLES: [&str; 9] =
