@@ -204,3 +204,20 @@ fn independent_tpcc_databases_on_one_server() {
     assert_eq!(s.sizeup(&["cleanup", "tpcc", "--database=tpcc_a"]).unwrap(), 0);
     assert_eq!(count(&s, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='tpcc_b'"), 9);
 }
+
+#[test]
+fn c_last_of_data_sizeup_did_not_load_is_estimated() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses", "1"]).unwrap(), 0);
+    let comment =
+        s.sql("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='tpcc' AND TABLE_NAME='item'");
+    let loaded = sizeup::workload::tpcc::schema::c_last_from_comment(comment.trim()).expect("sizeup records it");
+    // As if another tool had loaded it: the comment that carried the constant is gone.
+    s.sql("ALTER TABLE tpcc.item COMMENT='loaded elsewhere'");
+    let doc = run(&s, "estimated", &["--users", "2", "--time", "1"]);
+    assert_eq!(doc["config"]["options"]["load_c_last"], loaded, "the estimate finds the load's constant");
+    assert_eq!(doc["config"]["options"]["load_c_last_source"], "estimated from the customers' last names");
+    let run_c = doc["config"]["options"]["constants"]["c_last"].as_u64().unwrap() as u32;
+    let delta = run_c.abs_diff(loaded);
+    assert!((65..=119).contains(&delta) && delta != 96 && delta != 112, "clause 2.1.6.1 distance: {delta}");
+}

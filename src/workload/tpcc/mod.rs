@@ -58,6 +58,11 @@ pub struct TpccOptions {
     /// Keying and think times per clause 5.2.5.
     pub think_time: bool,
     pub constants: Constants,
+    /// The load's C_LAST constant, which the run's keeps its distance from (clause
+    /// 2.1.6.1), and where it came from: sizeup's table comment, estimated from the
+    /// customers' names (data another tool loaded), or unknown.
+    pub load_c_last: Option<u32>,
+    pub load_c_last_source: &'static str,
 }
 
 /// Parses `--mix 45,43,4,4,4` (new_order, payment, order_status, delivery, stock_level).

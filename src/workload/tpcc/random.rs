@@ -77,6 +77,52 @@ pub fn last_name(n: u32, out: &mut Vec<u8>) {
     }
 }
 
+/// The number 0..=999 a C_LAST spells, if it is one.
+pub fn last_name_value(name: &str) -> Option<u32> {
+    let mut rest = name;
+    let mut n = 0;
+    for _ in 0..3 {
+        let d = SYLLABLES.iter().position(|s| rest.starts_with(s))?;
+        rest = &rest[SYLLABLES[d].len()..];
+        n = n * 10 + d as u32;
+    }
+    rest.is_empty().then_some(n)
+}
+
+/// The C constant a load used for C_LAST (clause 2.1.6), estimated from the last-name
+/// numbers of customers whose names were drawn by NURand(255, C, 0, 999) (c_id above
+/// 1,000; the first thousand are sequential). The most likely of the 256 candidates:
+/// each shifts the known shape of `uniform(0,255) | uniform(0,999)`. Needs a few
+/// thousand names to be sure; `None` with fewer than 500.
+pub fn estimate_load_c_last(numbers: &[u32]) -> Option<u32> {
+    if numbers.len() < 500 {
+        return None;
+    }
+    // P(v) for v = a | b, a uniform in 0..=255, b uniform in 0..=999 (v < 1024).
+    let mut pv = [0f64; 1024];
+    for a in 0..=255u32 {
+        for b in 0..=999u32 {
+            pv[(a | b) as usize] += 1.0 / (256.0 * 1000.0);
+        }
+    }
+    let mut counts = [0u32; 1000];
+    for &n in numbers.iter().filter(|&&n| n < 1000) {
+        counts[n as usize] += 1;
+    }
+    (0..=255u32)
+        .map(|c| {
+            let mut q = [0f64; 1000];
+            for (v, p) in pv.iter().enumerate() {
+                q[(v + c as usize) % 1000] += p;
+            }
+            let ll: f64 =
+                counts.iter().zip(q).filter(|(k, _)| **k > 0).map(|(&k, p)| k as f64 * p.max(1e-12).ln()).sum();
+            (c, ll)
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+}
+
 const ALNUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// An a-string of random length `min..=max` (clause 4.3.2.2): letters and digits only,
@@ -195,6 +241,22 @@ mod tests {
                 assert!((65..=119).contains(&delta) && delta != 96 && delta != 112, "delta {delta}");
             }
         }
+    }
+
+    #[test]
+    fn the_load_c_last_is_recovered_from_the_names() {
+        for c in [0, 7, 123, 200, 255] {
+            let mut rng = rng_from_seed(c as u64 + 1);
+            let k = Constants { c_last: c, c_id: 0, ol_i_id: 0 };
+            // One warehouse's customers above c_id 1,000: 10 districts x 2,000.
+            let names: Vec<u32> = (0..20_000).map(|_| last_name_number(&mut rng, &k)).collect();
+            assert_eq!(estimate_load_c_last(&names), Some(c));
+        }
+        assert_eq!(estimate_load_c_last(&[1, 2, 3]), None, "too few names");
+        let mut v = Vec::new();
+        last_name(371, &mut v);
+        assert_eq!(last_name_value(std::str::from_utf8(&v).unwrap()), Some(371));
+        assert_eq!(last_name_value("BARBARBARX"), None);
     }
 
     #[test]
