@@ -329,7 +329,7 @@ fn run_on_tables_sizeup_did_not_create_says_it_writes_to_them() {
         "CREATE DATABASE sysb; CREATE TABLE sysb.sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, \
          k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
          PRIMARY KEY (id), KEY k_1 (k)) ENGINE=InnoDB; \
-         INSERT INTO sysb.sbtest1 (k, c, pad) SELECT seq, 'c', 'p' FROM seq_1_to_100",
+         USE sysb; INSERT INTO sbtest1 (k, c, pad) SELECT seq, 'c', 'p' FROM seq_1_to_100",
     );
     let home = PathBuf::from(srv.home());
     let common = ["--database", "sysb", "--tables", "1", "--table-size", "100", "--time", "0", "--events", "20"];
