@@ -176,3 +176,38 @@ pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), String
     }
     first_error.map_or(Ok(()), Err)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::errors::RetryOn;
+
+    #[test]
+    fn loaders_retry_what_the_run_engine_retries() {
+        let RetryOn::Codes(mut engine) = RetryOn::default() else { panic!("the default is a list") };
+        let mut ours = RETRY_CODES.to_vec();
+        engine.sort();
+        ours.sort();
+        assert_eq!(ours, engine);
+        let deadlock = mysql_async::Error::Server(mysql_async::ServerError {
+            code: 1213,
+            message: "Deadlock found when trying to get lock; try restarting transaction".into(),
+            state: "40001".into(),
+        });
+        assert!(retryable(&deadlock));
+        let killed = mysql_async::Error::Server(mysql_async::ServerError {
+            code: 1317,
+            message: "Query execution was interrupted".into(),
+            state: "70100".into(),
+        });
+        assert!(!retryable(&killed));
+    }
+
+    #[test]
+    fn mysql_8_local_infile_off_falls_back_to_inserts_like_mariadb() {
+        // MariaDB: 1148 (not allowed), 4166 (disabled); MySQL 8: 3948 (local_infile=OFF).
+        for code in [1148, 4166, 3948] {
+            assert!(LOCAL_INFILE_REFUSED.contains(&code), "{code}");
+        }
+    }
+}
