@@ -371,12 +371,16 @@ fn a_crashed_instance_is_reported_before_it_is_restarted_and_the_cold_run_flagge
     let home = PathBuf::from(srv.home());
     assert_eq!(srv.sizeup(&["prepare", "oltp_point_select", "--tables", "1", "--table-size", "1000"]).unwrap(), 0);
     // SAFETY: kills the server this test started.
+    // The server is this test process's child (TestServer starts it in-process): reap
+    // it, as init reaps a crashed server whose sizeup has exited.
     unsafe {
         libc::kill(srv.pid, libc::SIGKILL);
+        libc::waitpid(srv.pid, std::ptr::null_mut(), 0);
     }
     let o = child(&home, &["server", "status", "--json"]);
     let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(st[0]["state"], "crashed", "{st}");
+    assert!(text(&o).1.contains("crashed or were killed"), "{:?}", text(&o));
     // A run names no server: the managed default is restarted, saying it had crashed.
     let o = child(
         &home,

@@ -40,6 +40,18 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             } else {
                 print!("{}", report::server_table(&status));
             }
+            let crashed: Vec<String> = status
+                .iter()
+                .filter(|s| s.state == crate::server::State::Crashed)
+                .map(|s| s.index.to_string())
+                .collect();
+            if !crashed.is_empty() {
+                eprintln!(
+                    "instance(s) {} crashed or were killed: `sizeup server start --instances N` restarts them \
+                     (InnoDB recovers the data; measurements right after start on a cold buffer pool)",
+                    crashed.join(", ")
+                );
+            }
             Ok(0)
         }
     }
