@@ -438,3 +438,36 @@ fn server_start_on_a_running_instance_says_what_it_ignored() {
     );
     assert!(!text(&o).1.contains("not applied"), "{:?}", text(&o));
 }
+
+#[test]
+fn prepare_loaders_retry_lock_waits_and_deadlocks() {
+    let srv = TestServer::start();
+    // Every new connection (the loaders') gives up a lock wait after 1 s with error 1205,
+    // one of the errors the run engine retries (with 1213 deadlock and 1020).
+    srv.sql("SET GLOBAL lock_wait_timeout = 1");
+    std::thread::scope(|s| {
+        let prepare = s.spawn(|| {
+            srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"])
+        });
+        loop {
+            if tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
+                break;
+            }
+            assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Hold sbtest1 for a few lock-wait timeouts while the load goes on: the loader's
+        // next statement on it times out (1205) and must be retried, not fail the prepare.
+        let held = srv.sql(
+            "SET SESSION lock_wait_timeout = 120; LOCK TABLES sbtest.sbtest1 WRITE; \
+             SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest1'; \
+             SELECT SLEEP(3); UNLOCK TABLES",
+        );
+        assert!(held.contains("incomplete"), "the lock came after the load: {held}");
+        let r = prepare.join().unwrap();
+        assert!(matches!(r, Ok(0)), "{:?}", r.map_err(|e| e.to_string()));
+    });
+    assert_eq!(srv.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim(), "500000");
+    let tables = tables_of(&srv, "sbtest");
+    assert!(tables.iter().all(|(_, c)| c == "created by sizeup (oltp)"), "{tables:?}");
+}

@@ -185,9 +185,8 @@ async fn load_all(
 }
 
 async fn create_index(conn: &mut Conn, table: u32) -> Result<(), String> {
-    conn.query_drop(format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
-        .await
-        .map_err(|e| format!("creating index k_{table}: {}", short_error(&e)))
+    let sql = format!("CREATE INDEX k_{table} ON sbtest{table}(k)");
+    bulk::exec_retrying(conn, &sql, &format!("creating index k_{table}")).await
 }
 
 async fn loader(
