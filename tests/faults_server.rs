@@ -471,3 +471,27 @@ fn prepare_loaders_retry_lock_waits_and_deadlocks() {
     let tables = tables_of(&srv, "sbtest");
     assert!(tables.iter().all(|(_, c)| c == "created by sizeup (oltp)"), "{tables:?}");
 }
+
+#[test]
+fn an_interrupted_tpcc_load_is_refused_by_check_and_run() {
+    let srv = TestServer::start();
+    let home = PathBuf::from(srv.home());
+    let mut proc = bin()
+        .arg("--home")
+        .arg(&home)
+        .args(["prepare", "tpcc", "--warehouses", "2", "--threads", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for("the nine tables were created", || tables_of(&srv, "tpcc").len() == 9, &mut proc);
+    kill_group(&mut proc);
+    assert!(tables_of(&srv, "tpcc").iter().any(|(_, c)| c.contains("incomplete")));
+    for args in [&["check", "tpcc"][..], &["run", "tpcc", "--time", "0", "--events", "10"][..]] {
+        let e = err_of(srv.sizeup(args));
+        assert!(e.contains("incomplete") && e.contains("sizeup cleanup tpcc"), "{args:?}: {e}");
+    }
+    assert_eq!(srv.sizeup(&["cleanup", "tpcc"]).unwrap(), 0);
+    assert!(tables_of(&srv, "tpcc").is_empty());
+}
