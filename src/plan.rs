@@ -54,10 +54,17 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
     })
 }
 
+/// The server's own schemas: never a benchmark's database.
+pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "sys", "information_schema", "performance_schema"];
+
 /// A database name the server can take (sysbench's `sbtest` when none is given).
 pub fn check_database(name: Option<&str>) -> Result<(), String> {
     match name {
         Some(d) if d.is_empty() || d.len() > 64 => Err(format!("--database '{d}' is not a database name")),
+        Some(d) if SYSTEM_SCHEMAS.iter().any(|s| s.eq_ignore_ascii_case(d)) => Err(format!(
+            "--database {d} is a system schema of the server; sizeup never loads into or runs on it: \
+             give a database of its own, e.g. --database sbtest"
+        )),
         _ => Ok(()),
     }
 }
@@ -267,6 +274,16 @@ mod tests {
         assert!(e.contains("uniform"), "{e}");
         let e = run_request(workload::tpcc::NAME, &options(&["--think-time=spec", "--rate=10"])).err().unwrap();
         assert!(e.contains("--think-time spec"), "{e}");
+    }
+
+    #[test]
+    fn system_schemas_are_refused_as_database() {
+        for d in ["mysql", "sys", "INFORMATION_SCHEMA", "performance_schema"] {
+            let e = check_database(Some(d)).unwrap_err();
+            assert!(e.contains("system schema") && e.contains("--database"), "{e}");
+        }
+        assert!(check_database(Some("sbtest")).is_ok());
+        assert!(check_database(Some("mysql_bench")).is_ok());
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
     // The same check of the data a run makes first, so a missing prepare says so.
     rt.block_on(async {
         let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
+        runner::check_data(&mut conn, &target.database, &*w, false).await?;
         let spec = crate::exec::RunSpec::default();
         w.start(&mut conn, &target.database, &spec, false).await?;
         let _ = conn.disconnect().await;

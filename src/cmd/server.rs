@@ -8,8 +8,15 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
     let manager = &cx.manager;
     match cmd {
         ServerCommand::Start(a) => {
-            if a.instances == 0 {
-                return Err(Error::Usage("--instances must be at least 1".into()));
+            if a.instances == 0 || a.instances > crate::server::MAX_INSTANCES {
+                return Err(Error::Usage(format!(
+                    "--instances must be from 1 to {} (got {})",
+                    crate::server::MAX_INSTANCES,
+                    a.instances
+                )));
+            }
+            if let Some(p) = a.base_port {
+                crate::server::check_ports(p, a.instances).map_err(Error::Usage)?;
             }
             let settings = plan::server_settings(&a.server).map_err(Error::Usage)?;
             let status = manager.start(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
@@ -32,6 +39,18 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
                 println!("{}", serde_json::to_string_pretty(&status).expect("serialisable"));
             } else {
                 print!("{}", report::server_table(&status));
+            }
+            let crashed: Vec<String> = status
+                .iter()
+                .filter(|s| s.state == crate::server::State::Crashed)
+                .map(|s| s.index.to_string())
+                .collect();
+            if !crashed.is_empty() {
+                eprintln!(
+                    "instance(s) {} crashed or were killed: `sizeup server start --instances N` restarts them \
+                     (InnoDB recovers the data; measurements right after start on a cold buffer pool)",
+                    crashed.join(", ")
+                );
             }
             Ok(0)
         }

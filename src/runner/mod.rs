@@ -50,10 +50,15 @@ pub fn measure(
     let kind = workload.kind();
     let (target, instance) = resolve_target(manager, &place, kind.default_database())?;
     spec.watch_instance(instance.as_ref());
+    let cold = instance.as_ref().and_then(|i| i.cold_note());
+    if let Some(note) = cold.as_ref().filter(|_| print.full()) {
+        eprintln!("{note}");
+    }
     let (ready, server) = runtime(1)?.block_on(async {
         let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*workload))?;
         let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
         check_connections(&server, spec.threads)?;
+        check_data(&mut conn, &target.database, &*workload, print.full()).await?;
         let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
         let _ = conn.disconnect().await;
         Ok::<_, Error>((ready, server))
@@ -125,6 +130,9 @@ pub fn measure(
         let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
         print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
         print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
+        if let Some(note) = &cold {
+            println!("{note}");
+        }
         if output.histogram {
             print!("\n{}", report::latency_histogram(&all));
         }
@@ -160,6 +168,36 @@ pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn
         )),
         other => other.into(),
     }
+}
+
+/// Refuses data a prepare did not finish (tables still marked loading), and says in
+/// one line, when `tell` and the run writes, that it will write into tables sizeup
+/// did not create (sysbench's, say).
+pub async fn check_data(
+    conn: &mut mysql_async::Conn,
+    database: &str,
+    workload: &dyn Workload,
+    tell: bool,
+) -> Result<(), Error> {
+    let names = workload.tables();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let existing = ownership::existing_tables(conn, database, &names, "%").await.map_err(Error::Failed)?;
+    if let Some(msg) = ownership::incomplete(database, &existing, workload.name()) {
+        return Err(Error::Usage(msg));
+    }
+    let foreign: Vec<&str> = existing.iter().filter(|t| !t.ours).map(|t| t.name.as_str()).collect();
+    if tell && workload.writes() && !foreign.is_empty() {
+        eprintln!(
+            "note: {} table(s) of {database} ({}{}) were not created by sizeup; {} writes to them",
+            foreign.len(),
+            foreign[..foreign.len().min(3)].join(", "),
+            if foreign.len() > 3 { ", ..." } else { "" },
+            workload.name()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a run the server cannot take a connection for each of its workers.
@@ -214,7 +252,11 @@ pub fn resolve_target(
     let instance = match manager.running(t.instance)? {
         Some(i) => i,
         None if t.instance == 0 => {
-            eprintln!("no server named: starting managed MariaDB instance 0 in {}", manager.home().display());
+            // A crashed instance is reported as such by the start below.
+            let crashed = manager.status()?.iter().any(|s| s.index == 0 && s.state == server::State::Crashed);
+            if !crashed {
+                eprintln!("no server named: starting managed MariaDB instance 0 in {}", manager.home().display());
+            }
             let settings = manager.settings_of(0)?.unwrap_or_default();
             manager.start(1, &settings, None, None)?;
             manager
@@ -312,6 +354,9 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
             ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;
         if existing.is_empty() {
             return Ok(Some(None));
+        }
+        if let Some(msg) = ownership::incomplete(&target.database, &existing, workload.name()) {
+            return Err(Error::Usage(msg));
         }
         if existing.len() < names.len() {
             // Loading the rest would mean loading next to tables: only into our own.

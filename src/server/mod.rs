@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_BASE_PORT: u16 = 13306;
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a command that changes instances waits for another one to finish.
+pub const LOCK_WAIT: Duration = Duration::from_secs(300);
+/// The most instances one state directory manages.
+pub const MAX_INSTANCES: u32 = 64;
+/// The lowest port a managed instance may listen on (below are the system's services).
+pub const MIN_PORT: u16 = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -33,6 +39,14 @@ pub enum ServerError {
     /// A port of the requested range is taken by another program.
     #[error("port {port} on 127.0.0.1 is in use; choose another with --base-port")]
     PortInUse { port: u16 },
+    /// Another sizeup held the state directory's lock for too long.
+    #[error(
+        "another sizeup has been starting or stopping instances in {home} for {seconds} s; try again when it ends"
+    )]
+    Busy { home: String, seconds: u64 },
+    /// A base port that would put an instance where the user did not ask.
+    #[error("{0}")]
+    Ports(String),
     /// State directory problems.
     #[error("{0}")]
     State(String),
@@ -74,6 +88,12 @@ pub struct Instance {
     pub should_run: bool,
     pub settings: ServerSettings,
     pub binary: PathBuf,
+    /// When the server was last launched (seconds since the Unix epoch).
+    #[serde(default)]
+    pub started_at: u64,
+    /// The last launch followed a crash: InnoDB recovered and the buffer pool is cold.
+    #[serde(default)]
+    pub recovered: bool,
 }
 
 impl Instance {
@@ -112,6 +132,43 @@ pub struct Status {
     pub datadir: PathBuf,
 }
 
+/// Refuses a base port that would put an instance on a port the user did not ask for:
+/// 0 (the server's default, 3306) or past 65535.
+pub fn check_ports(base: u16, count: u32) -> Result<(), String> {
+    let highest = 65535 - count.clamp(1, MAX_INSTANCES) + 1;
+    if base < MIN_PORT || base as u32 > highest {
+        return Err(format!(
+            "--base-port {base}: with {count} instance(s) the base port must be from {MIN_PORT} to {highest} \
+             (instance i listens on base + i)"
+        ));
+    }
+    Ok(())
+}
+
+/// The exclusive lock of a state directory, held while instances are started or
+/// stopped; released when dropped (or when the process dies).
+pub struct Lock {
+    _file: std::fs::File,
+}
+
+/// How long after a restart that followed a crash a measurement is flagged as taken
+/// on a cold, just-recovered server.
+pub const COLD_AFTER_RECOVERY: Duration = Duration::from_secs(600);
+
+impl Instance {
+    /// A line saying the server was restarted after a crash shortly before, if it was.
+    pub fn cold_note(&self) -> Option<String> {
+        let ago = unix_now().saturating_sub(self.started_at);
+        (self.recovered && ago < COLD_AFTER_RECOVERY.as_secs()).then(|| {
+            format!(
+                "note: managed instance {} was restarted after a crash {ago} s before this run: \
+                 its buffer pool was cold and InnoDB may still have been recovering; measure again for a warm figure",
+                self.index
+            )
+        })
+    }
+}
+
 /// The state directory and its instances.
 pub struct Manager {
     home: PathBuf,
@@ -129,6 +186,49 @@ impl Manager {
 
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Takes the state directory's lock, waiting (up to [`LOCK_WAIT`], with a line
+    /// saying so) while another sizeup starts or stops instances here.
+    pub fn lock(&self) -> Result<Lock, ServerError> {
+        self.lock_within(LOCK_WAIT)
+    }
+
+    fn lock_within(&self, wait: Duration) -> Result<Lock, ServerError> {
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(&self.home)
+            .map_err(|e| ServerError::State(format!("cannot create {}: {e}", self.home.display())))?;
+        let path = self.home.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ServerError::State(format!("cannot open {}: {e}", path.display())))?;
+        let started = Instant::now();
+        let mut said = false;
+        loop {
+            // SAFETY: flock on a descriptor we own; it is released when the file closes.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(Lock { _file: file });
+            }
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(ServerError::State(format!("cannot lock {}: {err}", path.display())));
+            }
+            if started.elapsed() >= wait {
+                return Err(ServerError::Busy { home: self.home.display().to_string(), seconds: wait.as_secs() });
+            }
+            if !said {
+                eprintln!(
+                    "another sizeup is starting or stopping instances in {}: waiting for it (up to {} s)",
+                    self.home.display(),
+                    wait.as_secs()
+                );
+                said = true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     fn state_path(&self) -> PathBuf {
@@ -177,10 +277,11 @@ impl Manager {
             .filter(|i| status_of(i).state == State::Running))
     }
 
-    /// Starts instances `0..count` (those already running are left as they are) and
-    /// returns their status. `base_port` of `None` keeps remembered ports, or finds a
-    /// free range from [`DEFAULT_BASE_PORT`]. Instance directories go under `root`
-    /// (default: the state directory).
+    /// Starts instances `0..count` (those already running are left as they are, with a
+    /// line naming the settings they keep) and returns their status. `base_port` of
+    /// `None` keeps remembered ports, or finds a free range from [`DEFAULT_BASE_PORT`].
+    /// Instance directories go under `root` (default: the state directory). Holds the
+    /// state directory's lock throughout.
     pub fn start(
         &self,
         count: u32,
@@ -188,6 +289,23 @@ impl Manager {
         base_port: Option<u16>,
         root: Option<&Path>,
     ) -> Result<Vec<Status>, ServerError> {
+        let _lock = self.lock()?;
+        self.start_locked(count, settings, base_port, root)
+    }
+
+    fn start_locked(
+        &self,
+        count: u32,
+        settings: &ServerSettings,
+        base_port: Option<u16>,
+        root: Option<&Path>,
+    ) -> Result<Vec<Status>, ServerError> {
+        if count == 0 || count > MAX_INSTANCES {
+            return Err(ServerError::Ports(format!("--instances must be from 1 to {MAX_INSTANCES} (got {count})")));
+        }
+        if let Some(p) = base_port {
+            check_ports(p, count).map_err(ServerError::Ports)?;
+        }
         let binary = find_binary()?;
         let mut state = self.load()?;
         let base = match base_port {
@@ -197,13 +315,37 @@ impl Manager {
                 None => free_port_range(DEFAULT_BASE_PORT, count)?,
             },
         };
+        check_ports(base, count).map_err(ServerError::Ports)?;
         let mut out = Vec::new();
         for index in 0..count {
+            let port = base + index as u16;
             let existing = state.instances.iter().position(|i| i.index == index);
+            let mut recovered = false;
             if let Some(pos) = existing {
-                if status_of(&state.instances[pos]).state == State::Running {
-                    out.push(status_of(&state.instances[pos]));
-                    continue;
+                let old = &state.instances[pos];
+                match status_of(old).state {
+                    State::Running => {
+                        let ignored = ignored_settings(old, settings, base_port.map(|_| port));
+                        if !ignored.is_empty() {
+                            eprintln!(
+                                "instance {index} is already running; not applied: {}. To apply them: \
+                                 `sizeup server stop --instance {index}`, then start again with them",
+                                ignored.join(", ")
+                            );
+                        }
+                        out.push(status_of(old));
+                        continue;
+                    }
+                    State::Crashed => {
+                        eprintln!(
+                            "instance {index} crashed or was killed (its server{} is gone without `sizeup server stop`); \
+                             starting it again: InnoDB recovers its data, and the buffer pool starts cold{}",
+                            old.pid.map_or(String::new(), |p| format!(", pid {p},")),
+                            last_log_line(&old.error_log()).map_or(String::new(), |l| format!("\n  last line of its log: {l}"))
+                        );
+                        recovered = true;
+                    }
+                    State::Stopped => {}
                 }
                 // A crashed server's threads may still be exiting and holding its port.
                 if let Some(pid) = state.instances[pos].pid {
@@ -215,11 +357,13 @@ impl Manager {
                 index,
                 socket: socket_path(&dir, &self.home, index),
                 dir,
-                port: base + index as u16,
+                port,
                 pid: None,
                 should_run: false,
                 settings: settings.clone(),
                 binary: binary.clone(),
+                started_at: 0,
+                recovered,
             };
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
@@ -228,11 +372,10 @@ impl Manager {
                 .map_err(|e| ServerError::State(format!("cannot create {}: {e}", inst.dir.display())))?;
             std::fs::write(inst.option_file(), option_file(&inst))
                 .map_err(|e| ServerError::State(format!("cannot write {}: {e}", inst.option_file().display())))?;
-            if !inst.datadir().join("mysql").exists() {
-                initialise(&inst)?;
-            }
+            ensure_datadir(&inst)?;
             inst.pid = Some(launch(&inst)?);
             inst.should_run = true;
+            inst.started_at = unix_now();
             match existing {
                 Some(pos) => state.instances[pos] = inst.clone(),
                 None => state.instances.push(inst.clone()),
@@ -248,18 +391,24 @@ impl Manager {
     /// Instances `0..count` running with exactly `settings`: those running with other
     /// settings are restarted (their data stays), the rest started.
     pub fn start_with(&self, count: u32, settings: &ServerSettings) -> Result<Vec<Status>, ServerError> {
+        let _lock = self.lock()?;
         for index in 0..count {
             if self.running(index)?.is_some_and(|i| &i.settings != settings) {
                 eprintln!("restarting managed instance {index} with the study's settings");
-                self.stop(Some(index), false)?;
+                self.stop_locked(Some(index), false)?;
             }
         }
-        self.start(count, settings, None, None)
+        self.start_locked(count, settings, None, None)
     }
 
     /// Stops every running instance (or only `only`), waiting for a clean shutdown.
     /// With `purge`, also deletes their directories and forgets them.
     pub fn stop(&self, only: Option<u32>, purge: bool) -> Result<Vec<Status>, ServerError> {
+        let _lock = self.lock()?;
+        self.stop_locked(only, purge)
+    }
+
+    fn stop_locked(&self, only: Option<u32>, purge: bool) -> Result<Vec<Status>, ServerError> {
         let mut state = self.load()?;
         let mut stopped = Vec::new();
         for inst in state.instances.iter_mut().filter(|i| only.is_none_or(|o| o == i.index)) {
@@ -280,6 +429,45 @@ impl Manager {
         self.save(&state)?;
         Ok(stopped)
     }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// What a start asked for that a running instance does not have (it keeps its own).
+fn ignored_settings(running: &Instance, asked: &ServerSettings, port: Option<u16>) -> Vec<String> {
+    let (old, new) = (&running.settings, asked);
+    let mut v = Vec::new();
+    if old.buffer_pool != new.buffer_pool {
+        v.push(format!("--buffer-pool {} (it has {})", new.buffer_pool, old.buffer_pool));
+    }
+    if old.log_file_size != new.log_file_size {
+        v.push(format!("--log-file-size {} (it has {})", new.log_file_size, old.log_file_size));
+    }
+    if old.flush_log_at_trx_commit != new.flush_log_at_trx_commit {
+        v.push(format!(
+            "--flush-log-at-trx-commit {} (it has {})",
+            new.flush_log_at_trx_commit, old.flush_log_at_trx_commit
+        ));
+    }
+    if old.max_connections != new.max_connections {
+        v.push(format!("--max-connections {} (it has {})", new.max_connections, old.max_connections));
+    }
+    if old.extra != new.extra {
+        let set: Vec<String> = new.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        v.push(format!("--set {}", if set.is_empty() { "(none)".to_string() } else { set.join(" ") }));
+    }
+    if let Some(p) = port.filter(|&p| p != running.port) {
+        v.push(format!("port {p} (it listens on {})", running.port));
+    }
+    v
+}
+
+fn last_log_line(path: &Path) -> Option<String> {
+    let t = tail(path, 1);
+    (!t.is_empty()).then_some(t)
 }
 
 fn status_of(i: &Instance) -> Status {
@@ -382,7 +570,34 @@ fn tail(path: &Path, lines: usize) -> String {
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-fn initialise(i: &Instance) -> Result<(), ServerError> {
+/// The instance's datadir, initialised if it has none. Initialisation goes into a
+/// temporary directory renamed into place when complete, so a kill part-way leaves
+/// no datadir that looks real; leftovers of such a kill are removed with a line.
+fn ensure_datadir(i: &Instance) -> Result<(), ServerError> {
+    let data = i.datadir();
+    if data.join("mysql").exists() {
+        return Ok(());
+    }
+    let partial = i.dir.join("data.init");
+    let leftover = [&partial, &data].into_iter().find(|d| d.exists());
+    if let Some(d) = leftover {
+        eprintln!(
+            "instance {}: {} is a datadir whose initialisation did not finish (interrupted?); initialising it again",
+            i.index,
+            d.display()
+        );
+        for d in [&partial, &data] {
+            std::fs::remove_dir_all(d)
+                .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+                .map_err(|e| ServerError::State(format!("cannot remove {}: {e}", d.display())))?;
+        }
+    }
+    initialise(i, &partial)?;
+    std::fs::rename(&partial, &data)
+        .map_err(|e| ServerError::State(format!("cannot rename {} to {}: {e}", partial.display(), data.display())))
+}
+
+fn initialise(i: &Instance, datadir: &Path) -> Result<(), ServerError> {
     let name = i.binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let install_db = ["mariadb-install-db", "mysql_install_db"]
         .iter()
@@ -396,12 +611,15 @@ fn initialise(i: &Instance) -> Result<(), ServerError> {
     let mut cmd = match tool {
         Some(tool) => {
             let mut c = Command::new(tool);
-            c.arg(&defaults).arg("--auth-root-authentication-method=normal").arg("--skip-test-db");
+            c.arg(&defaults)
+                .arg(format!("--datadir={}", datadir.display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db");
             c
         }
         None => {
             let mut c = Command::new(&i.binary);
-            c.arg(&defaults).arg("--initialize-insecure");
+            c.arg(&defaults).arg(format!("--datadir={}", datadir.display())).arg("--initialize-insecure");
             c
         }
     };
@@ -583,6 +801,8 @@ mod tests {
                 ..Default::default()
             },
             binary: PathBuf::from("/usr/sbin/mariadbd"),
+            started_at: 0,
+            recovered: false,
         }
     }
 

@@ -52,6 +52,9 @@ impl Rows {
     }
 }
 
+/// Server errors meaning LOAD DATA LOCAL is not allowed.
+pub const LOCAL_INFILE_REFUSED: [u16; 3] = [1148, 4166, 3948];
+
 /// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
 /// Switches `use_insert` on, for this and every later call, when the server refuses
 /// LOCAL INFILE.
@@ -66,22 +69,60 @@ pub async fn load(
         return Ok(());
     }
     if !use_insert.load(Ordering::Relaxed) {
-        let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
-        conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
         let sql = format!(
             "LOAD DATA LOCAL INFILE 'sizeup-{table}' INTO TABLE {table} CHARACTER SET latin1 \
              FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({columns})"
         );
-        match conn.query_drop(sql).await {
-            Ok(()) => return Ok(()),
-            // 1148 / 4166: LOCAL INFILE disabled on the server; fall back to INSERTs.
-            Err(mysql_async::Error::Server(e)) if e.code == 1148 || e.code == 4166 => {
-                use_insert.store(true, Ordering::Relaxed);
+        let mut attempt = 0;
+        loop {
+            let stream = futures_util::stream::iter(pieces.clone().into_iter().map(Ok));
+            conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
+            match conn.query_drop(&sql).await {
+                Ok(()) => return Ok(()),
+                // LOCAL INFILE disabled on the server (MariaDB 1148 / 4166, MySQL 8's
+                // local_infile=OFF 3948): fall back to INSERTs.
+                Err(mysql_async::Error::Server(e)) if LOCAL_INFILE_REFUSED.contains(&e.code) => {
+                    use_insert.store(true, Ordering::Relaxed);
+                    break;
+                }
+                Err(e) if retryable(&e) && attempt < RETRIES => {
+                    attempt += 1;
+                    backoff(attempt).await;
+                }
+                Err(e) => return Err(format!("loading {table}: {}", short_error(&e))),
             }
-            Err(e) => return Err(format!("loading {table}: {}", short_error(&e))),
         }
     }
     insert(conn, table, columns, &pieces).await
+}
+
+/// Errors the run engine retries (deadlock 1213, lock wait timeout 1205, record
+/// changed 1020): the statement was rolled back whole, so loading it again is safe.
+pub const RETRY_CODES: [u16; 3] = [1213, 1205, 1020];
+/// Attempts after the first before a load gives up.
+pub const RETRIES: u32 = 10;
+
+fn retryable(e: &mysql_async::Error) -> bool {
+    matches!(e, mysql_async::Error::Server(s) if RETRY_CODES.contains(&s.code))
+}
+
+async fn backoff(attempt: u32) {
+    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt as u64)).await;
+}
+
+/// One statement of a load, retried as [`load`] retries.
+pub async fn exec_retrying(conn: &mut Conn, sql: &str, what: &str) -> Result<(), String> {
+    let mut attempt = 0;
+    loop {
+        match conn.query_drop(sql).await {
+            Ok(()) => return Ok(()),
+            Err(e) if retryable(&e) && attempt < RETRIES => {
+                attempt += 1;
+                backoff(attempt).await;
+            }
+            Err(e) => return Err(format!("{what}: {}", short_error(&e))),
+        }
+    }
 }
 
 /// The fallback: the same rows as multi-row INSERTs of 1,000 rows, every field quoted
@@ -108,14 +149,13 @@ async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -
         sql.push(')');
         n += 1;
         if n == 1000 {
-            conn.query_drop(std::mem::replace(&mut sql, head.clone()))
-                .await
-                .map_err(|e| format!("loading {table}: {}", short_error(&e)))?;
+            let full = std::mem::replace(&mut sql, head.clone());
+            exec_retrying(conn, &full, &format!("loading {table}")).await?;
             n = 0;
         }
     }
     if n > 0 {
-        conn.query_drop(sql).await.map_err(|e| format!("loading {table}: {}", short_error(&e)))?;
+        exec_retrying(conn, &sql, &format!("loading {table}")).await?;
     }
     Ok(())
 }
@@ -135,4 +175,39 @@ pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), String
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::errors::RetryOn;
+
+    #[test]
+    fn loaders_retry_what_the_run_engine_retries() {
+        let RetryOn::Codes(mut engine) = RetryOn::default() else { panic!("the default is a list") };
+        let mut ours = RETRY_CODES.to_vec();
+        engine.sort();
+        ours.sort();
+        assert_eq!(ours, engine);
+        let deadlock = mysql_async::Error::Server(mysql_async::ServerError {
+            code: 1213,
+            message: "Deadlock found when trying to get lock; try restarting transaction".into(),
+            state: "40001".into(),
+        });
+        assert!(retryable(&deadlock));
+        let killed = mysql_async::Error::Server(mysql_async::ServerError {
+            code: 1317,
+            message: "Query execution was interrupted".into(),
+            state: "70100".into(),
+        });
+        assert!(!retryable(&killed));
+    }
+
+    #[test]
+    fn mysql_8_local_infile_off_falls_back_to_inserts_like_mariadb() {
+        // MariaDB: 1148 (not allowed), 4166 (disabled); MySQL 8: 3948 (local_infile=OFF).
+        for code in [1148, 4166, 3948] {
+            assert!(LOCAL_INFILE_REFUSED.contains(&code), "{code}");
+        }
+    }
 }

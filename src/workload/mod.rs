@@ -161,6 +161,10 @@ pub trait Workload: Send + Sync {
         Box::pin(async move { Err(format!("{name} has no prewarm")) })
     }
     /// Run settings this workload cannot honour.
+    /// Whether a run changes the data (inserts, updates or deletes).
+    fn writes(&self) -> bool {
+        true
+    }
     fn check_run(&self, _spec: &RunSpec) -> Result<(), String> {
         Ok(())
     }

@@ -13,11 +13,45 @@ pub fn comment_clause(workload: &str) -> String {
     format!("COMMENT='{MARK} ({workload})'")
 }
 
+/// Added to the mark while a prepare loads a table, and removed (by
+/// [`mark_complete`]) only once the whole data set is loaded and indexed: a table
+/// that still carries it belongs to a prepare that was interrupted or failed.
+pub const INCOMPLETE: &str = "; loading, incomplete";
+
+/// The COMMENT clause `clause` with the incomplete mark, for `CREATE TABLE`.
+pub fn while_loading(clause: &str) -> String {
+    format!("{}{INCOMPLETE}'", clause.trim_end_matches('\''))
+}
+
+/// Replaces a table's comment with the final `clause` (the data set is complete).
+pub async fn mark_complete(conn: &mut Conn, table: &str, clause: &str) -> Result<(), String> {
+    conn.query_drop(format!("ALTER TABLE {} {clause}", crate::target::quote_ident(table)))
+        .await
+        .map_err(|e| format!("marking {table} complete: {}", short_error(&e)))
+}
+
+/// What to say about a data set a prepare did not finish, and what to do.
+pub fn incomplete_message(database: &str, tables: &[&str], workload: &str) -> String {
+    format!(
+        "{database} holds an incomplete data set: a prepare was interrupted or failed ({} still marked loading).\n\
+         Run `sizeup cleanup {workload}` (with the same --database), then prepare again.",
+        list(tables)
+    )
+}
+
+/// The incomplete tables among `existing`, as a refusal, or `None` when all are complete.
+pub fn incomplete(database: &str, existing: &[ExistingTable], workload: &str) -> Option<String> {
+    let partial: Vec<&str> = existing.iter().filter(|t| t.ours && !t.complete).map(|t| t.name.as_str()).collect();
+    (!partial.is_empty()).then(|| incomplete_message(database, &partial, workload))
+}
+
 /// An existing table and whether sizeup made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExistingTable {
     pub name: String,
     pub ours: bool,
+    /// False while (or after an interrupted) prepare loads it.
+    pub complete: bool,
 }
 
 /// Tables of `database` whose names are in `names` (or, when `names` is empty, that
@@ -39,7 +73,11 @@ pub async fn existing_tables(
     Ok(rows
         .into_iter()
         .filter(|(n, _)| names.is_empty() || names.contains(n))
-        .map(|(name, comment)| ExistingTable { ours: comment.starts_with(MARK), name })
+        .map(|(name, comment)| ExistingTable {
+            ours: comment.starts_with(MARK),
+            complete: !comment.contains(INCOMPLETE),
+            name,
+        })
         .collect())
 }
 
@@ -82,6 +120,19 @@ pub async fn drop_ours(
     Ok(report)
 }
 
+/// After a prepare failed part-way: drops the tables it created (only sizeup's, of
+/// `names`) so nothing half-done stays behind, and returns `error` with what became
+/// of them.
+pub async fn undo_prepare(target: &crate::target::Target, names: &[String], error: String, workload: &str) -> String {
+    match drop_ours(target, names, "%", |_| true).await {
+        Ok(r) if r.dropped.is_empty() => error,
+        Ok(_) => format!("{error}\nThe partly loaded tables were dropped; nothing is left half-done: prepare again."),
+        Err(_) => format!(
+            "{error}\nThe partly loaded tables stay, marked incomplete: `sizeup cleanup {workload}`, then prepare again."
+        ),
+    }
+}
+
 /// The refusal when tables are in the way of a prepare, or `None` when all are free.
 pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Option<String> {
     let foreign: Vec<&str> = existing.iter().filter(|t| !t.ours).map(|t| t.name.as_str()).collect();
@@ -92,6 +143,9 @@ pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Op
              Use another --database, or drop them yourself if they are disposable.",
             list(&foreign)
         ));
+    }
+    if let Some(msg) = incomplete(database, existing, workload) {
+        return Some(msg);
     }
     if !ours.is_empty() {
         return Some(format!(
@@ -116,7 +170,18 @@ mod tests {
     use super::*;
 
     fn t(name: &str, ours: bool) -> ExistingTable {
-        ExistingTable { name: name.into(), ours }
+        ExistingTable { name: name.into(), ours, complete: true }
+    }
+
+    #[test]
+    fn an_incomplete_data_set_points_to_cleanup() {
+        let clause = while_loading(&comment_clause("oltp"));
+        assert_eq!(clause, "COMMENT='created by sizeup (oltp); loading, incomplete'");
+        let partial = ExistingTable { name: "sbtest2".into(), ours: true, complete: false };
+        let msg = refusal("sbtest", &[t("sbtest1", true), partial], "oltp_read_write").unwrap();
+        assert!(msg.contains("incomplete") && msg.contains("sbtest2"), "{msg}");
+        assert!(msg.contains("sizeup cleanup oltp_read_write"), "{msg}");
+        assert!(msg.lines().count() <= 2, "{msg}");
     }
 
     #[test]

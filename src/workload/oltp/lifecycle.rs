@@ -148,6 +148,9 @@ impl Workload for OltpWorkload {
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Prewarm
     }
+    fn writes(&self) -> bool {
+        !matches!(self.variant, super::Variant::ReadOnly | super::Variant::PointSelect)
+    }
     fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(super::prewarm(target, self.options.tables, self.options.table_size, threads))
     }

@@ -37,14 +37,18 @@ fn table_names(tables: u32) -> Vec<String> {
     (1..=tables).map(|i| format!("sbtest{i}")).collect()
 }
 
+#[cfg(test)]
 fn create_sql(o: &OltpOptions, table: u32) -> String {
+    create_sql_with(o, table, &comment_clause("oltp"))
+}
+
+fn create_sql_with(o: &OltpOptions, table: u32, comment: &str) -> String {
     let id_def = if o.auto_inc { "INTEGER NOT NULL AUTO_INCREMENT" } else { "INTEGER NOT NULL" };
     let id_index = if o.secondary { "KEY xid" } else { "PRIMARY KEY" };
     format!(
         "CREATE TABLE sbtest{table}(\n  id {id_def},\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  \
-         pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) ENGINE = {} {}",
+         pad CHAR(60) DEFAULT '' NOT NULL,\n  {id_index} (id)\n) ENGINE = {} {comment}",
         o.storage_engine,
-        comment_clause("oltp")
     )
 }
 
@@ -116,10 +120,36 @@ pub async fn prepare(
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
         return Err(refusal);
     }
+    // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
+    let loading = ownership::while_loading(&comment_clause("oltp"));
     for t in 1..=o.tables {
-        conn.query_drop(create_sql(o, t)).await.map_err(|e| format!("creating sbtest{t}: {}", short_error(&e)))?;
+        if let Err(e) = conn.query_drop(create_sql_with(o, t, &loading)).await {
+            let e = format!("creating sbtest{t}: {}", short_error(&e));
+            return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await);
+        }
     }
+    let method = match load_all(target, o, threads, seed, rows_done, &mut conn).await {
+        Ok(m) => m,
+        Err(e) => return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await),
+    };
+    for t in &names {
+        ownership::mark_complete(&mut conn, t, &comment_clause("oltp")).await?;
+    }
+    let _ = conn.disconnect().await;
+    let seconds = started.elapsed().as_secs_f64();
+    let rows = o.tables as u64 * o.table_size as u64;
+    Ok(PrepareReport { tables: o.tables, rows, seconds, rows_per_second: rows as f64 / seconds.max(1e-9), method })
+}
 
+/// Loads the created tables; returns the method used.
+async fn load_all(
+    target: &Target,
+    o: &OltpOptions,
+    threads: u32,
+    seed: u64,
+    rows_done: Arc<AtomicU64>,
+    conn: &mut Conn,
+) -> Result<&'static str, String> {
     let queue = chunks(o);
     let mut left: Vec<AtomicU32> = (0..o.tables).map(|_| AtomicU32::new(0)).collect();
     for c in &queue {
@@ -147,25 +177,16 @@ pub async fn prepare(
     // Tables with no rows still get their index.
     if o.table_size == 0 && o.create_secondary {
         for t in 1..=o.tables {
-            create_index(&mut conn, t).await?;
+            create_index(conn, t).await?;
         }
     }
     bulk::join_loaders(loaders).await?;
-    let seconds = started.elapsed().as_secs_f64();
-    let rows = o.tables as u64 * o.table_size as u64;
-    Ok(PrepareReport {
-        tables: o.tables,
-        rows,
-        seconds,
-        rows_per_second: rows as f64 / seconds.max(1e-9),
-        method: if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" },
-    })
+    Ok(if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" })
 }
 
 async fn create_index(conn: &mut Conn, table: u32) -> Result<(), String> {
-    conn.query_drop(format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
-        .await
-        .map_err(|e| format!("creating index k_{table}: {}", short_error(&e)))
+    let sql = format!("CREATE INDEX k_{table} ON sbtest{table}(k)");
+    bulk::exec_retrying(conn, &sql, &format!("creating index k_{table}")).await
 }
 
 async fn loader(

@@ -322,11 +322,46 @@ pub async fn prepare(
         return Err(refusal);
     }
     let k = Constants::for_load(&mut rng_from_seed(seed));
+    // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
     for t in TABLES {
-        conn.query_drop(schema::create_sql(t, &schema::comment(t, k.c_last)))
-            .await
-            .map_err(|e| format!("creating {t}: {}", short_error(&e)))?;
+        let sql = schema::create_sql(t, &ownership::while_loading(&schema::comment(t, k.c_last)));
+        if let Err(e) = conn.query_drop(sql).await {
+            let e = format!("creating {t}: {}", short_error(&e));
+            return Err(ownership::undo_prepare(target, &names, e, "tpcc").await);
+        }
     }
+    let state = match load_all(target, warehouses, threads, seed, rows_done, &k, &mut conn).await {
+        Ok(s) => s,
+        Err(e) => return Err(ownership::undo_prepare(target, &names, e, "tpcc").await),
+    };
+    for t in TABLES {
+        ownership::mark_complete(&mut conn, t, &schema::comment(t, k.c_last)).await?;
+    }
+    let _ = conn.disconnect().await;
+    let seconds = started.elapsed().as_secs_f64();
+    let rows = state.rows_done.load(Ordering::Relaxed);
+    Ok(LoadReport {
+        warehouses,
+        rows,
+        bytes: state.bytes.load(Ordering::Relaxed),
+        seconds,
+        rows_per_second: rows as f64 / seconds.max(1e-9),
+        method: if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" },
+        constants: k,
+    })
+}
+
+/// Loads the created tables and builds their secondary indexes.
+async fn load_all(
+    target: &Target,
+    warehouses: u32,
+    threads: u32,
+    seed: u64,
+    rows_done: Arc<AtomicU64>,
+    k: &Constants,
+    conn: &mut mysql_async::Conn,
+) -> Result<Arc<Loading>, String> {
+    let k = *k;
     let now: String = conn
         .query_first("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
         .await
@@ -359,23 +394,16 @@ pub async fn prepare(
         let target = target.clone();
         builders.push(tokio::spawn(async move {
             let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-            conn.query_drop(sql).await.map_err(|e| format!("indexing {table}: {}", short_error(&e)))
+            bulk::exec_retrying(&mut conn, sql, &format!("indexing {table}")).await
         }));
     }
+    let mut first_error = None;
     for b in builders {
-        b.await.map_err(|e| format!("an index build stopped: {e}"))??;
+        if let Err(e) = b.await.map_err(|e| format!("an index build stopped: {e}")).and_then(|r| r) {
+            first_error.get_or_insert(e);
+        }
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let rows = state.rows_done.load(Ordering::Relaxed);
-    Ok(LoadReport {
-        warehouses,
-        rows,
-        bytes: state.bytes.load(Ordering::Relaxed),
-        seconds,
-        rows_per_second: rows as f64 / seconds.max(1e-9),
-        method: if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" },
-        constants: k,
-    })
+    first_error.map_or(Ok(state), Err)
 }
 
 async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], seed: u64) -> Result<(), String> {

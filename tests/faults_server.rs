@@ -1,0 +1,497 @@
+//! Server and data faults of issue 15, each reproduced against real private MariaDB
+//! instances that the test starts itself and stops again however it ends: concurrent
+//! starts, a kill during datadir initialisation, ports the user did not ask for, an
+//! interrupted or failed prepare, foreign tables and system schemas, a crashed instance,
+//! a start that cannot apply its settings.
+
+mod common;
+use common::*;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sizeup"));
+    c.stdin(Stdio::null());
+    c
+}
+
+/// `sizeup --home HOME args...` as a child process; its exit code and output.
+fn child(home: &Path, args: &[&str]) -> Output {
+    bin().arg("--home").arg(home).args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Pids of the mariadbd processes serving instance directories under `home`.
+fn servers_of(home: &Path) -> Vec<i32> {
+    let needle = home.join("instances").to_string_lossy().into_owned();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) == Some("Z");
+        if !zombie && cmd.contains("mariadbd") && cmd.contains(&needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// A state directory of the test's own: on drop, `server stop --purge`, then SIGKILL for
+/// any server of this directory still alive (by pid), so nothing outlives the test.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home { dir: tempfile::Builder::new().prefix("sizeup-fault-").tempdir().unwrap() }
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    fn start_args(port: &str) -> Vec<&str> {
+        vec![
+            "server",
+            "start",
+            "--buffer-pool",
+            "128M",
+            "--log-file-size",
+            "48M",
+            "--max-connections",
+            "100",
+            "--base-port",
+            port,
+        ]
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = child(self.path(), &["server", "stop", "--purge"]);
+        for pid in servers_of(self.path()) {
+            // SAFETY: a signal to a server process this test started.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool, proc: &mut Child) {
+    loop {
+        if cond() {
+            return;
+        }
+        if let Some(status) = proc.try_wait().unwrap() {
+            panic!("the child ended ({status}) before {what}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn kill_group(proc: &mut Child) {
+    // SAFETY: the child leads its own process group; the group is only what it started.
+    unsafe {
+        libc::kill(-(proc.id() as i32), libc::SIGKILL);
+    }
+    let _ = proc.wait();
+}
+
+#[test]
+fn two_concurrent_server_starts_run_one_mariadbd() {
+    let home = Home::new();
+    let port = free_port().to_string();
+    let spawn = || {
+        bin()
+            .arg("--home")
+            .arg(home.path())
+            .args(Home::start_args(&port))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let servers = servers_of(home.path());
+    assert_eq!(servers.len(), 1, "servers on one datadir: {servers:?}\nA: {:?}\nB: {:?}", text(&a), text(&b));
+    assert!(a.status.success() && b.status.success(), "A: {:?}\nB: {:?}", text(&a), text(&b));
+    let st = status(home.path());
+    assert_eq!(st.len(), 1);
+    assert_eq!(st[0].pid, Some(servers[0]));
+    let stop = child(home.path(), &["server", "stop"]);
+    assert!(stop.status.success(), "{:?}", text(&stop));
+    assert!(servers_of(home.path()).is_empty(), "an orphan server survived `server stop`");
+}
+
+#[test]
+fn a_start_waits_while_another_holds_the_state_directory() {
+    let home = Home::new();
+    let manager = sizeup::server::Manager::new(home.path());
+    let lock = manager.lock().unwrap();
+    let port = free_port().to_string();
+    let mut second = bin()
+        .arg("--home")
+        .arg(home.path())
+        .args(Home::start_args(&port))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It says it waits, and starts nothing while the lock is held.
+    let mut err = second.stderr.take().unwrap();
+    let mut first_line = Vec::new();
+    {
+        use std::io::Read;
+        let mut byte = [0u8; 1];
+        while err.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+            first_line.push(byte[0]);
+        }
+    }
+    let line = String::from_utf8_lossy(&first_line).into_owned();
+    assert!(line.contains("waiting"), "{line}");
+    assert!(servers_of(home.path()).is_empty());
+    drop(lock);
+    assert!(second.wait().unwrap().success());
+    assert_eq!(servers_of(home.path()).len(), 1);
+}
+
+#[test]
+fn a_kill_during_datadir_initialisation_leaves_a_startable_instance() {
+    let home = Home::new();
+    let port = free_port().to_string();
+    let mut proc = bin()
+        .arg("--home")
+        .arg(home.path())
+        .args(Home::start_args(&port))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let partial = home.path().join("instances/0/data.init");
+    wait_for("initialisation began", || partial.join("mysql").exists() || partial.exists(), &mut proc);
+    kill_group(&mut proc);
+    let data = home.path().join("instances/0/data");
+    assert!(!data.exists() || data.join("mysql").exists(), "a half-initialised datadir sits where a real one belongs");
+    let was_partial = partial.exists();
+    let again = child(home.path(), &Home::start_args(&port));
+    let (out, err) = text(&again);
+    assert!(again.status.success(), "{out}\n{err}");
+    if was_partial {
+        assert!(err.contains("did not finish") && err.contains("initialising it again"), "{err}");
+    }
+    let st = status(home.path());
+    assert_eq!(st[0].state, sizeup::server::State::Running, "{err}");
+    assert!(!partial.exists());
+}
+
+#[test]
+fn base_port_0_and_port_overflow_are_refused() {
+    let home = Home::new();
+    for args in [&["--base-port", "0"][..], &["--base-port", "65535", "--instances", "2"][..]] {
+        let mut v = vec!["server", "start"];
+        v.extend_from_slice(args);
+        let o = child(home.path(), &v);
+        let (_, err) = text(&o);
+        assert!(!o.status.success(), "{args:?} was accepted");
+        assert!(err.contains("--base-port") && err.contains("1024"), "{args:?}: {err}");
+        assert!(err.lines().count() <= 2, "{err}");
+    }
+    assert!(servers_of(home.path()).is_empty());
+    assert!(status(home.path()).is_empty());
+    // The check itself: every port of the range is one the user asked for.
+    assert!(sizeup::server::check_ports(65534, 2).is_ok());
+    assert!(sizeup::server::check_ports(65535, 2).is_err());
+    assert!(sizeup::server::check_ports(0, 1).is_err());
+}
+
+fn tables_of(srv: &TestServer, db: &str) -> Vec<(String, String)> {
+    srv.sql(&format!(
+        "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='{db}' ORDER BY 1"
+    ))
+    .lines()
+    .map(|l| {
+        let (n, c) = l.split_once('\t').unwrap_or((l, ""));
+        (n.to_string(), c.to_string())
+    })
+    .collect()
+}
+
+fn err_of(r: Result<i32, sizeup::Error>) -> String {
+    match r {
+        Err(e) => e.to_string(),
+        Ok(code) => panic!("accepted (exit {code})"),
+    }
+}
+
+#[test]
+fn an_interrupted_prepare_is_reported_as_incomplete_everywhere() {
+    let srv = TestServer::start();
+    let home = PathBuf::from(srv.home());
+    let mut proc = bin()
+        .arg("--home")
+        .arg(&home)
+        .args(["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for("the tables were created", || tables_of(&srv, "sbtest").len() == 2, &mut proc);
+    kill_group(&mut proc);
+    let tables = tables_of(&srv, "sbtest");
+    assert!(tables.iter().all(|(_, c)| c.contains("incomplete")), "{tables:?}");
+
+    let size = ["--tables", "2", "--table-size", "500000"];
+    let with = |cmd: &[&str]| -> Vec<String> { cmd.iter().chain(size.iter()).map(|s| s.to_string()).collect() };
+    for cmd in
+        [with(&["prepare", "oltp_read_write"]), with(&["run", "oltp_read_write", "--time", "0", "--events", "10"])]
+    {
+        let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        let e = err_of(srv.sizeup(&args));
+        assert!(e.contains("incomplete") && e.contains("sizeup cleanup"), "{cmd:?}: {e}");
+        assert!(e.lines().count() <= 2, "{e}");
+    }
+    // A study's ensure_prepared refuses it too.
+    let req = sizeup::plan::run_request("oltp_read_write", &run_options(&with(&[]))).unwrap();
+    let e = sizeup::runner::ensure_prepared(&sizeup::server::Manager::new(&home), &req).unwrap_err().to_string();
+    assert!(e.contains("incomplete"), "{e}");
+    // The fix it names works.
+    assert_eq!(srv.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
+    assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "1000"]).unwrap(), 0);
+    let tables = tables_of(&srv, "sbtest");
+    assert_eq!(tables.len(), 2);
+    assert!(tables.iter().all(|(_, c)| c == "created by sizeup (oltp)"), "{tables:?}");
+}
+
+fn run_options(args: &[String]) -> sizeup::options::RunOptions {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Run {
+        #[command(flatten)]
+        o: sizeup::options::RunOptions,
+    }
+    let mut v = vec!["run".to_string()];
+    v.extend_from_slice(args);
+    Run::try_parse_from(v).unwrap().o
+}
+
+#[test]
+fn a_failed_prepare_drops_what_it_created() {
+    let srv = TestServer::start();
+    let socket = srv.socket.clone();
+    // Interrupt one of the loader's statements from outside, as a DBA's KILL QUERY or a
+    // server error would: the load fails with an error it does not retry.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let over = done.clone();
+    let mariadb = move |sql: &str| {
+        Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-N", "-B"])
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-e", sql])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let killer = std::thread::spawn(move || {
+        while !over.load(std::sync::atomic::Ordering::Relaxed) {
+            let id = mariadb("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA%' LIMIT 1");
+            if !id.is_empty() {
+                mariadb(&format!("KILL QUERY {id}"));
+                return true;
+            }
+        }
+        false
+    });
+    let r = srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(killer.join().unwrap(), "no LOAD DATA was seen to interrupt");
+    let e = err_of(r);
+    assert!(e.contains("interrupted") && e.contains("dropped"), "{e}");
+    assert!(e.lines().count() <= 2, "{e}");
+    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-loaded table stayed");
+    // And a prepare afterwards simply works.
+    assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "1000"]).unwrap(), 0);
+}
+
+#[test]
+fn run_on_tables_sizeup_did_not_create_says_it_writes_to_them() {
+    let srv = TestServer::start();
+    srv.sql(
+        "CREATE DATABASE sysb; CREATE TABLE sysb.sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, \
+         k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
+         PRIMARY KEY (id), KEY k_1 (k)) ENGINE=InnoDB; \
+         USE sysb; INSERT INTO sbtest1 (k, c, pad) SELECT seq, 'c', 'p' FROM seq_1_to_100",
+    );
+    let home = PathBuf::from(srv.home());
+    let common = ["--database", "sysb", "--tables", "1", "--table-size", "100", "--time", "0", "--events", "20"];
+    let rw: Vec<&str> = ["run", "oltp_read_write"].iter().chain(common.iter()).copied().collect();
+    let o = child(&home, &rw);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not created by sizeup")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("sbtest1") && notes[0].contains("writes"), "{err}");
+    // A read-only workload writes nothing: no such line.
+    let ro: Vec<&str> = ["run", "oltp_read_only"].iter().chain(common.iter()).copied().collect();
+    let o = child(&home, &ro);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(!err.contains("not created by sizeup"), "{err}");
+}
+
+#[test]
+fn system_schemas_are_refused_for_prepare_and_runs() {
+    let srv = TestServer::start();
+    let before = srv.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ('mysql','sys')");
+    for args in [
+        &["prepare", "oltp_read_write", "--database", "mysql"][..],
+        &["prepare", "tpcc", "--database", "sys"][..],
+        &["run", "oltp_read_write", "--database", "performance_schema", "--time", "1"][..],
+        &["run", "tpcc", "--database", "information_schema", "--time", "1"][..],
+    ] {
+        let e = err_of(srv.sizeup(args));
+        assert!(e.contains("system schema"), "{args:?}: {e}");
+    }
+    let after = srv.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA IN ('mysql','sys')");
+    assert_eq!(before, after);
+}
+
+#[test]
+fn a_crashed_instance_is_reported_before_it_is_restarted_and_the_cold_run_flagged() {
+    let srv = TestServer::start();
+    let home = PathBuf::from(srv.home());
+    assert_eq!(srv.sizeup(&["prepare", "oltp_point_select", "--tables", "1", "--table-size", "1000"]).unwrap(), 0);
+    // SAFETY: kills the server this test started.
+    // The server is this test process's child (TestServer starts it in-process): reap
+    // it, as init reaps a crashed server whose sizeup has exited.
+    unsafe {
+        libc::kill(srv.pid, libc::SIGKILL);
+        libc::waitpid(srv.pid, std::ptr::null_mut(), 0);
+    }
+    let o = child(&home, &["server", "status", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(st[0]["state"], "crashed", "{st}");
+    assert!(text(&o).1.contains("crashed or were killed"), "{:?}", text(&o));
+    // A run names no server: the managed default is restarted, saying it had crashed.
+    let o = child(
+        &home,
+        &["run", "oltp_point_select", "--tables", "1", "--table-size", "1000", "--time", "0", "--events", "20"],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let crashed = err.lines().position(|l| l.contains("crashed or was killed")).expect(&err);
+    assert!(err.lines().position(|l| l.starts_with("running ")).is_none_or(|r| r > crashed), "{err}");
+    assert!(out.contains("restarted after a crash"), "{out}");
+    assert_eq!(status(&home)[0].state, sizeup::server::State::Running);
+}
+
+#[test]
+fn server_start_on_a_running_instance_says_what_it_ignored() {
+    let srv = TestServer::start();
+    let home = PathBuf::from(srv.home());
+    let port = srv.port.to_string();
+    let o = child(
+        &home,
+        &[
+            "server",
+            "start",
+            "--buffer-pool",
+            "256M",
+            "--log-file-size",
+            "48M",
+            "--max-connections",
+            "500",
+            "--base-port",
+            &port,
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(err.contains("not applied") && err.contains("--buffer-pool 256M (it has 128M)"), "{err}");
+    assert!(err.contains("sizeup server stop"), "{err}");
+    assert!(!err.contains("--log-file-size"), "{err}");
+    assert_eq!(status(&home)[0].pid, Some(srv.pid));
+    // The same settings again: nothing to say.
+    let o = child(
+        &home,
+        &[
+            "server",
+            "start",
+            "--buffer-pool",
+            "128M",
+            "--log-file-size",
+            "48M",
+            "--max-connections",
+            "500",
+            "--base-port",
+            &port,
+        ],
+    );
+    assert!(!text(&o).1.contains("not applied"), "{:?}", text(&o));
+}
+
+#[test]
+fn prepare_loaders_retry_lock_waits_and_deadlocks() {
+    let srv = TestServer::start();
+    // Every new connection (the loaders') gives up a lock wait after 1 s with error 1205,
+    // one of the errors the run engine retries (with 1213 deadlock and 1020).
+    srv.sql("SET GLOBAL lock_wait_timeout = 1");
+    std::thread::scope(|s| {
+        let prepare = s.spawn(|| {
+            srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"])
+        });
+        loop {
+            if tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
+                break;
+            }
+            assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Hold sbtest1 for a few lock-wait timeouts while the load goes on: the loader's
+        // next statement on it times out (1205) and must be retried, not fail the prepare.
+        let held = srv.sql(
+            "SET SESSION lock_wait_timeout = 120; LOCK TABLES sbtest.sbtest1 WRITE; \
+             SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest1'; \
+             SELECT SLEEP(3); UNLOCK TABLES",
+        );
+        assert!(held.contains("incomplete"), "the lock came after the load: {held}");
+        let r = prepare.join().unwrap();
+        assert!(matches!(r, Ok(0)), "{:?}", r.map_err(|e| e.to_string()));
+    });
+    assert_eq!(srv.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim(), "500000");
+    let tables = tables_of(&srv, "sbtest");
+    assert!(tables.iter().all(|(_, c)| c == "created by sizeup (oltp)"), "{tables:?}");
+}
+
+#[test]
+fn an_interrupted_tpcc_load_is_refused_by_check_and_run() {
+    let srv = TestServer::start();
+    let home = PathBuf::from(srv.home());
+    let mut proc = bin()
+        .arg("--home")
+        .arg(&home)
+        .args(["prepare", "tpcc", "--warehouses", "2", "--threads", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for("the nine tables were created", || tables_of(&srv, "tpcc").len() == 9, &mut proc);
+    kill_group(&mut proc);
+    assert!(tables_of(&srv, "tpcc").iter().any(|(_, c)| c.contains("incomplete")));
+    for args in [&["check", "tpcc"][..], &["run", "tpcc", "--time", "0", "--events", "10"][..]] {
+        let e = err_of(srv.sizeup(args));
+        assert!(e.contains("incomplete") && e.contains("sizeup cleanup tpcc"), "{args:?}: {e}");
+    }
+    assert_eq!(srv.sizeup(&["cleanup", "tpcc"]).unwrap(), 0);
+    assert!(tables_of(&srv, "tpcc").is_empty());
+}
