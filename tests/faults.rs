@@ -413,34 +413,38 @@ fn store_failure_disk_full_still_prints_the_summary_and_writes_json() {
 
 #[test]
 fn password_is_hidden_from_proc_cmdline() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port().to_string();
     let state = tempfile::tempdir().unwrap();
     let h = state.path().to_string_lossy().into_owned();
-    let p = Proc::spawn(&[
-        "--home",
-        &h,
-        "run",
-        "oltp_point_select",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port,
-        "--user",
-        "u",
-        "--password=hunter2-secret",
-        "--mysql-password",
-        "other-secret",
-        "--time",
-        "2",
-    ]);
-    // Its connection arriving proves main has started (and so rewritten argv).
-    let (_conn, _) = listener.accept().unwrap();
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid())).unwrap();
-    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-    assert!(!cmdline.contains("hunter2") && !cmdline.contains("other-secret"), "{cmdline}");
-    assert!(cmdline.contains("--password=xxxxxxxxxxxxxx"), "{cmdline}");
-    assert!(cmdline.contains("--host 127.0.0.1"), "the rest of argv is untouched: {cmdline}");
+    for (given, secret, shown) in [
+        (&["--password=hunter2-secret"][..], "hunter2", "--password=xxxxxxxxxxxxxx"),
+        (&["--mysql-password", "other-secret"], "other-secret", "--mysql-password xxxxxxxxxxxx"),
+    ] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port().to_string();
+        let mut args =
+            vec!["--home", &h, "run", "oltp_point_select", "--host", "127.0.0.1", "--port", &port, "--user", "u"];
+        args.extend_from_slice(given);
+        args.extend_from_slice(&["--time", "2"]);
+        let mut p = Proc::spawn(&args);
+        // Its connection arriving proves main has started (and so rewritten argv).
+        let until = Instant::now() + Duration::from_secs(30);
+        let _conn = loop {
+            match listener.accept() {
+                Ok((c, _)) => break c,
+                Err(_) => {
+                    assert!(p.child.try_wait().unwrap().is_none(), "sizeup exited: {}", p.stderr());
+                    assert!(Instant::now() < until, "no connection");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid())).unwrap();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(!cmdline.contains(secret), "{cmdline}");
+        assert!(cmdline.contains(shown), "{cmdline}");
+        assert!(cmdline.contains("--host 127.0.0.1"), "the rest of argv is untouched: {cmdline}");
+    }
     // --help recommends MYSQL_PWD or an option file.
     let help = Command::new(env!("CARGO_BIN_EXE_sizeup")).args(["run", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
