@@ -172,8 +172,10 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     add(&["report", "run:1", "--html", "/nonexistent-sizeup-dir/r.html"], "");
     add(&["compare", "1", "s2"], "");
     add(&["size", "--target-tps", "-5", "--from", "s1"], "");
+    add(&["runs", "show", "7"], "no run 7");
     add(&["model", "usl", "--points", "1:abc"], "");
-    add(&["model", "usl", "--points", "1:100"], "");
+    add(&["model", "usl", "--from", "s9"], "");
+    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--warmup", "-1"], "warmup must be");
     add(&["server", "start", "--buffer-pool", "lots"], "not a size");
     add(&["server", "start", "--flush-log-at-trx-commit", "3"], "0, 1 or 2");
     add(&["server", "start", "--set", "oops"], "name=value");
@@ -195,6 +197,7 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
 
     // With a server running: refused before anything runs, and the server untouched.
     let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "oltp_point_select", "--tables", "1", "--table-size", "100"]).unwrap(), 0);
     let before = snapshot(s.home.path());
     let h = s.home();
     for (args, says) in [

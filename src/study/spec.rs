@@ -180,7 +180,16 @@ fn one_f() -> f64 {
 
 impl StudySpec {
     pub fn from_toml(text: &str, origin: &str) -> Result<StudySpec, String> {
-        let spec: StudySpec = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.to_string().trim()))?;
+        let spec: StudySpec = toml::from_str(text).map_err(|e| {
+            // One line: where (line and column) and what, without toml's source excerpt.
+            let at = e.span().map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(" at line {line}, column {col}")
+            });
+            format!("{origin}: not a valid study file{}: {}", at.unwrap_or_default(), e.message().trim())
+        })?;
         spec.validate().map_err(|e| format!("{origin}: {e}"))?;
         Ok(spec)
     }
