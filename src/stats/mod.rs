@@ -431,6 +431,10 @@ pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
         .map_err(|e| format!("histogram does not decode: {e:?}"))
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,8 +499,4 @@ mod tests {
         assert_eq!(s.tps, 0.0);
         assert_eq!(s.latency_ms, LatencyMs::default());
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
