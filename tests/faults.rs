@@ -232,13 +232,13 @@ fn stalled_server_sigstop_run_ends_at_time_plus_grace_and_reports_the_stall() {
     let home = s.home();
     let json = s.home.path().join("stall.json");
     let j = json.to_string_lossy().into_owned();
-    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "4", "--json", &j]));
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "6", "--json", &j]));
     p.wait_for_line("tps:", Duration::from_secs(60));
     let _resume = Resume(s.pid);
     signal(s.pid, libc::SIGSTOP);
     let stopped = Instant::now();
-    let code = p.exit_within(Duration::from_secs(4) + END_GRACE + SLACK);
-    assert!(stopped.elapsed() < Duration::from_secs(4) + END_GRACE + SLACK);
+    let code = p.exit_within(Duration::from_secs(6) + END_GRACE + SLACK);
+    assert!(stopped.elapsed() < Duration::from_secs(6) + END_GRACE + SLACK);
     assert_eq!(code, 1, "transactions the server never answered fail the run: {}", p.stderr());
     let doc = read_json(&json);
     assert!(doc["error"].as_str().unwrap().contains("stalled"), "{}", doc["error"]);

@@ -564,6 +564,10 @@ fn client_thread<W: Sessions>(
     });
 }
 
+/// An interval is a stall when a transaction waited through all of it, and for this long
+/// at least (a slow transaction at saturation is latency, not a stall).
+pub const STALL_AFTER: Duration = Duration::from_secs(2);
+
 /// How often the ticker looks for a transaction past `--statement-timeout`.
 const STALL_CHECK: Duration = Duration::from_secs(1);
 
@@ -607,7 +611,7 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         rec.outage = shard.control.lost_since().is_some() || seen != losses;
         losses = seen;
         let interval_start = at.checked_sub(interval).unwrap_or(shard.start);
-        rec.stall = oldest.is_some_and(|s| s <= interval_start);
+        rec.stall = oldest.is_some_and(|s| s <= interval_start && now.saturating_duration_since(s) >= STALL_AFTER);
         let _ = tx.send(Msg::Tick(k, rec));
         k += 1;
     }

@@ -119,14 +119,14 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     Kind::Scale => scale_step(site, spec, series, level, &show)?,
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-                // A step whose server was lost or stalled measured an outage, not capacity:
+                // A step whose server was lost measured an outage, not capacity:
                 // it feeds no figure, no stop condition and no peak; the study stops.
                 let sick = docs.iter().filter_map(|d| d.summary.as_ref()).find_map(|s| {
-                    (s.outage_intervals > 0 || s.stall_intervals > 0).then(|| {
+                    (s.outage_intervals > 0).then(|| {
                         format!(
-                            "the server was lost or stalled during this step ({} outage and {} stall interval(s)): \
+                            "the server was lost during this step ({} outage interval(s), {} failed reconnect attempts): \
                              its throughput is no capacity figure, so the study stops here",
-                            s.outage_intervals, s.stall_intervals
+                            s.outage_intervals, s.reconnect_failures
                         )
                     })
                 });

@@ -221,7 +221,8 @@ pub struct Interval {
     /// the server's capacity.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outage: bool,
-    /// A transaction waited for the server through the whole interval (a stall).
+    /// A transaction waited for the server through the whole interval, and 2 s or
+    /// more (a stall).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stall: bool,
     /// Per transaction type: name, committed per minute-free count, p90 in ms.
