@@ -54,11 +54,12 @@ pub struct RunSpec {
     pub percentile: f64,
     /// Server errors that are retried rather than fatal.
     pub retry_on: errors::RetryOn,
-    /// How long a lost server may stay away before the run ends as failed.
-    #[serde(with = "seconds")]
+    /// How long a lost server may stay away before the run ends as failed (stored
+    /// when not the default, so results and exports read as before).
+    #[serde(with = "seconds", skip_serializing_if = "is_default_lost_timeout")]
     pub server_lost_timeout: Duration,
     /// How long one transaction may wait for the server before the run ends as failed.
-    #[serde(with = "seconds")]
+    #[serde(with = "seconds", skip_serializing_if = "is_default_statement_timeout")]
     pub statement_timeout: Duration,
     /// The server's process, when sizeup manages it: its CPU per transaction is reported.
     #[serde(skip)]
@@ -128,14 +129,22 @@ impl Default for RunSpec {
             seed: 0,
             percentile: 95.0,
             retry_on: errors::RetryOn::default(),
-            server_lost_timeout: Duration::from_secs(30),
-            statement_timeout: Duration::from_secs(60),
+            server_lost_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_SERVER_LOST_TIMEOUT),
+            statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
             server_pid: None,
             data_dir: None,
             power: monitor::os::Power::None,
             start_line: None,
         }
     }
+}
+
+fn is_default_lost_timeout(d: &Duration) -> bool {
+    d.as_secs_f64() == crate::plan::DEFAULT_SERVER_LOST_TIMEOUT
+}
+
+fn is_default_statement_timeout(d: &Duration) -> bool {
+    d.as_secs_f64() == crate::plan::DEFAULT_STATEMENT_TIMEOUT
 }
 
 /// Durations appear in results as seconds, the unit users give them in.
