@@ -238,12 +238,12 @@ impl Default for WorkloadArgs {
 #[serde(rename_all = "kebab-case")]
 pub struct SessionArgs {
     /// Fixed pause in milliseconds after each transaction, per connection.
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    #[arg(long, value_name = "MS", default_value_t = 0.0, allow_negative_numbers = true)]
     pub delay: f64,
     /// OS threads that drive the connections (default, closed loop: 1 per connection up
     /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
     /// cheapest under load; with --rate: 1 per connection, the most faithful latency).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
     pub client_threads: Option<u32>,
     /// Server error codes that are counted and retried instead of stopping the run:
     /// a comma-separated list, `all` or `none` (sysbench's option and default).
@@ -292,27 +292,37 @@ pub struct RunOptions {
     #[serde(flatten)]
     pub workload: WorkloadArgs,
     /// Concurrent connections.
-    #[arg(long, alias = "num-threads", default_value_t = 1)]
+    #[arg(long, alias = "num-threads", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
     pub threads: u32,
     /// TPC-C virtual users (terminals), one connection each; the same as --threads.
-    #[arg(long, help_heading = "TPC-C")]
+    #[arg(long, help_heading = "TPC-C", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
     pub users: Option<u32>,
     /// Seconds to run (0: no limit; then --events must be set).
-    #[arg(long, alias = "max-time", default_value_t = 10.0)]
+    #[arg(long, alias = "max-time", default_value_t = 10.0, allow_negative_numbers = true)]
     pub time: f64,
     /// Stop after this many transactions (0: no limit).
-    #[arg(long, alias = "max-requests", default_value_t = 0)]
+    #[arg(long, alias = "max-requests", default_value_t = 0, allow_negative_numbers = true)]
     pub events: u64,
     /// Seconds at the start left out of the summary (rounded up to whole intervals).
-    #[arg(long, alias = "warmup-time", default_value_t = 0.0)]
+    #[arg(long, alias = "warmup-time", default_value_t = 0.0, allow_negative_numbers = true)]
     pub warmup: f64,
     /// Open-loop arrival rate in transactions per second (0: as fast as possible).
     /// Latency is then measured from each transaction's intended start.
-    #[arg(long, alias = "tx-rate", default_value_t = 0.0)]
+    #[arg(long, alias = "tx-rate", default_value_t = 0.0, allow_negative_numbers = true)]
     pub rate: f64,
     /// Seconds between interval lines (0: no lines; intervals are still stored each second).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub report_interval: f64,
+    /// Seconds a lost server (refused or dropped connections) has to come back before
+    /// the run ends as failed.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
+    #[serde(default = "default_server_lost_timeout")]
+    pub server_lost_timeout: f64,
+    /// Seconds one transaction may wait for the server before the run ends as failed
+    /// (a stalled server); connects and logins time out after 10 s.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    #[serde(default = "default_statement_timeout")]
+    pub statement_timeout: f64,
     #[command(flatten)]
     #[serde(flatten)]
     pub session: SessionArgs,
@@ -320,7 +330,7 @@ pub struct RunOptions {
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
     pub histogram: bool,
     /// Latency percentile shown in the interval lines (1-100).
-    #[arg(long, default_value_t = 95.0)]
+    #[arg(long, default_value_t = 95.0, allow_negative_numbers = true)]
     pub percentile: f64,
     /// Accepted for sysbench command lines; only `mysql` (any MySQL-protocol server).
     #[arg(long, default_value = "mysql", hide = true)]
@@ -350,6 +360,14 @@ fn run_command() -> clap::Command {
     // Building settles each argument's action (a bare flag, or one taking a value).
     cmd.build();
     cmd
+}
+
+fn default_server_lost_timeout() -> f64 {
+    crate::plan::DEFAULT_SERVER_LOST_TIMEOUT
+}
+
+fn default_statement_timeout() -> f64 {
+    crate::plan::DEFAULT_STATEMENT_TIMEOUT
 }
 
 impl Default for RunOptions {

@@ -77,11 +77,31 @@ pub fn seed(rand_seed: u64) -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
-fn seconds(name: &str, v: f64) -> Result<Duration, String> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("--{name} must be a number of seconds, 0 or more (got {v})"));
+/// The longest duration any time option takes: one year (`--time`, `--warmup`, a
+/// study's `step_time` and `warmup`). Beyond it a typo, not a measurement.
+pub const MAX_SECONDS: f64 = 366.0 * 86_400.0;
+/// The longest `--report-interval` and `--delay` (in seconds): one hour.
+pub const MAX_INTERVAL_SECONDS: f64 = 3_600.0;
+/// The highest `--rate`: a million arrivals a second, far above what one client host
+/// can start, and low enough that the arrival schedule stays cheap.
+pub const MAX_RATE: f64 = 1_000_000.0;
+/// The most connections one run opens (`--threads`, `--users`).
+pub const MAX_THREADS: u32 = 10_000;
+/// Default `--server-lost-timeout`: how long a run waits for a lost server to come back.
+pub const DEFAULT_SERVER_LOST_TIMEOUT: f64 = 30.0;
+/// Default `--statement-timeout`: the longest a transaction may wait for the server.
+pub const DEFAULT_STATEMENT_TIMEOUT: f64 = 60.0;
+
+/// Seconds from an option, 0 to `max`; the message names the option and the range.
+pub fn seconds_in(name: &str, v: f64, max: f64) -> Result<Duration, String> {
+    if !v.is_finite() || !(0.0..=max).contains(&v) {
+        return Err(format!("{name} must be between 0 and {max} seconds (got {v})"));
     }
     Ok(Duration::from_secs_f64(v))
+}
+
+fn seconds(name: &str, v: f64) -> Result<Duration, String> {
+    seconds_in(&format!("--{name}"), v, MAX_SECONDS)
 }
 
 /// OS threads that drive `connections` when the user names none. Measured on 2 CPUs
@@ -116,14 +136,20 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     if threads == 0 {
         return Err(format!("{flag} must be at least 1"));
     }
+    if threads > MAX_THREADS {
+        return Err(format!("{flag} {threads} is more than sizeup opens ({MAX_THREADS} connections at most)"));
+    }
     let time = seconds("time", a.time)?;
     if time.is_zero() && a.events == 0 {
         return Err("with --time 0 the run needs --events N to end".into());
     }
-    if !a.rate.is_finite() || a.rate < 0.0 {
-        return Err("--rate must be transactions per second, 0 or more".into());
+    if !a.rate.is_finite() || !(0.0..=MAX_RATE).contains(&a.rate) {
+        return Err(format!(
+            "--rate must be transactions per second between 0 (as fast as possible) and {MAX_RATE} (got {})",
+            a.rate
+        ));
     }
-    let report = seconds("report-interval", a.report_interval)?;
+    let report = seconds_in("--report-interval", a.report_interval, MAX_INTERVAL_SECONDS)?;
     let interval = if report.is_zero() { Duration::from_secs(1) } else { report };
     if interval < Duration::from_millis(100) {
         return Err("--report-interval must be at least 0.1 s".into());
@@ -135,7 +161,19 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
             a.warmup, a.time
         ));
     }
-    let delay = seconds("delay", a.session.delay / 1000.0)?;
+    if !a.session.delay.is_finite() || !(0.0..=MAX_INTERVAL_SECONDS * 1000.0).contains(&a.session.delay) {
+        return Err(format!(
+            "--delay must be between 0 and {} milliseconds (got {})",
+            MAX_INTERVAL_SECONDS * 1000.0,
+            a.session.delay
+        ));
+    }
+    let delay = Duration::from_secs_f64(a.session.delay / 1000.0);
+    let server_lost_timeout = seconds_in("--server-lost-timeout", a.server_lost_timeout, MAX_INTERVAL_SECONDS)?;
+    let statement_timeout = seconds_in("--statement-timeout", a.statement_timeout, MAX_SECONDS)?;
+    if statement_timeout < Duration::from_secs(1) {
+        return Err(format!("--statement-timeout must be at least 1 second (got {})", a.statement_timeout));
+    }
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let default_threads = default_client_threads(threads, cpus, a.rate > 0.0);
     let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
@@ -167,6 +205,8 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,
         retry_on: a.session.mysql_ignore_errors.parse()?,
+        server_lost_timeout,
+        statement_timeout,
     })
 }
 
@@ -284,6 +324,31 @@ mod tests {
         }
         assert!(check_database(Some("sbtest")).is_ok());
         assert!(check_database(Some("mysql_bench")).is_ok());
+    }
+
+    #[test]
+    fn huge_durations_rates_and_threads_are_refused_with_the_range() {
+        for (args, want) in [
+            (&["--time=99999999999999999999"][..], "--time must be between 0 and"),
+            (&["--warmup=1e30"], "--warmup must be between 0 and"),
+            (&["--delay=1e300"], "--delay must be between 0 and"),
+            (&["--report-interval=1e300"], "--report-interval must be between 0 and"),
+            (&["--time=-1"], "--time must be between 0 and"),
+            (&["--rate=1e9"], "--rate must be"),
+            (&["--rate=1e308"], "--rate must be"),
+            (&["--rate=NaN"], "--rate must be"),
+            (&["--threads=4294967295"], "10000 connections at most"),
+            (&["--users=20000"], "--users 20000"),
+            (&["--server-lost-timeout=1e9"], "--server-lost-timeout must be between"),
+            (&["--statement-timeout=0"], "--statement-timeout must be at least 1"),
+        ] {
+            let e = run_spec(&options(args)).err().unwrap_or_else(|| panic!("{args:?} accepted"));
+            assert!(e.contains(want), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let s = run_spec(&options(&[])).unwrap();
+        assert_eq!(s.server_lost_timeout, Duration::from_secs(30));
+        assert_eq!(s.statement_timeout, Duration::from_secs(60));
     }
 
     #[test]

@@ -257,6 +257,9 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// The longest a control connection may take to connect and log in.
+pub const CONTROL_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// The server could not be reached or refused the login (`code`: the server's
@@ -343,12 +346,28 @@ impl Target {
 
     /// Connects to the target's database.
     pub async fn connect(&self) -> Result<Conn, ConnectError> {
-        self.open(true).await
+        self.open_within(true).await
     }
 
     /// Connects without selecting a database (to create it, or to read server facts).
     pub async fn connect_server(&self) -> Result<Conn, ConnectError> {
-        self.open(false).await
+        self.open_within(false).await
+    }
+
+    /// A server that accepts connections but never greets (stopped, or not a MySQL
+    /// server) must not hang sizeup: the connect and login are bounded.
+    async fn open_within(&self, with_database: bool) -> Result<Conn, ConnectError> {
+        match tokio::time::timeout(CONTROL_CONNECT_TIMEOUT, self.open(with_database)).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnectError::Unreachable {
+                target: self.describe(),
+                reason: format!(
+                    "no answer within {} s (a stopped or stalled server, or no MySQL server at that address)",
+                    CONTROL_CONNECT_TIMEOUT.as_secs()
+                ),
+                code: None,
+            }),
+        }
     }
 
     /// One control connection with the TLS rules of --ssl-mode, and errors that name the
@@ -533,6 +552,7 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         "sync_binlog",
         "log_bin",
         "max_connections",
+        "max_prepared_stmt_count",
         "thread_handling",
         "transaction_isolation",
         "tx_isolation",

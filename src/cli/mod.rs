@@ -194,10 +194,10 @@ pub enum RunsCommand {
 #[derive(Args, Debug, Clone)]
 pub struct StudyArgs {
     /// Seconds each step measures, after its warm-up.
-    #[arg(long, default_value_t = 30.0, help_heading = "Study")]
+    #[arg(long, default_value_t = 30.0, help_heading = "Study", allow_negative_numbers = true)]
     pub step_time: f64,
     /// Seconds at the start of each step left out.
-    #[arg(long, default_value_t = 5.0, help_heading = "Study")]
+    #[arg(long, default_value_t = 5.0, help_heading = "Study", allow_negative_numbers = true)]
     pub warmup: f64,
     /// Run each step this many times; the level reports their mean and spread.
     #[arg(long, default_value_t = 1, help_heading = "Study")]
@@ -323,7 +323,7 @@ pub enum ModelCommand {
 #[derive(Args, Debug)]
 pub struct SizeArgs {
     /// The throughput to provide (tps, or NOPM for TPC-C studies).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub target_tps: f64,
     /// Studies to size from (s3 or study:3), repeatable: scale studies give
     /// instances per server and servers needed; sweeps answer --at-connections.

@@ -65,7 +65,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             study::run(&site(cx, None), &spec, None)
         }
         StudyCommand::Resume { id } => {
-            let (row, spec, series) = load_study(&store::Store::open(&cx.results)?, id)?;
+            let (row, spec, series) = load_study(&store::Store::open_existing(&cx.results)?, id)?;
             match row.status.as_str() {
                 "completed" => {
                     println!("study {id} is complete; nothing to resume");
@@ -79,7 +79,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             }
         }
         StudyCommand::Show { id, json } => {
-            let store = store::Store::open(&cx.results)?;
+            let store = store::Store::open_existing(&cx.results)?;
             let id = match id {
                 Some(id) => id,
                 None => store.list_studies()?.last().map(|s| s.id).ok_or_else(|| {
@@ -103,12 +103,12 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             Ok(0)
         }
         StudyCommand::Export(ExportArgs { id, format, output }) => {
-            let (row, spec, series) = load_study(&store::Store::open(&cx.results)?, id)?;
+            let (row, spec, series) = load_study(&store::Store::open_existing(&cx.results)?, id)?;
             write_out(output.as_deref(), &report::export::study(&row, &series, spec.level_name(), format))?;
             Ok(0)
         }
         StudyCommand::List => {
-            let store = store::Store::open(&cx.results)?;
+            let store = store::Store::open_existing(&cx.results)?;
             print!("{}", report::studies_table(&store.list_studies()?));
             Ok(0)
         }

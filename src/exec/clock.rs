@@ -107,6 +107,23 @@ pub fn summary(
     let steady_os: Vec<&OsSample> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
     summary.os = monitor::os::mean(&steady_os);
     summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
+    summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
+    summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
+    summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
+    if summary.outage_intervals > 0 {
+        summary.notes.push(format!(
+            "the server was lost during {} interval(s) ({} failed reconnect attempts): \
+             these figures include an outage and are not the server's capacity",
+            summary.outage_intervals, summary.reconnect_failures
+        ));
+    }
+    if summary.stall_intervals > 0 {
+        summary.notes.push(format!(
+            "the server stalled (a transaction waited through a whole interval) in {} interval(s): \
+             these figures include a stall and are not the server's capacity",
+            summary.stall_intervals
+        ));
+    }
     if summary.transactions > 0 {
         let txns = summary.transactions as f64;
         summary.client_cpu_us_per_txn = Some(cpu.client * 1e6 / txns);

@@ -54,6 +54,13 @@ pub struct RunSpec {
     pub percentile: f64,
     /// Server errors that are retried rather than fatal.
     pub retry_on: errors::RetryOn,
+    /// How long a lost server may stay away before the run ends as failed (stored
+    /// when not the default, so results and exports read as before).
+    #[serde(with = "seconds", skip_serializing_if = "is_default_lost_timeout")]
+    pub server_lost_timeout: Duration,
+    /// How long one transaction may wait for the server before the run ends as failed.
+    #[serde(with = "seconds", skip_serializing_if = "is_default_statement_timeout")]
+    pub statement_timeout: Duration,
     /// The server's process, when sizeup manages it: its CPU per transaction is reported.
     #[serde(skip)]
     pub server_pid: Option<i32>,
@@ -122,12 +129,22 @@ impl Default for RunSpec {
             seed: 0,
             percentile: 95.0,
             retry_on: errors::RetryOn::default(),
+            server_lost_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_SERVER_LOST_TIMEOUT),
+            statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
             server_pid: None,
             data_dir: None,
             power: monitor::os::Power::None,
             start_line: None,
         }
     }
+}
+
+fn is_default_lost_timeout(d: &Duration) -> bool {
+    d.as_secs_f64() == crate::plan::DEFAULT_SERVER_LOST_TIMEOUT
+}
+
+fn is_default_statement_timeout(d: &Duration) -> bool {
+    d.as_secs_f64() == crate::plan::DEFAULT_STATEMENT_TIMEOUT
 }
 
 /// Durations appear in results as seconds, the unit users give them in.
@@ -185,8 +202,44 @@ impl Ended {
     pub fn exit_code(self) -> i32 {
         match self {
             Ended::Completed => 0,
+            Ended::Interrupted if TERMINATED.load(std::sync::atomic::Ordering::Relaxed) => 143,
             Ended::Interrupted => crate::EXIT_INTERRUPTED,
             Ended::Failed => 1,
+        }
+    }
+}
+
+/// Set when a run was stopped by SIGTERM (exit code 143 instead of Ctrl-C's 130).
+pub static TERMINATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How long transactions in flight at `--time` (or at Ctrl-C, SIGTERM or a fatal error)
+/// may take to finish; a transaction still waiting then is abandoned and the run fails.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// SIGINT or SIGTERM, whichever comes first; SIGTERM is remembered for the exit code.
+struct Signals {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals { int: signal(SignalKind::interrupt()).ok(), term: signal(SignalKind::terminate()).ok() }
+    }
+
+    async fn recv(&mut self) {
+        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = one(&mut self.int) => {}
+            _ = one(&mut self.term) => TERMINATED.store(true, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }
@@ -273,12 +326,11 @@ where
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
         let mut ready = 0;
-        let ctrl_c = tokio::signal::ctrl_c();
-        tokio::pin!(ctrl_c);
+        let mut signals = Signals::new();
         while ready < shards {
             let msg = tokio::select! {
                 m = rx.recv() => m,
-                _ = &mut ctrl_c => {
+                _ = signals.recv() => {
                     go_tx.send_replace(Go::Abort);
                     return Err("interrupted while connecting; nothing was measured".into());
                 }
@@ -322,6 +374,7 @@ where
         let mut finals = 0;
         let mut end = start;
         let mut interrupted = false;
+        let mut forced = false;
 
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
@@ -355,12 +408,24 @@ where
                     Some(_) => {}
                     None => break,
                 },
-                _ = &mut ctrl_c, if !interrupted => {
+                _ = signals.recv() => {
+                    if interrupted {
+                        // A second signal: save what is recorded and go, whatever is in flight.
+                        eprintln!("interrupted again: saving what was recorded and stopping now");
+                        forced = true;
+                        break;
+                    }
                     interrupted = true;
-                    eprintln!("\ninterrupted: finishing transactions in flight, then saving the results");
+                    eprintln!(
+                        "\ninterrupted: finishing transactions in flight (at most {} s; again to stop at once), then saving the results",
+                        END_GRACE.as_secs()
+                    );
                     control.stop();
                 }
             }
+        }
+        if forced {
+            end = Instant::now();
         }
         clock.leftovers(&mut tail);
         let last_t = clock.last_complete() as f64 * step;
@@ -375,9 +440,35 @@ where
         let per_connection: Vec<(u64, f64)> =
             tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
         summary.fairness = crate::stats::Fairness::of(&per_connection);
+        if let Some(a) = &arrivals {
+            // Arrivals due before the run's end (its deadline, or the stop) never started.
+            let until = spec.time.map_or(end_t, |t| t.as_secs_f64().min(end_t));
+            summary.missed_arrivals = a.lock().expect("not poisoned").backlog(until);
+            if summary.missed_arrivals > 0 {
+                summary.notes.push(format!(
+                    "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
+                    summary.missed_arrivals,
+                    spec.rate.unwrap_or_default()
+                ));
+            }
+        }
         let steady = steady.recorder;
         let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
-        let fatal = control.fatal();
+        let mut fatal = control.fatal();
+        if fatal.is_none() {
+            if let Some(at) = control.lost_since() {
+                fatal = Some(format!(
+                    "the server was lost {:.1} s into the run and was not back when it ended",
+                    at.saturating_duration_since(start).as_secs_f64()
+                ));
+            } else if control.abandoned() > 0 {
+                fatal = Some(format!(
+                    "{} transaction(s) still had no answer {} s after the run's end (a stalled server); they were abandoned",
+                    control.abandoned(),
+                    END_GRACE.as_secs()
+                ));
+            }
+        }
         let ended = if fatal.is_some() {
             Ended::Failed
         } else if interrupted {
@@ -385,12 +476,18 @@ where
         } else {
             Ended::Completed
         };
-        Ok(RunResult { intervals, summary, histograms, ended, fatal })
+        Ok((RunResult { intervals, summary, histograms, ended, fatal }, forced))
     });
-    for h in handles {
-        let _ = h.join();
+    match result {
+        // Forced out: client threads still waiting on the server are left to the exit.
+        Ok((r, true)) => Ok(r),
+        result => {
+            for h in handles {
+                let _ = h.join();
+            }
+            result.map(|(r, _)| r)
+        }
     }
-    result
 }
 
 /// Connections a client thread opens at the same time.
@@ -465,9 +562,14 @@ fn client_thread<W: Sessions>(
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
             target,
+            busy: (0..ready.len()).map(|_| Default::default()).collect(),
+            server_lost_timeout: spec.server_lost_timeout,
+            statement_timeout: spec.statement_timeout,
         };
         let connections = ready.len();
-        let workers = futures_util::future::join_all(ready.into_iter().map(|(s, c)| worker::run_worker(&shard, s, c)));
+        let workers = futures_util::future::join_all(
+            ready.into_iter().enumerate().map(|(i, (s, c))| worker::run_worker(&shard, i, s, c)),
+        );
         // Commands of all this thread's workers go out together (see client::outbox).
         let tallies = crate::client::outbox::batched(connections, async {
             tokio::select! {
@@ -481,19 +583,61 @@ fn client_thread<W: Sessions>(
     });
 }
 
-/// Hands the recorder over at every interval boundary before the deadline.
+/// An interval is a stall when a transaction waited through all of it, and for this long
+/// at least (a slow transaction at saturation is latency, not a stall).
+pub const STALL_AFTER: Duration = Duration::from_secs(2);
+
+/// How often the ticker looks for a transaction past `--statement-timeout`.
+const STALL_CHECK: Duration = Duration::from_secs(1);
+
+/// Hands the recorder over at every interval boundary before the deadline, marking
+/// intervals the server was lost in (outage) or a transaction waited through (stall),
+/// and fails the run when a transaction waits past `--statement-timeout`. After the
+/// deadline or a stop it gives transactions in flight [`END_GRACE`] to finish, then
+/// returns, which ends the thread's workers. The workers only store their start time:
+/// the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
-    for k in 1u64.. {
-        let at = shard.start + interval * k as u32;
-        if shard.deadline.is_some_and(|d| at >= d) {
+    let mut wake = shard.control.subscribe();
+    let mut losses = shard.control.losses();
+    let mut k = 1u64;
+    loop {
+        let at = shard.start + interval.mul_f64(k as f64);
+        if shard.deadline.is_some_and(|d| at >= d) || shard.control.stopped() {
             break;
         }
-        tokio::time::sleep_until(at).await;
+        let next = at.min(Instant::now() + STALL_CHECK);
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = wake.changed() => break,
+        }
+        let now = Instant::now();
+        let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
+        if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
+            shard.control.fail(format!(
+                "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
+                now.saturating_duration_since(since).as_secs_f64()
+            ));
+            break;
+        }
+        if now < at {
+            continue;
+        }
         let mut rec = shard.recorder.replace(Recorder::new(types));
         if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
-            rec.backlog = a.lock().expect("not poisoned").backlog((Instant::now() - shard.start).as_secs_f64());
+            rec.backlog = a.lock().expect("not poisoned").backlog((now - shard.start).as_secs_f64());
         }
+        let seen = shard.control.losses();
+        rec.outage = shard.control.lost_since().is_some() || seen != losses;
+        losses = seen;
+        let interval_start = at.checked_sub(interval).unwrap_or(shard.start);
+        rec.stall = oldest.is_some_and(|s| s <= interval_start && now.saturating_duration_since(s) >= STALL_AFTER);
         let _ = tx.send(Msg::Tick(k, rec));
+        k += 1;
     }
-    std::future::pending::<()>().await
+    let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
+    tokio::time::sleep_until(from + END_GRACE).await;
+    let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
+    if waiting > 0 {
+        shard.control.abandon(waiting);
+    }
 }

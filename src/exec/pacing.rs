@@ -9,6 +9,9 @@
 use crate::random::{uniform_f64, WorkerRng};
 use std::collections::VecDeque;
 
+/// Arrivals kept ahead of the workers at most (an overloaded server leaves many due).
+pub const MAX_QUEUED: usize = 100_000;
+
 pub struct Arrivals {
     mean_gap: f64,
     rng: WorkerRng,
@@ -36,12 +39,16 @@ impl Arrivals {
         self.queue.pop_front().expect("just generated")
     }
 
-    /// Arrivals that were due by `now` and are not claimed yet.
+    /// Arrivals that were due by `now` and are not claimed yet. At most
+    /// [`MAX_QUEUED`] of them are kept (memory stays bounded under any overload); the
+    /// rest are counted from the rate.
     pub fn backlog(&mut self, now: f64) -> u64 {
-        while self.last <= now {
+        while self.last <= now && self.queue.len() < MAX_QUEUED {
             self.generate();
         }
-        self.queue.iter().take_while(|&&t| t <= now).count() as u64
+        let queued = self.queue.iter().take_while(|&&t| t <= now).count() as u64;
+        let beyond = if self.last < now { ((now - self.last) / self.mean_gap) as u64 } else { 0 };
+        queued + beyond
     }
 }
 
@@ -89,6 +96,16 @@ mod tests {
         }
         assert_eq!(claimed, b);
         assert_eq!(a.backlog(10.0), 0);
+    }
+
+    #[test]
+    fn open_loop_overload_keeps_the_schedule_bounded() {
+        // Nobody claims for an hour at 100,000/s: 360 million due, a bounded queue.
+        let mut a = Arrivals::new(100_000.0, rng_from_seed(3));
+        let b = a.backlog(3600.0);
+        assert!((350_000_000..370_000_000).contains(&b), "backlog {b}");
+        assert!(a.queue.len() <= MAX_QUEUED);
+        assert!(a.claim() < 1.0, "claims still start from the oldest arrival");
     }
 
     #[test]

@@ -25,6 +25,12 @@ pub struct Control {
     /// Why the run stopped early, when a worker hit a fatal error.
     fatal: Mutex<Option<String>>,
     wake: watch::Sender<bool>,
+    /// Since when the server is lost (a reconnect failed and none succeeded since).
+    lost_at: Mutex<Option<Instant>>,
+    /// Outages begun so far (an interval that saw one is marked).
+    losses: std::sync::atomic::AtomicU64,
+    /// Transactions still waiting for the server when the run's grace ran out.
+    abandoned: std::sync::atomic::AtomicU64,
 }
 
 impl Control {
@@ -34,7 +40,43 @@ impl Control {
             events_left: events.map(|e| AtomicI64::new(e as i64)),
             fatal: Mutex::new(None),
             wake: watch::channel(false).0,
+            lost_at: Mutex::new(None),
+            losses: Default::default(),
+            abandoned: Default::default(),
         }
+    }
+    /// A reconnect failed: the server is lost since `since` (printed once per outage).
+    /// Returns how long it has been lost.
+    pub fn server_lost(&self, since: Instant, why: &str, timeout: Duration) -> Duration {
+        let mut g = self.lost_at.lock().expect("not poisoned");
+        let at = *g.get_or_insert_with(|| {
+            self.losses.fetch_add(1, Ordering::Relaxed);
+            eprintln!(
+                "server lost: {why}; reconnecting (the run fails if it is not back within {} s, --server-lost-timeout)",
+                timeout.as_secs_f64()
+            );
+            since
+        });
+        Instant::now().saturating_duration_since(at)
+    }
+    /// A reconnect succeeded: the outage, if any, is over.
+    pub fn server_back(&self) {
+        if let Some(at) = self.lost_at.lock().expect("not poisoned").take() {
+            eprintln!("server back after {:.1} s", at.elapsed().as_secs_f64());
+        }
+    }
+    /// When the current outage began, if the server is lost now.
+    pub fn lost_since(&self) -> Option<Instant> {
+        *self.lost_at.lock().expect("not poisoned")
+    }
+    pub fn losses(&self) -> u64 {
+        self.losses.load(Ordering::Relaxed)
+    }
+    pub fn abandon(&self, n: u64) {
+        self.abandoned.fetch_add(n, Ordering::Relaxed);
+    }
+    pub fn abandoned(&self) -> u64 {
+        self.abandoned.load(Ordering::Relaxed)
     }
     pub fn stop(&self) {
         self.stopped.store(true, Ordering::Relaxed);
@@ -69,11 +111,17 @@ pub struct Shard {
     pub delay: Option<Duration>,
     pub retry_on: super::errors::RetryOn,
     pub target: Target,
+    /// Per worker: when its transaction in flight started (`None` between transactions).
+    /// The ticker reads these to find stalls; the worker only stores.
+    pub busy: Vec<std::cell::Cell<Option<Instant>>>,
+    pub server_lost_timeout: Duration,
+    pub statement_timeout: Duration,
 }
 
 impl Shard {
-    /// When the next transaction's latency starts counting, or `None` when the run is over.
-    async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<Instant> {
+    /// When the next transaction's latency starts counting and when it really starts
+    /// (later, in an open loop that fell behind), or `None` when the run is over.
+    async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<(Instant, Instant)> {
         if self.control.stopped() {
             return None;
         }
@@ -88,7 +136,9 @@ impl Shard {
             None => now,
             Some(a) => self.start + Duration::from_secs_f64(a.lock().expect("not poisoned").claim()),
         };
-        if self.deadline.is_some_and(|d| intended >= d) {
+        // Nothing starts after the deadline, however far behind an open loop is: arrivals
+        // left over are counted as missed, not worked off past `--time`.
+        if self.deadline.is_some_and(|d| intended >= d || now >= d) {
             return None;
         }
         if intended > now {
@@ -97,11 +147,12 @@ impl Shard {
             if !pause_until(intended, wake).await {
                 return None;
             }
-            return Some(Instant::now());
+            let now = Instant::now();
+            return Some((now, now));
         }
         // Late (every worker was busy): the arrival has waited, and that wait is part of
         // the latency a user would have seen. This is the coordinated-omission correction.
-        Some(intended)
+        Some((intended, now))
     }
 }
 
@@ -153,7 +204,8 @@ pub struct Tally {
     pub busy_us: u64,
 }
 
-pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Conn) -> Tally {
+pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, mut conn: Conn) -> Tally {
+    let busy = &shard.busy[slot];
     let mut wake = shard.control.subscribe();
     let mut tally = Tally::default();
     'run: loop {
@@ -163,10 +215,14 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
                 break;
             }
         }
-        let Some(intended) = shard.next_start(&mut wake).await else { break };
+        let Some((intended, mut started)) = shard.next_start(&mut wake).await else { break };
         let mut queries = QueryCounts::default();
         loop {
-            match session.transaction(&mut conn, &mut queries).await {
+            // What the ticker's stall check reads: no timer per statement.
+            busy.set(Some(started));
+            let outcome = session.transaction(&mut conn, &mut queries).await;
+            busy.set(None);
+            match outcome {
                 Ok(done) => {
                     let now = Instant::now();
                     let latency = (now - intended).as_micros() as u64;
@@ -205,7 +261,8 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
                             break 'run;
                         }
                     }
-                    if shard.control.stopped() || shard.deadline.is_some_and(|d| Instant::now() >= d) {
+                    started = Instant::now();
+                    if shard.control.stopped() || shard.deadline.is_some_and(|d| started >= d) {
                         break 'run;
                     }
                 }
@@ -223,8 +280,12 @@ pub async fn run_worker<S: Session>(shard: &Shard, mut session: S, mut conn: Con
 
 /// Re-establishes a lost connection, backing off up to 1 s between tries, until it
 /// succeeds or the run ends.
+/// Each failed attempt is counted; the first marks the server lost (one line), a success
+/// marks it back (one line), and a server lost for longer than `--server-lost-timeout`
+/// fails the run, keeping what was recorded.
 async fn reconnect<S: Session>(shard: &Shard, session: &mut S, wake: &mut watch::Receiver<bool>) -> Option<Conn> {
     let mut backoff = Duration::from_millis(20);
+    let since = Instant::now();
     loop {
         if shard.control.stopped() || shard.deadline.is_some_and(|d| Instant::now() >= d) {
             return None;
@@ -232,9 +293,19 @@ async fn reconnect<S: Session>(shard: &Shard, session: &mut S, wake: &mut watch:
         match connect(&shard.target, session).await {
             Ok(c) => {
                 shard.recorder.borrow_mut().reconnects += 1;
+                shard.control.server_back();
                 return Some(c);
             }
-            Err(_) => {
+            Err(e) => {
+                shard.recorder.borrow_mut().reconnect_failures += 1;
+                let lost_for = shard.control.server_lost(since, &e, shard.server_lost_timeout);
+                if lost_for >= shard.server_lost_timeout {
+                    shard.control.fail(format!(
+                        "the server was lost and not back within {} s (--server-lost-timeout): {e}",
+                        shard.server_lost_timeout.as_secs_f64()
+                    ));
+                    return None;
+                }
                 let until = Instant::now() + backoff;
                 let until = shard.deadline.map_or(until, |d| until.min(d));
                 if !pause_until(until, wake).await {
@@ -262,6 +333,9 @@ mod tests {
             deadline: time.map(|t| start + t),
             delay: None,
             retry_on: Default::default(),
+            busy: vec![Default::default()],
+            server_lost_timeout: Duration::from_secs(30),
+            statement_timeout: Duration::from_secs(60),
             target: Target {
                 host: "127.0.0.1".into(),
                 port: 1,
@@ -279,7 +353,7 @@ mod tests {
         let s = shard(None, Some(Duration::from_secs(2)), None);
         let mut wake = s.control.subscribe();
         let mut started = 0;
-        while let Some(t) = s.next_start(&mut wake).await {
+        while let Some((t, _)) = s.next_start(&mut wake).await {
             assert_eq!(t, Instant::now(), "closed loop starts at once");
             started += 1;
             tokio::time::advance(Duration::from_millis(10)).await; // a 10 ms transaction
@@ -304,7 +378,7 @@ mod tests {
         let s = shard(Some(100.0), Some(Duration::from_secs(20)), None);
         let mut wake = s.control.subscribe();
         let mut n = 0u32;
-        while let Some(t) = s.next_start(&mut wake).await {
+        while let Some((t, _)) = s.next_start(&mut wake).await {
             // An idle worker waits for the arrival and latency starts when it really
             // starts; an arrival already due (the timer woke up to 1 ms late for the
             // previous one) starts counting at its due time.
@@ -319,9 +393,27 @@ mod tests {
         let s = shard(Some(100.0), None, None);
         let mut wake = s.control.subscribe();
         tokio::time::advance(Duration::from_secs(1)).await;
-        let t = s.next_start(&mut wake).await.unwrap();
+        let (t, started) = s.next_start(&mut wake).await.unwrap();
         assert!(Instant::now() - t > Duration::from_millis(900), "the first arrival was due long ago");
+        assert_eq!(started, Instant::now());
         assert!(s.arrivals.as_ref().unwrap().lock().unwrap().backlog(1.0) > 50);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn open_loop_under_overload_ends_at_the_deadline() {
+        // 1,000/s that nobody keeps up with: at the deadline thousands are overdue, and
+        // none of them starts after it.
+        let s = shard(Some(1000.0), Some(Duration::from_secs(5)), None);
+        let mut wake = s.control.subscribe();
+        let mut n = 0;
+        while s.next_start(&mut wake).await.is_some() {
+            n += 1;
+            tokio::time::advance(Duration::from_millis(100)).await; // a slow server
+        }
+        assert!(Instant::now() <= s.start + Duration::from_millis(5100), "ended at the deadline");
+        assert!((49..=51).contains(&n), "{n} started");
+        let missed = s.arrivals.as_ref().unwrap().lock().unwrap().backlog(5.0);
+        assert!((4500..5500).contains(&missed), "{missed} missed");
     }
 
     #[tokio::test(start_paused = true)]

@@ -47,6 +47,9 @@ pub fn measure(
     print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
     let RunRequest { workload, target: place, mut spec, output } = req;
+    if let Some(path) = &output.json {
+        check_json_path(path)?;
+    }
     let kind = workload.kind();
     let (target, instance) = resolve_target(manager, &place, kind.default_database())?;
     spec.watch_instance(instance.as_ref());
@@ -59,6 +62,7 @@ pub fn measure(
         let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
         check_connections(&server, spec.threads)?;
         check_data(&mut conn, &target.database, &*workload, print.full()).await?;
+        check_prepared_statements(&server, spec.threads, workload.statements_per_connection())?;
         let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
         let _ = conn.disconnect().await;
         Ok::<_, Error>((ready, server))
@@ -88,19 +92,31 @@ pub fn measure(
     let print_lines = print.full() && output.interval_lines;
     let open_loop = spec.rate.is_some();
     let mut seq = 0;
-    let mut store_error = None;
+    let mut store_error: Option<(usize, f64, store::StoreError)> = None;
     raise_open_files_limit();
     let step = spec.interval.as_secs_f64();
     let outcome = ready.run(&target, &spec, &mut |iv| {
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
-            println!("{}", if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) });
+            let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
+            let state = if iv.outage {
+                " [server lost]"
+            } else if iv.stall {
+                " [stall]"
+            } else {
+                ""
+            };
+            println!("{line}{state}");
         }
         if let Print::Progress(show) = print {
             show(iv);
         }
-        if let Err(e) = store.add_interval(run_id, seq, iv) {
-            store_error.get_or_insert(e);
+        if store_error.is_none() {
+            if let Err(e) = store.add_interval(run_id, seq, iv) {
+                // The first failure: the stored intervals stop here (no later one is tried,
+                // so the store holds an unbroken prefix of the run).
+                store_error = Some((seq, iv.t - iv.duration, e));
+            }
         }
         seq += 1;
     });
@@ -112,13 +128,30 @@ pub fn measure(
         }
     };
     kind.add_figures(&mut outcome.summary);
-    if let Some(e) = store_error {
-        eprintln!("warning: some intervals were not stored: {e}");
-    }
     let histograms: BTreeMap<String, String> =
         outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
     let status = outcome.ended.status();
-    store.finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)?;
+    // A store that fails (a full disk) must not lose the measurement: the summary is
+    // printed and --json written all the same, and the failure said after them.
+    let stored = match store_error {
+        Some((n, t, e)) => {
+            let _ = store.finish_run(run_id, "failed", Some(&format!("results store failed: {e}")), None, &histograms);
+            Err(format!(
+                "the results store failed ({e}): run {run_id} holds its first {n} interval(s), up to {t:.1} s, \
+                 and no summary; the summary above{} has the whole run",
+                if output.json.is_some() { " and --json" } else { "" }
+            ))
+        }
+        None => store
+            .finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)
+            .map_err(|e| {
+                format!(
+                    "the results store failed ({e}): run {run_id} holds all its intervals but not its summary; \
+                     the summary above{} has it",
+                    if output.json.is_some() { " and --json" } else { "" }
+                )
+            }),
+    };
     if print.full() {
         if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
             eprintln!("warning: the warm-up covered the whole run: nothing was measured");
@@ -154,7 +187,54 @@ pub fn measure(
             std::fs::write(path, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
         }
     }
+    stored.map_err(Error::Failed)?;
     Ok((doc, outcome.ended))
+}
+
+/// `--json FILE` must be writable before anything runs: a run is not repeated for a
+/// typo in a path. `-` is standard output.
+pub fn check_json_path(path: &Path) -> Result<(), Error> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    let bad =
+        |why: &str| Err(Error::Usage(format!("--json {}: {why}; give a file in a writable directory", path.display())));
+    if path.is_dir() {
+        return bad("is a directory");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return bad("its directory does not exist");
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()));
+    // SAFETY: access(2) reads a NUL-terminated path.
+    let writable = c.is_ok_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0);
+    let file_ok = !path.exists() || std::fs::OpenOptions::new().append(true).open(path).is_ok();
+    if !writable || !file_ok {
+        return bad("cannot be written");
+    }
+    Ok(())
+}
+
+/// Refuses a run whose connections would prepare more statements than the server
+/// allows in all (`max_prepared_stmt_count`, error 1461 mid-start otherwise).
+fn check_prepared_statements(server: &serde_json::Value, threads: u32, per_connection: u32) -> Result<(), Error> {
+    let max: u64 =
+        server.get("max_prepared_stmt_count").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let need = threads as u64 * per_connection as u64;
+    if max > 0 && need > max {
+        return Err(Error::Usage(format!(
+            "{threads} connections x {per_connection} prepared statements = {need}, more than the server allows \
+             ({max}, max_prepared_stmt_count): raise it (`SET GLOBAL max_prepared_stmt_count = {}`, or managed: \
+             `sizeup server start --set max_prepared_stmt_count={}`) or use fewer --threads",
+            need + 100,
+            need + 100
+        )));
+    }
+    Ok(())
 }
 
 /// A missing database is a missing prepare: say which command makes it.

@@ -27,8 +27,21 @@ pub struct Site<'a> {
     pub password: Option<String>,
 }
 
-/// Runs (or, with `resume`, continues) a study; returns the exit code.
+/// Runs (or, with `resume`, continues) a study; returns the exit code. A study that
+/// fails on an error is stored as failed with the reason (not left to read as
+/// abandoned, which means its process died).
 pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Error> {
+    let mut study = None;
+    let r = run_study(site, spec, resume, &mut study);
+    if let (Err(e), Some(id)) = (&r, study) {
+        if let Ok(store) = Store::open(site.results) {
+            let _ = store.set_study_status(id, "failed", Some(&serde_json::json!({ "error": e.to_string() })));
+        }
+    }
+    r
+}
+
+fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
     let store = Store::open(results)?;
@@ -45,6 +58,7 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
             &serde_json::to_value(spec).expect("serialisable"),
         )?,
     };
+    *study = Some(id);
     let all_series = series_of(spec);
     let total = all_series.len() * levels.len() * spec.repeat as usize;
     let started = Instant::now();
@@ -59,6 +73,7 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
         if resume.is_some() { "resumed" } else { "stored as it goes" }
     ));
     let mut outcome = Ended::Completed;
+    let mut failure: Option<String> = None;
     'series: for series in &all_series {
         let row = store.load_study(id)?;
         let mut done = completed_steps(&row, &series.name);
@@ -104,6 +119,18 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
                     Kind::Scale => scale_step(site, spec, series, level, &show)?,
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
+                // A step whose server was lost measured an outage, not capacity:
+                // it feeds no figure, no stop condition and no peak; the study stops.
+                let sick = docs.iter().filter_map(|d| d.summary.as_ref()).find_map(|s| {
+                    (s.outage_intervals > 0).then(|| {
+                        format!(
+                            "the server was lost during this step ({} outage interval(s), {} failed reconnect attempts): \
+                             its throughput is no capacity figure, so the study stops here",
+                            s.outage_intervals, s.reconnect_failures
+                        )
+                    })
+                });
+                let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();
                 let figures = if ended == Ended::Completed {
                     let f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
@@ -124,7 +151,10 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
                 bar.inc(1);
                 let Some(f) = figures else {
                     outcome = ended;
-                    let why = docs.iter().find_map(|d| d.error.clone()).unwrap_or_else(|| status.to_string());
+                    let why = sick
+                        .or_else(|| docs.iter().find_map(|d| d.error.clone()))
+                        .unwrap_or_else(|| status.to_string());
+                    failure = Some(format!("step {label}: {why}"));
                     say(format!("step {step_no} of {total}: {label}: {why} (runs {runs:?})"));
                     break 'series;
                 };
@@ -153,7 +183,11 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
     let row = store.load_study(id)?;
     let verdicts = results_of(spec, &row).map_err(Error::Failed)?;
     let status = outcome.status();
-    store.set_study_status(id, status, Some(&serde_json::json!({ "series": verdicts })))?;
+    let mut result = serde_json::json!({ "series": verdicts });
+    if let Some(why) = &failure {
+        result["error"] = why.clone().into();
+    }
+    store.set_study_status(id, status, Some(&result))?;
     print!("{}", report::study_tables(spec, &verdicts));
     println!(
         "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",

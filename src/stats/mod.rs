@@ -66,6 +66,13 @@ pub struct Recorder {
     pub reconnects: u64,
     /// Arrivals due but not yet started at the boundary (open-loop runs only).
     pub backlog: u64,
+    /// Reconnect attempts that failed (the server refused, dropped or did not answer).
+    pub reconnect_failures: u64,
+    /// The server was lost (connections failed and could not be re-established) at
+    /// some point of the interval.
+    pub outage: bool,
+    /// A transaction waited for the server through the whole interval (a stall).
+    pub stall: bool,
 }
 
 impl Recorder {
@@ -75,6 +82,9 @@ impl Recorder {
             queries: QueryCounts::default(),
             reconnects: 0,
             backlog: 0,
+            reconnect_failures: 0,
+            outage: false,
+            stall: false,
         }
     }
 
@@ -102,6 +112,9 @@ impl Recorder {
         self.queries.add(&other.queries);
         self.reconnects += other.reconnects;
         self.backlog += other.backlog;
+        self.reconnect_failures += other.reconnect_failures;
+        self.outage |= other.outage;
+        self.stall |= other.stall;
     }
 
     pub fn transactions(&self) -> u64 {
@@ -201,6 +214,17 @@ pub struct Interval {
     pub reconnects: u64,
     pub rollbacks: u64,
     pub backlog: u64,
+    /// Reconnect attempts that failed in this interval.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnect_failures: u64,
+    /// The server was lost during this interval: its throughput is an outage's, not
+    /// the server's capacity.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outage: bool,
+    /// A transaction waited for the server through the whole interval, and 2 s or
+    /// more (a stall).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stall: bool,
     /// Per transaction type: name, committed per minute-free count, p90 in ms.
     pub types: Vec<TypeInterval>,
     /// Host CPU, processes' CPU, disk, memory and power over the same span.
@@ -254,6 +278,9 @@ impl Interval {
             reconnects: rec.reconnects,
             rollbacks: rec.rollbacks(),
             backlog: rec.backlog,
+            reconnect_failures: rec.reconnect_failures,
+            outage: rec.outage,
+            stall: rec.stall,
             types: names
                 .iter()
                 .zip(&rec.types)
@@ -311,6 +338,19 @@ pub struct Summary {
     pub server_cpu_us_per_txn: Option<f64>,
     /// Largest open-loop backlog seen at an interval boundary.
     pub max_backlog: u64,
+    /// Open loop: arrivals due before the run ended that never started (the server
+    /// could not hold the rate), as pgbench's skipped transactions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missed_arrivals: u64,
+    /// Reconnect attempts that failed over the whole run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnect_failures: u64,
+    /// Intervals during which the server was lost, and intervals that stalled (the
+    /// whole run's, warm-up included): a run with either is no capacity figure.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outage_intervals: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stall_intervals: u64,
     /// TPC-C: committed New-Orders per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm: Option<f64>,
@@ -397,6 +437,10 @@ impl Summary {
             client_cpu_us_per_txn: None,
             server_cpu_us_per_txn: None,
             max_backlog,
+            missed_arrivals: 0,
+            reconnect_failures: rec.reconnect_failures,
+            outage_intervals: 0,
+            stall_intervals: 0,
             nopm: None,
             tpm: None,
             os: None,
@@ -426,6 +470,10 @@ pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut &bytes[..])
         .map_err(|e| format!("histogram does not decode: {e:?}"))
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

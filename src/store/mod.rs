@@ -145,7 +145,22 @@ impl Store {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let mut conn = Connection::open(path).map_err(err)?;
+        let conn = Connection::open(path).map_err(err)?;
+        Self::with_schema(conn, path)
+    }
+
+    /// The store for reading (reports, comparisons, listings): a missing store reads as
+    /// an empty one and is not created, so a command that only reads writes nothing.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if path.exists() {
+            return Self::open(path);
+        }
+        let err = |source| StoreError::Sql { path: path.display().to_string(), source };
+        Self::with_schema(Connection::open_in_memory().map_err(err)?, path)
+    }
+
+    fn with_schema(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
+        let err = |source| StoreError::Sql { path: path.display().to_string(), source };
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;

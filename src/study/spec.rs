@@ -180,7 +180,16 @@ fn one_f() -> f64 {
 
 impl StudySpec {
     pub fn from_toml(text: &str, origin: &str) -> Result<StudySpec, String> {
-        let spec: StudySpec = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.to_string().trim()))?;
+        let spec: StudySpec = toml::from_str(text).map_err(|e| {
+            // One line: where (line and column) and what, without toml's source excerpt.
+            let at = e.span().map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(" at line {line}, column {col}")
+            });
+            format!("{origin}: not a valid study file{}: {}", at.unwrap_or_default(), e.message().trim())
+        })?;
         spec.validate().map_err(|e| format!("{origin}: {e}"))?;
         Ok(spec)
     }
@@ -194,14 +203,21 @@ impl StudySpec {
             return Err("name at least one workload".into());
         }
         let levels = self.levels.resolve()?;
-        if !self.step_time.is_finite() || self.step_time <= 0.0 {
-            return Err("step_time must be above 0 seconds".into());
+        let max = crate::plan::MAX_SECONDS;
+        if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
+            return Err(format!("step_time must be above 0 and at most {max} seconds (got {})", self.step_time));
+        }
+        if !self.warmup.is_finite() || self.warmup > max {
+            return Err(format!("warmup must be between 0 and {max} seconds (got {})", self.warmup));
         }
         if self.warmup < 0.0 || self.repeat == 0 || self.repeat > 100 {
             return Err("warmup must be 0 or more and repeat between 1 and 100".into());
         }
-        if !(0.1..=self.step_time).contains(&self.sample_interval) {
-            return Err("sample_interval must be at least 0.1 s and at most step_time".into());
+        if self.warmup + self.step_time > max {
+            return Err(format!("warmup plus step_time must be at most {max} seconds"));
+        }
+        if !(0.1..=self.step_time.min(crate::plan::MAX_INTERVAL_SECONDS)).contains(&self.sample_interval) {
+            return Err("sample_interval must be at least 0.1 s and at most step_time (and 3600 s)".into());
         }
         if !(self.steady_last > 0.0 && self.steady_last <= 1.0) {
             return Err("steady_last must be above 0 and at most 1 (the share of samples, from the end)".into());

@@ -135,6 +135,11 @@ pub trait Workload: Send + Sync {
     fn size_check(&self) -> Option<SizeCheck>;
     /// The command that loads this data set, for messages.
     fn prepare_hint(&self) -> String;
+    /// Server-side prepared statements each connection holds while it runs (checked
+    /// against `max_prepared_stmt_count` before a run); 0 when it prepares none up front.
+    fn statements_per_connection(&self) -> u32 {
+        0
+    }
     /// Creates and loads the tables with `loaders` connections; says what it loaded.
     fn prepare<'a>(
         &'a self,

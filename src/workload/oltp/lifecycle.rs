@@ -127,6 +127,10 @@ impl Workload for OltpWorkload {
     fn prepare_hint(&self) -> String {
         format!("sizeup prepare {} --tables {}", self.name(), self.options.tables)
     }
+    fn statements_per_connection(&self) -> u32 {
+        let per_table = super::Plan::new(self.variant, &self.options).statements().len() as u32;
+        per_table * self.options.tables
+    }
     fn prepare<'a>(
         &'a self,
         target: &'a Target,

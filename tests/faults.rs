@@ -1,0 +1,561 @@
+//! Issue 15's run-time faults, each against a real private server the test starts: a
+//! killed server (kill -9), a stopped one (SIGSTOP), a listener that never greets, an
+//! overloaded open loop, signals, a full file system under the results store, and argv
+//! read back from /proc. Every test stops what it started, after a failure too (the
+//! server on `TestServer`'s drop, a child sizeup, a stopped server and a mount on their
+//! guards' drop).
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The documented bounds (README "When things go wrong").
+const END_GRACE: Duration = Duration::from_secs(5);
+/// Slack for a box shared with compilers: about bounds, not speed.
+const SLACK: Duration = Duration::from_secs(15);
+
+/// A sizeup child process, killed (and reaped) when the test ends however it ends.
+struct Proc {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Proc {
+    fn spawn(args: &[&str]) -> Proc {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+            .args(args)
+            .env_remove("MYSQL_PWD")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let stdout = Arc::new(Mutex::new(String::new()));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (out, o) = (child.stdout.take().unwrap(), stdout.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                o.lock().unwrap().push_str(&format!("{line}\n"));
+                let _ = tx.send(line);
+            }
+        });
+        let (mut err, e) = (child.stderr.take().unwrap(), stderr.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                e.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Proc { child, lines, stdout, stderr }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Waits for the first stdout line with `what` in it.
+    fn wait_for_line(&self, what: &str, within: Duration) -> String {
+        let until = Instant::now() + within;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.contains(what) => return l,
+                Ok(_) => {}
+                Err(_) => panic!("no line with {what:?} within {within:?}; stderr: {}", self.stderr()),
+            }
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    fn stdout(&self) -> String {
+        self.stdout.lock().unwrap().clone()
+    }
+
+    /// The exit code, which must come within `bound`.
+    fn exit_within(&mut self, bound: Duration) -> i32 {
+        let until = Instant::now() + bound;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                // Let the reader threads drain the pipes.
+                std::thread::sleep(Duration::from_millis(200));
+                return st.code().unwrap_or(-1);
+            }
+            if Instant::now() > until {
+                panic!("still running after {bound:?}; stderr: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn signal(pid: i32, sig: i32) {
+    // SAFETY: a plain kill(2).
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill({pid}, {sig})");
+}
+
+/// Sends SIGCONT to a stopped server when the test ends, so it can be stopped.
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: a plain kill(2).
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+fn prepared_server() -> TestServer {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "oltp_point_select", "--tables", "1", "--table-size", "1000"]).unwrap(), 0);
+    s
+}
+
+/// `sizeup --home H run oltp_point_select ...` on the server's managed instance.
+fn run_args<'a>(home: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--home", home, "run", "oltp_point_select", "--tables", "1", "--table-size", "1000"];
+    v.extend_from_slice(extra);
+    v
+}
+
+fn store_run(s: &TestServer, id: i64) -> sizeup::result::RunDocument {
+    sizeup::store::Store::open(&s.results()).unwrap().load_run(id).unwrap()
+}
+
+fn last_run_id(s: &TestServer) -> i64 {
+    sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().iter().map(|r| r.id).max().unwrap()
+}
+
+#[test]
+fn dead_server_kill_9_fails_the_run_after_the_lost_timeout_and_marks_the_outage() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("dead.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p =
+        Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "60", "--server-lost-timeout", "3", "--json", &j]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    signal(s.pid, libc::SIGKILL);
+    let killed = Instant::now();
+    let code = p.exit_within(Duration::from_secs(3) + END_GRACE + SLACK);
+    assert!(killed.elapsed() < Duration::from_secs(3) + END_GRACE + SLACK);
+    assert_eq!(code, 1, "a run that lost its server fails; stderr: {}", p.stderr());
+    let err = p.stderr();
+    assert_eq!(err.matches("server lost").count(), 1, "one line when the server is lost: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The measurement so far is kept: the summary printed, --json and the store written.
+    assert!(p.stdout().contains("failed"), "{}", p.stdout());
+    let doc = read_json(&json);
+    assert_eq!(doc["status"], "failed");
+    assert!(doc["error"].as_str().unwrap().contains("--server-lost-timeout"), "{}", doc["error"]);
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert!(intervals.iter().any(|iv| iv["outage"] == true), "outage intervals are marked");
+    assert!(intervals.iter().any(|iv| iv["outage"].is_null() && iv["transactions"].as_u64() > Some(0)));
+    assert!(doc["summary"]["reconnect_failures"].as_u64().unwrap() > 0, "failed reconnects are counted");
+    assert!(doc["summary"]["outage_intervals"].as_u64().unwrap() > 0);
+    let stored = store_run(&s, last_run_id(&s));
+    assert_eq!(stored.status, "failed");
+    assert!(stored.error.unwrap().contains("lost"));
+    assert!(stored.intervals.iter().any(|iv| iv.outage));
+}
+
+#[test]
+fn dead_server_back_within_the_bound_is_reconnected_and_flagged_not_capacity() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("back.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&run_args(
+        &home,
+        &["--threads", "2", "--time", "40", "--server-lost-timeout", "120", "--json", &j],
+    ));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    signal(s.pid, libc::SIGKILL);
+    // Wait until the run has seen the loss, then bring the server back.
+    let until = Instant::now() + Duration::from_secs(30);
+    while !p.stderr().contains("server lost") {
+        assert!(Instant::now() < until, "no 'server lost' line: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let port = s.port.to_string();
+    let restart = sizeup(&[
+        "--home",
+        &home,
+        "server",
+        "start",
+        "--instances",
+        "1",
+        "--buffer-pool",
+        "128M",
+        "--log-file-size",
+        "48M",
+        "--base-port",
+        &port,
+        "--max-connections",
+        "500",
+    ]);
+    assert!(matches!(restart, Ok(0)), "{restart:?}");
+    let code = p.exit_within(Duration::from_secs(40) + END_GRACE + SLACK);
+    let err = p.stderr();
+    assert_eq!(code, 0, "the server came back: the run completes; {err}");
+    assert_eq!(err.matches("server lost").count(), 1, "{err}");
+    assert_eq!(err.matches("server back").count(), 1, "one line when it is back: {err}");
+    let doc = read_json(&json);
+    assert!(doc["intervals"].as_array().unwrap().iter().any(|iv| iv["outage"] == true));
+    assert!(doc["summary"]["reconnects"].as_u64().unwrap() > 0);
+    let notes = doc["summary"]["notes"].to_string();
+    assert!(notes.contains("not the server's capacity"), "a run with an outage is flagged: {notes}");
+}
+
+#[test]
+fn stalled_server_sigstop_run_ends_at_time_plus_grace_and_reports_the_stall() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("stall.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "6", "--json", &j]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    let _resume = Resume(s.pid);
+    signal(s.pid, libc::SIGSTOP);
+    let stopped = Instant::now();
+    let code = p.exit_within(Duration::from_secs(6) + END_GRACE + SLACK);
+    assert!(stopped.elapsed() < Duration::from_secs(6) + END_GRACE + SLACK);
+    assert_eq!(code, 1, "transactions the server never answered fail the run: {}", p.stderr());
+    let doc = read_json(&json);
+    assert!(doc["error"].as_str().unwrap().contains("stalled"), "{}", doc["error"]);
+    assert!(doc["intervals"].as_array().unwrap().iter().any(|iv| iv["stall"] == true), "stall intervals");
+    assert!(p.stdout().contains("[stall]"), "interval lines say stall: {}", p.stdout());
+}
+
+#[test]
+fn stalled_server_statement_timeout_fails_the_run_and_a_second_ctrl_c_ends_it_at_once() {
+    let s = prepared_server();
+    let home = s.home();
+    let _resume = Resume(s.pid);
+
+    // A transaction that waits past --statement-timeout ends the run as failed.
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "120", "--statement-timeout", "2"]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    signal(s.pid, libc::SIGSTOP);
+    let code = p.exit_within(Duration::from_secs(2 + 1 + 1) + END_GRACE + SLACK);
+    assert_eq!(code, 1, "{}", p.stderr());
+    assert!(p.stderr().contains("--statement-timeout"), "{}", p.stderr());
+    signal(s.pid, libc::SIGCONT);
+
+    // Ctrl-C waits for transactions in flight; a second one ends the process at once,
+    // after saving what was recorded.
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "120"]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    signal(s.pid, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(p.pid(), libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(p.pid(), libc::SIGINT);
+    let code = p.exit_within(Duration::from_secs(4) + SLACK);
+    assert_eq!(code, 130, "{}", p.stderr());
+    assert!(p.stderr().contains("interrupted again"), "{}", p.stderr());
+    signal(s.pid, libc::SIGCONT);
+    let stored = store_run(&s, last_run_id(&s));
+    assert_eq!(stored.status, "interrupted");
+    assert!(!stored.intervals.is_empty(), "what was recorded is kept");
+}
+
+#[test]
+fn stalled_server_a_listener_that_never_greets_times_out() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    let started = Instant::now();
+    let mut p = Proc::spawn(&[
+        "--home",
+        &h,
+        "run",
+        "oltp_point_select",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--user",
+        "nobody",
+        "--time",
+        "2",
+    ]);
+    let code = p.exit_within(Duration::from_secs(10) + SLACK);
+    assert!(started.elapsed() < Duration::from_secs(10) + SLACK);
+    assert_eq!(code, 1);
+    let err = p.stderr();
+    assert!(err.contains("no answer within 10 s"), "{err}");
+    assert!(err.lines().count() <= 2, "{err}");
+    drop(listener);
+}
+
+#[test]
+fn open_loop_overload_ends_at_time_and_counts_missed_arrivals() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("overload.json");
+    let j = json.to_string_lossy().into_owned();
+    let started = Instant::now();
+    let mut p = Proc::spawn(&run_args(
+        &home,
+        &["--threads", "2", "--client-threads", "1", "--rate", "500000", "--time", "3", "--json", &j],
+    ));
+    let code = p.exit_within(Duration::from_secs(60));
+    assert_eq!(code, 0, "{}", p.stderr());
+    let doc = read_json(&json);
+    // The run ends at --time (plus the grace), not when the backlog is worked off.
+    let t_end = doc["intervals"].as_array().unwrap().last().unwrap()["t"].as_f64().unwrap();
+    assert!(t_end <= 3.0 + END_GRACE.as_secs_f64(), "ran {t_end} s for --time 3");
+    let missed = doc["summary"]["missed_arrivals"].as_u64().unwrap_or(0);
+    assert!(missed > 0, "arrivals not started are counted as missed: {}", doc["summary"]);
+    assert!(doc["summary"]["notes"].to_string().contains("missed"));
+    assert!(started.elapsed() < Duration::from_secs(60));
+
+    // Rates no client can start are refused up front, with the range.
+    let e = s.sizeup(&["run", "oltp_point_select", "--rate", "1e9"]).unwrap_err().to_string();
+    assert!(e.contains("between 0") && e.contains("1000000"), "{e}");
+    let e = s.sizeup(&["run", "oltp_point_select", "--rate", "1e308"]).unwrap_err().to_string();
+    assert!(e.contains("--rate"), "{e}");
+}
+
+#[test]
+fn sigterm_does_what_ctrl_c_does_and_exits_143() {
+    let s = prepared_server();
+    let home = s.home();
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "1", "--time", "120"]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    signal(p.pid(), libc::SIGTERM);
+    let code = p.exit_within(END_GRACE + SLACK);
+    assert_eq!(code, 143, "{}", p.stderr());
+    assert!(p.stdout().contains("summary"), "the summary is printed: {}", p.stdout());
+    let stored = store_run(&s, last_run_id(&s));
+    assert_eq!(stored.status, "interrupted");
+    assert!(stored.summary.is_some());
+}
+
+#[test]
+fn threads_above_max_prepared_stmt_count_are_refused_before_anything_runs() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "oltp_read_write", "--tables", "1", "--table-size", "100"]).unwrap(), 0);
+    s.sql("SET GLOBAL max_prepared_stmt_count = 40");
+    let e = s.sizeup(&["run", "oltp_read_write", "--tables", "1", "--threads", "20", "--time", "1"]).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("max_prepared_stmt_count") && e.contains("SET GLOBAL"), "{e}");
+    assert!(e.lines().count() <= 2, "{e}");
+    assert!(!s.results().exists() || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().is_empty());
+    // max_connections is still checked.
+    let e = s.sizeup(&["run", "oltp_point_select", "--tables", "1", "--threads", "600"]).unwrap_err().to_string();
+    assert!(e.contains("max_connections"), "{e}");
+    s.sql("SET GLOBAL max_prepared_stmt_count = 16382");
+}
+
+/// A tmpfs mounted on a directory, unmounted when the test ends.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn store_failure_disk_full_still_prints_the_summary_and_writes_json() {
+    let s = prepared_server();
+    let home = s.home();
+    let dir = s.home.path().join("small");
+    std::fs::create_dir(&dir).unwrap();
+    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&dir).status().unwrap();
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    let _mount = Mount(dir.clone());
+    let results = dir.join("results.db");
+    let r = results.to_string_lossy().into_owned();
+    let json = s.home.path().join("full.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut args = vec!["--results", r.as_str()];
+    args.extend(run_args(&home, &["--threads", "1", "--time", "6", "--report-interval", "0.2", "--json", &j]));
+    let mut p = Proc::spawn(&args);
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    // Fill the file system under the store.
+    let mut fill = std::fs::File::create(dir.join("fill")).unwrap();
+    let chunk = vec![0u8; 64 * 1024];
+    while std::io::Write::write_all(&mut fill, &chunk).is_ok() {}
+    let _ = std::io::Write::flush(&mut fill);
+    let code = p.exit_within(Duration::from_secs(6) + END_GRACE + SLACK);
+    let err = p.stderr();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("results store failed"), "{err}");
+    assert!(err.contains("interval(s), up to") || err.contains("holds all its intervals"), "{err}");
+    assert!(p.stdout().contains("summary"), "the summary is printed: {}", p.stdout());
+    let doc = read_json(&json);
+    assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0, "--json has the whole run");
+    drop(fill);
+}
+
+#[test]
+fn password_is_hidden_from_proc_cmdline() {
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    for (given, secret, shown) in [
+        (&["--password=hunter2-secret"][..], "hunter2", "--password=xxxxxxxxxxxxxx"),
+        (&["--mysql-password", "other-secret"], "other-secret", "--mysql-password xxxxxxxxxxxx"),
+    ] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port().to_string();
+        let mut args =
+            vec!["--home", &h, "run", "oltp_point_select", "--host", "127.0.0.1", "--port", &port, "--user", "u"];
+        args.extend_from_slice(given);
+        args.extend_from_slice(&["--time", "2"]);
+        let mut p = Proc::spawn(&args);
+        // Its connection arriving proves main has started (and so rewritten argv).
+        let until = Instant::now() + Duration::from_secs(30);
+        let _conn = loop {
+            match listener.accept() {
+                Ok((c, _)) => break c,
+                Err(_) => {
+                    assert!(p.child.try_wait().unwrap().is_none(), "sizeup exited: {}", p.stderr());
+                    assert!(Instant::now() < until, "no connection");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid())).unwrap();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(!cmdline.contains(secret), "{cmdline}");
+        assert!(cmdline.contains(shown), "{cmdline}");
+        assert!(cmdline.contains("--host 127.0.0.1"), "the rest of argv is untouched: {cmdline}");
+    }
+    // --help recommends MYSQL_PWD or an option file.
+    let help = Command::new(env!("CARGO_BIN_EXE_sizeup")).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("MYSQL_PWD") && help.contains("option"), "{help}");
+}
+
+#[test]
+fn sweep_and_scale_drop_password_defect_11_sweep_passes_it() {
+    let s = TestServer::start();
+    s.sql(
+        "CREATE USER 'pw'@'localhost' IDENTIFIED BY 'pw-secret-11'; GRANT ALL ON *.* TO 'pw'@'localhost'; \
+         CREATE USER 'pw'@'127.0.0.1' IDENTIFIED BY 'pw-secret-11'; GRANT ALL ON *.* TO 'pw'@'127.0.0.1'",
+    );
+    std::env::remove_var("MYSQL_PWD");
+    let socket = s.socket.to_string_lossy().into_owned();
+    let code = s
+        .sizeup(&[
+            "sweep",
+            "oltp_point_select",
+            "--threads",
+            "1",
+            "--step-time",
+            "1",
+            "--warmup",
+            "0",
+            "--tables",
+            "1",
+            "--table-size",
+            "100",
+            "--socket",
+            &socket,
+            "--user",
+            "pw",
+            "--password",
+            "pw-secret-11",
+        ])
+        .unwrap();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn run_tpcc_users_0_defect_15_names_the_users_option() {
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    let e = sizeup(&["--home", &h, "run", "tpcc", "--users", "0"]).unwrap_err().to_string();
+    assert!(e.contains("--users must be at least 1"), "{e}");
+    assert!(std::fs::read_dir(state.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn failed_study_is_recorded_as_failed_with_the_reason_not_abandoned() {
+    // A sweep whose server refuses every connection fails; its process then exits, and
+    // the study must not read as abandoned (killed).
+    let closed = free_port().to_string();
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&[
+        "--home",
+        &h,
+        "sweep",
+        "oltp_point_select",
+        "--threads",
+        "1,2",
+        "--step-time",
+        "1",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &closed,
+        "--user",
+        "u",
+    ]);
+    assert_ne!(p.exit_within(Duration::from_secs(30)), 0);
+    let store = sizeup::store::Store::open(&state.path().join("results.db")).unwrap();
+    let study = store.load_study(1).unwrap();
+    assert_eq!(study.status, "failed", "{}", p.stderr());
+    let result = serde_json::to_string(&study.result).unwrap();
+    assert!(result.contains("cannot connect"), "the reason is stored: {result}");
+}
+
+#[test]
+fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
+    let s = prepared_server();
+    let home = s.home();
+    let study = s.home.path().join("lost.toml");
+    std::fs::write(
+        &study,
+        "name = \"lost\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2]\n\
+         step_time = 30\nwarmup = 0\n\n[options]\ntables = 1\ntable-size = 1000\nserver-lost-timeout = 3\n",
+    )
+    .unwrap();
+    let st = study.to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&["--home", &home, "study", "run", &st]);
+    // The first step's first seconds, then the server dies for good.
+    std::thread::sleep(Duration::from_secs(1));
+    let until = Instant::now() + Duration::from_secs(60);
+    while !Path::new(&s.results()).exists()
+        || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().is_empty()
+    {
+        assert!(Instant::now() < until, "no step started: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    signal(s.pid, libc::SIGKILL);
+    let code = p.exit_within(Duration::from_secs(30) + END_GRACE + SLACK + Duration::from_secs(30));
+    assert_eq!(code, 1, "{}", p.stderr());
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let row = store.load_study(1).unwrap();
+    assert_eq!(row.status, "failed");
+    assert_eq!(row.steps.len(), 1, "the study stopped at the step that lost its server");
+    assert_eq!(row.steps[0].status, "failed");
+    assert!(row.steps[0].figures.is_none(), "no figure from a step without its server");
+    assert!(serde_json::to_string(&row.result).unwrap().contains("lost"), "the study says why");
+}
