@@ -348,3 +348,37 @@ fn demo_ends_with_an_html_report_in_the_state_directory() {
     );
     assert!(html.contains("data-chart=\"throughput-latency\""), "with the chart a newcomer came for");
 }
+
+#[test]
+fn a_signal_between_study_steps_is_not_swallowed() {
+    // Before: a Ctrl-C that landed between two steps (no run listening) was lost, and the
+    // study ran to the end and exited 0.
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("between.toml");
+    std::fs::write(
+        &file,
+        "name = \"between\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2, 3, 4]\n\
+         step_time = 1\nwarmup = 0\n[options]\ntable-size = 1000\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "study", "run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        if lines.next().expect("step lines").unwrap().starts_with("step  1 of 4") {
+            break;
+        }
+    }
+    // At once: the first step has just been stored; the next is being set up.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(sizeup::EXIT_INTERRUPTED), "{rest:?}");
+    let study = Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
+    assert_eq!(study.status, "interrupted");
+    assert!(study.steps.iter().filter(|st| st.status == "completed").count() < 4);
+}

@@ -216,32 +216,67 @@ pub static TERMINATED: std::sync::atomic::AtomicBool = std::sync::atomic::Atomic
 /// may take to finish; a transaction still waiting then is abandoned and the run fails.
 pub const END_GRACE: Duration = Duration::from_secs(5);
 
-/// SIGINT or SIGTERM, whichever comes first; SIGTERM is remembered for the exit code.
-struct Signals {
-    int: Option<tokio::signal::unix::Signal>,
-    term: Option<tokio::signal::unix::Signal>,
+/// SIGINT and SIGTERM as the process receives them, counted by sizeup's own handler
+/// (installed by the first run and kept for the process's life), so a signal that
+/// arrives between runs (between a study's steps) is not lost, as it would be with a
+/// listener that exists only while a run does. A second signal while one is still
+/// pending ends the process at once.
+mod signals {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static RECEIVED: AtomicU64 = AtomicU64::new(0);
+    static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+    extern "C" fn on_signal(sig: libc::c_int) {
+        if sig == libc::SIGTERM {
+            super::TERMINATED.store(true, Ordering::Relaxed);
+        }
+        let before = RECEIVED.fetch_add(1, Ordering::SeqCst);
+        if before > HANDLED.load(Ordering::SeqCst) {
+            // Nobody took the first one: the user asked twice; go now.
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(if sig == libc::SIGTERM { 143 } else { crate::EXIT_INTERRUPTED }) };
+        }
+    }
+
+    pub fn install() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                // SAFETY: a handler that only touches atomics (and may _exit).
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                    action.sa_flags = libc::SA_RESTART;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    libc::sigaction(sig, &action, std::ptr::null_mut());
+                }
+            }
+        });
+    }
+
+    /// Takes one pending signal, if there is one.
+    pub fn take() -> bool {
+        let handled = HANDLED.load(Ordering::SeqCst);
+        RECEIVED.load(Ordering::SeqCst) > handled
+            && HANDLED.compare_exchange(handled, handled + 1, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+    }
+
+    /// Waits for the next signal (checked every 50 ms on the coordinating thread only).
+    pub async fn recv() {
+        loop {
+            if take() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
 
-impl Signals {
-    fn new() -> Signals {
-        use tokio::signal::unix::{signal, SignalKind};
-        Signals { int: signal(SignalKind::interrupt()).ok(), term: signal(SignalKind::terminate()).ok() }
-    }
-
-    async fn recv(&mut self) {
-        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = one(&mut self.int) => {}
-            _ = one(&mut self.term) => TERMINATED.store(true, std::sync::atomic::Ordering::Relaxed),
-        }
-    }
+/// Whether a SIGINT or SIGTERM arrived since the last one a run handled (a study checks
+/// between steps); takes it.
+pub fn interrupt_pending() -> bool {
+    signals::take()
 }
 
 pub struct RunResult {
@@ -326,13 +361,23 @@ where
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
         let mut ready = 0;
-        let mut signals = Signals::new();
+        signals::install();
         while ready < shards {
             let msg = tokio::select! {
                 m = rx.recv() => m,
-                _ = signals.recv() => {
+                _ = signals::recv() => {
                     go_tx.send_replace(Go::Abort);
-                    return Err("interrupted while connecting; nothing was measured".into());
+                    // Interrupted, not failed: the caller stops as for any Ctrl-C.
+                    eprintln!("interrupted while connecting; nothing was measured");
+                    let summary = Summary::from_recorder(&Recorder::new(names.len()), &names, 0.0, 0);
+                    let nothing = RunResult {
+                        intervals: Vec::new(),
+                        summary,
+                        histograms: Vec::new(),
+                        ended: Ended::Interrupted,
+                        fatal: None,
+                    };
+                    return Ok((nothing, false));
                 }
             };
             match msg {
@@ -408,7 +453,7 @@ where
                     Some(_) => {}
                     None => break,
                 },
-                _ = signals.recv() => {
+                _ = signals::recv() => {
                     if interrupted {
                         // A second signal: save what is recorded and go, whatever is in flight.
                         eprintln!("interrupted again: saving what was recorded and stopping now");

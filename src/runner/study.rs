@@ -91,6 +91,12 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     bar.inc(1);
                     continue;
                 }
+                // Ctrl-C or SIGTERM between two steps (or during a load) ends the study here.
+                if crate::exec::interrupt_pending() {
+                    say("interrupted between steps: the finished steps are kept".into());
+                    outcome = Ended::Interrupted;
+                    break 'series;
+                }
                 if spec.kind == Kind::Sweep && !prepared {
                     prepare_sweep(site, spec, series)?;
                     prepared = true;
