@@ -301,7 +301,7 @@ pub struct RunOptions {
     #[arg(long, alias = "max-time", default_value_t = 10.0, allow_negative_numbers = true)]
     pub time: f64,
     /// Stop after this many transactions (0: no limit).
-    #[arg(long, alias = "max-requests", default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(long, alias = "max-requests", default_value_t = 0, allow_negative_numbers = true, value_parser = parse_count)]
     pub events: u64,
     /// Seconds at the start left out of the summary (rounded up to whole intervals).
     #[arg(long, alias = "warmup-time", default_value_t = 0.0, allow_negative_numbers = true)]
@@ -439,6 +439,11 @@ fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, String> {
             .map_err(|_| format!("'{s}' is not a number"))?,
         other => other.clone(),
     })
+}
+
+/// A count (of transactions): a whole number, 0 or more.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| format!("'{s}' is not a count: give a whole number, 0 or more"))
 }
 
 /// sysbench's boolean spellings.

@@ -135,6 +135,7 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         (&["--users", "-3"], "-3 is not in"),
         (&["--client-threads", "-1"], "-1 is not in"),
         (&["--time", "-1"], "--time must be between 0 and"),
+        (&["--events", "-1"], "give a whole number, 0 or more"),
         (&["--warmup", "-2"], "--warmup must be between 0 and"),
         (&["--delay", "-5"], "--delay must be between 0 and"),
         (&["--report-interval", "-1"], "--report-interval must be between"),

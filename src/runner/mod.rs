@@ -128,6 +128,11 @@ pub fn measure(
         }
     };
     kind.add_figures(&mut outcome.summary);
+    // A just-recovered server is cold: the result says so wherever it is shown (a study
+    // step's line and level, the report), not only on this terminal.
+    if let Some(note) = &cold {
+        outcome.summary.notes.push(note.clone());
+    }
     let histograms: BTreeMap<String, String> =
         outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
     let status = outcome.ended.status();
@@ -163,9 +168,6 @@ pub fn measure(
         let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
         print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
         print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
-        if let Some(note) = &cold {
-            println!("{note}");
-        }
         if output.histogram {
             print!("\n{}", report::latency_histogram(&all));
         }
