@@ -9,6 +9,28 @@ use sizeup::store::{Store, StudyRow};
 use sizeup::study::figures::SeriesResult;
 use std::io::BufRead;
 
+/// `sizeup study run FILE` as a child process, read up to the line starting `prefix`;
+/// returns the child and the rest of its standard output.
+fn study_until(
+    s: &TestServer,
+    file: &std::path::Path,
+    prefix: &str,
+) -> (std::process::Child, std::io::Lines<std::io::BufReader<std::process::ChildStdout>>) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "study", "run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        if lines.next().expect("the study prints step lines").unwrap().starts_with(prefix) {
+            break;
+        }
+    }
+    (child, lines)
+}
+
 const DATA: &[&str] = &["--tables", "1", "--table-size", "5000"];
 
 fn sweep(s: &TestServer, levels: &str, stop: &str) -> (i32, StudyRow, SeriesResult) {
@@ -296,20 +318,8 @@ table-size = 2000
 "#,
     )
     .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args(["--home", &s.home(), "study", "run", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
     // Wait for the first step's line, then interrupt the second step.
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("the study prints step lines").unwrap();
-        if line.starts_with("step  1 of 3") {
-            break;
-        }
-    }
+    let (mut child, lines) = study_until(&s, &file, "step  1 of 3");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
@@ -362,18 +372,7 @@ fn a_signal_between_study_steps_is_not_swallowed() {
          step_time = 1\nwarmup = 0\n[options]\ntable-size = 1000\n",
     )
     .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args(["--home", &s.home(), "study", "run", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    loop {
-        if lines.next().expect("step lines").unwrap().starts_with("step  1 of 4") {
-            break;
-        }
-    }
+    let (mut child, lines) = study_until(&s, &file, "step  1 of 4");
     // At once: the first step has just been stored; the next is being set up.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
