@@ -12,9 +12,12 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate,wire,sweep] [--direct]
+                            [--only prepare,point_select,read_write,rate,wire,sweep,tls] [--direct]
                             [--sweep-threads 1,2,4,8,16]
 `sweep` (not in the default set) runs oltp_point_select at each of --sweep-threads.
+`tls` (not in the default set; needs openssl) starts the server with a certificate made
+here and runs point select and read/write over TCP loopback with TLS and without, for
+both tools, alternating: the TLS cost per transaction on the client and on the server.
 `wire` (needs tcpdump, root) captures each tool's fixed-rate run on TCP loopback and
 compares its p50/p95 with the same transactions timed on the wire.
 Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
@@ -53,10 +56,10 @@ def host_idle():
     return v[3] + v[4], sum(v)
 
 
-def measured(cmd, server_pid, env):
+def measured(cmd, server_pid, env, cwd=None):
     """Runs cmd; returns its stdout, client CPU s, server CPU s, wall s and the host's idle %."""
     c0, s0, t0, h0 = child_cpu(), proc_cpu(server_pid), time.time(), host_idle()
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
     h1 = host_idle()
@@ -64,11 +67,11 @@ def measured(cmd, server_pid, env):
     return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0, idle
 
 
-def sysbench(workload, a, sock, server_pid, env, extra=(), target=None):
+def sysbench(workload, a, sock, server_pid, env, extra=(), target=None, cwd=None):
     cmd = ["sysbench", workload, *(target or [f"--mysql-socket={sock}"]), "--mysql-user=root", "--mysql-db=sbtest",
            f"--tables={a.tables}", f"--table-size={a.table_size}", f"--threads={a.threads}",
            f"--time={a.time}", "--percentile=95", *extra, "run"]
-    out, ccpu, scpu, _, idle = measured(cmd, server_pid, env)
+    out, ccpu, scpu, _, idle = measured(cmd, server_pid, env, cwd)
     tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
     q = int(re.search(r"queries:\s+(\d+)", out).group(1))
     p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
@@ -87,7 +90,9 @@ def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
     os.unlink(js)
     s = doc["summary"]
     tx = s["transactions"]
-    return {"tps": s["tps"], "qps": s["qps"], "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
+    cipher = json.dumps(doc.get("config", {}))
+    m = re.search(r'"tls_cipher":\s*"([^"]*)"', cipher)
+    return {"cipher": m.group(1) if m else None, "tps": s["tps"], "qps": s["qps"], "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
             "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": idle}
 
 
@@ -150,6 +155,63 @@ def sweep(a, sock, pid, env):
           f"{'client us sb':>13} {'sizeup':>7}")
     for t, x, y, r, lo, hi, cx, cy in rows:
         print(f"  {t:>7} {x:>13.0f} {y:>11.0f} {r:>6.2f} {f'[{lo:.2f}-{hi:.2f}]':>12} {cx:>13.2f} {cy:>7.2f}")
+
+
+def make_certs(d):
+    """A CA, a server certificate for localhost and a client certificate, made with
+    openssl in d under the names sysbench 1.0.20 opens from its working directory when
+    --mysql-ssl=on (client-key.pem, client-cert.pem, cacert.pem)."""
+    def ossl(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca-key.pem", "-out", "ca.pem",
+         "-days", "2", "-subj", "/CN=sizeup bench CA")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server-key.pem", "-out", "server.csr",
+         "-subj", "/CN=localhost")
+    # Version 3 certificates (an -extfile): rustls cannot read version 1 ones.
+    open(os.path.join(d, "server.ext"), "w").write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    open(os.path.join(d, "client.ext"), "w").write("extendedKeyUsage=clientAuth\n")
+    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+         "-out", "server-cert.pem", "-days", "2", "-extfile", "server.ext")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client-key.pem", "-out", "client.csr",
+         "-subj", "/CN=sizeup bench client")
+    ossl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+         "-out", "client-cert.pem", "-days", "2", "-extfile", "client.ext")
+    shutil.copy(os.path.join(d, "ca.pem"), os.path.join(d, "cacert.pem"))
+    return [f"ssl_ca={d}/ca.pem", f"ssl_cert={d}/server-cert.pem", f"ssl_key={d}/server-key.pem"]
+
+
+def tls_cost(a, sock, pid, env, port, certs):
+    """Each workload over TCP loopback, plain and TLS, for both tools, alternating within
+    each round: the TLS cost is the difference in CPU per transaction."""
+    tcp_sb = ["--mysql-host=127.0.0.1", f"--mysql-port={port}"]
+    tcp_su = ["--host=127.0.0.1", f"--port={port}"]
+    # Both tools present the same client certificate (sysbench always does with TLS on).
+    modes = [("sysbench", "plain", ["--mysql-ssl=off"]), ("sysbench", "tls", ["--mysql-ssl=on"]),
+             ("sizeup", "plain", ["--ssl-mode=DISABLED"]),
+             ("sizeup", "tls", ["--ssl-mode=VERIFY_CA", f"--ssl-ca={certs}/ca.pem",
+                                f"--ssl-cert={certs}/client-cert.pem", f"--ssl-key={certs}/client-key.pem"])]
+    for name in ("oltp_point_select", "oltp_read_write"):
+        rows = {(tool, m): [] for tool, m, _ in modes}
+        for i in range(a.pairs):
+            for tool, m, extra in modes:
+                if tool == "sysbench":
+                    r = sysbench(name, a, sock, pid, env, extra, tcp_sb, cwd=certs)
+                else:
+                    r = sizeup(name, a, sock, pid, env, extra, tcp_su)
+                rows[(tool, m)].append(r)
+            print(f"  {name} round {i + 1}: " + ", ".join(
+                f"{t} {m} {rows[(t, m)][-1]['tps']:.0f} tps" for t, m, _ in modes), flush=True)
+        cipher = next((r.get("cipher") for r in rows[("sizeup", "tls")] if r.get("cipher")), "?")
+        print(f"{name} at {a.threads} threads over TCP loopback, {a.pairs} rounds x {a.time} s (medians; "
+              f"sizeup's TLS: {cipher}):")
+        print(f"  {'tool':<9} {'tps plain':>10} {'tps TLS':>9} {'ratio':>6} {'client us/tx':>13} {'TLS':>8} "
+              f"{'+us':>6} {'server us/tx':>13} {'TLS':>8} {'+us':>6}")
+        for tool in ("sysbench", "sizeup"):
+            p, t = rows[(tool, "plain")], rows[(tool, "tls")]
+            tp, tt, cp, ct, sp, st = (median(p, "tps"), median(t, "tps"), median(p, "client_us"),
+                                      median(t, "client_us"), median(p, "server_us"), median(t, "server_us"))
+            print(f"  {tool:<9} {tp:>10.0f} {tt:>9.0f} {tt / tp:>6.2f} {cp:>13.2f} {ct:>8.2f} {ct - cp:>+6.2f} "
+                  f"{sp:>13.2f} {st:>8.2f} {st - sp:>+6.2f}")
 
 
 def mariadb(sock, sql, db="sbtest"):
@@ -310,42 +372,56 @@ def main():
     only = a.only.split(",")
     home = os.environ.get("SIZEUP_HOME") or tempfile.mkdtemp(prefix="sizeup-bench-")
     env = dict(os.environ, SIZEUP_HOME=home)
+    tls_set, certs = [], None
+    if "tls" in only:
+        certs = tempfile.mkdtemp(prefix="sizeup-bench-certs-")
+        for kv in make_certs(certs):
+            tls_set += ["--set", kv]
     subprocess.run([SIZEUP, "server", "start", "--buffer-pool", "2G", "--log-file-size", "512M",
-                    "--flush-log-at-trx-commit", "2"], env=env, check=True, stdout=subprocess.DEVNULL)
-    st = json.loads(subprocess.run([SIZEUP, "server", "status", "--json"], env=env, check=True,
-                                   capture_output=True, text=True).stdout)[0]
-    sock, pid, port = st["socket"], st["pid"], st["port"]
-    print(f"server: pid {pid}, socket {sock}; {a.tables} tables x {a.table_size} rows")
-    tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
-           f"--table-size={a.table_size}"]
-    if "prepare" in only:
-        for threads in [int(t) for t in a.prepare_threads.split(",")]:
-            prepare_pairs(a, threads, sock, pid, env, tgt)
-        # sizeup prepared last, so its tables serve the runs below.
-    if "point_select" in only:
-        compare("oltp_point_select", a, sock, pid, env)
-    if "read_write" in only:
-        compare("oltp_read_write", a, sock, pid, env)
-    if "sweep" in only:
-        sweep(a, sock, pid, env)
-    if "rate" in only:
-        sb, su = [], []
-        for i in range(a.pairs):
-            r = sysbench("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}", "--histogram=on"])
-            r["p50"] = sysbench_p50(r["out"])
-            sb.append(r)
-            su.append(sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"]))
-        print(f"oltp_read_write at a fixed {a.rate} tps ({a.threads} threads), {a.pairs} pairs (medians):")
-        for key in ("tps", "p50", "p95", "client_us"):
-            x, y = median(sb, key), median(su, key)
-            print(f"  {key:<6} sysbench {x:>9.2f}  sizeup {y:>9.2f}  ratio {y / x:.2f}")
-    if "wire" in only:
-        if shutil.which("tcpdump"):
-            wire(a, sock, pid, env, port)
+                    "--flush-log-at-trx-commit", "2", *tls_set], env=env, check=True, stdout=subprocess.DEVNULL)
+    try:
+        st = json.loads(subprocess.run([SIZEUP, "server", "status", "--json"], env=env, check=True,
+                                       capture_output=True, text=True).stdout)[0]
+        sock, pid, port = st["socket"], st["pid"], st["port"]
+        print(f"server: pid {pid}, socket {sock}; {a.tables} tables x {a.table_size} rows")
+        tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
+               f"--table-size={a.table_size}"]
+        if "prepare" in only:
+            for threads in [int(t) for t in a.prepare_threads.split(",")]:
+                prepare_pairs(a, threads, sock, pid, env, tgt)
+            # sizeup prepared last, so its tables serve the runs below.
         else:
-            print("wire check skipped: tcpdump is not installed (apt-get install tcpdump)")
-    if not os.environ.get("SIZEUP_HOME"):
-        subprocess.run([SIZEUP, "server", "stop", "--purge"], env=env, stdout=subprocess.DEVNULL)
+            subprocess.run([SIZEUP, "prepare", "oltp_read_write", f"--socket={sock}", f"--tables={a.tables}",
+                            f"--table-size={a.table_size}", "--threads=2"], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+        if "point_select" in only:
+            compare("oltp_point_select", a, sock, pid, env)
+        if "read_write" in only:
+            compare("oltp_read_write", a, sock, pid, env)
+        if "sweep" in only:
+            sweep(a, sock, pid, env)
+        if "tls" in only:
+            tls_cost(a, sock, pid, env, port, certs)
+        if "rate" in only:
+            sb, su = [], []
+            for i in range(a.pairs):
+                r = sysbench("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}", "--histogram=on"])
+                r["p50"] = sysbench_p50(r["out"])
+                sb.append(r)
+                su.append(sizeup("oltp_read_write", a, sock, pid, env, [f"--rate={a.rate}"]))
+            print(f"oltp_read_write at a fixed {a.rate} tps ({a.threads} threads), {a.pairs} pairs (medians):")
+            for key in ("tps", "p50", "p95", "client_us"):
+                x, y = median(sb, key), median(su, key)
+                print(f"  {key:<6} sysbench {x:>9.2f}  sizeup {y:>9.2f}  ratio {y / x:.2f}")
+        if "wire" in only:
+            if shutil.which("tcpdump"):
+                wire(a, sock, pid, env, port)
+            else:
+                print("wire check skipped: tcpdump is not installed (apt-get install tcpdump)")
+    finally:
+        # A failed step (sys.exit) still stops the server this script started.
+        if not os.environ.get("SIZEUP_HOME"):
+            subprocess.run([SIZEUP, "server", "stop", "--purge"], env=env, stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -117,8 +117,8 @@ pub struct Tls {
 #[derive(Default)]
 struct TlsState {
     prepared: OnceLock<Prepared>,
-    /// A PREFERRED control connection found the server without TLS: later ones go plain
-    /// straight away.
+    /// A PREFERRED control connection found the server without TLS, or with a version 1
+    /// certificate rustls cannot read: later connections (both paths) go plain straight away.
     server_without_tls: AtomicBool,
     /// VERIFY_CA on the control path: a name the server's (CA-verified) certificate
     /// holds, checked instead of the host (see `Target::open`).
@@ -311,8 +311,10 @@ impl Target {
     pub fn client_options(&self) -> crate::client::ConnectOptions {
         use crate::client::TlsUse;
         let prepared = self.tls.prepared();
+        let plain = self.tls.state.server_without_tls.load(Ordering::Relaxed);
         let tls = match (&prepared.config, self.tls.mode) {
             (None, _) | (_, SslMode::Disabled) => TlsUse::Off,
+            (Some(_), SslMode::Preferred) if plain => TlsUse::Off,
             (Some(c), SslMode::Preferred) => TlsUse::Preferred(c.clone()),
             (Some(c), _) => TlsUse::Required(c.clone()),
         };
@@ -406,6 +408,26 @@ impl Target {
                 })
             }
             Err(mysql_async::Error::Server(e)) if e.code == 3159 => Err(self.tls_required()),
+            // A version 1 certificate: PREFERRED goes plain, as with a server without TLS
+            // (the run records no TLS and says why); other modes name the cause.
+            Err(e) if tcp && crate::client::tls::version_1(&e.to_string()) => {
+                if self.tls.mode == SslMode::Preferred {
+                    if !self.tls.state.server_without_tls.swap(true, Ordering::Relaxed) {
+                        eprintln!(
+                            "note: {}: the server's TLS certificate is X.509 version 1, which rustls cannot read; \
+                             --ssl-mode=PREFERRED goes without TLS (give the server a version 3 certificate \
+                             to measure with TLS)",
+                            self.describe()
+                        );
+                    }
+                    return Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e));
+                }
+                Err(ConnectError::Unreachable {
+                    target: self.describe(),
+                    reason: format!("the server's TLS certificate {}", crate::client::tls::SERVER_VERSION_1),
+                    code: None,
+                })
+            }
             // VERIFY_CA checks the chain, not the name. mysql_async's way of skipping the
             // name check looks for "NotValidForName" in rustls's message, which rustls
             // 0.23 no longer writes; rustls checks the chain before the name, so a name

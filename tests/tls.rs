@@ -415,3 +415,80 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
         assert_eq!(doc.status, "completed");
     }
 }
+
+/// A server certificate signed without extensions: X.509 version 1, as MySQL 5.7's
+/// mysql_ssl_rsa_setup and MariaDB 11.4.0-11.4.1 make them. rustls cannot read it.
+fn version_1_certificate(c: &Certs) -> (PathBuf, PathBuf) {
+    let d = c.ca.parent().unwrap();
+    openssl(d, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "v1-key.pem", "-out", "v1.csr", "-subj", "/CN=v1"]);
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "v1.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca-key.pem",
+            "-CAcreateserial",
+            "-out",
+            "v1-cert.pem",
+            "-days",
+            "2",
+        ],
+    );
+    (d.join("v1-cert.pem"), d.join("v1-key.pem"))
+}
+
+#[test]
+fn version_1_server_certificate_preferred_goes_plain_others_name_the_cause() {
+    let c = make_certs();
+    let (cert, key) = version_1_certificate(&c);
+    let set = [format!("ssl_cert={}", cert.display()), format!("ssl_key={}", key.display())];
+    let s = TestServer::start_with(1, &set.iter().map(String::as_str).collect::<Vec<_>>());
+    s.sql(&format!(
+        "CREATE DATABASE sbtest; CREATE USER 'pw'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'; \
+         GRANT ALL ON *.* TO 'pw'@'127.0.0.1'; CREATE USER 'pw'@'localhost' IDENTIFIED BY '{PASSWORD}'; \
+         GRANT ALL ON *.* TO 'pw'@'localhost'"
+    ));
+    runtime().block_on(async {
+        for mode in ["REQUIRED", "VERIFY_CA"] {
+            let (b, k) = both_fail(&target(&s, "127.0.0.1", "pw", args(mode, Some(&c.ca)))).await;
+            for e in [&b, &k] {
+                assert!(e.contains("version 1") && e.contains("--ssl-mode=DISABLED"), "{mode}: {e}");
+            }
+        }
+        // The default (PREFERRED) connects in both paths, first connection and again, without TLS.
+        let t = target(&s, "127.0.0.1", "pw", TlsArgs::default());
+        assert_eq!(both(&t).await.unwrap(), (String::new(), String::new()));
+        let fresh = target(&s, "127.0.0.1", "pw", TlsArgs::default());
+        let bench = Conn::connect(&fresh.client_options()).await.expect("the benchmark client alone goes plain");
+        assert!(bench.tls().is_none());
+        bench.close().await;
+    });
+    // A whole run with the defaults over TCP completes and records no TLS.
+    let doc = run_as(&s, "pw", PASSWORD, &[]);
+    assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0, "{doc}");
+    assert!(!doc["config"].to_string().contains("tls_cipher"), "{}", doc["config"]);
+}
+
+#[test]
+fn version_1_client_certificate_is_named() {
+    let c = make_certs();
+    let (cert, key) = version_1_certificate(&c);
+    let tls =
+        TlsArgs { ssl_mode: Some("REQUIRED".into()), ssl_cert: Some(cert), ssl_key: Some(key), ..Default::default() };
+    let t = Target {
+        host: "127.0.0.1".into(),
+        port: 1,
+        socket: None,
+        user: "u".into(),
+        password: None,
+        database: "d".into(),
+        tls: Tls::from_args(&tls).unwrap(),
+    };
+    let e = runtime().block_on(async { Conn::connect(&t.client_options()).await.err().unwrap().to_string() });
+    assert!(e.contains("--ssl-cert") && e.contains("version 1") && e.contains("version 3"), "{e}");
+}

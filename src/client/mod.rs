@@ -241,6 +241,13 @@ impl Conn {
         }
         match Self::open(o).await {
             Err((Error::Server { code: 3159, .. }, _)) => Err(tls_required()),
+            // PREFERRED and a version 1 certificate rustls cannot read: plain, as the
+            // control path does (which says so once).
+            Err((Error::Protocol(m), _))
+                if matches!(o.tls, TlsUse::Preferred(_)) && m.contains(tls::SERVER_VERSION_1) =>
+            {
+                Self::open(&ConnectOptions { tls: TlsUse::Off, ..o.clone() }).await.map_err(|(e, _)| e)
+            }
             // MariaDB with require_secure_transport=ON refuses a plain login as if the
             // password were wrong. When the server offers TLS and the same login works
             // over it, say what is really wrong instead of sending the user after it.
@@ -518,6 +525,9 @@ impl Conn {
         let stream = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|e| {
             // rustls's own words name the problem (for a name mismatch, the names the
             // certificate holds).
+            if tls::version_1(&e.to_string()) {
+                return Error::Protocol(format!("the server's TLS certificate {}", tls::SERVER_VERSION_1));
+            }
             let hint = if e.to_string().contains("not valid for name") {
                 "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)"
             } else {

@@ -85,13 +85,34 @@ pub fn client_config(
             let chain = read_certs(cert, "--ssl-cert")?;
             let key = PrivateKeyDer::from_pem_file(key)
                 .map_err(|e| format!("cannot read a private key from --ssl-key {}: {e}", key.display()))?;
-            builder.with_client_auth_cert(chain, key).map_err(|e| format!("--ssl-cert/--ssl-key: {e}"))?
+            builder.with_client_auth_cert(chain, key).map_err(|e| match version_1(&e.to_string()) {
+                true => format!(
+                    "--ssl-cert {} is an X.509 version 1 certificate, which rustls cannot use; \
+                     make a version 3 one (openssl x509 -req ... -extfile with extendedKeyUsage=clientAuth)",
+                    cert.display()
+                ),
+                false => format!("--ssl-cert/--ssl-key: {e}"),
+            })?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err("--ssl-cert and --ssl-key go together: give both or neither".into()),
     };
     Ok(Arc::new(config))
 }
+
+/// Whether a rustls error is its refusal of an X.509 version 1 certificate. rustls
+/// (webpki) reads only version 3, even when nothing is verified; MySQL 5.7's
+/// mysql_ssl_rsa_setup, MariaDB 11.4.0-11.4.1's self-made certificates and some cloud
+/// servers present version 1.
+pub fn version_1(rustls_message: &str) -> bool {
+    rustls_message.contains("UnsupportedCertVersion")
+}
+
+/// The words for a server whose certificate is version 1, after "the server's TLS
+/// certificate".
+pub const SERVER_VERSION_1: &str = "is X.509 version 1, which rustls (sizeup's TLS library) cannot read, \
+     even without verification; give the server a version 3 certificate, or use --ssl-mode=DISABLED \
+     where the server allows plain connections";
 
 fn read_certs(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
