@@ -37,6 +37,49 @@ fn chromium() -> &'static str {
     panic!("headless Chromium is needed for this test: apt-get install chromium (scripts/setup.sh does)");
 }
 
+/// How headless Chromium lays `page` out in a window `width` px wide: the document's
+/// width, and the chart labels (SVG text) that overlap another label or leave their
+/// chart. A copy of the page gets the measuring script (the report itself has none).
+fn layout(page: &std::path::Path, width: u32) -> serde_json::Value {
+    const MEASURE: &str = r#"<script>(() => {
+  const out = {width: document.documentElement.scrollWidth, overlaps: [], outside: []};
+  for (const svg of document.querySelectorAll('svg')) {
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+    const r = texts.map(t => t.getBoundingClientRect());
+    for (let i = 0; i < r.length; i++) {
+      if (r[i].left < box.left - 1 || r[i].right > box.right + 1 || r[i].top < box.top - 1 || r[i].bottom > box.bottom + 1)
+        out.outside.push(svg.closest('figure').dataset.chart + ': ' + texts[i].textContent + ' ' + JSON.stringify(r[i]) + ' in ' + JSON.stringify(box));
+      for (let j = i + 1; j < r.length; j++) {
+        const w = Math.min(r[i].right, r[j].right) - Math.max(r[i].left, r[j].left);
+        const h = Math.min(r[i].bottom, r[j].bottom) - Math.max(r[i].top, r[j].top);
+        if (w > 1 && h > 1) out.overlaps.push(svg.closest('figure').dataset.chart + ': ' + texts[i].textContent + ' / ' + texts[j].textContent);
+      }
+    }
+  }
+  document.body.setAttribute('data-layout', JSON.stringify(out));
+})();</script></body>"#;
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("measured.html");
+    std::fs::write(&copy, std::fs::read_to_string(page).unwrap().replace("</body>", MEASURE)).unwrap();
+    let out = std::process::Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"])
+        .args(["--disable-background-networking", "--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(format!("--window-size={width},1000"))
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "the page logged at {width} px: {console:?}");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let at = dom.find("data-layout=\"").unwrap_or_else(|| panic!("no layout measured at {width} px: {log}")) + 13;
+    let raw = &dom[at..at + dom[at..].find('"').unwrap()];
+    let json = raw.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
 #[test]
 fn reports_and_comparisons_from_real_runs() {
     let s = TestServer::start();
@@ -157,6 +200,7 @@ fn reports_and_comparisons_from_real_runs() {
     let third = store.list_studies().unwrap().pop().unwrap();
     let html6 = dir.path().join("six.html");
     assert_eq!(s.sizeup(&["report", &format!("s{}", third.id), "--html", html6.to_str().unwrap()]).unwrap(), 0);
+    let html6_path = html6.clone();
     let html6 = std::fs::read_to_string(&html6).unwrap();
     assert!(html6.contains("<pre class=\"usl\" data-fit=\"true\">USL fit of oltp_read_only (6 points)"), "fit shown");
     assert_eq!(points(&html6, "throughput-latency", "USL fit").len(), 41);
@@ -177,6 +221,19 @@ fn reports_and_comparisons_from_real_runs() {
     assert!(chtml.contains("data-chart=\"compare\""));
     let e = s.sizeup(&["compare", &a, "s1"]).unwrap_err().to_string();
     assert!(e.contains("two runs or two studies"), "{e}");
+
+    // Read at 800 and 1,400 px: no horizontal scroll, no label over another or off its
+    // chart, nothing logged. Every kind of chart is in these two reports: the run's
+    // intervals with warm-up and steady-state bands, a sweep's peak and saturation marks,
+    // the USL note and curve.
+    for page in [&html_path, &html6_path] {
+        for width in [800, 1400] {
+            let l = layout(page, width);
+            assert!(l["width"].as_f64().unwrap() <= width as f64, "{} at {width} px: {l}", page.display());
+            assert_eq!(l["overlaps"].as_array().unwrap().len(), 0, "{} at {width} px: {l}", page.display());
+            assert_eq!(l["outside"].as_array().unwrap().len(), 0, "{} at {width} px: {l}", page.display());
+        }
+    }
 
     // Headless Chromium: the page renders, logs no error, and the charts are not empty.
     let png = dir.path().join("shot.png");

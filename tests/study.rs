@@ -381,3 +381,33 @@ fn a_signal_between_study_steps_is_not_swallowed() {
     assert_eq!(study.status, "interrupted");
     assert!(study.steps.iter().filter(|st| st.status == "completed").count() < 4);
 }
+
+/// Two client groups share one sizeup process in a scale step: each stores its own
+/// threads' CPU, not the whole process's, and the two add up to the process's.
+/// (A subprocess: in this test binary other tests' threads would count as the process.)
+#[test]
+fn scale_groups_store_their_own_client_cpu() {
+    let s = TestServer::start_many(2);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "scale", "oltp_point_select", "--instances", "2", "--threads-per-instance", "2"])
+        .args(["--step-time", "4", "--warmup", "1", "--tables", "1", "--table-size", "2000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(&s.results()).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    let runs: Vec<_> = row.steps[0].runs.iter().map(|&id| store.load_run(id).unwrap()).collect();
+    assert_eq!(runs.len(), 2);
+    let (mut groups, mut process) = (0.0, Vec::new());
+    for r in &runs {
+        let sm = r.summary.as_ref().unwrap();
+        assert_eq!(sm.client_cpu_scope, sizeup::stats::CpuScope::Group);
+        let txns = sm.transactions as f64;
+        let (group, whole) = (sm.client_cpu_us_per_txn.unwrap() * txns, sm.process_cpu_us_per_txn.unwrap() * txns);
+        assert!(group > 0.0 && group < whole, "a group's {group} us, the process's {whole} us");
+        groups += group;
+        process.push(whole);
+    }
+    let whole = process.iter().sum::<f64>() / process.len() as f64;
+    assert!((groups / whole - 1.0).abs() < 0.05, "groups {groups:.0} us, process {whole:.0} us");
+}

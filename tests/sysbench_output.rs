@@ -75,6 +75,25 @@ fn sysbench_summary_and_interval_lines_parse_as_sysbench() {
         assert!(l.starts_with(&format!("[ {}s ] thds: 2 tps: ", i + 1)), "{l}");
     }
 
+    // --rate: the open-loop queue line, with sysbench's words.
+    let rate = ["--tables=1", "--table-size=2000", "--threads=2", "--time=2", "--report-interval=1", "--rate=50"];
+    let sysbench = Command::new("sysbench")
+        .args(["oltp_read_write", &format!("--mysql-socket={sock}"), "--mysql-user=root", "--mysql-db=sbtest"])
+        .args(rate)
+        .arg("run")
+        .output()
+        .unwrap();
+    assert!(sysbench.status.success(), "{}", String::from_utf8_lossy(&sysbench.stderr));
+    let ours = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "run", "oltp_read_write"])
+        .args(rate)
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let (theirs, out_rate) = (String::from_utf8_lossy(&sysbench.stdout), String::from_utf8_lossy(&ours.stdout));
+    assert_eq!(shape(&out_rate), shape(&theirs), "sizeup:\n{out_rate}\nsysbench:\n{theirs}");
+    assert!(out_rate.lines().any(|l| l.starts_with("[ 1s ] queue length: ") && l.contains(", concurrency: ")));
+
     // `--json -`: standard output is the JSON document and nothing else.
     let json = Command::new(env!("CARGO_BIN_EXE_sizeup"))
         .args([

@@ -90,7 +90,11 @@ impl SteadyState {
 /// the steady state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuSpan {
+    /// sizeup's CPU seconds: the whole process's, or with `group`, this client group's
+    /// own threads'.
     pub client: f64,
+    /// The whole process's over the same span, when `client` is a group's.
+    pub group: Option<f64>,
     pub server: Option<f64>,
 }
 
@@ -127,6 +131,10 @@ pub fn summary(
     if summary.transactions > 0 {
         let txns = summary.transactions as f64;
         summary.client_cpu_us_per_txn = Some(cpu.client * 1e6 / txns);
+        if let Some(process) = cpu.group {
+            summary.client_cpu_scope = crate::stats::CpuScope::Group;
+            summary.process_cpu_us_per_txn = Some(process * 1e6 / txns);
+        }
         summary.server_cpu_us_per_txn = cpu.server.map(|s| s * 1e6 / txns);
     }
     summary
@@ -189,7 +197,7 @@ mod tests {
         assert_eq!(steady.recorder.transactions(), 120);
         assert_eq!(steady.seconds, 3.0);
         assert_eq!(steady.max_backlog, 5, "backlog is watched through the warm-up too");
-        let s = summary(&steady, &names, &intervals, 1, CpuSpan { client: 0.012, server: Some(0.06) });
+        let s = summary(&steady, &names, &intervals, 1, CpuSpan { client: 0.012, group: None, server: Some(0.06) });
         assert_eq!(s.transactions, 120);
         assert!((s.tps - 40.0).abs() < 1e-9, "{}", s.tps);
         assert!((s.client_cpu_us_per_txn.unwrap() - 100.0).abs() < 1e-6);

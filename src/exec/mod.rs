@@ -293,7 +293,9 @@ enum Msg {
     Ready,
     ConnectFailed(String),
     Tick(u64, Recorder),
-    Final(Recorder, Instant, Vec<worker::Tally>),
+    /// A client thread's last tally, when it ended, its connections' tallies, and
+    /// its index and own CPU seconds (read by itself: its clock goes with it).
+    Final(Recorder, Instant, Vec<worker::Tally>, (usize, f64)),
 }
 
 #[derive(Clone, Copy)]
@@ -351,7 +353,7 @@ where
             std::thread::Builder::new()
                 .name(format!("sizeup-client-{s}"))
                 .spawn(move || {
-                    client_thread(workload, workers, target, spec, control, tx, go_rx, arrivals, types, s == 0)
+                    client_thread(workload, workers, target, spec, control, tx, go_rx, arrivals, types, s as usize)
                 })
                 .map_err(|e| format!("cannot start a client thread: {e}"))?,
         );
@@ -411,6 +413,9 @@ where
         let step = spec.interval.as_secs_f64();
         let cpu_now = || (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
         let mut cpu_start = cpu_now();
+        // Several client groups share this process (a scale step's start line): each
+        // counts its own threads' CPU, this one's and its client threads'.
+        let group = RefCell::new(spec.start_line.as_ref().map(|_| GroupCpu::start(&handles)));
         let mut intervals = Vec::new();
         let mut clock = clock::IntervalClock::new(shards, names.len());
         let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
@@ -431,6 +436,9 @@ where
             on_interval(&iv);
             if steady.warmup_ends_at(t, duration) {
                 cpu_start = cpu_now();
+                if let Some(g) = group.borrow_mut().as_mut() {
+                    g.restart();
+                }
             }
             steady.add(&iv, rec);
             intervals.push(iv);
@@ -444,8 +452,11 @@ where
                             emit(&rec, k as f64 * step, step, &mut intervals);
                         }
                     }
-                    Some(Msg::Final(rec, at, t)) => {
+                    Some(Msg::Final(rec, at, t, (index, cpu))) => {
                         tallies.extend(t);
+                        if let Some(g) = group.borrow_mut().as_mut() {
+                            g.ended(index, cpu);
+                        }
                         tail.merge(&rec);
                         end = end.max(at);
                         finals += 1;
@@ -479,8 +490,12 @@ where
             emit(&tail, end_t, end_t - last_t, &mut intervals);
         }
         let cpu_end = cpu_now();
-        let cpu =
-            clock::CpuSpan { client: cpu_end.0 - cpu_start.0, server: cpu_start.1.zip(cpu_end.1).map(|(a, b)| b - a) };
+        let process = cpu_end.0 - cpu_start.0;
+        let server = cpu_start.1.zip(cpu_end.1).map(|(a, b)| b - a);
+        let cpu = match group.borrow().as_ref() {
+            Some(g) => clock::CpuSpan { client: g.seconds(), group: Some(process), server },
+            None => clock::CpuSpan { client: process, group: None, server },
+        };
         let mut summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
         let per_connection: Vec<(u64, f64)> =
             tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
@@ -535,6 +550,52 @@ where
     }
 }
 
+/// One client group's CPU: the measuring thread's own clock and its client threads'
+/// clocks, read from here while they run and reported by each as it ends.
+struct GroupCpu {
+    clocks: Vec<Option<libc::clockid_t>>,
+    start: Vec<f64>,
+    end: Vec<Option<f64>>,
+    own_start: f64,
+}
+
+impl GroupCpu {
+    fn start(handles: &[std::thread::JoinHandle<()>]) -> Self {
+        let clocks: Vec<_> = handles.iter().map(monitor::thread_clock).collect();
+        let mut g = GroupCpu { end: vec![None; clocks.len()], start: vec![0.0; clocks.len()], clocks, own_start: 0.0 };
+        g.restart();
+        g
+    }
+
+    /// Counting starts now (the run's start, then the warm-up's end).
+    fn restart(&mut self) {
+        self.own_start = monitor::thread_cpu_seconds();
+        for (s, c) in self.start.iter_mut().zip(&self.clocks) {
+            // A thread that has already ended keeps its earlier start.
+            if let Some(now) = c.and_then(monitor::clock_seconds) {
+                *s = now;
+            }
+        }
+    }
+
+    fn ended(&mut self, index: usize, cpu: f64) {
+        if let Some(e) = self.end.get_mut(index) {
+            *e = Some(cpu);
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        let clients: f64 = self
+            .start
+            .iter()
+            .zip(&self.end)
+            .zip(&self.clocks)
+            .map(|((s, e), c)| e.or_else(|| c.and_then(monitor::clock_seconds)).map_or(0.0, |e| (e - s).max(0.0)))
+            .sum();
+        clients + monitor::thread_cpu_seconds() - self.own_start
+    }
+}
+
 /// Connections a client thread opens at the same time.
 const CONNECTS_AT_ONCE: usize = 32;
 
@@ -549,8 +610,10 @@ fn client_thread<W: Sessions>(
     mut go: watch::Receiver<Go>,
     arrivals: Option<Arc<Mutex<Arrivals>>>,
     types: usize,
-    reports_backlog: bool,
+    index: usize,
 ) {
+    // One thread reports the shared arrival schedule's backlog.
+    let reports_backlog = index == 0;
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -624,7 +687,7 @@ fn client_thread<W: Sessions>(
         })
         .await;
         let rec = shard.recorder.replace(Recorder::new(types));
-        let _ = tx.send(Msg::Final(rec, Instant::now(), tallies));
+        let _ = tx.send(Msg::Final(rec, Instant::now(), tallies, (index, monitor::thread_cpu_seconds())));
     });
 }
 
@@ -670,6 +733,7 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         let mut rec = shard.recorder.replace(Recorder::new(types));
         if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
             rec.backlog = a.lock().expect("not poisoned").backlog((now - shard.start).as_secs_f64());
+            rec.concurrency = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
         }
         let seen = shard.control.losses();
         rec.outage = shard.control.lost_since().is_some() || seen != losses;

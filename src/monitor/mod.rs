@@ -12,6 +12,27 @@ pub fn self_cpu_seconds() -> f64 {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
+/// CPU seconds the calling thread has used (its own CPU clock, nanosecond resolution).
+pub fn thread_cpu_seconds() -> f64 {
+    clock_seconds(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0.0)
+}
+
+/// The CPU clock of another running thread of this process: readable from any thread
+/// while that one runs, so client groups sharing the process each count their own.
+pub fn thread_clock<T>(handle: &std::thread::JoinHandle<T>) -> Option<libc::clockid_t> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut id: libc::clockid_t = 0;
+    // SAFETY: the handle's thread is not joined yet, so its pthread_t is valid.
+    (unsafe { libc::pthread_getcpuclockid(handle.as_pthread_t(), &mut id) } == 0).then_some(id)
+}
+
+/// A CPU clock's seconds; None once its thread has exited.
+pub fn clock_seconds(clock: libc::clockid_t) -> Option<f64> {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec we pass and nothing else.
+    (unsafe { libc::clock_gettime(clock, &mut t) } == 0).then(|| t.tv_sec as f64 + t.tv_nsec as f64 / 1e9)
+}
+
 /// CPU seconds (user + system) process `pid` has used, from /proc/PID/stat.
 pub fn process_cpu_seconds(pid: i32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -90,6 +111,13 @@ mod tests {
 
     #[test]
     fn own_cpu_time_grows() {
+        let t = thread_cpu_seconds();
+        let h = std::thread::spawn(|| (0..5_000_000u64).fold(0u64, |a, b| a.wrapping_add(b * b)));
+        let clock = thread_clock(&h);
+        let _ = h.join();
+        assert!(thread_cpu_seconds() >= t);
+        // A finished thread's clock no longer reads.
+        assert!(clock.is_some_and(|c| clock_seconds(c).is_none()));
         let a = self_cpu_seconds();
         let mut x = 0u64;
         for i in 0..50_000_000u64 {

@@ -29,6 +29,7 @@ table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; background: #fff; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 dl.provenance { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .85em; background: #fafafa; padding: .6em; border: 1px solid #eee; }
 dl.provenance dt { font-weight: bold; } .note { color: #8a4b00; } .muted { color: #666; font-size: .85em; }
 section.answer p { font-size: 1.05em; margin: .4em 0; }

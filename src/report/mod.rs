@@ -46,8 +46,8 @@ pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
         per_second(iv.reconnects, iv.duration),
     );
     if open_loop {
-        // sysbench prints its queue on a line of its own.
-        let _ = write!(s, "\n[ {:.0}s ] queue length: {}", iv.t, iv.backlog);
+        // sysbench prints its queue on a line of its own (db_report_intermediate's words).
+        let _ = write!(s, "\n[ {:.0}s ] queue length: {}, concurrency: {}", iv.t, iv.backlog, iv.concurrency);
     }
     if iv.warmup {
         s.insert_str(0, "warm-up ");
@@ -159,7 +159,12 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
     row("latency ms p90 / p95 / p99", format!("{:.2} / {:.2} / {:.2}", l.p90, l.p95, l.p99));
     row("latency ms min / max", format!("{:.2} / {:.2}", l.min, l.max));
     if let Some(c) = s.client_cpu_us_per_txn {
-        row("client CPU per transaction", format!("{c:.1} us"));
+        match (s.client_cpu_scope, s.process_cpu_us_per_txn) {
+            (crate::stats::CpuScope::Group, Some(p)) => {
+                row("client CPU per transaction", format!("{c:.1} us (this group's threads; whole process {p:.1} us)"))
+            }
+            _ => row("client CPU per transaction", format!("{c:.1} us")),
+        }
     }
     if let Some(c) = s.server_cpu_us_per_txn {
         row("server CPU per transaction", format!("{c:.1} us"));
@@ -647,6 +652,11 @@ mod tests {
             interval_line(&iv, false),
             "[ 10s ] thds: 8 tps: 100.00 qps: 2000.00 (r/w/o: 1400.00/400.00/200.00) lat (ms,95%): 10.01 err/s: 0.00 reconn/s: 0.00"
         );
+        // Open loop: sysbench's queue line follows (db_report_intermediate's words).
+        r.backlog = 3;
+        r.concurrency = 2;
+        let iv = Interval::from_recorder(&r, &["x".into()], 10.0, 1.0, false, 8, 95.0);
+        assert!(interval_line(&iv, true).ends_with("\n[ 10s ] queue length: 3, concurrency: 2"));
     }
 
     #[test]

@@ -10,6 +10,8 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 70.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 70.0;
+/// Height of one line of band or mark labels.
+const LABEL_LINE: f64 = 13.0;
 pub const COLOURS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 pub fn esc(s: &str) -> String {
@@ -99,7 +101,9 @@ impl LineChart<'_> {
         let (lt, rt) = (ticks(ymax(Side::Left)), ticks(ymax(Side::Right)));
         let ty = |v: f64, t: &[f64]| TOP + (1.0 - v / t.last().copied().unwrap_or(1.0).max(1e-12)) * (H - TOP - BOTTOM);
         let mut s = svg_open(self.id, self.title);
-        for b in &self.bands {
+        // Labels of bands, then of marks, each on a line of its own: a short warm-up's
+        // band is narrower than its label.
+        for (i, b) in self.bands.iter().enumerate() {
             let (a, z) = (tx(b.from.max(x0)), tx(b.to.min(x1)));
             let _ = write!(
                 s,
@@ -109,7 +113,7 @@ impl LineChart<'_> {
                 H - TOP - BOTTOM,
                 b.colour,
                 a + 3.0,
-                TOP + 12.0,
+                TOP + 12.0 + LABEL_LINE * i as f64,
                 esc(&b.label)
             );
         }
@@ -124,7 +128,12 @@ impl LineChart<'_> {
                 v.sort_by(|a, b| a.total_cmp(b));
                 v.dedup();
                 if v.len() > 12 || !self.log_x {
-                    ticks(x1).into_iter().filter(|t| *t >= x0).map(|t| (t, fmt_tick(t))).collect()
+                    // ticks() rounds up past the data; the axis ends at the data.
+                    ticks(x1)
+                        .into_iter()
+                        .filter(|t| *t >= x0 && *t <= x1 * (1.0 + 1e-9))
+                        .map(|t| (t, fmt_tick(t)))
+                        .collect()
                 } else {
                     v.into_iter().map(|t| (t, fmt_tick(t))).collect()
                 }
@@ -141,12 +150,16 @@ impl LineChart<'_> {
                 esc(label)
             );
         }
+        let x_label = match (self.log_x, &self.x_ticks) {
+            (true, None) => format!("{} (log scale)", self.x_label),
+            _ => self.x_label.to_string(),
+        };
         let _ = write!(
             s,
             r#"<text class="x-label" x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"#,
             LEFT + (W - LEFT - RIGHT) / 2.0,
             H - BOTTOM + 36.0,
-            esc(self.x_label)
+            esc(&x_label)
         );
         for (i, l) in self.lines.iter().enumerate() {
             let t = if l.side == Side::Left { &lt } else { &rt };
@@ -182,14 +195,16 @@ impl LineChart<'_> {
         }
         for (i, m) in self.marks.iter().enumerate() {
             let x = tx(m.x);
+            // Right of the line in the plot's left half, left of it in the right half,
+            // so the label stays inside the plot and off the right axis.
+            let (lx, anchor) = if x < (LEFT + W - RIGHT) / 2.0 { (x + 4.0, "start") } else { (x - 4.0, "end") };
             let _ = write!(
                 s,
-                r##"<g class="mark" data-mark="{}" data-x="{}"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#444" stroke-dasharray="3 3"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text></g>"##,
+                r##"<g class="mark" data-mark="{}" data-x="{}"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#444" stroke-dasharray="3 3"/><text x="{lx:.1}" y="{:.1}" font-size="11" fill="#222" text-anchor="{anchor}">{}</text></g>"##,
                 esc(&m.label),
                 m.x,
                 H - BOTTOM,
-                x + 4.0,
-                TOP + 14.0 + 13.0 * i as f64,
+                TOP + 14.0 + LABEL_LINE * (self.bands.len() + i) as f64,
                 esc(&m.label)
             );
         }

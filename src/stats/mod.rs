@@ -66,6 +66,9 @@ pub struct Recorder {
     pub reconnects: u64,
     /// Arrivals due but not yet started at the boundary (open-loop runs only).
     pub backlog: u64,
+    /// Transactions in flight at the boundary (open-loop runs only): sysbench's
+    /// "concurrency".
+    pub concurrency: u64,
     /// Reconnect attempts that failed (the server refused, dropped or did not answer).
     pub reconnect_failures: u64,
     /// The server was lost (connections failed and could not be re-established) at
@@ -82,6 +85,7 @@ impl Recorder {
             queries: QueryCounts::default(),
             reconnects: 0,
             backlog: 0,
+            concurrency: 0,
             reconnect_failures: 0,
             outage: false,
             stall: false,
@@ -112,6 +116,7 @@ impl Recorder {
         self.queries.add(&other.queries);
         self.reconnects += other.reconnects;
         self.backlog += other.backlog;
+        self.concurrency += other.concurrency;
         self.reconnect_failures += other.reconnect_failures;
         self.outage |= other.outage;
         self.stall |= other.stall;
@@ -214,6 +219,9 @@ pub struct Interval {
     pub reconnects: u64,
     pub rollbacks: u64,
     pub backlog: u64,
+    /// Transactions in flight at the interval's end (open-loop runs only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub concurrency: u64,
     /// Reconnect attempts that failed in this interval.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnect_failures: u64,
@@ -278,6 +286,7 @@ impl Interval {
             reconnects: rec.reconnects,
             rollbacks: rec.rollbacks(),
             backlog: rec.backlog,
+            concurrency: rec.concurrency,
             reconnect_failures: rec.reconnect_failures,
             outage: rec.outage,
             stall: rec.stall,
@@ -315,6 +324,17 @@ pub struct TypeSummary {
     pub p90_within_limit: Option<bool>,
 }
 
+/// What a client CPU figure counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuScope {
+    /// The whole sizeup process (all threads).
+    #[default]
+    Process,
+    /// One client group's threads (its client threads and the thread measuring it).
+    Group,
+}
+
 /// The steady-state result of a run (warm-up excluded).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -334,6 +354,14 @@ pub struct Summary {
     pub types: Vec<TypeSummary>,
     /// Client (sizeup) CPU per transaction in microseconds, when measured.
     pub client_cpu_us_per_txn: Option<f64>,
+    /// What the client CPU counts: the whole process, or (several client groups in one
+    /// process, as in scale studies) this group's own threads. Earlier releases stored
+    /// the process's for every group: they read as `process`.
+    #[serde(default)]
+    pub client_cpu_scope: CpuScope,
+    /// A group's: the whole process's CPU per this group's transaction, to compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_cpu_us_per_txn: Option<f64>,
     /// Server CPU per transaction in microseconds, when the server is a managed instance.
     pub server_cpu_us_per_txn: Option<f64>,
     /// Largest open-loop backlog seen at an interval boundary.
@@ -435,6 +463,8 @@ impl Summary {
                 })
                 .collect(),
             client_cpu_us_per_txn: None,
+            client_cpu_scope: CpuScope::Process,
+            process_cpu_us_per_txn: None,
             server_cpu_us_per_txn: None,
             max_backlog,
             missed_arrivals: 0,
