@@ -416,8 +416,8 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
     }
 }
 
-/// A server certificate signed without extensions: X.509 version 1, as MySQL 5.7's
-/// mysql_ssl_rsa_setup and MariaDB 11.4.0-11.4.1 make them. rustls cannot read it.
+/// A server certificate signed without extensions: X.509 version 1, as `openssl x509
+/// -req` makes it and as MariaDB 11.4.0-11.4.1 made its own. rustls cannot read it.
 fn version_1_certificate(c: &Certs) -> (PathBuf, PathBuf) {
     let d = c.ca.parent().unwrap();
     openssl(d, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "v1-key.pem", "-out", "v1.csr", "-subj", "/CN=v1"]);

@@ -101,9 +101,9 @@ pub fn client_config(
 }
 
 /// Whether a rustls error is its refusal of an X.509 version 1 certificate. rustls
-/// (webpki) reads only version 3, even when nothing is verified; MySQL 5.7's
-/// mysql_ssl_rsa_setup, MariaDB 11.4.0-11.4.1's self-made certificates and some cloud
-/// servers present version 1.
+/// (webpki) reads only version 3, even when nothing is verified; `openssl x509 -req`
+/// without extensions makes version 1, and servers present such certificates (MariaDB
+/// 11.4.0-11.4.1's self-made ones, a MySQL HeatWave default one).
 pub fn version_1(rustls_message: &str) -> bool {
     rustls_message.contains("UnsupportedCertVersion")
 }
