@@ -163,7 +163,7 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
             (crate::stats::CpuScope::Group, Some(p)) => {
                 row("client CPU per transaction", format!("{c:.1} us (this group's threads; whole process {p:.1} us)"))
             }
-            _ => row("client CPU per transaction", format!("{c:.1} us")),
+            _ => row("client CPU per transaction", format!("{c:.1} us (whole process)")),
         }
     }
     if let Some(c) = s.server_cpu_us_per_txn {
@@ -634,6 +634,24 @@ mod tests {
         assert_eq!(counts, 7);
         // The fullest bucket (2 ms, 3 values) has the full bar.
         assert!(text.lines().any(|l| l.contains(&"*".repeat(40)) && l.trim_end().ends_with(" 3")), "{text}");
+    }
+
+    #[test]
+    fn client_cpu_of_earlier_releases_reads_as_process_wide() {
+        // tests/fixtures/run.json was stored before client CPU had a scope.
+        let doc: crate::result::RunDocument =
+            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let mut s = doc.summary.unwrap();
+        assert_eq!(s.client_cpu_scope, crate::stats::CpuScope::Process);
+        s.client_cpu_us_per_txn = Some(40.0);
+        assert!(summary_table(&s, "t").contains(" us (whole process)"));
+        let group = Summary {
+            client_cpu_scope: crate::stats::CpuScope::Group,
+            process_cpu_us_per_txn: Some(80.0),
+            client_cpu_us_per_txn: Some(40.0),
+            ..s
+        };
+        assert!(summary_table(&group, "t").contains("40.0 us (this group's threads; whole process 80.0 us)"));
     }
 
     #[test]
