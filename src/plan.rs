@@ -207,6 +207,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         retry_on: a.session.mysql_ignore_errors.parse()?,
         server_lost_timeout,
         statement_timeout,
+        replica: false,
     })
 }
 

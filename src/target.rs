@@ -579,6 +579,8 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         "transaction_isolation",
         "tx_isolation",
         "performance_schema",
+        "wsrep_on",
+        "read_only",
     ];
     let list = VARS.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
     let rows: Vec<(String, Option<String>)> =
@@ -592,6 +594,10 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
     let number: String = version.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
     map.insert("server_family".into(), server_family(&version, &comment).into());
     map.insert("server_version".into(), number.trim_end_matches('.').into());
+    if let Some(lag) = replication_lag(conn).await {
+        map.insert("replica".into(), "yes".into());
+        map.insert("replication_lag_s".into(), lag.map_or(serde_json::Value::Null, Into::into));
+    }
     let tls = tls_state(conn).await?;
     map.insert("tls".into(), if tls.is_some() { "on" } else { "off" }.into());
     if let Some(t) = tls {
@@ -599,6 +605,35 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         map.insert("tls_cipher".into(), t.cipher.into());
     }
     Ok(serde_json::Value::Object(map))
+}
+
+/// A replica's lag in seconds: None when the server replicates from nothing (or the
+/// account may not ask), Some(None) when it is a replica whose lag is unknown (its SQL
+/// thread stopped). MariaDB and MySQL before 8.4 answer SHOW SLAVE STATUS; MySQL 8.4
+/// and later only SHOW REPLICA STATUS (Seconds_Behind_Source).
+pub async fn replication_lag(conn: &mut Conn) -> Option<Option<f64>> {
+    let mut rows: Vec<mysql_async::Row> = match conn.query("SHOW SLAVE STATUS").await {
+        Ok(r) => r,
+        Err(mysql_async::Error::Server(_)) => conn.query("SHOW REPLICA STATUS").await.ok()?,
+        Err(_) => return None,
+    };
+    let row = rows.drain(..).next()?;
+    let columns = row.columns();
+    let at = columns
+        .iter()
+        .position(|c| matches!(c.name_str().as_ref(), "Seconds_Behind_Master" | "Seconds_Behind_Source"))?;
+    let lag: Option<String> = row.get_opt(at).and_then(Result::ok).flatten();
+    Some(lag.and_then(|v| v.parse().ok()))
+}
+
+/// Galera's certification conflicts so far on this node: local certification
+/// failures plus brute-force aborts (None: not a Galera node).
+pub async fn galera_conflicts(conn: &mut Conn) -> Option<u64> {
+    let rows: Vec<(String, String)> = conn
+        .query("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')")
+        .await
+        .ok()?;
+    (!rows.is_empty()).then(|| rows.iter().filter_map(|(_, v)| v.parse::<u64>().ok()).sum())
 }
 
 #[cfg(test)]

@@ -66,6 +66,11 @@ pub enum Command {
     /// 1..N server instances at once, one client group each: total and per-instance
     /// throughput, and the peak instance count.
     Scale(ScaleArgs),
+    /// 1..N nodes of one cluster (Galera, or a primary and replicas), the same load per
+    /// node: total and per-node throughput and the scale-out efficiency
+    /// e(N) = X(N) / (N x X(1)) that `sizeup size --efficiency measured` uses.
+    #[command(name = "scale-out")]
+    ScaleOut(ScaleOutArgs),
     /// Study files, and stored studies.
     #[command(subcommand)]
     Study(StudyCommand),
@@ -276,6 +281,33 @@ pub struct ScaleArgs {
     /// used instead of managed instances.
     #[arg(long = "target", value_name = "HOST:PORT", help_heading = "Scale")]
     pub targets: Vec<String>,
+    #[command(flatten)]
+    pub study: StudyArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ScaleOutArgs {
+    pub workload: String,
+    /// Node counts: 1..3, 1,2,4 (as sweep levels).
+    #[arg(long, value_name = "LEVELS")]
+    pub nodes: String,
+    /// A node of the cluster (host:port or a socket path), repeatable, node 0 first
+    /// (the primary: the data is loaded there and reaches the others by replication).
+    #[arg(long = "target", value_name = "HOST:PORT", help_heading = "Scale-out")]
+    pub targets: Vec<String>,
+    /// Each node's client group size (the same load per node at every count).
+    #[arg(long, default_value_t = 8, help_heading = "Scale-out")]
+    pub threads_per_node: u32,
+    /// every-node: each node reads and writes (Galera); split: reads to the replicas,
+    /// writes to the primary (a proxy's read/write split).
+    #[arg(long, value_enum, default_value_t = crate::study::spec::Route::EveryNode, help_heading = "Scale-out")]
+    pub route: crate::study::spec::Route,
+    /// With --route split: the primary's workload.
+    #[arg(long, default_value = "oltp_write_only", help_heading = "Scale-out")]
+    pub write_workload: String,
+    /// With --route split: the primary's client group size (default --threads-per-node).
+    #[arg(long, help_heading = "Scale-out")]
+    pub write_threads: Option<u32>,
     #[command(flatten)]
     pub study: StudyArgs,
 }

@@ -34,6 +34,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Runs(cmd) => runs::run(&cx, cmd),
         Command::Sweep(a) => studies::sweep(&cx, &a),
         Command::Scale(a) => studies::scale(&cx, &a),
+        Command::ScaleOut(a) => studies::scale_out(&cx, &a),
         Command::Study(cmd) => studies::study(&cx, cmd),
         Command::Demo(a) => studies::demo(&cx, &a),
         Command::Report(a) => report::report(&cx, &a),

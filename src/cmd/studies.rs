@@ -3,7 +3,7 @@
 //! study runner (`crate::study`) runs it.
 
 use super::{load_study, write_out, Context};
-use crate::cli::{DemoArgs, ExportArgs, ScaleArgs, StudyCommand, SweepArgs};
+use crate::cli::{DemoArgs, ExportArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
 use crate::runner::study::{self, Site};
 use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
 use crate::{report, store, Error};
@@ -51,8 +51,23 @@ pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
         split: a.split,
         buffer_pool: a.buffer_pool.clone(),
         targets: a.targets.clone(),
+        ..Default::default()
     };
     spec.server.set = a.set.clone();
+    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+}
+
+pub fn scale_out(cx: &Context, a: &ScaleOutArgs) -> Result<i32, Error> {
+    let name = format!("scale-out {} {} nodes", a.workload, a.nodes);
+    let mut spec = spec_of(Kind::ScaleOut, &a.workload, &a.nodes, &a.study, name);
+    spec.scale = spec::ScaleSpec {
+        threads_per_instance: Some(a.threads_per_node),
+        targets: a.targets.clone(),
+        route: a.route,
+        write_workload: (a.route == spec::Route::Split).then(|| a.write_workload.clone()),
+        write_threads: a.write_threads,
+        ..Default::default()
+    };
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 

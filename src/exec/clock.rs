@@ -114,6 +114,7 @@ pub fn summary(
     summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
+    summary.max_lag_s = intervals.iter().filter_map(|iv| iv.lag_s).reduce(f64::max);
     if summary.outage_intervals > 0 {
         summary.notes.push(format!(
             "the server was lost during {} interval(s) ({} failed reconnect attempts): \

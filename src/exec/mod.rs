@@ -72,6 +72,9 @@ pub struct RunSpec {
     /// Runs that must start measuring together (the client groups of a scale step).
     #[serde(skip)]
     pub start_line: Option<Arc<StartLine>>,
+    /// The target is a replica: its replication lag is sampled every interval.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replica: bool,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -135,6 +138,7 @@ impl Default for RunSpec {
             data_dir: None,
             power: monitor::os::Power::None,
             start_line: None,
+            replica: false,
         }
     }
 }
@@ -426,9 +430,14 @@ where
         let mut interrupted = false;
         let mut forced = false;
 
+        // A replica's lag, sampled every interval on a control connection of its own;
+        // the latest sample goes into each interval as it is closed.
+        let lag = std::cell::Cell::new(None);
+        let mut lag_probe = spec.replica.then(|| Box::pin(lag::sample(target.clone(), None, spec.interval)));
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
             let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
+            iv.lag_s = lag.get();
             // OS figures over the same span, sampled as the interval is closed.
             let now = monitor::os::Snapshot::take(&watch);
             iv.os = Some(monitor::os::OsSample::between(&snapshot, &now, &watch.power));
@@ -464,6 +473,10 @@ where
                     Some(_) => {}
                     None => break,
                 },
+                (conn, v) = async { lag_probe.as_mut().expect("guarded").await }, if lag_probe.is_some() => {
+                    lag.set(v);
+                    lag_probe = Some(Box::pin(lag::sample(target.clone(), conn, spec.interval)));
+                }
                 _ = signals::recv() => {
                     if interrupted {
                         // A second signal: save what is recorded and go, whatever is in flight.
@@ -546,6 +559,34 @@ where
                 let _ = h.join();
             }
             result.map(|(r, _)| r)
+        }
+    }
+}
+
+mod lag {
+    use crate::target::Target;
+    use std::time::Duration;
+
+    /// Waits `every`, then reads the replica's lag on `conn` (opened when None or
+    /// broken), bounded so a stalled replica cannot hold the run. Returns the
+    /// connection for the next sample and the lag (None when unknown).
+    pub async fn sample(
+        target: Target,
+        conn: Option<mysql_async::Conn>,
+        every: Duration,
+    ) -> (Option<mysql_async::Conn>, Option<f64>) {
+        tokio::time::sleep(every).await;
+        let read = async {
+            let mut c = match conn {
+                Some(c) => c,
+                None => target.connect_server().await.ok()?,
+            };
+            let lag = crate::target::replication_lag(&mut c).await.flatten();
+            Some((c, lag))
+        };
+        match tokio::time::timeout(every.max(Duration::from_secs(1)), read).await {
+            Ok(Some((c, lag))) => (Some(c), lag),
+            _ => (None, None),
         }
     }
 }

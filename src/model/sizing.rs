@@ -127,6 +127,8 @@ mod tests {
                         os: None,
                         instances: vec![],
                         notes: vec![],
+                        max_lag_s: None,
+                        conflicts: None,
                     },
                 )
             })

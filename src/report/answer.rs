@@ -166,6 +166,8 @@ mod tests {
             ratio_to_first: 1.0,
             stop: None,
             notes: Vec::new(),
+            max_lag_s: None,
+            conflicts: None,
         }
     }
 
@@ -179,6 +181,7 @@ mod tests {
             saturation,
             peak: Some((2, 1658.0)),
             complete: true,
+            efficiency: Vec::new(),
         }
     }
 

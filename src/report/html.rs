@@ -767,6 +767,8 @@ mod tests {
             }),
             instances: vec![],
             notes: vec![],
+            max_lag_s: None,
+            conflicts: None,
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

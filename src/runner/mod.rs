@@ -57,16 +57,19 @@ pub fn measure(
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
         eprintln!("{note}");
     }
-    let (ready, server) = runtime(1)?.block_on(async {
+    let (ready, server, conflicts_before) = runtime(1)?.block_on(async {
         let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*workload))?;
         let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
         check_connections(&server, spec.threads)?;
         check_data(&mut conn, &target.database, &*workload, print.full()).await?;
         check_prepared_statements(&server, spec.threads, workload.statements_per_connection())?;
         let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
+        let conflicts = target::galera_conflicts(&mut conn).await;
         let _ = conn.disconnect().await;
-        Ok::<_, Error>((ready, server))
+        Ok::<_, Error>((ready, server, conflicts))
     })?;
+    // A replica's lag is sampled every interval (and can stop a study: lag>5s).
+    spec.replica = server.get("replica").is_some();
     let name = workload.name().to_string();
     let config = RunConfig {
         sizeup_version: env!("CARGO_PKG_VERSION").into(),
@@ -128,6 +131,16 @@ pub fn measure(
         }
     };
     kind.add_figures(&mut outcome.summary);
+    if let Some(before) = conflicts_before {
+        // Galera: the node's certification conflicts over the run (warm-up included).
+        let after = runtime(1)?.block_on(async {
+            let mut conn = target.connect_server().await.ok()?;
+            let n = target::galera_conflicts(&mut conn).await;
+            let _ = conn.disconnect().await;
+            n
+        });
+        outcome.summary.conflicts = after.map(|a| a.saturating_sub(before));
+    }
     // A just-recovered server is cold: the result says so wherever it is shown (a study
     // step's line and level, the report), not only on this terminal.
     if let Some(note) = &cold {
@@ -424,6 +437,68 @@ pub fn prepare(target: &Target, workload: &dyn Workload, loaders: u32, seed: u64
 /// Loads a run's data when its tables are missing, so a study is one command; tables
 /// already there are used as they are (and foreign ones refused by the loaders).
 /// Returns whether it loaded anything.
+/// A cluster node's copy of the data node 0 holds, awaited without writing to the
+/// node (a replica written to stops replicating): a replica waits for node 0's GTID
+/// position, a Galera node reads causally (wsrep_sync_wait), then the tables and their
+/// size are checked as `ensure_prepared` checks them.
+pub fn await_replicated(manager: &Manager, primary: &RunRequest, node: &RunRequest, index: usize) -> Result<(), Error> {
+    use mysql_async::prelude::Queryable;
+    const WAIT_S: u32 = 600;
+    let workload = &*node.workload;
+    let db = workload.kind().default_database();
+    let ((source, _), (target, _)) =
+        (resolve_target(manager, &primary.target, db)?, resolve_target(manager, &node.target, db)?);
+    let names = workload.tables();
+    let fail = |why: String| Error::Failed(format!("node {index} ({}): {why}", target.describe()));
+    runtime(1)?.block_on(async {
+        let mut first = source.connect_server().await?;
+        let gtid: Option<String> = first.query_first("SELECT @@global.gtid_binlog_pos").await.ok().flatten();
+        let executed: Option<String> = match gtid {
+            Some(_) => None,
+            None => first.query_first("SELECT @@global.gtid_executed").await.ok().flatten(),
+        };
+        let _ = first.disconnect().await;
+        let mut conn = target.connect_server().await?;
+        if crate::target::replication_lag(&mut conn).await.is_some() {
+            let waited: Option<Option<i64>> = match (&gtid, &executed) {
+                (Some(pos), _) => conn.query_first(format!("SELECT MASTER_GTID_WAIT('{pos}', {WAIT_S})")).await.ok(),
+                (None, Some(set)) => {
+                    conn.query_first(format!("SELECT WAIT_FOR_EXECUTED_GTID_SET('{set}', {WAIT_S})")).await.ok()
+                }
+                _ => None,
+            };
+            if waited.flatten() != Some(0) {
+                return Err(fail(format!(
+                    "the replica did not reach node 0's GTID position within {WAIT_S} s; is it replicating from node 0?"
+                )));
+            }
+        }
+        // Galera: this session's reads wait for everything the cluster committed.
+        let _ = conn.query_drop("SET SESSION wsrep_sync_wait = 1").await;
+        let existing =
+            ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;
+        if existing.len() < names.len() {
+            return Err(fail(format!(
+                "it holds {} of the {} tables node 0 holds in {}: a scale-out study needs one cluster \
+                 (Galera, or node 0 and its replicas); independent servers are `sizeup scale --target`",
+                existing.len(),
+                names.len(),
+                target.database
+            )));
+        }
+        if let Some(size) = workload.size_check() {
+            let use_db = format!("USE {}", crate::target::quote_ident(&target.database));
+            conn.query_drop(use_db).await.map_err(|e| fail(crate::target::short_error(&e)))?;
+            let found: Option<u64> = conn.query_first(size.sql).await.ok().flatten();
+            if found != Some(size.want) {
+                return Err(fail(format!("it holds {found:?} {}, node 0 {}", size.what, size.want)));
+            }
+        }
+        let _ = conn.disconnect().await;
+        Ok(())
+    })
+}
+
 pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Error> {
     let workload = &*req.workload;
     let (target, _) = resolve_target(manager, &req.target, workload.kind().default_database())?;

@@ -12,7 +12,7 @@ use crate::server::Manager;
 use crate::stats::Interval;
 use crate::store::{StepRow, Store};
 use crate::study::figures;
-use crate::study::spec::{Config, Kind, StudySpec};
+use crate::study::spec::{Config, Kind, Route, StudySpec};
 use crate::study::{completed_steps, results_of, series_of, stop, Series};
 use crate::{report, workload, Error};
 use std::path::Path;
@@ -52,11 +52,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
             store.set_study_status(id, "running", None)?;
             id
         }
-        None => store.begin_study(
-            &spec.name,
-            if spec.kind == Kind::Sweep { "sweep" } else { "scale" },
-            &serde_json::to_value(spec).expect("serialisable"),
-        )?,
+        None => store.begin_study(&spec.name, spec.kind.name(), &serde_json::to_value(spec).expect("serialisable"))?,
     };
     *study = Some(id);
     let all_series = series_of(spec);
@@ -103,10 +99,10 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 }
                 let kind = workload::kind(&series.workload).map_err(Error::Usage)?;
                 let unit = kind.unit().label();
-                let what = if spec.kind == Kind::Scale {
-                    format!("{level} instance(s)")
-                } else {
-                    format!("{level} {}", kind.level_name())
+                let what = match spec.kind {
+                    Kind::Scale => format!("{level} instance(s)"),
+                    Kind::ScaleOut => format!("{level} node(s)"),
+                    Kind::Sweep => format!("{level} {}", kind.level_name()),
                 };
                 let step_no = bar.position() + 1;
                 let label = format!("{} · {what}", series.name);
@@ -122,7 +118,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 };
                 let (docs, ended) = match spec.kind {
                     Kind::Sweep => sweep_step(site, spec, series, level, &show)?,
-                    Kind::Scale => scale_step(site, spec, series, level, &show)?,
+                    Kind::Scale | Kind::ScaleOut => scale_step(site, spec, series, level, &show)?,
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
                 // A step whose server was lost measured an outage, not capacity:
@@ -288,8 +284,36 @@ pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
     Ok(format!("{mb}M"))
 }
 
-/// The run options of each client group of an `n`-instance step.
-pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<RunOptions>, String> {
+/// The client groups of an `n`-node scale-out step: (workload, node, threads). Every
+/// node runs the series' workload, or with the split route the primary (node 0) runs
+/// the write workload and the replicas the series' (read) workload, the primary too
+/// while it is alone.
+pub fn scale_out_groups(spec: &StudySpec, workload: &str, n: u32) -> Vec<(String, usize, u32)> {
+    let per_node = spec.scale.threads_per_instance.unwrap_or(8);
+    match spec.scale.route {
+        Route::EveryNode => (0..n as usize).map(|i| (workload.to_string(), i, per_node)).collect(),
+        Route::Split => {
+            let writes = (spec.scale.write_workload().to_string(), 0, spec.scale.write_threads.unwrap_or(per_node));
+            let readers: Vec<usize> = if n == 1 { vec![0] } else { (1..n as usize).collect() };
+            std::iter::once(writes).chain(readers.into_iter().map(|i| (workload.to_string(), i, per_node))).collect()
+        }
+    }
+}
+
+/// The run options of each client group of an `n`-instance (or -node) step, with the
+/// workload each runs.
+pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(String, RunOptions)>, String> {
+    if spec.kind == Kind::ScaleOut {
+        return scale_out_groups(spec, workload, n)
+            .into_iter()
+            .map(|(w, node, threads)| {
+                let mut s = spec.clone();
+                s.options
+                    .extend(target_options(&spec.scale.targets[node]).into_iter().map(|(k, v)| (k.to_string(), v)));
+                Ok((w, s.run_options(threads)?))
+            })
+            .collect();
+    }
     let threads = spec.scale.threads_per_instance.or(spec.scale.threads.map(|t| (t / n).max(1))).unwrap_or(8);
     let kind = workload::kind(workload)?;
     (0..n)
@@ -315,7 +339,7 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<Run
                     .to_string();
                 s.options.insert("database".into(), format!("{base}_{}{share}", size.tag).into());
             }
-            s.run_options(threads)
+            Ok((workload.to_string(), s.run_options(threads)?))
         })
         .collect()
 }
@@ -331,14 +355,31 @@ fn scale_step(
     let groups: Vec<RunRequest> = group_options(spec, &series.workload, n)
         .and_then(|all| {
             all.into_iter()
-                .map(|mut o| {
+                .map(|(w, mut o)| {
                     o.target.password = site.password.clone();
-                    plan::run_request(&series.workload, &o)
+                    plan::run_request(&w, &o)
                 })
                 .collect()
         })
         .map_err(Error::Usage)?;
-    if spec.scale.targets.is_empty() {
+    if spec.kind == Kind::ScaleOut {
+        // One cluster: the data is loaded on node 0 once and reaches the others by
+        // replication; nothing is written to the other nodes.
+        let first = &groups[0];
+        runner::ensure_prepared(manager, first)?;
+        let nodes = scale_out_groups(spec, &series.workload, n);
+        for (req, (_, node, _)) in groups.iter().zip(&nodes) {
+            if std::ptr::eq(req, first) {
+                continue;
+            }
+            if *node == 0 {
+                // The primary's other group: its own workload's data, on the primary.
+                runner::ensure_prepared(manager, req)?;
+            } else {
+                runner::await_replicated(manager, first, req, *node)?;
+            }
+        }
+    } else if spec.scale.targets.is_empty() {
         let mut server = spec.server.clone();
         if let Some(b) = &spec.scale.buffer_pool_per_instance {
             server.buffer_pool = Some(b.clone());
@@ -348,11 +389,13 @@ fn scale_step(
         let base = manager.settings_of(0)?.unwrap_or_default();
         manager.start_with(n, &server.settings_on(base).map_err(Error::Usage)?)?;
     }
-    // Each instance's data, loaded in parallel.
-    std::thread::scope(|s| {
-        let loads: Vec<_> = groups.iter().map(|r| s.spawn(move || runner::ensure_prepared(manager, r))).collect();
-        loads.into_iter().try_for_each(|h| h.join().expect("a loader thread panicked").map(|_| ()))
-    })?;
+    if spec.kind != Kind::ScaleOut {
+        // Each instance's data, loaded in parallel.
+        std::thread::scope(|s| {
+            let loads: Vec<_> = groups.iter().map(|r| s.spawn(move || runner::ensure_prepared(manager, r))).collect();
+            loads.into_iter().try_for_each(|h| h.join().expect("a loader thread panicked").map(|_| ()))
+        })?;
+    }
     let line = StartLine::new(groups.len());
     let outcomes: Vec<Result<(RunDocument, Ended), Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
@@ -421,13 +464,47 @@ threads = 48
 buffer_pool = "2G"
 "#;
         let spec = StudySpec::from_toml(&file.replace("TPCC", TPCC), "t").unwrap();
-        let g = group_options(&spec, TPCC, 4).unwrap();
+        let g: Vec<RunOptions> = group_options(&spec, TPCC, 4).unwrap().into_iter().map(|(_, o)| o).collect();
         assert_eq!(g.len(), 4);
         assert_eq!(g.iter().map(|a| a.target.instance).collect::<Vec<_>>(), [0, 1, 2, 3]);
         assert!(g.iter().all(|a| a.threads == 12 && a.workload.tpcc.warehouses == Some(2)));
         assert_eq!(g[3].target.database.as_deref(), Some("tpcc_w2"));
-        let one = group_options(&spec, TPCC, 1).unwrap();
+        let one: Vec<RunOptions> = group_options(&spec, TPCC, 1).unwrap().into_iter().map(|(_, o)| o).collect();
         assert_eq!((one[0].threads, one[0].workload.tpcc.warehouses), (48, Some(8)));
         assert_eq!(one[0].target.database.as_deref(), Some("tpcc_w8"));
+    }
+
+    #[test]
+    fn scale_out_groups_follow_the_route() {
+        let file = r#"
+name = "out"
+kind = "scale-out"
+workloads = ["oltp_read_only"]
+levels = "1..3"
+step_time = 10
+[scale]
+threads_per_instance = 4
+targets = ["10.0.0.1:3306", "10.0.0.2:3306", "10.0.0.3:3306"]
+"#;
+        let spec = StudySpec::from_toml(file, "t").unwrap();
+        let every = scale_out_groups(&spec, "oltp_read_only", 3);
+        assert_eq!(every.iter().map(|g| (g.1, g.2)).collect::<Vec<_>>(), [(0, 4), (1, 4), (2, 4)]);
+        let g = group_options(&spec, "oltp_read_only", 2).unwrap();
+        assert_eq!(g[1].1.target.host.as_deref(), Some("10.0.0.2"));
+        // The split route: writes on the primary throughout, reads on the replicas (on
+        // the primary while it is alone).
+        let split = StudySpec::from_toml(&format!("{file}route = \"split\"\nwrite_threads = 2\n"), "t").unwrap();
+        let one = scale_out_groups(&split, "oltp_read_only", 1);
+        assert_eq!(one, [("oltp_write_only".to_string(), 0, 2), ("oltp_read_only".to_string(), 0, 4)]);
+        let three = scale_out_groups(&split, "oltp_read_only", 3);
+        assert_eq!(
+            three.iter().map(|g| (g.0.as_str(), g.1)).collect::<Vec<_>>(),
+            [("oltp_write_only", 0), ("oltp_read_only", 1), ("oltp_read_only", 2)]
+        );
+        // More levels than nodes, or no nodes at all, is refused before anything runs.
+        let e = StudySpec::from_toml(&file.replace("1..3", "1..4"), "t").unwrap_err();
+        assert!(e.contains("only 3"), "{e}");
+        let e = StudySpec::from_toml(&file.replace("targets", "#"), "t").unwrap_err();
+        assert!(e.contains("cluster"), "{e}");
     }
 }

@@ -233,6 +233,9 @@ pub struct Interval {
     /// more (a stall).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stall: bool,
+    /// A replica's replication lag at the interval's end, in seconds, when sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_s: Option<f64>,
     /// Per transaction type: name, committed per minute-free count, p90 in ms.
     pub types: Vec<TypeInterval>,
     /// Host CPU, processes' CPU, disk, memory and power over the same span.
@@ -290,6 +293,7 @@ impl Interval {
             reconnect_failures: rec.reconnect_failures,
             outage: rec.outage,
             stall: rec.stall,
+            lag_s: None,
             types: names
                 .iter()
                 .zip(&rec.types)
@@ -391,6 +395,14 @@ pub struct Summary {
     /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A replica's largest replication lag over the run (warm-up included), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_s: Option<f64>,
+    /// Galera: certification conflicts on this node during the run (local
+    /// certification failures and brute-force aborts), apart from the deadlocks the
+    /// client saw (its errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<u64>,
     /// How evenly the connections shared the work (sysbench's "Threads fairness").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
@@ -475,6 +487,8 @@ impl Summary {
             tpm: None,
             os: None,
             notes: Vec::new(),
+            max_lag_s: None,
+            conflicts: None,
             fairness: None,
         }
     }

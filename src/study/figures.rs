@@ -27,6 +27,12 @@ pub struct StepFigures {
     pub instances: Vec<InstanceFigures>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Replicas' largest replication lag during the step, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_s: Option<f64>,
+    /// Galera certification conflicts on all nodes during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -110,7 +116,21 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         let client_threads = docs.iter().map(|d| d.config.run.client_threads as u64).sum::<u64>().max(1);
         notes.extend(os::load_generator_note(os.as_ref(), client_threads as u32));
     }
-    Ok(StepFigures { unit, throughput, tps, latency_ms: LatencyMs::of(&all), p90, os, instances, notes })
+    let summaries = || docs.iter().filter_map(|d| d.summary.as_ref());
+    let max_lag_s = summaries().filter_map(|s| s.max_lag_s).reduce(f64::max);
+    let conflicts = summaries().filter_map(|s| s.conflicts).reduce(|a, b| a + b);
+    Ok(StepFigures {
+        unit,
+        throughput,
+        tps,
+        latency_ms: LatencyMs::of(&all),
+        p90,
+        os,
+        instances,
+        notes,
+        max_lag_s,
+        conflicts,
+    })
 }
 
 /// One level: its repeats combined.
@@ -133,6 +153,12 @@ pub struct LevelResult {
     pub per_watt: Option<f64>,
     /// This level's throughput over the first level's.
     pub ratio_to_first: f64,
+    /// Replicas' largest replication lag over the repeats, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_s: Option<f64>,
+    /// Galera certification conflicts, mean over the repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<f64>,
     pub stop: Option<String>,
     /// Notes its steps carried (the load generator as the bottleneck, ...).
     #[serde(default)]
@@ -154,6 +180,51 @@ pub struct SeriesResult {
     pub peak: Option<(u32, f64)>,
     /// True when stopped or every level finished.
     pub complete: bool,
+    /// Scale-out studies: the efficiency at each node count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub efficiency: Vec<Efficiency>,
+}
+
+/// Scale-out efficiency at one node count: e(N) = X(N) / (N x X(1)), and the range the
+/// repeats' spread gives (X(N)'s lowest and highest repeat over X(1)'s mean).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Efficiency {
+    pub nodes: u32,
+    pub e: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// e(N) for every measured node count, from the levels of a scale-out series; empty
+/// without a 1-node level.
+pub fn efficiency(levels: &[LevelResult]) -> Vec<Efficiency> {
+    let Some(one) = levels.iter().find(|l| l.level == 1).map(|l| l.throughput.mean).filter(|x| *x > 0.0) else {
+        return Vec::new();
+    };
+    levels
+        .iter()
+        .map(|l| {
+            let per = |x: f64| x / (l.level as f64 * one);
+            Efficiency {
+                nodes: l.level,
+                e: per(l.throughput.mean),
+                low: per(l.throughput.min),
+                high: per(l.throughput.max),
+            }
+        })
+        .collect()
+}
+
+/// e at `n` nodes from measured efficiencies: measured at n, else interpolated
+/// linearly between the measured counts around it, else (beyond the last) None.
+pub fn efficiency_at(measured: &[Efficiency], n: u32) -> Option<f64> {
+    if let Some(m) = measured.iter().find(|m| m.nodes == n) {
+        return Some(m.e);
+    }
+    let below = measured.iter().filter(|m| m.nodes < n).max_by_key(|m| m.nodes)?;
+    let above = measured.iter().filter(|m| m.nodes > n).min_by_key(|m| m.nodes)?;
+    let f = (n - below.nodes) as f64 / (above.nodes - below.nodes) as f64;
+    Some(below.e + f * (above.e - below.e))
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -194,6 +265,11 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         per_instance,
         per_watt,
         ratio_to_first: 1.0,
+        max_lag_s: steps.iter().filter_map(|s| s.max_lag_s).reduce(f64::max),
+        conflicts: {
+            let c: Vec<f64> = steps.iter().filter_map(|s| s.conflicts.map(|c| c as f64)).collect();
+            (!c.is_empty()).then(|| mean(c.into_iter()))
+        },
         stop: None,
         notes: {
             let mut notes: Vec<String> = Vec::new();
@@ -225,6 +301,7 @@ pub fn series_result(
         saturation: None,
         peak: None,
         complete: false,
+        efficiency: Vec::new(),
     };
     let mut previous: Option<Figures> = None;
     for (i, &level) in levels.iter().enumerate() {
@@ -239,6 +316,7 @@ pub fn series_result(
             mean_latency_ms: r.latency_avg_ms,
             p90: r.p90.clone(),
             cpu_busy_pct: r.os.as_ref().map(|o| o.busy()),
+            max_lag_s: r.max_lag_s,
         };
         r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
         if let Some(first) = out.levels.first().map(|f: &LevelResult| f.throughput.mean).filter(|f| *f > 0.0) {
@@ -281,6 +359,8 @@ mod tests {
             os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
             instances: vec![InstanceFigures { run: 1, throughput: median, latency_avg_ms: latency }],
             notes: vec![],
+            max_lag_s: None,
+            conflicts: None,
         }
     }
 
@@ -320,5 +400,29 @@ mod tests {
         assert_eq!(l.latency_avg_ms, 2.0);
         assert_eq!(l.p90[0].1, 3.0);
         assert_eq!(l.samples, 20);
+    }
+
+    #[test]
+    fn scale_out_efficiency_from_levels() {
+        // 1 node 1,000; 2 nodes 1,800 and 1,900 (two repeats); 4 nodes 3,200.
+        let steps = vec![
+            (1, step(1000.0, 1.0, 50.0)),
+            (2, step(1800.0, 1.0, 50.0)),
+            (2, step(1900.0, 1.0, 50.0)),
+            (4, step(3200.0, 1.0, 50.0)),
+        ];
+        let steps: Vec<(u32, StepFigures)> = steps;
+        let one = |l: u32| steps.iter().filter(|(x, _)| *x == l).map(|(_, f)| f).collect::<Vec<_>>();
+        let levels: Vec<LevelResult> = [1, 2, 4].iter().map(|&l| level_result(l, &one(l))).collect();
+        let e = efficiency(&levels);
+        assert_eq!(e.iter().map(|m| m.nodes).collect::<Vec<_>>(), [1, 2, 4]);
+        assert_eq!((e[0].e, e[2].e), (1.0, 0.8));
+        assert!((e[1].e - 0.925).abs() < 1e-12 && (e[1].low - 0.9).abs() < 1e-12 && (e[1].high - 0.95).abs() < 1e-12);
+        // At 3 nodes: between 2's 0.925 and 4's 0.8; beyond 4: not measured.
+        assert!((efficiency_at(&e, 3).unwrap() - 0.8625).abs() < 1e-12);
+        assert_eq!(efficiency_at(&e, 4), Some(0.8));
+        assert_eq!(efficiency_at(&e, 5), None);
+        // Without a 1-node level there is nothing to compare with.
+        assert!(efficiency(&levels[1..]).is_empty());
     }
 }

@@ -49,7 +49,11 @@ pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>,
         .iter()
         .map(|s| {
             let steps = completed_steps(row, &s.name);
-            figures::series_result(&s.name, &levels, spec.repeat, &steps, &conditions)
+            let mut r = figures::series_result(&s.name, &levels, spec.repeat, &steps, &conditions);
+            if spec.kind == spec::Kind::ScaleOut {
+                r.efficiency = figures::efficiency(&r.levels);
+            }
+            r
         })
         .collect())
 }

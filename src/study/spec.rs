@@ -18,6 +18,39 @@ pub enum Kind {
     Sweep,
     /// 1..N instances at once, one client group each.
     Scale,
+    /// 1..N nodes of one cluster (Galera, or a primary and replicas), the same load per
+    /// node: the scale-out efficiency e(N) = X(N) / (N x X(1)).
+    #[serde(rename = "scale-out")]
+    ScaleOut,
+}
+
+impl Kind {
+    /// The word stored with the study and shown in lists.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sweep => "sweep",
+            Kind::Scale => "scale",
+            Kind::ScaleOut => "scale-out",
+        }
+    }
+
+    /// Several client groups, one per instance or node.
+    pub fn grouped(self) -> bool {
+        self != Kind::Sweep
+    }
+}
+
+/// Where a scale-out step's client groups send their transactions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Route {
+    /// Every node reads and writes: one client group per node (Galera).
+    #[default]
+    EveryNode,
+    /// Reads to the replicas, writes to the primary (node 0), as a proxy's read/write
+    /// split does: the series' (read-only) workload runs on the replicas (on the
+    /// primary while it is alone), `write_workload` on the primary throughout.
+    Split,
 }
 
 /// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
@@ -115,9 +148,30 @@ pub struct ScaleSpec {
     pub split: bool,
     pub buffer_pool: Option<String>,
     /// Servers sizeup does not manage (`host:port` or a socket path), used instead of
-    /// managed instances.
+    /// managed instances. For scale-out: the cluster's nodes, node 0 first (the
+    /// primary, where the data is loaded).
     #[serde(default)]
     pub targets: Vec<String>,
+    /// Scale-out: how transactions are routed to the nodes.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub route: Route,
+    /// Scale-out with `route = "split"`: the primary's workload (default
+    /// oltp_write_only) and its threads (default threads_per_instance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_workload: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_threads: Option<u32>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+impl ScaleSpec {
+    /// The split route's write workload.
+    pub fn write_workload(&self) -> &str {
+        self.write_workload.as_deref().unwrap_or("oltp_write_only")
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -234,6 +288,28 @@ impl StudySpec {
         for w in &self.workloads {
             self.request(w, levels[0], None)?;
         }
+        if self.kind == Kind::ScaleOut {
+            let most = *levels.iter().max().expect("not empty");
+            if self.scale.targets.is_empty() {
+                return Err("a scale-out study needs the cluster's nodes: --target HOST:PORT (node 0 first), \
+                            or a managed cluster (sizeup cluster start)"
+                    .into());
+            }
+            if most as usize > self.scale.targets.len() {
+                return Err(format!(
+                    "levels go up to {most} nodes but the cluster has only {} (--target)",
+                    self.scale.targets.len()
+                ));
+            }
+            if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
+                return Err("a scale-out study runs on the cluster as it is: no split, buffer pools or configs".into());
+            }
+            if self.scale.route == Route::Split {
+                self.request(self.scale.write_workload(), 1, None)?;
+            }
+        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() {
+            return Err("[scale] route and write_workload belong to scale-out studies".into());
+        }
         if self.kind == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
             if !self.scale.targets.is_empty() && most as usize > self.scale.targets.len() {
@@ -252,7 +328,7 @@ impl StudySpec {
             if !self.configs.is_empty() {
                 return Err("configs belong to sweeps; a scale study uses [server] and [scale]".into());
             }
-        } else if !self.scale.targets.is_empty() {
+        } else if !self.scale.targets.is_empty() && self.kind == Kind::Sweep {
             return Err("[scale] targets belong to scale studies".into());
         }
         if !self.configs.is_empty() && self.names_a_server() {
@@ -274,8 +350,10 @@ impl StudySpec {
 
     /// What the levels count: instances, or the workloads' own level (threads, users).
     pub fn level_name(&self) -> &'static str {
-        if self.kind == Kind::Scale {
-            return "instances";
+        match self.kind {
+            Kind::Scale => return "instances",
+            Kind::ScaleOut => return "nodes",
+            Kind::Sweep => {}
         }
         let names: Vec<&str> = self.workloads.iter().map(|w| workload::kind_of_result(w).level_name()).collect();
         if names.iter().all(|n| *n == names[0]) {

@@ -13,6 +13,8 @@
 //!   as waiting (X flat, ratio unbounded). Little's law makes the two the only places
 //!   added users can go, so the ratio is a scale-free test of where they went.
 //!
+//! - `lag>5s`: a replica fell more than 5 s behind its primary during the level.
+//!
 //! The saturation level is the last level that met none of the conditions.
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,10 @@ pub enum Condition {
     Kink {
         factor: f64,
     },
+    /// A replica's replication lag above this many seconds during the level.
+    Lag {
+        above_s: f64,
+    },
 }
 
 /// Response time must rise at least this much (10 %) to count as a kink: smaller moves
@@ -48,7 +54,7 @@ pub fn parse(s: &str) -> Result<Vec<Condition>, String> {
 fn parse_one(p: &str) -> Result<Condition, String> {
     let bad = |why: &str| {
         format!(
-            "--stop-when '{p}': {why}; conditions are cpu>80, p90>5s (or p90>spec, p90[type]>20s), plateau<5%, kink>3"
+            "--stop-when '{p}': {why}; conditions are cpu>80, p90>5s (or p90>spec, p90[type]>20s), plateau<5%, kink>3, lag>5s"
         )
     };
     let number = |v: &str| v.trim().trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad("not a number"));
@@ -89,6 +95,17 @@ fn parse_one(p: &str) -> Result<Condition, String> {
             Err(bad("give a gain in percent"))
         };
     }
+    if let Some(v) = p.strip_prefix("lag>") {
+        let v = v.trim();
+        let s = if let Some(ms) = v.strip_suffix("ms") {
+            number(ms)? / 1000.0
+        } else if let Some(s) = v.strip_suffix('s') {
+            number(s)?
+        } else {
+            return Err(bad("give the lag with its unit, e.g. 5s"));
+        };
+        return if s >= 0.0 { Ok(Condition::Lag { above_s: s }) } else { Err(bad("the lag must be 0 or more")) };
+    }
     if p == "kink" {
         return Ok(Condition::Kink { factor: 3.0 });
     }
@@ -110,6 +127,9 @@ pub struct Figures {
     pub p90: Vec<(String, f64, Option<f64>)>,
     /// Host busy share in percent.
     pub cpu_busy_pct: Option<f64>,
+    /// Replicas' largest replication lag, seconds.
+    #[serde(default)]
+    pub max_lag_s: Option<f64>,
 }
 
 /// The first condition this level meets, as a sentence; None to go on.
@@ -139,6 +159,10 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
             let gain = (cur.throughput / prev.throughput - 1.0) * 100.0;
             (gain < *gain_below_pct)
                 .then(|| format!("plateau: {gain:+.1} % over level {} (under {gain_below_pct} %)", prev.level))
+        }
+        Condition::Lag { above_s } => {
+            let lag = cur.max_lag_s?;
+            (lag > *above_s).then(|| format!("replication lag {lag:.0} s > {above_s} s"))
         }
         Condition::Kink { factor } => {
             let prev = previous?;
@@ -175,6 +199,19 @@ mod tests {
 
     fn fig(level: u32, x: f64, r: f64) -> Figures {
         Figures { level, throughput: x, mean_latency_ms: r, ..Default::default() }
+    }
+
+    #[test]
+    fn replication_lag_stops_a_level() {
+        assert_eq!(parse("lag>5s").unwrap(), vec![Condition::Lag { above_s: 5.0 }]);
+        assert_eq!(parse("lag>500ms").unwrap(), vec![Condition::Lag { above_s: 0.5 }]);
+        assert!(parse("lag>5").unwrap_err().contains("unit"));
+        let c = parse("lag>5s").unwrap();
+        let with = |lag| Figures { max_lag_s: lag, ..fig(2, 100.0, 1.0) };
+        assert_eq!(tripped(&c, None, &with(Some(7.0))).as_deref(), Some("replication lag 7 s > 5 s"));
+        assert_eq!(tripped(&c, None, &with(Some(3.0))), None);
+        // No replica (no lag sampled): nothing to stop on.
+        assert_eq!(tripped(&c, None, &with(None)), None);
     }
 
     #[test]
