@@ -255,7 +255,7 @@ fn one_to_three_instances_scale_up() {
     assert!(plan.contains(&format!("<td>{lv}</td>")) && plan.contains(&format!("<td>{want}</td>")), "{plan}");
     let e =
         s.sizeup(&["size", "--target-tps", "100", "--from", &sid, "--efficiency", "measured"]).unwrap_err().to_string();
-    assert!(e.contains("scale-out measurement"), "{e}");
+    assert!(e.contains("needs a scale-out study"), "{e}");
 
     // The same multi-target run against servers named by host:port (as for hosts sizeup
     // does not manage): the groups go over TCP to the given ports.

@@ -358,15 +358,17 @@ pub struct SizeArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub target_tps: f64,
     /// Studies to size from (s3 or study:3), repeatable: scale studies give
-    /// instances per server and servers needed; sweeps answer --at-connections.
+    /// instances per server and servers needed; a scale-out study gives e(N) for
+    /// --efficiency measured; sweeps answer --at-connections.
     #[arg(long = "from", required = true)]
     pub from: Vec<String>,
     /// Latency requirement, e.g. "p95<50" (milliseconds).
     #[arg(long)]
     pub latency: Option<String>,
     /// Scale-out efficiency E (0..1]: the share of one server's throughput each added
-    /// server keeps. `measured` needs a scale-out measurement, which sizeup cannot
-    /// make on one host yet.
+    /// server keeps; or `measured`: e(N) from a scale-out study among --from, at the
+    /// server count being planned (measured, interpolated, or past the last count
+    /// from its USL fit or trend; the output says which).
     #[arg(long, default_value = "0.9")]
     pub efficiency: String,
     /// Check "target at N connections" against sweep studies (SPEC study 1's question).

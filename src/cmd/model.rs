@@ -49,19 +49,12 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     if a.target_tps.is_nan() || a.target_tps <= 0.0 {
         return Err(Error::Usage("--target-tps must be above 0".into()));
     }
-    let e: f64 =
-        match a.efficiency.as_str() {
-            "measured" => {
-                return Err(Error::Usage(
-                    "--efficiency measured needs a scale-out measurement (several servers serving one workload), \
-                 which sizeup cannot make on one host yet: give E as a number, e.g. --efficiency 0.9"
-                        .into(),
-                ))
-            }
-            v => v.parse().ok().filter(|e: &f64| *e > 0.0 && *e <= 1.0).ok_or_else(|| {
-                Error::Usage(format!("--efficiency {v}: give a number above 0 and at most 1, e.g. 0.9"))
-            })?,
-        };
+    let given: Option<f64> = match a.efficiency.as_str() {
+        "measured" => None,
+        v => Some(v.parse().ok().filter(|e: &f64| *e > 0.0 && *e <= 1.0).ok_or_else(|| {
+            Error::Usage(format!("--efficiency {v}: give a number above 0 and at most 1, or measured"))
+        })?),
+    };
     let bound = match &a.latency {
         None => None,
         Some(l) => Some(
@@ -77,28 +70,65 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     let mut out = String::new();
     let mut answered = false;
     let mut sweeps = Vec::new();
+    let mut scale_ups = Vec::new();
+    let mut measured = None;
     for f in &a.from {
         let Ref::Study(id) = parse_ref(f)? else {
             return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
         };
         let (_, spec, series) = load_study(&store, id)?;
-        if spec.kind == Kind::Scale {
-            for s in &series {
-                let plans = model::sizing::plans(s, a.target_tps, e, bound).map_err(Error::Failed)?;
-                out += &report::sizing_text(
-                    &format!("study {id}: {}", s.name),
-                    &s.unit,
-                    a.target_tps,
-                    e,
-                    bound,
-                    &plans,
-                    given_cost.as_ref().or(spec.cost_of(&s.name)),
-                );
-                answered = true;
+        match spec.kind {
+            Kind::Scale => scale_ups.extend(series.into_iter().map(|s| {
+                let cost = spec.cost_of(&s.name).cloned();
+                (id, s, cost)
+            })),
+            Kind::ScaleOut => {
+                let s = series.into_iter().find(|s| s.efficiency.len() > 1).ok_or_else(|| {
+                    Error::Usage(format!("study {id} measured no scale-out efficiency (it needs 1 node and more)"))
+                })?;
+                let pts: Vec<(f64, f64)> = s.levels.iter().map(|l| (l.level as f64, l.throughput.mean)).collect();
+                let fit = model::usl::fit(&pts).ok().map(|f| (f.sigma, f.kappa));
+                // Without a scale study, one node is one server: its throughput is P.
+                if measured.is_none() {
+                    measured = Some((
+                        model::sizing::ScaleOut::Measured { study: id, points: s.efficiency.clone(), fit },
+                        id,
+                        s,
+                    ));
+                }
             }
-        } else {
-            sweeps.extend(series);
+            Kind::Sweep => sweeps.extend(series),
         }
+    }
+    let e = match (given, &measured) {
+        (Some(e), _) => model::sizing::ScaleOut::Given(e),
+        (None, Some((m, _, _))) => m.clone(),
+        (None, None) => {
+            return Err(Error::Usage(
+                "--efficiency measured needs a scale-out study among --from (sizeup scale-out, \
+                 studies/6-galera-scale-out.toml); or give E as a number, e.g. --efficiency 0.9"
+                    .into(),
+            ))
+        }
+    };
+    if scale_ups.is_empty() && given.is_none() {
+        // Only the scale-out study: its one-node throughput is one server's.
+        if let Some((_, id, s)) = &measured {
+            scale_ups.push((*id, s.clone(), None));
+        }
+    }
+    for (id, s, cost) in &scale_ups {
+        let plans = model::sizing::plans(s, a.target_tps, &e, bound).map_err(Error::Failed)?;
+        out += &report::sizing_text(
+            &format!("study {id}: {}", s.name),
+            &s.unit,
+            a.target_tps,
+            &e,
+            bound,
+            &plans,
+            given_cost.as_ref().or(cost.as_ref()),
+        );
+        answered = true;
     }
     if let Some(at) = a.at_connections {
         let verdicts = model::sizing::requirement(&sweeps, a.target_tps, at);

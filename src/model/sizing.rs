@@ -2,7 +2,7 @@
 //! throughput, scale-up first against one instance per server, and which measured
 //! configurations meet a requirement. Pure arithmetic on study results.
 
-use crate::study::figures::SeriesResult;
+use crate::study::figures::{efficiency_at, Efficiency, SeriesResult};
 use serde::{Deserialize, Serialize};
 
 /// ceil(T / (P x E)): servers needed for target `t` when one server delivers `p` and
@@ -16,6 +16,78 @@ pub fn servers_needed(t: f64, p: f64, e: f64) -> Result<u64, String> {
     Ok((t / (p * e) - 1e-9).ceil().max(1.0) as u64)
 }
 
+/// How much of each server's throughput a cluster of N keeps: e(N).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScaleOut {
+    /// E as given, the same at every server count.
+    Given(f64),
+    /// Measured by a scale-out study: e(N) at the node counts it ran, interpolated
+    /// between them; past the last, from its USL fit when it has one
+    /// (e(N) = 1 / (1 + σ(N−1) + κN(N−1))), else the last two points' trend.
+    Measured { study: i64, points: Vec<Efficiency>, fit: Option<(f64, f64)> },
+}
+
+impl ScaleOut {
+    /// e at `n` servers and how it was obtained.
+    pub fn at(&self, n: u32) -> (f64, &'static str) {
+        match self {
+            ScaleOut::Given(e) => (*e, "given"),
+            ScaleOut::Measured { points, fit, .. } => {
+                if let Some(e) = points.iter().find(|p| p.nodes == n).map(|p| p.e) {
+                    return (e, "measured");
+                }
+                if let Some(e) = efficiency_at(points, n) {
+                    return (e, "interpolated");
+                }
+                if let Some((sigma, kappa)) = fit {
+                    let m = n as f64;
+                    return (1.0 / (1.0 + sigma * (m - 1.0) + kappa * m * (m - 1.0)), "USL fit");
+                }
+                let mut by: Vec<&Efficiency> = points.iter().collect();
+                by.sort_by_key(|p| p.nodes);
+                match by.as_slice() {
+                    [.., a, b] => {
+                        let slope = (b.e - a.e) / (b.nodes - a.nodes) as f64;
+                        (b.e + slope.min(0.0) * (n - b.nodes) as f64, "extrapolated")
+                    }
+                    [b] => (b.e, "extrapolated"),
+                    [] => (0.0, "extrapolated"),
+                }
+            }
+        }
+    }
+
+    /// The fewest servers whose N x P x e(N) reaches `t`, with e(N) and its source.
+    pub fn servers(&self, t: f64, p: f64) -> Result<(u64, f64, &'static str), String> {
+        if let ScaleOut::Given(e) = self {
+            return servers_needed(t, p, *e).map(|n| (n, *e, "given"));
+        }
+        if !(t > 0.0 && p > 0.0) {
+            return Err(format!("servers needed: target {t} and per-server {p} must be above 0"));
+        }
+        let mut best = 0.0;
+        for n in 1..=MAX_SERVERS {
+            let (e, how) = self.at(n);
+            let total = n as f64 * p * e.min(1.0);
+            if total >= t * (1.0 - 1e-9) {
+                return Ok((n as u64, e, how));
+            }
+            if e <= 0.0 || (n > 1 && total <= best) {
+                return Err(format!(
+                    "at the measured scale-out efficiency the cluster stops gaining at {} server(s) \
+                     ({best:.0} at most): {t:.0} cannot be reached by adding servers",
+                    n - 1
+                ));
+            }
+            best = total;
+        }
+        Err(format!("more than {MAX_SERVERS} servers would be needed"))
+    }
+}
+
+/// Where the search for a server count gives up.
+const MAX_SERVERS: u32 = 100_000;
+
 /// One way to build for the target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -26,6 +98,10 @@ pub struct Plan {
     pub servers: u64,
     /// Mean watts of one server at that load, when known.
     pub watts: Option<f64>,
+    /// The scale-out efficiency at that server count, and where it came from (given,
+    /// measured, interpolated, USL fit, extrapolated).
+    pub efficiency: f64,
+    pub efficiency_source: String,
 }
 
 /// The instance count to run per server from a scale study: the peak, or with a
@@ -41,7 +117,7 @@ pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u3
 
 /// Scale-up first (the best instance count per server) against one instance per
 /// server, for target `t` at efficiency `e`.
-pub fn plans(s: &SeriesResult, t: f64, e: f64, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
+pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
     let (n, p, _, w) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
         Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
         None => format!("{}: no finished level", s.name),
@@ -49,22 +125,18 @@ pub fn plans(s: &SeriesResult, t: f64, e: f64, p95_bound_ms: Option<f64>) -> Res
     let one =
         s.levels.iter().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
     let one_w = one.os.as_ref().and_then(|o| o.watts);
-    Ok(vec![
-        Plan {
-            name: "scale-up first".into(),
-            instances_per_server: n,
-            per_server: p,
-            servers: servers_needed(t, p, e)?,
-            watts: w,
-        },
-        Plan {
-            name: "one instance per server".into(),
-            instances_per_server: 1,
-            per_server: one.throughput.mean,
-            servers: servers_needed(t, one.throughput.mean, e)?,
-            watts: one_w,
-        },
-    ])
+    let plan = |name: &str, instances_per_server: u32, per_server: f64, watts: Option<f64>| {
+        e.servers(t, per_server).map(|(servers, efficiency, how)| Plan {
+            name: name.into(),
+            instances_per_server,
+            per_server,
+            servers,
+            watts,
+            efficiency,
+            efficiency_source: how.into(),
+        })
+    };
+    Ok(vec![plan("scale-up first", n, p, w)?, plan("one instance per server", 1, one.throughput.mean, one_w)?])
 }
 
 /// A configuration checked against "X at Y connections".
@@ -142,13 +214,36 @@ mod tests {
         // The paper's scale-up: 2,231 at 1 instance, 5,702 at 6, less at 7 and 8.
         let s =
             series(&[(1, 2231.0, 20.0), (2, 3900.0, 25.0), (4, 5200.0, 40.0), (6, 5702.0, 60.0), (8, 5400.0, 90.0)]);
-        let p = plans(&s, 17_000.0, 0.9, None).unwrap();
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), None).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (6, 4));
         assert_eq!((p[1].instances_per_server, p[1].servers), (1, 9));
         // A p95 bound of 50 ms rules out 6 instances: 4 it is, and 4 servers still.
-        let p = plans(&s, 17_000.0, 0.9, Some(50.0)).unwrap();
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(50.0)).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (4, 4));
-        assert!(plans(&s, 17_000.0, 0.9, Some(5.0)).unwrap_err().contains("no instance count meets"));
+        assert!(plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(5.0)).unwrap_err().contains("no instance count meets"));
+    }
+
+    #[test]
+    fn measured_scale_out_sizes_with_e_at_each_count() {
+        let m = |nodes, e| Efficiency { nodes, e, low: e, high: e };
+        let measured = ScaleOut::Measured { study: 7, points: vec![m(1, 1.0), m(2, 0.9), m(3, 0.8)], fit: None };
+        assert_eq!(measured.at(2), (0.9, "measured"));
+        // Past the last count: the last two points' trend, 0.1 less per server.
+        let (e, how) = measured.at(5);
+        assert!((e - 0.6).abs() < 1e-12 && how == "extrapolated");
+        // 2,500 from servers of 1,000: 2 give 1,800, 3 give 2,400, 4 give 2,800.
+        assert_eq!(measured.servers(2_500.0, 1_000.0).unwrap(), (4, 0.7000000000000001, "extrapolated"));
+        assert_eq!(measured.servers(2_400.0, 1_000.0).unwrap(), (3, 0.8, "measured"));
+        // The trend stops adding throughput: N x e(N) peaks at 3,000 (N = 5 or 6).
+        assert!(measured.servers(10_000.0, 1_000.0).unwrap_err().contains("stops gaining"));
+        // Between measured counts: interpolated; past them with a USL fit: the fit.
+        let gaps = ScaleOut::Measured { study: 7, points: vec![m(1, 1.0), m(4, 0.7)], fit: Some((0.1, 0.0)) };
+        assert_eq!(gaps.at(2).1, "interpolated");
+        assert!((gaps.at(2).0 - 0.9).abs() < 1e-12);
+        let (e, how) = gaps.at(11);
+        assert!((e - 0.5).abs() < 1e-12 && how == "USL fit");
+        // A given E is the old formula.
+        assert_eq!(ScaleOut::Given(0.9).servers(17_000.0, 5_700.0).unwrap(), (4, 0.9, "given"));
     }
 
     #[test]

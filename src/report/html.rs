@@ -509,7 +509,7 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
 fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: Sizing) {
     for s in series {
         let _ = writeln!(out, "<h3>Sizing: {} {} from {}</h3>", num(q.target), esc(&s.unit), esc(&s.name));
-        match crate::model::sizing::plans(s, q.target, q.efficiency, None) {
+        match crate::model::sizing::plans(s, q.target, &crate::model::sizing::ScaleOut::Given(q.efficiency), None) {
             Ok(plans) => {
                 let _ = writeln!(
                     out,

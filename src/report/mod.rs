@@ -555,22 +555,25 @@ pub fn sizing_text(
     name: &str,
     unit: &str,
     target: f64,
-    e: f64,
+    e: &crate::model::sizing::ScaleOut,
     bound: Option<f64>,
     plans: &[crate::model::sizing::Plan],
     cost: Option<&crate::cost::CostInputs>,
 ) -> String {
     let mut out = format!(
-        "\n{name}: {target:.0} {unit} with scale-out efficiency E = {e} (given: scale-out is not measured){}\n",
+        "\n{name}: {target:.0} {unit} with {}{}\n",
+        scale_out_words(e),
         bound.map_or(String::new(), |b| format!(", p95 <= {b} ms"))
     );
     let _ = writeln!(
         out,
-        "  {:<26} {:>10} {:>14} {:>8} {:>12}  TCO",
+        "  {:<26} {:>10} {:>14} {:>8} {:>6} {:>12} {:>12}  TCO",
         "plan",
         "instances",
         format!("{unit}/server"),
         "servers",
+        "e(N)",
+        "e from",
         format!("{unit}/W")
     );
     let mut costs = Vec::new();
@@ -586,8 +589,8 @@ pub fn sizing_text(
         let per_watt = p.watts.filter(|w| *w > 0.0).map_or("-".into(), |w| format!("{:.2}", p.per_server / w));
         let _ = writeln!(
             out,
-            "  {:<26} {:>10} {:>14.1} {:>8} {per_watt:>12}  {tco}",
-            p.name, p.instances_per_server, p.per_server, p.servers
+            "  {:<26} {:>10} {:>14.1} {:>8} {:>6.2} {:>12} {per_watt:>12}  {tco}",
+            p.name, p.instances_per_server, p.per_server, p.servers, p.efficiency, p.efficiency_source
         );
     }
     if let (Some(c), [a, b]) = (cost, costs.as_slice()) {
@@ -598,8 +601,29 @@ pub fn sizing_text(
     } else {
         "no watts measured, modelled or given: no energy or TCO"
     };
-    let _ = writeln!(out, "  servers = ceil(T / (P x E)); {source}");
+    let formula = match e {
+        crate::model::sizing::ScaleOut::Given(_) => "servers = ceil(T / (P x E))",
+        _ => "servers = the fewest N with N x P x e(N) >= T",
+    };
+    let _ = writeln!(out, "  {formula}; {source}");
     out
+}
+
+/// The scale-out efficiency a sizing uses, in words.
+pub fn scale_out_words(e: &crate::model::sizing::ScaleOut) -> String {
+    use crate::model::sizing::ScaleOut;
+    match e {
+        ScaleOut::Given(e) => format!("scale-out efficiency E = {e} (given: scale-out is not measured)"),
+        ScaleOut::Measured { study, points, fit } => {
+            let measured: Vec<String> = points.iter().map(|p| format!("e({}) = {:.2}", p.nodes, p.e)).collect();
+            format!(
+                "scale-out efficiency measured by study {study} ({}; beyond {} nodes {})",
+                measured.join(", "),
+                points.iter().map(|p| p.nodes).max().unwrap_or(1),
+                if fit.is_some() { "its USL fit" } else { "the last two counts' trend" }
+            )
+        }
+    }
 }
 
 /// "X at N connections": which configurations qualify, with their margin.
