@@ -146,7 +146,7 @@ fn reports_and_comparisons_from_real_runs() {
     let answer = &answer[..answer.find("</section>").unwrap()];
     let quoted = if peak_tps >= 100.0 { format!("{peak_tps:.0}") } else { format!("{peak_tps:.1}") };
     assert!(
-        answer.contains(&format!("carried {quoted} tps at {peak} threads")),
+        answer.contains(&format!("carried {quoted} tps at {peak} thread{}", if peak == 1 { "" } else { "s" })),
         "the opening sentence quotes the stored peak ({quoted} at {peak}): {answer}"
     );
     assert!(html.find("<section class=\"answer\">").unwrap() < html.find("<section class=\"study\"").unwrap());

@@ -37,24 +37,44 @@ fn fmt(v: f64) -> String {
 }
 
 /// One or two sentences for a series of a study: its peak, where it saturated, why.
+/// "1 node", "4 nodes": the level word in the singular for one.
+fn count(n: u32, what: &str) -> String {
+    match (n, what.strip_suffix('s')) {
+        (1, Some(one)) => format!("1 {one}"),
+        _ => format!("{n} {what}"),
+    }
+}
+
 pub fn series(s: &SeriesResult, what: &str) -> String {
     let Some((peak_level, peak)) = s.peak else {
         return format!("{}: no level finished, so there is no answer yet.", s.name);
     };
-    let mut out = format!("{} carried {} {} at {peak_level} {what}", s.name, fmt(peak), s.unit);
+    let mut out = format!("{} carried {} {} at {}", s.name, fmt(peak), s.unit, count(peak_level, what));
     match (&s.stop, s.stopped_at) {
         (Some(why), Some(at)) => {
             match s.saturation {
-                Some(sat) => out += &format!("; it saturated at {sat} {what}"),
-                None => out += &format!("; it was saturated from the first level ({at} {what})"),
+                Some(sat) => out += &format!("; it saturated at {}", count(sat, what)),
+                None => out += &format!("; it was saturated from the first level ({})", count(at, what)),
             }
-            out += &format!(": {} ({why} at {at} {what}).", limit(why));
+            out += &format!(": {} ({why} at {}).", limit(why), count(at, what));
         }
         _ => {
             let last = s.levels.last().map_or(0, |l| l.level);
-            out +=
-                &format!("; no stop condition was met up to {last} {what}, so its limit lies beyond the levels tried.");
+            out += &format!(
+                "; no stop condition was met up to {}, so its limit lies beyond the levels tried.",
+                count(last, what)
+            );
         }
+    }
+    if let Some(last) = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes) {
+        out += &format!(
+            " Scale-out efficiency at {} nodes: e = {:.2} ({:.2}..{:.2} over the repeats), each node keeping {:.0} % of one node's throughput.",
+            last.nodes,
+            last.e,
+            last.low,
+            last.high,
+            last.e * 100.0
+        );
     }
     if let Some(note) = load_generator(s) {
         out += &format!(" {note}");

@@ -25,7 +25,7 @@ pub enum Item {
 const STYLE: &str = r#"
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 980px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; } h3 { margin-top: 1.5em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .9em; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; background: #fff; }
@@ -231,6 +231,9 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
     if s.levels.len() > 1 {
         level_chart(out, s, what);
     }
+    if s.efficiency.len() > 1 {
+        efficiency_chart(out, s);
+    }
     cpu_chart(out, s, what);
     level_table(out, spec, s, what);
     let weak: Vec<String> = s
@@ -296,6 +299,36 @@ fn level_chart(out: &mut String, s: &SeriesResult, what: &str) {
     let _ = writeln!(out, "<pre class=\"usl\" data-fit=\"{}\">{}</pre>", fit.is_ok(), esc(text.trim_end()));
 }
 
+/// Scale-out: e(N) with the repeats' range, against the ideal (1) and the planning
+/// guess the sizing guides use (0.9).
+fn efficiency_chart(out: &mut String, s: &SeriesResult) {
+    let e = &s.efficiency;
+    let line = |name: &str, f: &dyn Fn(&crate::study::figures::Efficiency) -> f64, dashed| Line {
+        name: name.into(),
+        points: e.iter().map(|m| (m.nodes as f64, f(m))).collect(),
+        side: Side::Left,
+        dashed,
+    };
+    let chart = LineChart {
+        id: "efficiency",
+        title: &format!("{}: scale-out efficiency e(N) = X(N) / (N × X(1))", s.name),
+        x_label: "nodes",
+        left_label: "e(N)",
+        right_label: "",
+        log_x: false,
+        lines: vec![
+            line("e(N)", &|m| m.e, false),
+            line("lowest repeat", &|m| m.low, true),
+            line("highest repeat", &|m| m.high, true),
+            line("0.9 (the usual guess)", &|_| 0.9, true),
+        ],
+        marks: vec![],
+        bands: vec![],
+        x_ticks: Some(e.iter().map(|m| (m.nodes as f64, m.nodes.to_string())).collect()),
+    };
+    out.push_str(&chart.render());
+}
+
 fn cpu_chart(out: &mut String, s: &SeriesResult, what: &str) {
     if s.levels.iter().any(|l| l.os.is_some()) {
         let os = |f: &dyn Fn(&crate::monitor::os::OsSample) -> f64| {
@@ -338,6 +371,10 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
     if scale {
         out.push_str("<th>per instance</th><th>× 1 instance</th>");
     }
+    let out_kind = spec.kind == Kind::ScaleOut;
+    if out_kind {
+        out.push_str("<th>per node</th><th>e(N)</th><th>lag s</th><th>conflicts</th>");
+    }
     if watts {
         let _ = write!(out, "<th>W</th><th>{}/W</th>", esc(&s.unit));
     }
@@ -373,6 +410,17 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
         if scale {
             let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
             let _ = write!(out, "<td>{}</td><td>{:.2}</td>", num(per), l.ratio_to_first);
+        }
+        if out_kind {
+            let e = s.efficiency.iter().find(|e| e.nodes == l.level);
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                num(l.throughput.mean / l.level.max(1) as f64),
+                e.map_or("-".into(), |e| format!("{:.2} ({:.2}..{:.2})", e.e, e.low, e.high)),
+                l.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")),
+                l.conflicts.map_or("-".into(), |v| format!("{v:.0}"))
+            );
         }
         if watts {
             let _ = write!(

@@ -384,6 +384,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
     use crate::study::spec::Kind;
     let mut out = String::new();
     let scale = spec.kind == Kind::Scale;
+    let out_kind = spec.kind == Kind::ScaleOut;
     let level_name = spec.level_name();
     for s in series {
         let _ = writeln!(out, "\n{}", s.name);
@@ -394,6 +395,17 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
         );
         if scale {
             let _ = write!(out, " {:>10} {:>6}", "per inst", "x1");
+        }
+        let has_lag = s.levels.iter().any(|l| l.max_lag_s.is_some());
+        let has_conflicts = s.levels.iter().any(|l| l.conflicts.is_some());
+        if out_kind {
+            let _ = write!(out, " {:>10} {:>15}", "per node", "e(N) [range]");
+            if has_lag {
+                let _ = write!(out, " {:>6}", "lag s");
+            }
+            if has_conflicts {
+                let _ = write!(out, " {:>9}", "conflicts");
+            }
         }
         let has_watts = s.levels.iter().any(|l| l.per_watt.is_some());
         if has_watts {
@@ -425,6 +437,18 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             if scale {
                 let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
                 let _ = write!(out, " {per:>10.1} {:>6.2}", l.ratio_to_first);
+            }
+            if out_kind {
+                let per = l.throughput.mean / l.level.max(1) as f64;
+                let e = s.efficiency.iter().find(|e| e.nodes == l.level);
+                let e = e.map_or("-".into(), |e| format!("{:.2} [{:.2}-{:.2}]", e.e, e.low, e.high));
+                let _ = write!(out, " {per:>10.1} {e:>15}");
+                if has_lag {
+                    let _ = write!(out, " {:>6}", l.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")));
+                }
+                if has_conflicts {
+                    let _ = write!(out, " {:>9}", l.conflicts.map_or("-".into(), |v| format!("{v:.0}")));
+                }
             }
             if has_watts {
                 let w = os.watts.unwrap_or(0.0);

@@ -64,7 +64,8 @@ pub fn measure(
         check_data(&mut conn, &target.database, &*workload, print.full()).await?;
         check_prepared_statements(&server, spec.threads, workload.statements_per_connection())?;
         let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
-        let conflicts = target::galera_conflicts(&mut conn).await;
+        let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
+        let conflicts = if galera { target::galera_conflicts(&mut conn).await } else { None };
         let _ = conn.disconnect().await;
         Ok::<_, Error>((ready, server, conflicts))
     })?;
