@@ -182,6 +182,7 @@ mod tests {
             p90: Vec::new(),
             os: None,
             per_instance: Vec::new(),
+            per_instance_cores: Vec::new(),
             per_watt: None,
             ratio_to_first: 1.0,
             stop: None,

@@ -373,7 +373,7 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
     }
     let out_kind = spec.kind == Kind::ScaleOut;
     if out_kind {
-        out.push_str("<th>per node</th><th>e(N)</th><th>lag s</th><th>conflicts</th>");
+        out.push_str("<th>per node</th><th>each node's cores</th><th>e(N)</th><th>lag s</th><th>conflicts</th>");
     }
     if watts {
         let _ = write!(out, "<th>W</th><th>{}/W</th>", esc(&s.unit));
@@ -415,8 +415,13 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
             let e = s.efficiency.iter().find(|e| e.nodes == l.level);
             let _ = write!(
                 out,
-                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
                 num(l.throughput.mean / l.level.max(1) as f64),
+                if l.per_instance_cores.is_empty() {
+                    "-".to_string()
+                } else {
+                    l.per_instance_cores.iter().map(|c| format!("{c:.2}")).collect::<Vec<_>>().join(" / ")
+                },
                 e.map_or("-".into(), |e| format!("{:.2} ({:.2}..{:.2})", e.e, e.low, e.high)),
                 l.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")),
                 l.conflicts.map_or("-".into(), |v| format!("{v:.0}"))

@@ -343,7 +343,18 @@ pub fn resolve_target(
             database,
             tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::Usage)?,
         };
-        return Ok((target, None));
+        // A server named by its socket or loopback port may be one of this state
+        // directory's instances: then its CPU and data device are watched too.
+        let loopback = matches!(target.host.as_str(), "127.0.0.1" | "localhost" | "::1");
+        let ours = manager.status().ok().into_iter().flatten().find(|s| match &target.socket {
+            Some(sock) => *sock == s.socket,
+            None => loopback && t.port.is_some() && target.port == s.port,
+        });
+        let instance = match ours {
+            Some(s) => manager.running(s.index).ok().flatten(),
+            None => None,
+        };
+        return Ok((target, instance));
     }
     let instance = match manager.running(t.instance)? {
         Some(i) => i,

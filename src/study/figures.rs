@@ -40,6 +40,9 @@ pub struct InstanceFigures {
     pub run: i64,
     pub throughput: f64,
     pub latency_avg_ms: f64,
+    /// Its server's cores busy, when sizeup could watch the server's process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cores: Option<f64>,
 }
 
 fn value(doc: &RunDocument, iv: &stats::Interval) -> f64 {
@@ -77,6 +80,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
             run: d.id.unwrap_or(0),
             throughput: steady(&own, interval, steady_last).map_or(0.0, |s| s.median),
             latency_avg_ms: summary.latency_ms.avg,
+            server_cores: summary.os.as_ref().and_then(|o| o.server_cores),
         });
         for t in &summary.types {
             let h = match d.histograms.get(&t.name) {
@@ -149,6 +153,9 @@ pub struct LevelResult {
     pub os: Option<OsSample>,
     /// Mean throughput of each instance (scale studies).
     pub per_instance: Vec<f64>,
+    /// Mean server cores busy of each instance or node, where watched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_instance_cores: Vec<f64>,
     /// Throughput per watt, when watts are known.
     pub per_watt: Option<f64>,
     /// This level's throughput over the first level's.
@@ -262,6 +269,12 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         throughput,
         p90,
         os,
+        per_instance_cores: (0..instances)
+            .map_while(|i| {
+                let c: Vec<f64> = steps.iter().filter_map(|s| s.instances.get(i)?.server_cores).collect();
+                (!c.is_empty()).then(|| mean(c.into_iter()))
+            })
+            .collect(),
         per_instance,
         per_watt,
         ratio_to_first: 1.0,
@@ -357,7 +370,12 @@ mod tests {
             latency_ms: LatencyMs { avg: latency, p95: latency * 2.0, ..Default::default() },
             p90: vec![("t".into(), latency * 1.5, None)],
             os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
-            instances: vec![InstanceFigures { run: 1, throughput: median, latency_avg_ms: latency }],
+            instances: vec![InstanceFigures {
+                run: 1,
+                throughput: median,
+                latency_avg_ms: latency,
+                server_cores: None,
+            }],
             notes: vec![],
             max_lag_s: None,
             conflicts: None,
