@@ -30,6 +30,7 @@ fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, 
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
+        cluster: None,
         power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
         cost: None,
     }
@@ -151,6 +152,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
+        cluster: None,
         power: Default::default(),
         cost: None,
     };

@@ -163,6 +163,22 @@ pub struct ScaleSpec {
     pub write_threads: Option<u32>,
 }
 
+/// "0.2ms", "1 ms", "0.001s" in milliseconds.
+pub fn parse_ms(v: &str) -> Result<f64, String> {
+    let t = v.trim();
+    let (num, scale) = match (t.strip_suffix("ms"), t.strip_suffix('s')) {
+        (Some(n), _) => (n, 1.0),
+        (None, Some(n)) => (n, 1000.0),
+        _ => return Err(format!("'{v}': give a time with its unit, e.g. 0.2ms")),
+    };
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| *x >= 0.0 && x.is_finite())
+        .map(|x| x * scale)
+        .ok_or_else(|| format!("'{v}': give a time with its unit, e.g. 0.2ms"))
+}
+
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
@@ -172,6 +188,25 @@ impl ScaleSpec {
     pub fn write_workload(&self) -> &str {
         self.write_workload.as_deref().unwrap_or("oltp_write_only")
     }
+}
+
+/// A scale-out study's own managed cluster (`sizeup cluster start` with these): started
+/// before the first step unless one like it runs, its nodes the study's targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSection {
+    /// "galera" or "replicas".
+    pub kind: String,
+    /// Every node, the primary included.
+    pub nodes: u32,
+    /// The lab: each node's CPU quota in cores, and its link's delay and jitter
+    /// ("0.2ms").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_jitter: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -218,6 +253,9 @@ pub struct StudySpec {
     pub configs: Vec<Config>,
     #[serde(default)]
     pub scale: ScaleSpec,
+    /// Scale-out: the managed cluster to run on (else `[scale] targets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterSection>,
     #[serde(default)]
     pub power: PowerSpec,
     /// Cost inputs: capex, power price, cooling, years (TCO and cost per transaction).
@@ -290,16 +328,31 @@ impl StudySpec {
         }
         if self.kind == Kind::ScaleOut {
             let most = *levels.iter().max().expect("not empty");
-            if self.scale.targets.is_empty() {
+            let nodes = match &self.cluster {
+                Some(c) => {
+                    if !self.scale.targets.is_empty() {
+                        return Err("give [cluster] or [scale] targets, not both".into());
+                    }
+                    if !matches!(c.kind.as_str(), "galera" | "replicas") {
+                        return Err(format!("[cluster] kind '{}': galera or replicas", c.kind));
+                    }
+                    for d in [&c.link_delay, &c.link_jitter].into_iter().flatten() {
+                        parse_ms(d)?;
+                    }
+                    if c.node_cpus.is_some_and(|n| !(n > 0.0 && n.is_finite())) {
+                        return Err("[cluster] node_cpus must be above 0".into());
+                    }
+                    c.nodes as usize
+                }
+                None => self.scale.targets.len(),
+            };
+            if nodes == 0 {
                 return Err("a scale-out study needs the cluster's nodes: --target HOST:PORT (node 0 first), \
-                            or a managed cluster (sizeup cluster start)"
+                            or a [cluster] section (a managed cluster)"
                     .into());
             }
-            if most as usize > self.scale.targets.len() {
-                return Err(format!(
-                    "levels go up to {most} nodes but the cluster has only {} (--target)",
-                    self.scale.targets.len()
-                ));
+            if most as usize > nodes {
+                return Err(format!("levels go up to {most} nodes but the cluster has only {nodes}"));
             }
             if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
                 return Err("a scale-out study runs on the cluster as it is: no split, buffer pools or configs".into());
@@ -307,8 +360,9 @@ impl StudySpec {
             if self.scale.route == Route::Split {
                 self.request(self.scale.write_workload(), 1, None)?;
             }
-        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() {
-            return Err("[scale] route and write_workload belong to scale-out studies".into());
+        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() || self.cluster.is_some()
+        {
+            return Err("[cluster], [scale] route and write_workload belong to scale-out studies".into());
         }
         if self.kind == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
