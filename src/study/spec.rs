@@ -577,6 +577,6 @@ mod shipped {
                 n += 1;
             }
         }
-        assert_eq!(n, 5, "one file per seed study");
+        assert_eq!(n, 7, "one file per seed study, and the two scale-out studies");
     }
 }
