@@ -1,0 +1,182 @@
+//! Galera nodes: the wsrep options of each node, which node bootstraps, and the waits
+//! that say a node joined and the cluster formed. Debian's galera-4 provider and the
+//! rsync state transfer (wsrep_sst_rsync); nothing else is supported.
+
+use super::{admin_sql, block_on, connect, failed, lab_login, readiness_on, wait_for, Cluster, ClusterFile};
+use super::{GaleraPorts, Network, Node, NodeRecord, NodeRole, Readiness};
+use crate::server::{ServerError, State};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where distributions put the galera-4 provider.
+const PROVIDERS: [&str; 4] = [
+    "/usr/lib/galera/libgalera_smm.so",
+    "/usr/lib/libgalera_smm.so",
+    "/usr/lib64/galera-4/libgalera_smm.so",
+    "/usr/lib/galera-4/libgalera_smm.so",
+];
+/// A node that greets has finished its state transfer; becoming Synced is quick.
+const JOIN_BOUND: Duration = Duration::from_secs(120);
+/// Every node seeing the whole group after the last one joined.
+const FORM_BOUND: Duration = Duration::from_secs(60);
+
+fn provider() -> Option<PathBuf> {
+    PROVIDERS.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+/// galera-4, rsync and the rsync transfer script must be there before anything starts.
+pub(super) fn check_installed() -> Result<(), ServerError> {
+    let on_path = |name: &str| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path).chain([PathBuf::from("/usr/bin")]).any(|d| d.join(name).is_file())
+    };
+    let mut missing = Vec::new();
+    if provider().is_none() {
+        missing.push("galera-4 (no libgalera_smm.so in /usr/lib/galera or /usr/lib)");
+    }
+    if !on_path("rsync") {
+        missing.push("rsync");
+    }
+    if !on_path("wsrep_sst_rsync") {
+        missing.push("wsrep_sst_rsync (comes with mariadb-server)");
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(failed(format!(
+        "a Galera cluster needs {}: install them (`apt-get install galera-4 rsync`, or scripts/setup.sh)",
+        missing.join(", ")
+    )))
+}
+
+/// The node that starts a new group: a fresh cluster's node 0, else the lowest node
+/// whose grastate.dat says `safe_to_bootstrap: 1` (the last to leave, node 0 when
+/// `cluster stop` stopped the cluster).
+pub(super) fn bootstrap_node(state: &ClusterFile, nodes: u32) -> Result<u32, ServerError> {
+    let grastate = |i: u32| {
+        state
+            .nodes
+            .iter()
+            .find(|n| n.instance.index == i)
+            .and_then(|n| std::fs::read_to_string(n.instance.datadir().join("grastate.dat")).ok())
+    };
+    let known: Vec<(u32, String)> = (0..nodes).filter_map(|i| grastate(i).map(|g| (i, g))).collect();
+    if known.is_empty() {
+        return Ok(0);
+    }
+    if let Some((i, _)) = known.iter().find(|(_, g)| g.lines().any(|l| l.trim() == "safe_to_bootstrap: 1")) {
+        return Ok(*i);
+    }
+    Err(failed(
+        "no node of the stopped Galera cluster is safe to bootstrap (none left it last, cleanly: a crash?); \
+         `sizeup cluster stop --purge` and start afresh, or set safe_to_bootstrap: 1 in the grastate.dat \
+         of the node with the highest seqno"
+            .into(),
+    ))
+}
+
+/// A node's wsrep options: its addresses and ports, its peers, rsync transfers, and
+/// what Galera requires of the server (row events, interleaved auto-increment locks).
+pub(super) fn options(
+    state: &ClusterFile,
+    record: &NodeRecord,
+    peers: &[(String, GaleraPorts)],
+) -> Result<Vec<(String, String)>, ServerError> {
+    let provider = provider().ok_or_else(|| failed("galera-4 is not installed".into()))?;
+    let g = record.galera_ports.expect("a Galera node has Galera ports");
+    let addr = &record.instance.address;
+    let gcomm: Vec<String> = peers.iter().map(|(a, p)| format!("{a}:{}", p.group)).collect();
+    let o = |k: &str, v: String| (k.to_string(), v);
+    Ok(vec![
+        o("wsrep_on", "ON".into()),
+        o("wsrep_provider", provider.display().to_string()),
+        o("wsrep_cluster_name", state.name.clone()),
+        o("wsrep_cluster_address", format!("gcomm://{}", gcomm.join(","))),
+        o("wsrep_node_name", format!("node{}", record.instance.index)),
+        o("wsrep_node_address", format!("{addr}:{}", g.group)),
+        o("wsrep_node_incoming_address", format!("{addr}:{}", record.instance.port)),
+        o(
+            "wsrep_provider_options",
+            format!("gmcast.listen_addr=tcp://{addr}:{};ist.recv_addr={addr}:{}", g.group, g.ist),
+        ),
+        o("wsrep_sst_method", "rsync".into()),
+        o("wsrep_sst_receive_address", format!("{addr}:{}", g.sst)),
+        o("binlog_format", "ROW".into()),
+        o("innodb_autoinc_lock_mode", "2".into()),
+        o("default_storage_engine", "InnoDB".into()),
+    ])
+}
+
+/// Waits until a launched node is a full member (wsrep_ready, Synced); the bootstrap
+/// node then gets the lab's TCP login, which Galera copies to every node.
+pub(super) fn joined(node: &Node, net: Option<&Network>, bootstrap: bool) -> Result<(), ServerError> {
+    let mut last = None;
+    let ok = wait_for(JOIN_BOUND, || {
+        let r = block_on(async {
+            let mut c = connect(&node.admin_target()).await?;
+            let r = readiness_on(&mut c, NodeRole::Galera).await.map_err(|e| crate::target::short_error(&e));
+            let _ = c.disconnect().await;
+            r
+        });
+        let done = matches!(&r, Ok(r) if r.ready());
+        last = Some(r);
+        done.then_some(())
+    });
+    if ok.is_none() {
+        let seen = match last {
+            Some(Ok(Readiness::Galera { ready, state, cluster_size })) => {
+                format!("wsrep_ready={}, state {state}, cluster size {cluster_size}", if ready { "ON" } else { "OFF" })
+            }
+            Some(Err(e)) => e,
+            _ => "no answer".into(),
+        };
+        return Err(not_joined(node, &format!("not a synced member after {} s ({seen})", JOIN_BOUND.as_secs())));
+    }
+    if bootstrap {
+        admin_sql(node, &lab_login(net))?;
+    }
+    Ok(())
+}
+
+/// Every node sees `n` members and is ready.
+pub(super) fn formed(cluster: &Cluster, n: u32) -> Result<(), ServerError> {
+    let nodes: Vec<&Node> = cluster.nodes.iter().filter(|x| x.index < n).collect();
+    for node in nodes {
+        if node.state != State::Running {
+            return Err(not_joined(node, "is not running"));
+        }
+        let mut seen = String::new();
+        let ok = wait_for(FORM_BOUND, || {
+            let r = block_on(async {
+                let mut c = connect(&node.admin_target()).await?;
+                let r = readiness_on(&mut c, NodeRole::Galera).await.map_err(|e| crate::target::short_error(&e));
+                let _ = c.disconnect().await;
+                r
+            });
+            match r {
+                Ok(Readiness::Galera { ready: true, cluster_size, .. }) if cluster_size == n => Some(()),
+                Ok(other) => {
+                    seen = format!("{other:?}");
+                    None
+                }
+                Err(e) => {
+                    seen = e;
+                    None
+                }
+            }
+        });
+        if ok.is_none() {
+            return Err(not_joined(
+                node,
+                &format!("does not see {n} ready members after {} s ({seen})", FORM_BOUND.as_secs()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn not_joined(node: &Node, what: &str) -> ServerError {
+    let log = node.error_log.display();
+    let tail = crate::server::tail(&node.error_log, 8);
+    failed(format!("Galera {} {what}; last lines of its log ({log}):\n{tail}", node.describe()))
+}
