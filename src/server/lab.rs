@@ -397,9 +397,9 @@ impl Network {
             &["-n", &sw, "link", "set", "lo", "up"],
             &["-n", &sw, "link", "add", "br0", "type", "bridge"],
             &["-n", &sw, "link", "set", "br0", "up"],
-            &["link", "add", &host_if, "type", "veth", "peer", "name", "up", "netns", &sw],
-            &["-n", &sw, "link", "set", "up", "master", "br0"],
-            &["-n", &sw, "link", "set", "up", "up"],
+            &["link", "add", &host_if, "type", "veth", "peer", "name", "uplink", "netns", &sw],
+            &["-n", &sw, "link", "set", "uplink", "master", "br0"],
+            &["-n", &sw, "link", "set", "uplink", "up"],
             &["addr", "add", &cidr, "dev", &host_if],
             &["link", "set", &host_if, "up"],
         ];

@@ -113,6 +113,10 @@ pub struct Instance {
     /// The network namespace and CPU cgroup it runs in (the lab); none by default.
     #[serde(default)]
     pub placement: lab::Placement,
+    /// Directories put first on the server's PATH: helpers its role's scripts run (a
+    /// Galera node's state transfer), found before the system's.
+    #[serde(default)]
+    pub path_first: Vec<PathBuf>,
 }
 
 fn loopback() -> String {
@@ -440,6 +444,7 @@ impl Manager {
                 address: loopback(),
                 role_options: Vec::new(),
                 placement: lab::Placement::default(),
+                path_first: Vec::new(),
             };
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
@@ -720,6 +725,12 @@ fn launch(i: &Instance, args: &[&str]) -> Result<i32, ServerError> {
         .map_err(|e| ServerError::State(e.to_string()))?;
     let mut cmd = Command::new(&i.binary);
     cmd.arg(format!("--defaults-file={}", i.option_file().display())).args(args);
+    if !i.path_first.is_empty() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(i.path_first.iter().cloned().chain(std::env::split_paths(&path)))
+            .map_err(|e| ServerError::State(format!("PATH for instance {}: {e}", i.index)))?;
+        cmd.env("PATH", joined);
+    }
     i.placement.apply(&mut cmd).map_err(|detail| ServerError::Start {
         index: i.index,
         detail,
@@ -888,6 +899,7 @@ mod tests {
             address: loopback(),
             role_options: Vec::new(),
             placement: lab::Placement::default(),
+            path_first: Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::{admin_sql, block_on, connect, failed, lab_login, readiness_on, wait_for, Cluster, ClusterFile};
 use super::{GaleraPorts, Network, Node, NodeRecord, NodeRole, Readiness};
-use crate::server::{ServerError, State};
+use crate::server::{Instance, ServerError, State};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,6 +47,47 @@ pub(super) fn check_installed() -> Result<(), ServerError> {
         "a Galera cluster needs {}: install them (`apt-get install galera-4 rsync`, or scripts/setup.sh)",
         missing.join(", ")
     )))
+}
+
+/// As root, the joiner's rsync daemon would switch to `nobody`, who cannot write the
+/// root-owned datadir, and every state transfer fails ("cannot stat destination":
+/// MDEV-40688). A node run by root gets an `rsync` first on its PATH that keeps root for
+/// the daemon. The server prepends its `basedir` + "/bin" to PATH unless that string is
+/// in it already ("/usr//bin": MariaDB keeps basedir with a trailing slash), so both
+/// spellings follow the wrapper's directory. Returns the directories to put first;
+/// none when not root.
+pub(super) fn sst_helpers(i: &Instance) -> Result<Vec<PathBuf>, ServerError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(Vec::new());
+    }
+    let rsync = ["/usr/bin/rsync", "/bin/rsync", "/usr/local/bin/rsync"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| failed("rsync is not installed (`apt-get install rsync`)".into()))?;
+    let dir = i.dir.join("bin");
+    let script = format!(
+        "#!/bin/sh\n# Written by sizeup: rsync's daemon keeps root for a Galera state transfer (MDEV-40688).\n\
+         case \" $* \" in *\" --daemon \"*) exec {r} --dparam=uid=0 --dparam=gid=0 \"$@\" ;; esac\n\
+         exec {r} \"$@\"\n",
+        r = rsync.display()
+    );
+    let path = dir.join("rsync");
+    std::fs::create_dir_all(&dir)
+        .and_then(|_| std::fs::write(&path, script))
+        .and_then(|_| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        })
+        .map_err(|e| ServerError::State(format!("cannot write {}: {e}", path.display())))?;
+    let base = basedir(i);
+    Ok(vec![dir, PathBuf::from(format!("{}//bin", base.display())), base.join("bin")])
+}
+
+/// The server's installation directory: /usr for /usr/sbin/mariadbd.
+fn basedir(i: &Instance) -> PathBuf {
+    i.binary.parent().and_then(|p| p.parent()).map_or_else(|| PathBuf::from("/usr"), PathBuf::from)
 }
 
 /// The node that starts a new group: a fresh cluster's node 0, else the lowest node

@@ -702,6 +702,7 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
                 address: "127.0.0.1".into(),
                 role_options: Vec::new(),
                 placement: Default::default(),
+                path_first: Vec::new(),
             },
             lab: None,
             galera_ports: (role == NodeRole::Galera).then_some(gports),
@@ -739,7 +740,10 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
             })
             .collect();
         record.instance.role_options = match role {
-            NodeRole::Galera => galera::options(state, &record, &peers)?,
+            NodeRole::Galera => {
+                record.instance.path_first = galera::sst_helpers(&record.instance)?;
+                galera::options(state, &record, &peers)?
+            }
             NodeRole::Primary | NodeRole::Replica => replicas::options(&record),
         };
         match pos {
