@@ -299,10 +299,10 @@ pub fn server_table(status: &[Status]) -> String {
 pub fn cluster_table(c: &crate::server::cluster::Cluster, status: &[crate::server::cluster::NodeStatus]) -> String {
     use crate::server::cluster::Readiness;
     let mut out = format!(
-        "{} cluster {}: {} node(s), {} ready\n",
+        "{} cluster {}: {} node(s) running, {} ready\n",
         c.kind.name(),
         c.name,
-        status.len(),
+        status.iter().filter(|s| s.node.state == State::Running).count(),
         status.iter().filter(|s| s.readiness.ready()).count()
     );
     let _ = writeln!(
@@ -344,8 +344,8 @@ pub fn cluster_table(c: &crate::server::cluster::Cluster, status: &[crate::serve
     }
     if let Some(label) = c.label() {
         let _ = writeln!(out, "lab: {label}");
-        for n in status.iter().filter_map(|s| s.node.lab.as_ref().map(|l| (s.node.index, l))) {
-            let (i, l) = n;
+        let running = status.iter().filter(|s| s.node.state == State::Running);
+        for (i, l) in running.filter_map(|s| s.node.lab.as_ref().map(|l| (s.node.index, l))) {
             let _ = writeln!(
                 out,
                 "  node {i}: netns {}, address {}, CPU quota {}, link delay {}",
