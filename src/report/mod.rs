@@ -297,7 +297,6 @@ pub fn server_table(status: &[Status]) -> String {
 /// `cluster status`: one line per node (role, state, address, readiness), then the lab's
 /// label when there is one.
 pub fn cluster_table(c: &crate::server::cluster::Cluster, status: &[crate::server::cluster::NodeStatus]) -> String {
-    use crate::server::cluster::Readiness;
     let mut out = format!(
         "{} cluster {}: {} node(s) running, {} ready\n",
         c.kind.name(),
@@ -317,20 +316,7 @@ pub fn cluster_table(c: &crate::server::cluster::Cluster, status: &[crate::serve
             State::Stopped => "stopped",
             State::Crashed => "CRASHED",
         };
-        let detail = match &s.readiness {
-            Readiness::Galera { state, cluster_size, .. } => format!("{state}, cluster size {cluster_size}"),
-            Readiness::Primary { gtid } => format!("gtid {}", if gtid.is_empty() { "(none yet)" } else { gtid }),
-            Readiness::Replica { io_running, sql_running, lag_s, error } => format!(
-                "IO {}, SQL {}, lag {}{}",
-                if *io_running { "yes" } else { "no" },
-                if *sql_running { "yes" } else { "no" },
-                lag_s.map_or("-".into(), |l| format!("{l} s")),
-                error.as_ref().map_or(String::new(), |e| format!(", error: {e}"))
-            ),
-            Readiness::Stopped => String::new(),
-            Readiness::Crashed { last_log_line } => format!("last log line: {last_log_line}"),
-            Readiness::Unreachable { reason } => reason.clone(),
-        };
+        let detail = s.readiness.describe();
         let _ = writeln!(
             out,
             "{:>4}  {:<7}  {:<8} {:>8}  {:<21}  {:<5} {detail}",

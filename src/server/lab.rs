@@ -728,6 +728,26 @@ mod tests {
     }
 
     #[test]
+    fn a_host_without_namespaces_or_cgroups_runs_nodes_plain_and_says_so() {
+        let host = Host {
+            no_netns: Some("not root: nodes share the host's network (no namespaces, no link delay)".into()),
+            cpu: Err("not root: no CPU quota (cgroups need root)".into()),
+        };
+        let spec =
+            LabSpec { node_cpus: Some(0.4), link_delay_ms: Some(0.2), link_jitter_ms: None, client_cpus: 1.0 };
+        let why = host.no_netns.clone().unwrap();
+        let (placement, lab) = place_node(&host, &Names::new(Path::new("/s")), Err(&why), &spec, 0).unwrap();
+        assert_eq!(placement, Placement::default());
+        assert_eq!(lab.address, "127.0.0.1");
+        assert_eq!(lab.notes.len(), 2);
+        assert_eq!(
+            lab.label(),
+            "not emulated; not root: nodes share the host's network (no namespaces, no link delay); \
+             not root: no CPU quota (cgroups need root)"
+        );
+    }
+
+    #[test]
     fn names_carry_the_state_directory_and_fit_interface_limits() {
         let a = Names::new(Path::new("/tmp/a"));
         let b = Names::new(Path::new("/tmp/b"));

@@ -2,8 +2,8 @@
 //! that say a node joined and the cluster formed. Debian's galera-4 provider and the
 //! rsync state transfer (wsrep_sst_rsync); nothing else is supported.
 
-use super::{admin_sql, block_on, connect, failed, lab_login, readiness_on, wait_for, Cluster, ClusterFile};
-use super::{GaleraPorts, Network, Node, NodeRecord, NodeRole, Readiness};
+use super::{admin_sql, failed, lab_login, until_ready, Cluster, ClusterFile};
+use super::{GaleraPorts, Network, Node, NodeRecord, Readiness};
 use crate::server::{Instance, ServerError, State};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -151,26 +151,7 @@ pub(super) fn options(
 /// Waits until a launched node is a full member (wsrep_ready, Synced); the bootstrap
 /// node then gets the lab's TCP login, which Galera copies to every node.
 pub(super) fn joined(node: &Node, net: Option<&Network>, bootstrap: bool) -> Result<(), ServerError> {
-    let mut last = None;
-    let ok = wait_for(JOIN_BOUND, || {
-        let r = block_on(async {
-            let mut c = connect(&node.admin_target()).await?;
-            let r = readiness_on(&mut c, NodeRole::Galera).await.map_err(|e| crate::target::short_error(&e));
-            let _ = c.disconnect().await;
-            r
-        });
-        let done = matches!(&r, Ok(r) if r.ready());
-        last = Some(r);
-        done.then_some(())
-    });
-    if ok.is_none() {
-        let seen = match last {
-            Some(Ok(Readiness::Galera { ready, state, cluster_size })) => {
-                format!("wsrep_ready={}, state {state}, cluster size {cluster_size}", if ready { "ON" } else { "OFF" })
-            }
-            Some(Err(e)) => e,
-            _ => "no answer".into(),
-        };
+    if let Err(seen) = until_ready(node, JOIN_BOUND, |_| true) {
         return Err(not_joined(node, &format!("not a synced member after {} s ({seen})", JOIN_BOUND.as_secs())));
     }
     if bootstrap {
@@ -186,27 +167,8 @@ pub(super) fn formed(cluster: &Cluster, n: u32) -> Result<(), ServerError> {
         if node.state != State::Running {
             return Err(not_joined(node, "is not running"));
         }
-        let mut seen = String::new();
-        let ok = wait_for(FORM_BOUND, || {
-            let r = block_on(async {
-                let mut c = connect(&node.admin_target()).await?;
-                let r = readiness_on(&mut c, NodeRole::Galera).await.map_err(|e| crate::target::short_error(&e));
-                let _ = c.disconnect().await;
-                r
-            });
-            match r {
-                Ok(Readiness::Galera { ready: true, cluster_size, .. }) if cluster_size == n => Some(()),
-                Ok(other) => {
-                    seen = format!("{other:?}");
-                    None
-                }
-                Err(e) => {
-                    seen = e;
-                    None
-                }
-            }
-        });
-        if ok.is_none() {
+        let whole = |r: &Readiness| matches!(r, Readiness::Galera { cluster_size, .. } if *cluster_size == n);
+        if let Err(seen) = until_ready(node, FORM_BOUND, whole) {
             return Err(not_joined(
                 node,
                 &format!("does not see {n} ready members after {} s ({seen})", FORM_BOUND.as_secs()),

@@ -267,6 +267,27 @@ pub enum Readiness {
 }
 
 impl Readiness {
+    /// One line: "Synced, cluster size 3", "IO yes, SQL yes, lag 0 s", ...
+    pub fn describe(&self) -> String {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        match self {
+            Readiness::Galera { ready, state, cluster_size } => {
+                format!("{state}, cluster size {cluster_size}{}", if *ready { "" } else { ", wsrep_ready OFF" })
+            }
+            Readiness::Primary { gtid } => format!("gtid {}", if gtid.is_empty() { "(none yet)" } else { gtid }),
+            Readiness::Replica { io_running, sql_running, lag_s, error } => format!(
+                "IO {}, SQL {}, lag {}{}",
+                yes(*io_running),
+                yes(*sql_running),
+                lag_s.map_or("-".into(), |l| format!("{l} s")),
+                error.as_ref().map_or(String::new(), |e| format!(", error: {e}"))
+            ),
+            Readiness::Stopped => String::new(),
+            Readiness::Crashed { last_log_line } => format!("last log line: {last_log_line}"),
+            Readiness::Unreachable { reason } => reason.clone(),
+        }
+    }
+
     /// Whether the node is a full member: Galera ready and Synced, a replica with both
     /// threads running, a primary answering.
     pub fn ready(&self) -> bool {
@@ -640,15 +661,8 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
     let host = state.lab.as_ref().map(|_| lab::probe());
     let mut net_error = None;
     if let Some(h) = &host {
-        if let Err(why) = ensure_network(home, state, h) {
-            eprintln!("lab: {why}");
-            net_error = Some(why);
-        }
-        if let Err(why) = &h.cpu {
-            if spec.lab.as_ref().is_some_and(|l| l.node_cpus.is_some()) {
-                eprintln!("lab: {why}");
-            }
-        }
+        // What the host cannot do goes into each node's lab notes and so into the label.
+        net_error = ensure_network(home, state, h).err();
         write_state(home, state)?;
     }
     // Nodes beyond the asked size leave first (Galera: a clean leave shrinks the group).
@@ -862,6 +876,24 @@ fn wait_for<T>(bound: Duration, mut check: impl FnMut() -> Option<T>) -> Option<
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Waits (up to `bound`) until `node` says it is a full member and `also` holds for
+/// what it says; else returns what it said last.
+fn until_ready(node: &Node, bound: Duration, also: impl Fn(&Readiness) -> bool) -> Result<(), String> {
+    let mut last = String::from("no answer");
+    let ok = wait_for(bound, || match block_on(readiness(node)) {
+        Ok(r) if r.ready() && also(&r) => Some(()),
+        Ok(r) => {
+            last = r.describe();
+            None
+        }
+        Err(e) => {
+            last = e;
+            None
+        }
+    });
+    ok.ok_or(last)
 }
 
 /// Runs statements on a node as root over its socket.

@@ -3,8 +3,8 @@
 //! hands to the replica's CHANGE MASTER and never prints or keeps: the replica's
 //! master.info holds it, as with any replica) and follows with MASTER_USE_GTID=slave_pos.
 
-use super::{admin_sql, block_on, connect, failed, lab_login, readiness_on, wait_for, Cluster};
-use super::{Network, Node, NodeRecord, NodeRole, Readiness};
+use super::{admin_sql, block_on, connect, failed, lab_login, until_ready, Cluster};
+use super::{Network, Node, NodeRecord, NodeRole};
 use crate::server::ServerError;
 use mysql_async::prelude::Queryable;
 use std::time::Duration;
@@ -64,38 +64,15 @@ pub(super) fn replica_ready(primary: &Node, replica: &Node, _net: Option<&Networ
             "START SLAVE".into(),
         ],
     )?;
-    let mut last = None;
-    let ok = wait_for(CONNECT_BOUND, || {
-        let r = block_on(async {
-            let mut c = connect(&replica.admin_target()).await?;
-            let r = readiness_on(&mut c, NodeRole::Replica).await.map_err(|e| crate::target::short_error(&e));
-            let _ = c.disconnect().await;
-            r
-        });
-        let done = matches!(&r, Ok(r) if r.ready());
-        last = Some(r);
-        done.then_some(())
-    });
-    if ok.is_some() {
-        return Ok(());
-    }
-    let seen = match last {
-        Some(Ok(Readiness::Replica { io_running, sql_running, error, .. })) => format!(
-            "IO thread {}, SQL thread {}{}",
-            if io_running { "running" } else { "not running" },
-            if sql_running { "running" } else { "not running" },
-            error.map_or(String::new(), |e| format!(": {e}"))
-        ),
-        Some(Err(e)) => e,
-        _ => "no answer".into(),
-    };
-    Err(failed(format!(
-        "{} does not replicate from {} after {} s ({seen}); its log: {}",
-        replica.describe(),
-        primary.describe(),
-        CONNECT_BOUND.as_secs(),
-        replica.error_log.display()
-    )))
+    until_ready(replica, CONNECT_BOUND, |_| true).map_err(|seen| {
+        failed(format!(
+            "{} does not replicate from {} after {} s ({seen}); its log: {}",
+            replica.describe(),
+            primary.describe(),
+            CONNECT_BOUND.as_secs(),
+            replica.error_log.display()
+        ))
+    })
 }
 
 /// Every replica has applied what the primary had written (MASTER_GTID_WAIT).
