@@ -255,6 +255,56 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
     })
 }
 
+/// `cluster start`'s flags, validated into the cluster to start.
+pub fn cluster_spec(a: &crate::cli::ClusterStartArgs) -> Result<crate::server::cluster::ClusterSpec, String> {
+    use crate::server::cluster::{ClusterKind, ClusterSpec, MAX_NODES};
+    let (kind, nodes) = match (a.galera, a.nodes, a.replicas) {
+        (true, Some(n), None) if (1..=MAX_NODES).contains(&n) => (ClusterKind::Galera, n),
+        (true, Some(n), None) => return Err(format!("--nodes must be from 1 to {MAX_NODES} (got {n})")),
+        (true, None, None) => return Err("--galera needs --nodes N (1 to 32)".into()),
+        (false, None, Some(r)) if r < MAX_NODES => (ClusterKind::Replicas, r + 1),
+        (false, None, Some(r)) => return Err(format!("--replicas must be from 0 to {} (got {r})", MAX_NODES - 1)),
+        (false, Some(_), _) => return Err("--nodes is the size of a Galera cluster: add --galera".into()),
+        (true, _, Some(_)) => return Err("choose one: --galera --nodes N, or --replicas N".into()),
+        (false, None, None) => return Err("say which cluster: --galera --nodes N, or --replicas N".into()),
+    };
+    if let Some(p) = a.base_port {
+        let span = crate::server::cluster::PORT_SPAN;
+        if p < crate::server::MIN_PORT || p as u32 + span > 65536 {
+            return Err(format!(
+                "--base-port {p}: a cluster uses {span} ports from its base, so it must be from {} to {}",
+                crate::server::MIN_PORT,
+                65536 - span
+            ));
+        }
+    }
+    let l = &a.lab;
+    let lab = if l.lab || l.node_cpus.is_some() || l.link_delay.is_some() || l.link_jitter.is_some() {
+        if !(l.client_cpus.is_finite() && l.client_cpus >= 0.0) {
+            return Err(format!("--client-cpus {}: a number of cores, 0 or more", l.client_cpus));
+        }
+        let spec = crate::server::lab::LabSpec {
+            node_cpus: l.node_cpus,
+            link_delay_ms: l
+                .link_delay
+                .as_deref()
+                .map(|d| crate::server::lab::parse_ms("link-delay", d))
+                .transpose()?,
+            link_jitter_ms: l
+                .link_jitter
+                .as_deref()
+                .map(|d| crate::server::lab::parse_ms("link-jitter", d))
+                .transpose()?,
+            client_cpus: l.client_cpus,
+        };
+        spec.check(nodes, crate::server::lab::host_cpus())?;
+        Some(spec)
+    } else {
+        None
+    };
+    Ok(ClusterSpec { kind, nodes, settings: server_settings(&a.server)?, base_port: a.base_port, lab })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

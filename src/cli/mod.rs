@@ -47,6 +47,10 @@ pub enum Command {
     /// Managed private server instances (the default target).
     #[command(subcommand)]
     Server(ServerCommand),
+    /// Managed clusters on this host: Galera, or a primary with replicas; optionally as
+    /// miniature servers (own network namespace, link delay, CPU quota per node).
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
     /// Create and load a workload's tables.
     Prepare(PrepareArgs),
     /// Run a workload and measure it.
@@ -115,6 +119,67 @@ pub struct ServerStartArgs {
     /// Port of instance 0; instance i listens on base + i (default: first free from 13306).
     #[arg(long)]
     pub base_port: Option<u16>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Start (or resize) the managed cluster: `--galera --nodes N`, or `--replicas N`.
+    Start(ClusterStartArgs),
+    /// Stop every node and remove what the lab made (namespaces, links, cgroups).
+    Stop(ClusterStopArgs),
+    /// Each node: role, address, readiness (Galera state; replica threads and lag).
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ClusterStartArgs {
+    /// A Galera cluster (wsrep, galera-4): every node takes reads and writes.
+    #[arg(long)]
+    pub galera: bool,
+    /// How many Galera nodes (with --galera).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// One primary and this many replicas (MariaDB GTID replication).
+    #[arg(long, value_name = "N")]
+    pub replicas: Option<u32>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// SQL port of node 0 (node i: base + i; group, IST and SST ports follow in blocks
+    /// of 32). Default: the first free range from 14306.
+    #[arg(long)]
+    pub base_port: Option<u16>,
+    #[command(flatten)]
+    pub lab: LabArgs,
+}
+
+/// Miniature servers: any of these puts each node in its own network namespace.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LabArgs {
+    /// Lab: a CPU quota per node, in cores (0.4 = 40 ms of CPU per 100 ms).
+    #[arg(long, value_name = "CORES", help_heading = "Lab")]
+    pub node_cpus: Option<f64>,
+    /// Lab: netem delay on each end of a node's link, per direction (0.2ms, 200us).
+    #[arg(long, value_name = "TIME", help_heading = "Lab")]
+    pub link_delay: Option<String>,
+    /// Lab: jitter added to --link-delay (0.05ms).
+    #[arg(long, value_name = "TIME", help_heading = "Lab")]
+    pub link_jitter: Option<String>,
+    /// Lab: each node in its own network namespace, even without quota or delay.
+    #[arg(long, help_heading = "Lab")]
+    pub lab: bool,
+    /// Lab: cores the client needs beside the nodes, for the quota check (measured, or 1).
+    #[arg(long, value_name = "CORES", default_value_t = 1.0, help_heading = "Lab")]
+    pub client_cpus: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct ClusterStopArgs {
+    /// Also delete the nodes' directories and forget the cluster.
+    #[arg(long)]
+    pub purge: bool,
 }
 
 #[derive(Args, Debug)]

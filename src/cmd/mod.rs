@@ -1,6 +1,7 @@
 //! One module per command family, each readable alone: it parses nothing (clap did),
 //! validates through `plan`, and calls the layers below. This file only dispatches.
 
+mod cluster;
 mod data;
 mod model;
 mod report;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     let cx = Context { manager: Manager::new(&home), results };
     match cli.command {
         Command::Server(cmd) => server::run(&cx, cmd),
+        Command::Cluster(cmd) => cluster::run(&cx, cmd),
         Command::Prepare(a) => data::prepare(&cx, &a),
         Command::Cleanup(a) => data::cleanup(&cx, &a),
         Command::Check(a) => data::check(&cx, &a),

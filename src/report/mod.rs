@@ -294,6 +294,60 @@ pub fn server_table(status: &[Status]) -> String {
     out
 }
 
+/// `cluster status`: one line per node (role, state, address, readiness), then the lab's
+/// label when there is one.
+pub fn cluster_table(c: &crate::server::cluster::Cluster, status: &[crate::server::cluster::NodeStatus]) -> String {
+    let mut out = format!(
+        "{} cluster {}: {} node(s) running, {} ready\n",
+        c.kind.name(),
+        c.name,
+        status.iter().filter(|s| s.node.state == State::Running).count(),
+        status.iter().filter(|s| s.readiness.ready()).count()
+    );
+    let _ = writeln!(
+        out,
+        "{:>4}  {:<7}  {:<8} {:>8}  {:<21}  {:<5} detail",
+        "node", "role", "state", "pid", "address", "ready"
+    );
+    for s in status {
+        let n = &s.node;
+        let state = match n.state {
+            State::Running => "running",
+            State::Stopped => "stopped",
+            State::Crashed => "CRASHED",
+        };
+        let detail = s.readiness.describe();
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<7}  {:<8} {:>8}  {:<21}  {:<5} {detail}",
+            n.index,
+            n.role.name(),
+            state,
+            n.pid.map_or("-".into(), |p| p.to_string()),
+            format!("{}:{}", n.host, n.port),
+            if s.readiness.ready() { "yes" } else { "no" },
+        );
+    }
+    if let Some(label) = c.label() {
+        let _ = writeln!(out, "lab: {label}");
+        let running = status.iter().filter(|s| s.node.state == State::Running);
+        for (i, l) in running.filter_map(|s| s.node.lab.as_ref().map(|l| (s.node.index, l))) {
+            let _ = writeln!(
+                out,
+                "  node {i}: netns {}, address {}, CPU quota {}, link delay {}",
+                l.netns.as_deref().unwrap_or("-"),
+                l.address,
+                l.cpu_quota.map_or("none".into(), |q| format!("{q} cores")),
+                l.link_delay_ms.map_or("none".into(), |d| format!(
+                    "{d} ms{}",
+                    l.link_jitter_ms.map_or(String::new(), |j| format!(" ± {j} ms"))
+                )),
+            );
+        }
+    }
+    out
+}
+
 /// Every progress bar of the process: parallel loads (one per instance in `scale`) and a
 /// study's bar each get a line of their own instead of drawing over each other.
 /// indicatif hides them all when stderr is not a terminal.

@@ -6,6 +6,12 @@
 //! It never touches the system service or /etc/mysql: every instance is started with
 //! its own `--defaults-file` under the state directory, and binds to 127.0.0.1 only.
 //! This module is synchronous on purpose: starting and stopping are rare, slow events.
+//! `cluster` builds Galera and primary + replica clusters from the same instances (a node
+//! is an instance with the options of its role), and `lab` places an instance in its own
+//! network namespace and CPU cgroup.
+
+pub mod cluster;
+pub mod lab;
 
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -50,6 +56,9 @@ pub enum ServerError {
     /// State directory problems.
     #[error("{0}")]
     State(String),
+    /// A cluster that could not be started, formed or stopped: names the node.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 /// Settings written into each instance's option file.
@@ -94,6 +103,24 @@ pub struct Instance {
     /// The last launch followed a crash: InnoDB recovered and the buffer pool is cold.
     #[serde(default)]
     pub recovered: bool,
+    /// The address it listens on for TCP: 127.0.0.1, or its namespace's address in the lab.
+    #[serde(default = "loopback")]
+    pub address: String,
+    /// Server options of its role in a cluster (wsrep, server_id, binary log), written
+    /// after the settings and before `--set`, so the user's `--set` has the last word.
+    #[serde(default)]
+    pub role_options: Vec<(String, String)>,
+    /// The network namespace and CPU cgroup it runs in (the lab); none by default.
+    #[serde(default)]
+    pub placement: lab::Placement,
+    /// Directories put first on the server's PATH: helpers its role's scripts run (a
+    /// Galera node's state transfer), found before the system's.
+    #[serde(default)]
+    pub path_first: Vec<PathBuf>,
+}
+
+fn loopback() -> String {
+    "127.0.0.1".into()
 }
 
 impl Instance {
@@ -109,6 +136,56 @@ impl Instance {
     /// Managed instances let root in without a password over the socket and loopback.
     pub fn user(&self) -> &'static str {
         "root"
+    }
+
+    /// Writes its option file and initialises its datadir if it has none. The datadir
+    /// is initialised with the plain options: a role's (wsrep, binary log) have no
+    /// business in the bootstrap that creates the system tables.
+    pub fn prepare(&self) -> Result<(), ServerError> {
+        std::fs::create_dir_all(self.dir.join("tmp"))
+            .map_err(|e| ServerError::State(format!("cannot create {}: {e}", self.dir.display())))?;
+        let write = |text: String| {
+            std::fs::write(self.option_file(), text)
+                .map_err(|e| ServerError::State(format!("cannot write {}: {e}", self.option_file().display())))
+        };
+        if !self.role_options.is_empty() && !self.datadir().join("mysql").exists() {
+            write(option_file(&Instance { role_options: Vec::new(), ..self.clone() }))?;
+        }
+        ensure_datadir(self)?;
+        write(option_file(self))
+    }
+
+    /// Launches the server (with further command-line arguments, e.g.
+    /// `--wsrep-new-cluster`) and records its pid and start time; does not wait.
+    pub fn launch(&mut self, args: &[&str]) -> Result<(), ServerError> {
+        self.pid = Some(launch(self, args)?);
+        self.should_run = true;
+        self.started_at = unix_now();
+        Ok(())
+    }
+
+    /// Waits (up to 120 s) until the launched server greets on its socket.
+    pub fn wait_ready(&self) -> Result<(), ServerError> {
+        wait_ready(self)
+    }
+
+    /// Stops the server if it runs (SIGTERM, a clean shutdown, SIGKILL after 120 s).
+    pub fn stop(&mut self) {
+        if let Some(pid) = self.pid.filter(|&p| alive(p, &self.dir)) {
+            terminate(pid);
+        }
+        self.should_run = false;
+        self.pid = None;
+    }
+
+    /// Its live state: running, stopped, or crashed (should run and does not).
+    pub fn state(&self) -> State {
+        status_of(self).state
+    }
+
+    /// The last `lines` non-empty lines of its error log, for messages.
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.error_log(), lines)
     }
 }
 
@@ -355,7 +432,7 @@ impl Manager {
             let dir = root.map_or_else(|| self.home.join("instances"), Path::to_path_buf).join(index.to_string());
             let mut inst = Instance {
                 index,
-                socket: socket_path(&dir, &self.home, index),
+                socket: socket_path(&dir, &self.home, &index.to_string()),
                 dir,
                 port,
                 pid: None,
@@ -364,25 +441,23 @@ impl Manager {
                 binary: binary.clone(),
                 started_at: 0,
                 recovered,
+                address: loopback(),
+                role_options: Vec::new(),
+                placement: lab::Placement::default(),
+                path_first: Vec::new(),
             };
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
             }
-            std::fs::create_dir_all(inst.dir.join("tmp"))
-                .map_err(|e| ServerError::State(format!("cannot create {}: {e}", inst.dir.display())))?;
-            std::fs::write(inst.option_file(), option_file(&inst))
-                .map_err(|e| ServerError::State(format!("cannot write {}: {e}", inst.option_file().display())))?;
-            ensure_datadir(&inst)?;
-            inst.pid = Some(launch(&inst)?);
-            inst.should_run = true;
-            inst.started_at = unix_now();
+            inst.prepare()?;
+            inst.launch(&[])?;
             match existing {
                 Some(pos) => state.instances[pos] = inst.clone(),
                 None => state.instances.push(inst.clone()),
             }
             state.instances.sort_by_key(|i| i.index);
             self.save(&state)?;
-            wait_ready(&inst)?;
+            inst.wait_ready()?;
             out.push(status_of(&inst));
         }
         Ok(out)
@@ -412,11 +487,7 @@ impl Manager {
         let mut state = self.load()?;
         let mut stopped = Vec::new();
         for inst in state.instances.iter_mut().filter(|i| only.is_none_or(|o| o == i.index)) {
-            if let Some(pid) = inst.pid.filter(|&p| alive(p, &inst.dir)) {
-                terminate(pid);
-            }
-            inst.should_run = false;
-            inst.pid = None;
+            inst.stop();
             if purge {
                 let _ = std::fs::remove_dir_all(&inst.dir);
                 let _ = std::fs::remove_file(&inst.socket);
@@ -518,17 +589,24 @@ pub fn find_binary() -> Result<PathBuf, ServerError> {
     Err(ServerError::NoBinary)
 }
 
-/// Unix socket paths are limited to 107 bytes; deep state directories fall back to /tmp.
-fn socket_path(dir: &Path, home: &Path, index: u32) -> PathBuf {
+/// Unix socket paths are limited to 107 bytes; deep state directories fall back to /tmp
+/// (`name` tells instances and cluster nodes of one state directory apart there).
+fn socket_path(dir: &Path, home: &Path, name: &str) -> PathBuf {
     let p = dir.join("mysqld.sock");
     if p.as_os_str().len() < 100 {
         return p;
     }
+    PathBuf::from(format!("/tmp/sizeup-{:016x}-{name}.sock", home_hash(home)))
+}
+
+/// A stable 64-bit hash (FNV-1a) of the state directory's path: names in places shared
+/// by every state directory (/tmp, network namespaces, cgroups) carry it.
+pub fn home_hash(home: &Path) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in home.as_os_str().as_encoded_bytes() {
         h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
     }
-    PathBuf::from(format!("/tmp/sizeup-{h:016x}-{index}.sock"))
+    h
 }
 
 fn is_root() -> bool {
@@ -543,7 +621,7 @@ fn option_file(i: &Instance) -> String {
     set("datadir", &i.datadir().to_string_lossy());
     set("socket", &i.socket.to_string_lossy());
     set("port", &i.port.to_string());
-    set("bind-address", "127.0.0.1");
+    set("bind-address", &i.address);
     set("pid-file", &i.dir.join("mysqld.pid").to_string_lossy());
     set("log-error", &i.error_log().to_string_lossy());
     // A private tmpdir: instances initialising side by side must not share /tmp files.
@@ -556,10 +634,13 @@ fn option_file(i: &Instance) -> String {
     if is_root() {
         set("user", "root");
     }
-    for (k, v) in &s.extra {
+    for (k, v) in i.role_options.iter().chain(&s.extra) {
         set(k, v);
     }
-    f.push_str("skip-log-bin\n");
+    // No binary log unless a role needs one (a primary, a replica that may become one).
+    if !i.role_options.iter().any(|(k, _)| k == "log_bin") {
+        f.push_str("skip-log-bin\n");
+    }
     f.push_str(&format!("\n[client]\nsocket={}\nuser=root\n", i.socket.to_string_lossy()));
     f
 }
@@ -635,15 +716,27 @@ fn initialise(i: &Instance, datadir: &Path) -> Result<(), ServerError> {
     Ok(())
 }
 
-fn launch(i: &Instance) -> Result<i32, ServerError> {
+fn launch(i: &Instance, args: &[&str]) -> Result<i32, ServerError> {
     let _ = std::fs::remove_file(&i.socket);
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(i.dir.join("server.out"))
         .map_err(|e| ServerError::State(e.to_string()))?;
-    let child = Command::new(&i.binary)
-        .arg(format!("--defaults-file={}", i.option_file().display()))
+    let mut cmd = Command::new(&i.binary);
+    cmd.arg(format!("--defaults-file={}", i.option_file().display())).args(args);
+    if !i.path_first.is_empty() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(i.path_first.iter().cloned().chain(std::env::split_paths(&path)))
+            .map_err(|e| ServerError::State(format!("PATH for instance {}: {e}", i.index)))?;
+        cmd.env("PATH", joined);
+    }
+    i.placement.apply(&mut cmd).map_err(|detail| ServerError::Start {
+        index: i.index,
+        detail,
+        log: i.error_log().display().to_string(),
+    })?;
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| ServerError::State(e.to_string()))?)
         .stderr(log)
@@ -768,12 +861,12 @@ fn zombie(pid: i32) -> bool {
         .unwrap_or(true)
 }
 
-fn port_taken(port: u16) -> bool {
+pub(crate) fn port_taken(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
 }
 
 /// The first base port from `from` whose `count` ports are all free.
-fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError> {
+pub(crate) fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError> {
     let mut base = from;
     while (base as u32) + count < 65000 {
         if (0..count).all(|i| !port_taken(base + i as u16)) {
@@ -803,6 +896,10 @@ mod tests {
             binary: PathBuf::from("/usr/sbin/mariadbd"),
             started_at: 0,
             recovered: false,
+            address: loopback(),
+            role_options: Vec::new(),
+            placement: lab::Placement::default(),
+            path_first: Vec::new(),
         }
     }
 
@@ -825,9 +922,9 @@ mod tests {
     #[test]
     fn long_homes_get_short_sockets() {
         let long = PathBuf::from(format!("/{}", "x".repeat(120)));
-        let p = socket_path(&long.join("instances/0"), &long, 0);
+        let p = socket_path(&long.join("instances/0"), &long, "0");
         assert!(p.starts_with("/tmp") && p.as_os_str().len() < 100);
-        let short = socket_path(Path::new("/s/instances/0"), Path::new("/s"), 0);
+        let short = socket_path(Path::new("/s/instances/0"), Path::new("/s"), "0");
         assert_eq!(short, PathBuf::from("/s/instances/0/mysqld.sock"));
     }
 

@@ -1,0 +1,399 @@
+//! Managed clusters on real servers: a 3-node Galera cluster forms and replicates, a
+//! primary's writes reach both replicas with their lag readable, a lab cluster runs in
+//! its namespaces under the CPU quota the kernel reports, and everything started is gone
+//! after `cluster stop`, after a start that fails, and after a test that panics midway.
+//! These tests run as root (here and in CI): the lab needs namespaces and cgroups.
+
+mod common;
+use common::sizeup;
+use mysql_async::prelude::Queryable;
+use sizeup::server::cluster::{self, Cluster, ClusterKind, Node, NodeRole};
+use sizeup::server::State;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A state directory holding one test's cluster; dropping it (a test that ends, passes
+/// or panics) stops the cluster and removes its data and everything its lab made.
+struct ClusterHome {
+    home: tempfile::TempDir,
+    base_port: u16,
+}
+
+impl ClusterHome {
+    fn new() -> ClusterHome {
+        ClusterHome {
+            home: tempfile::Builder::new().prefix("sizeup-cluster-").tempdir().unwrap(),
+            base_port: base_port(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.home.path()
+    }
+
+    fn sizeup(&self, args: &[&str]) -> Result<i32, sizeup::Error> {
+        let h = self.path().to_string_lossy().into_owned();
+        let mut v = vec!["--home", h.as_str()];
+        v.extend_from_slice(args);
+        sizeup(&v)
+    }
+
+    /// `cluster start` with small servers and this test's ports, plus `args`.
+    fn start(&self, args: &[&str]) -> Result<i32, sizeup::Error> {
+        let port = self.base_port.to_string();
+        let mut v = vec!["cluster", "start", "--buffer-pool", "64M", "--log-file-size", "48M", "--base-port", &port];
+        v.extend_from_slice(args);
+        self.sizeup(&v)
+    }
+
+    fn cluster(&self) -> Cluster {
+        Cluster::load(self.path()).unwrap().expect("a cluster is remembered")
+    }
+
+    /// The tag the lab names its namespaces and cgroups with (sizeup-TAG-...).
+    fn tag(&self) -> String {
+        self.cluster().name.trim_start_matches("sizeup-").to_string()
+    }
+}
+
+impl Drop for ClusterHome {
+    fn drop(&mut self) {
+        let _ = self.sizeup(&["cluster", "stop", "--purge"]);
+    }
+}
+
+/// A base port for one test's cluster: slots of 128 ports (a cluster's span) between
+/// 14400 and 19900, below the other tests' ports and the kernel's ephemeral range, with
+/// the ports a 3-node cluster uses free.
+fn base_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let spread = std::process::id() * 7;
+    loop {
+        let slot = (spread + NEXT.fetch_add(1, Ordering::Relaxed)) % 42;
+        let base = 14400 + slot as u16 * 128;
+        let used = (0..3u16).flat_map(|i| [base + i, base + 32 + i, base + 64 + i, base + 96 + i]);
+        if used.into_iter().all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+            return base;
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// Runs statements on a node through the target the API gives (TCP in the lab, else
+/// its socket); returns the first column of the last statement's rows.
+fn sql(node: &Node, statements: &[&str]) -> Vec<String> {
+    runtime().block_on(async {
+        let mut conn = node.target("mysql").connect_server().await.unwrap_or_else(|e| panic!("{e}"));
+        let mut last = Vec::new();
+        for s in statements {
+            let rows: Vec<mysql_async::Row> =
+                conn.query(*s).await.unwrap_or_else(|e| panic!("{} on {}: {e}", s, node.describe()));
+            last = rows
+                .iter()
+                .map(|r| match r.as_ref(r.len() - 1) {
+                    Some(mysql_async::Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+                    Some(v) => v.as_sql(true),
+                    None => String::new(),
+                })
+                .collect();
+        }
+        let _ = conn.disconnect().await;
+        last
+    })
+}
+
+/// Polls `check` every 100 ms for up to `bound`.
+fn eventually(bound: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < bound {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    check()
+}
+
+fn ip(args: &[&str]) -> String {
+    let out = Command::new("ip").args(args).output().expect("iproute2 is installed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The cpu controller's cgroup directories named with `tag` (v1 `cpu` or v2).
+fn cgroups_with(tag: &str) -> Vec<PathBuf> {
+    let roots = ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup"];
+    roots
+        .iter()
+        .filter_map(|r| std::fs::read_dir(r).ok())
+        .flat_map(|d| d.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("sizeup-{tag}-")))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// What the lab leaves on the host for `tag`: namespaces, the uplink, cgroups.
+fn lab_leftovers(tag: &str) -> Vec<String> {
+    let mut v: Vec<String> =
+        ip(&["netns", "list"]).lines().filter(|l| l.contains(&format!("sizeup-{tag}-"))).map(String::from).collect();
+    if Path::new("/sys/class/net").join(format!("sz{tag}c")).exists() {
+        v.push(format!("interface sz{tag}c"));
+    }
+    v.extend(cgroups_with(tag).iter().map(|p| p.display().to_string()));
+    v
+}
+
+/// A CPU quota in cores from a cgroup's own files, as the kernel holds them.
+fn quota_from_files(dir: &Path) -> f64 {
+    if let Ok(max) = std::fs::read_to_string(dir.join("cpu.max")) {
+        let v: Vec<f64> = max.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        return v[0] / v[1];
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap().trim().parse::<f64>().unwrap();
+    read("cpu.cfs_quota_us") / read("cpu.cfs_period_us")
+}
+
+/// Whether this kernel has netem, asked independently of sizeup: a scratch namespace
+/// and a netem qdisc on its loopback.
+fn kernel_has_netem() -> bool {
+    let ns = format!("sizeup-test-netem-{}", std::process::id());
+    let _ = Command::new("ip").args(["netns", "add", &ns]).status();
+    let ok = Command::new("tc")
+        .args(["-n", &ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let _ = Command::new("ip").args(["netns", "del", &ns]).status();
+    ok
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"))
+}
+
+#[test]
+fn galera_three_nodes_form_replicate_and_stop() {
+    let c = ClusterHome::new();
+    let started = Instant::now();
+    assert_eq!(c.start(&["--galera", "--nodes", "3"]).unwrap(), 0);
+    eprintln!("3-node Galera cluster started in {:.1} s", started.elapsed().as_secs_f64());
+    let cluster = c.cluster();
+    assert_eq!(cluster.kind, ClusterKind::Galera);
+    assert_eq!(cluster.nodes.len(), 3);
+    assert_eq!(cluster.label(), None, "no lab, no emulation label");
+    for n in &cluster.nodes {
+        assert_eq!((n.role, n.state), (NodeRole::Galera, State::Running));
+        assert_eq!(n.port, c.base_port + n.index as u16);
+        assert!(n.socket.is_some(), "outside the lab a node offers its socket");
+        // Read from every node itself.
+        let size = sql(n, &["SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'"]);
+        assert_eq!(size, vec!["3"], "{}", n.describe());
+        assert_eq!(sql(n, &["SELECT CONCAT(@@binlog_format, ' ', @@innodb_autoinc_lock_mode)"]), vec!["ROW 2"]);
+    }
+    // A write on node 0 is read on node 2 (a causal read: wsrep_sync_wait).
+    sql(
+        &cluster.nodes[0],
+        &[
+            "CREATE DATABASE clustertest",
+            "CREATE TABLE clustertest.t (id INT PRIMARY KEY, v INT)",
+            "INSERT INTO clustertest.t VALUES (1, 42)",
+        ],
+    );
+    let read = sql(&cluster.nodes[2], &["SET SESSION wsrep_sync_wait = 1", "SELECT v FROM clustertest.t WHERE id = 1"]);
+    assert_eq!(read, vec!["42"]);
+    // Conflict counters and readiness, as study code reads them.
+    let conflicts = runtime().block_on(cluster::galera_conflicts(&cluster.nodes[1])).unwrap();
+    assert_eq!((conflicts.cert_failures, conflicts.bf_aborts), (0, 0));
+    let status = cluster.status();
+    assert!(status.iter().all(|s| s.readiness.ready()), "{status:?}");
+
+    // Asking for 2 nodes shrinks the cluster: node 2 leaves cleanly.
+    assert_eq!(c.start(&["--galera", "--nodes", "2"]).unwrap(), 0);
+    let two = c.cluster();
+    assert_eq!(two.nodes[2].state, State::Stopped);
+    assert_eq!(sql(&two.nodes[1], &["SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'"]), vec!["2"]);
+
+    let pids: Vec<i32> = cluster.nodes.iter().filter_map(|n| n.pid).collect();
+    assert_eq!(c.sizeup(&["cluster", "stop"]).unwrap(), 0);
+    assert!(c.cluster().nodes.iter().all(|n| n.state == State::Stopped));
+    assert!(eventually(Duration::from_secs(5), || pids.iter().all(|&p| !alive(p))), "servers still running");
+    // Node 0 left last: it is the one safe to bootstrap the next start.
+    let grastate = std::fs::read_to_string(c.path().join("cluster/node0/data/grastate.dat")).unwrap();
+    assert!(grastate.contains("safe_to_bootstrap: 1"), "{grastate}");
+}
+
+#[test]
+fn primary_and_two_replicas_replicate_with_lag_readable() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--replicas", "2"]).unwrap(), 0);
+    let cluster = c.cluster();
+    let primary = cluster.primary().expect("node 0 is the primary");
+    assert_eq!(primary.index, 0);
+    let replicas: Vec<&Node> = cluster.replicas().collect();
+    assert_eq!(replicas.len(), 2);
+    for r in &replicas {
+        let state = sql(r, &["SHOW SLAVE STATUS"]);
+        assert_eq!(state.len(), 1, "replication is configured on {}", r.describe());
+        assert_eq!(sql(r, &["SELECT @@read_only"]), vec!["1"]);
+    }
+    sql(
+        primary,
+        &[
+            "CREATE DATABASE clustertest",
+            "CREATE TABLE clustertest.t (id INT PRIMARY KEY, v INT)",
+            "INSERT INTO clustertest.t VALUES (1, 7), (2, 8)",
+        ],
+    );
+    for r in &replicas {
+        let arrived = eventually(Duration::from_secs(30), || {
+            sql(r, &["SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'clustertest'"]) == ["1"]
+                && sql(r, &["SELECT SUM(v) FROM clustertest.t"]) == ["15"]
+        });
+        assert!(arrived, "the primary's rows did not reach {}", r.describe());
+        let lag = runtime().block_on(cluster::replication_lag_s(r)).unwrap();
+        assert!(lag.is_some_and(|l| l >= 0.0), "lag of {}: {lag:?}", r.describe());
+    }
+    assert_eq!(runtime().block_on(cluster::replication_lag_s(primary)).unwrap(), None, "a primary has no lag");
+    let status = cluster.status();
+    assert!(status.iter().all(|s| s.readiness.ready()), "{status:?}");
+    // The replication logins carry no password sizeup kept: none in its state file.
+    let state = std::fs::read_to_string(c.path().join("cluster.json")).unwrap();
+    assert!(!state.to_ascii_lowercase().contains("password"), "{state}");
+}
+
+#[test]
+fn lab_nodes_run_in_their_namespaces_under_the_quota_the_kernel_reports() {
+    let c = ClusterHome::new();
+    let netem = kernel_has_netem();
+    assert_eq!(
+        c.start(&[
+            "--galera",
+            "--nodes",
+            "2",
+            "--node-cpus",
+            "0.3",
+            "--link-delay",
+            "0.2ms",
+            "--link-jitter",
+            "0.05ms"
+        ])
+        .unwrap(),
+        0
+    );
+    let cluster = c.cluster();
+    let tag = c.tag();
+    for n in &cluster.nodes {
+        let lab = n.lab.as_ref().expect("lab facts");
+        let ns = lab.netns.as_deref().expect("a namespace per node (tests run as root)");
+        assert_eq!(ns, format!("sizeup-{tag}-{}", n.index));
+        // The server process itself is in that namespace and in the cgroup.
+        let pid = n.pid.unwrap();
+        assert_eq!(ip(&["netns", "identify", &pid.to_string()]).trim(), ns);
+        let cg = lab.cgroup.as_deref().expect("a CPU cgroup per node");
+        let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap();
+        assert!(procs.lines().any(|l| l == pid.to_string()), "{pid} not in {}", cg.display());
+        // The quota as the kernel's files hold it, and as sizeup recorded it.
+        assert!((quota_from_files(cg) - 0.3).abs() < 1e-9);
+        assert_eq!(lab.cpu_quota, Some(0.3));
+        // The link delay as `tc qdisc show` in the namespace reports it.
+        let out = Command::new("tc").args(["-n", ns, "qdisc", "show", "dev", "eth0"]).output().unwrap();
+        let qdisc = String::from_utf8_lossy(&out.stdout).into_owned();
+        if netem {
+            assert!(qdisc.contains("netem") && qdisc.contains("delay 200us"), "{qdisc}");
+            assert_eq!(lab.link_delay_ms, Some(0.2));
+            assert_eq!(lab.link_jitter_ms, Some(0.05));
+        } else {
+            // This kernel has no netem: the delay is not there, and the facts say so.
+            assert!(!qdisc.contains("netem"), "{qdisc}");
+            assert_eq!(lab.link_delay_ms, None);
+            assert!(lab.notes.iter().any(|l| l.contains("link delay 0.2 ms not applied")), "{:?}", lab.notes);
+        }
+        // Reachable over its namespace address only: no socket offered, loopback refused.
+        assert!(n.socket.is_none());
+        assert!(n.host.starts_with("10.213."), "{}", n.host);
+        assert!(std::net::TcpStream::connect((n.host.as_str(), n.port)).is_ok());
+        assert!(std::net::TcpStream::connect(("127.0.0.1", n.port)).is_err(), "{} answers on loopback", n.describe());
+    }
+    let label = cluster.label().unwrap();
+    assert!(label.starts_with("emulated (node CPU quota 0.3"), "{label}");
+    // Galera formed across the namespaces: nodes talk over their own addresses, and a
+    // client in the root namespace writes to one and reads from the other over TCP.
+    let members = sql(&cluster.nodes[1], &["SHOW GLOBAL STATUS LIKE 'wsrep_incoming_addresses'"]);
+    assert!(members[0].contains(&cluster.nodes[0].host) && members[0].contains(&cluster.nodes[1].host), "{members:?}");
+    sql(
+        &cluster.nodes[0],
+        &["CREATE DATABASE labtest", "CREATE TABLE labtest.t (id INT PRIMARY KEY)", "INSERT INTO labtest.t VALUES (5)"],
+    );
+    assert_eq!(sql(&cluster.nodes[1], &["SET SESSION wsrep_sync_wait = 1", "SELECT id FROM labtest.t"]), vec!["5"]);
+
+    assert!(!lab_leftovers(&tag).is_empty());
+    assert_eq!(c.sizeup(&["cluster", "stop"]).unwrap(), 0);
+    assert_eq!(lab_leftovers(&tag), Vec::<String>::new(), "cluster stop left lab parts behind");
+}
+
+#[test]
+fn a_test_that_panics_midway_leaves_nothing_behind() {
+    let mut seen = None;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let c = ClusterHome::new();
+        assert_eq!(c.start(&["--replicas", "1", "--node-cpus", "0.2"]).unwrap(), 0);
+        let pids: Vec<i32> = c.cluster().nodes.iter().filter_map(|n| n.pid).collect();
+        seen = Some((c.tag(), pids, c.path().to_path_buf()));
+        assert!(!lab_leftovers(&c.tag()).is_empty());
+        panic!("a failing assertion midway");
+    }));
+    assert!(outcome.is_err());
+    let (tag, pids, home) = seen.expect("the cluster started");
+    assert_eq!(lab_leftovers(&tag), Vec::<String>::new());
+    assert!(eventually(Duration::from_secs(5), || pids.iter().all(|&p| !alive(p))), "servers still running");
+    assert!(!home.exists());
+}
+
+#[test]
+fn a_node_that_cannot_start_is_named_and_nothing_stays() {
+    let c = ClusterHome::new();
+    // A server option no server knows: node 0 fails, after its namespace and cgroup exist.
+    let err = c
+        .start(&["--replicas", "1", "--node-cpus", "0.2", "--set", "no_such_server_option=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("node 0"), "{err}");
+    assert!(err.contains("unknown variable 'no_such_server_option=1'"), "the log's lines name the cause: {err}");
+    assert_eq!(lab_leftovers(&c.tag()), Vec::<String>::new());
+    assert!(c.cluster().nodes.iter().all(|n| n.state == State::Stopped));
+
+    // Node 1's port taken: node 0 is up when node 1 fails, and is stopped again.
+    let _taken = std::net::TcpListener::bind(("127.0.0.1", c.base_port + 1)).unwrap();
+    let err = c.start(&["--replicas", "1"]).unwrap_err().to_string();
+    assert!(err.contains(&format!("port {} on 127.0.0.1 is in use", c.base_port + 1)), "{err}");
+    let after = c.cluster();
+    assert_eq!(after.nodes.len(), 1, "node 1 never got as far as its datadir");
+    let log = std::fs::read_to_string(&after.nodes[0].error_log).unwrap();
+    assert!(log.contains("ready for connections"), "node 0 had started");
+    assert_eq!(after.nodes[0].state, State::Stopped, "node 0 was left running");
+}
+
+#[test]
+fn cluster_flags_are_checked_before_anything_starts() {
+    let c = ClusterHome::new();
+    for (args, says) in [
+        (&["cluster", "start"][..], "say which cluster"),
+        (&["cluster", "start", "--galera"][..], "--galera needs --nodes"),
+        (&["cluster", "start", "--nodes", "3"][..], "add --galera"),
+        (&["cluster", "start", "--galera", "--nodes", "0"][..], "from 1 to 32"),
+        (&["cluster", "start", "--galera", "--nodes", "2", "--replicas", "1"][..], "choose one"),
+        (&["cluster", "start", "--replicas", "1", "--link-delay", "fast"][..], "not a duration"),
+        (&["cluster", "start", "--replicas", "1", "--link-jitter", "1ms"][..], "needs --link-delay"),
+        (&["cluster", "start", "--replicas", "2", "--node-cpus", "64"][..], "more than this host's"),
+        (&["cluster", "start", "--replicas", "1", "--base-port", "65500"][..], "--base-port 65500"),
+    ] {
+        match c.sizeup(args) {
+            Err(sizeup::Error::Usage(m)) => assert!(m.contains(says), "{args:?}: {m}"),
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+    assert!(Cluster::load(c.path()).unwrap().is_none(), "nothing was started or remembered");
+}
