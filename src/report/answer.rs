@@ -120,6 +120,9 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     if binlog_on && fact("sync_binlog").as_deref() == Some("0") {
         w.push("non-durable: sync_binlog=0 with the binary log on".into());
     }
+    if let Some(lab) = fact("lab").filter(|l| l.starts_with("emulated")) {
+        w.push(format!("lab node: {lab}, not a separate server"));
+    }
     if let Some(os) = doc.summary.as_ref().and_then(|s| s.os.as_ref()) {
         if os.watts.is_some() && os.power_source != "measured" {
             w.push(format!("watts are {} (not measured)", os.power_source));
@@ -247,5 +250,10 @@ mod tests {
         assert!(w[0].contains("innodb_flush_log_at_trx_commit=2") && w[1].contains("sync_binlog=0"), "{w:?}");
         doc.config.server.insert("log_bin".into(), "OFF".into());
         assert_eq!(config_warnings(&doc).len(), 1, "sync_binlog does not matter without a binary log");
+        // A lab node's figures are emulated; a node outside the lab is not flagged.
+        doc.config.server.insert("lab".into(), "not emulated".into());
+        assert_eq!(config_warnings(&doc).len(), 1);
+        doc.config.server.insert("lab".into(), "emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
+        assert!(config_warnings(&doc)[1].contains("emulated (node CPU quota 0.4"), "{:?}", config_warnings(&doc));
     }
 }

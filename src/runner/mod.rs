@@ -53,6 +53,13 @@ pub fn measure(
     let kind = workload.kind();
     let (target, instance) = resolve_target(manager, &place, kind.default_database())?;
     spec.watch_instance(instance.as_ref());
+    // A node of this state directory's managed cluster: its CPU is watched, and a lab
+    // node's result says it was emulated.
+    let node = cluster_node(manager, &target);
+    if let Some(n) = &node {
+        spec.server_pid = n.pid;
+    }
+    let emulated = node.as_ref().and_then(|n| n.lab.as_ref()).map(|l| l.label());
     let cold = instance.as_ref().and_then(|i| i.cold_note());
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
         eprintln!("{note}");
@@ -78,7 +85,14 @@ pub fn measure(
         options: ready.options(),
         run: spec.clone(),
         target: serde_json::from_value(serde_json::to_value(&target).expect("serialisable")).unwrap_or_default(),
-        server: server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default(),
+        server: {
+            let mut facts: BTreeMap<String, serde_json::Value> =
+                server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
+            if let Some(label) = &emulated {
+                facts.insert("lab".into(), label.clone().into());
+            }
+            facts
+        },
         host: monitor::host_facts(),
     };
     let store = store::Store::open(results)?;
@@ -325,6 +339,16 @@ fn raise_open_files_limit() {
 /// file or the environment, as the mysql client reads them), or else managed instance
 /// N (started with default settings if it is instance 0 and not running). Also returns
 /// the managed instance, when sizeup manages it, to measure its CPU and its disk.
+/// The managed cluster node `target` names (by socket, or by host and port), if any.
+fn cluster_node(manager: &Manager, target: &Target) -> Option<crate::server::cluster::Node> {
+    let cluster = crate::server::cluster::Cluster::load(manager.home()).ok()??;
+    cluster.nodes.into_iter().find(|n| match (&target.socket, &n.socket) {
+        (Some(a), Some(b)) => a == b,
+        (Some(_), None) => false,
+        (None, _) => n.host == target.host && n.port == target.port,
+    })
+}
+
 pub fn resolve_target(
     manager: &Manager,
     given: &TargetArgs,

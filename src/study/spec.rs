@@ -346,12 +346,8 @@ impl StudySpec {
                 }
                 None => self.scale.targets.len(),
             };
-            if nodes == 0 {
-                return Err("a scale-out study needs the cluster's nodes: --target HOST:PORT (node 0 first), \
-                            or a [cluster] section (a managed cluster)"
-                    .into());
-            }
-            if most as usize > nodes {
+            // No nodes named: the state directory's running cluster, checked when run.
+            if nodes > 0 && most as usize > nodes {
                 return Err(format!("levels go up to {most} nodes but the cluster has only {nodes}"));
             }
             if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
