@@ -8,6 +8,7 @@ use crate::options::RunOptions;
 use crate::plan::{self, RunRequest};
 use crate::result::RunDocument;
 use crate::runner::{self, Print};
+use crate::server::cluster::ClusterSpec;
 use crate::server::Manager;
 use crate::stats::Interval;
 use crate::store::{StepRow, Store};
@@ -43,11 +44,13 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
 
 /// A scale-out study's nodes: its own managed cluster (`[cluster]`, started or resized
 /// unless one like it runs), the state directory's running cluster when no targets
-/// are given, else the targets as given. Returns the spec to run, targets filled in.
-fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error> {
-    use crate::server::cluster::{Cluster, ClusterKind, ClusterSpec, LabSpec};
+/// are given, else the targets as given. Returns the spec to run, targets filled in,
+/// and for a managed cluster how to start it (each level resizes it to its node count,
+/// so N nodes are a cluster of N, not N loaded nodes of a larger one).
+fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<ClusterSpec>), Error> {
+    use crate::server::cluster::{Cluster, ClusterKind, LabSpec};
     if spec.kind != Kind::ScaleOut || !spec.scale.targets.is_empty() {
-        return Ok(spec.clone());
+        return Ok((spec.clone(), None));
     }
     let home = site.manager.home();
     let cluster = match &spec.cluster {
@@ -97,14 +100,21 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error> {
         })
         .collect();
     resolved.validate().map_err(Error::Usage)?;
-    Ok(resolved)
+    let again = ClusterSpec {
+        kind: cluster.kind,
+        nodes: cluster.nodes.len() as u32,
+        settings: cluster.settings.clone(),
+        base_port: None,
+        lab: cluster.lab.clone(),
+    };
+    Ok((resolved, Some(again)))
 }
 
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
     let stored_spec = spec;
-    let resolved = resolve_nodes(site, spec)?;
+    let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
     let store = Store::open(results)?;
     let levels = spec.levels.resolve().map_err(Error::Usage)?;
@@ -184,7 +194,15 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 };
                 let (docs, ended) = match spec.kind {
                     Kind::Sweep => sweep_step(site, spec, series, level, &show)?,
-                    Kind::Scale | Kind::ScaleOut => scale_step(site, spec, series, level, &show)?,
+                    Kind::Scale => scale_step(site, spec, series, level, &show)?,
+                    Kind::ScaleOut => {
+                        if let Some(c) = &cluster {
+                            say(format!("resizing the cluster to {level} node(s)"));
+                            let sized = ClusterSpec { nodes: level, ..c.clone() };
+                            crate::server::cluster::Cluster::start(site.manager.home(), &sized)?;
+                        }
+                        scale_step(site, spec, series, level, &show)?
+                    }
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
                 // A step whose server was lost measured an outage, not capacity:
