@@ -397,3 +397,118 @@ fn cluster_flags_are_checked_before_anything_starts() {
     }
     assert!(Cluster::load(c.path()).unwrap().is_none(), "nothing was started or remembered");
 }
+
+/// The study engine on a real cluster: `sizeup scale-out` over 1..3 Galera nodes
+/// resizes the cluster per level, stores e(N) for each count, counts certification
+/// conflicts, and `sizeup size --efficiency measured` sizes from it.
+#[test]
+fn a_scale_out_study_over_one_to_three_galera_nodes_stores_e_of_n() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--galera", "--nodes", "3"]).unwrap(), 0);
+    assert_eq!(
+        c.sizeup(&[
+            "scale-out",
+            "oltp_read_write",
+            "--nodes",
+            "1..3",
+            "--threads-per-node",
+            "2",
+            "--step-time",
+            "2",
+            "--warmup",
+            "1",
+            "--tables",
+            "1",
+            "--table-size",
+            "1000",
+        ])
+        .unwrap(),
+        0
+    );
+    let store = sizeup::store::Store::open(&c.path().join("results.db")).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    assert_eq!((row.kind.as_str(), row.status.as_str()), ("scale-out", "completed"));
+    let series: Vec<sizeup::study::figures::SeriesResult> =
+        serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
+    let e = &series[0].efficiency;
+    assert_eq!(e.iter().map(|m| m.nodes).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(e[0].e, 1.0);
+    for m in e {
+        assert!(m.e > 0.0 && m.low <= m.e && m.e <= m.high, "{m:?}");
+    }
+    for (step, n) in row.steps.iter().zip(1..) {
+        // One client group per node, each against its own node, the cluster n nodes big.
+        let runs: Vec<_> = step.runs.iter().map(|&id| store.load_run(id).unwrap()).collect();
+        assert_eq!(runs.len(), n);
+        let ports: std::collections::BTreeSet<String> =
+            runs.iter().map(|r| format!("{:?}{}", r.config.target.socket, r.config.target.port)).collect();
+        assert_eq!(ports.len(), n);
+        for r in &runs {
+            assert_eq!(r.config.server_fact("wsrep_on").as_deref(), Some("ON"));
+            assert!(r.summary.as_ref().unwrap().conflicts.is_some(), "Galera conflicts are counted");
+            // The node's own server process was watched.
+            assert!(r.summary.as_ref().unwrap().os.as_ref().unwrap().server_cores.is_some());
+        }
+    }
+    let sid = format!("s{}", row.id);
+    assert_eq!(c.sizeup(&["size", "--target-tps", "500", "--from", &sid, "--efficiency", "measured"]).unwrap(), 0);
+}
+
+/// The read/write split on a primary and two replicas: the replicas take the reads
+/// (their own statement counters say so), the primary the writes, and each replica's
+/// lag is sampled every interval.
+#[test]
+fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--replicas", "2"]).unwrap(), 0);
+    let cluster = c.cluster();
+    let selects = |n: &Node| sql(n, &["SHOW GLOBAL STATUS LIKE 'Com_select'"])[0].parse::<u64>().unwrap();
+    let counters =
+        |name: &str, n: &Node| sql(n, &[&format!("SHOW GLOBAL STATUS LIKE '{name}'")])[0].parse::<u64>().unwrap();
+    let before: Vec<u64> = cluster.nodes.iter().map(selects).collect();
+    let updates_before = counters("Com_update", &cluster.nodes[0]);
+    assert_eq!(
+        c.sizeup(&[
+            "scale-out",
+            "oltp_read_only",
+            "--nodes",
+            "3",
+            "--route",
+            "split",
+            "--threads-per-node",
+            "2",
+            "--write-threads",
+            "1",
+            "--step-time",
+            "3",
+            "--warmup",
+            "1",
+            "--tables",
+            "1",
+            "--table-size",
+            "1000",
+            "--stop-when",
+            "lag>30s",
+        ])
+        .unwrap(),
+        0
+    );
+    let cluster = c.cluster();
+    let after: Vec<u64> = cluster.nodes.iter().map(selects).collect();
+    // oltp_read_only runs 14 SELECTs per transaction: thousands on each replica.
+    for i in 1..3 {
+        assert!(after[i] - before[i] > 1000, "replica {i}: {} -> {}", before[i], after[i]);
+    }
+    assert!(counters("Com_update", &cluster.nodes[0]) > updates_before, "writes went to the primary");
+    let store = sizeup::store::Store::open(&c.path().join("results.db")).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    let runs: Vec<_> = row.steps[0].runs.iter().map(|&id| store.load_run(id).unwrap()).collect();
+    let workloads: Vec<&str> = runs.iter().map(|r| r.config.workload.as_str()).collect();
+    assert_eq!(workloads.iter().filter(|w| **w == "oltp_write_only").count(), 1);
+    assert_eq!(workloads.iter().filter(|w| **w == "oltp_read_only").count(), 2);
+    for r in runs.iter().filter(|r| r.config.workload == "oltp_read_only") {
+        let s = r.summary.as_ref().unwrap();
+        assert!(s.max_lag_s.is_some_and(|l| l >= 0.0), "lag recorded: {:?}", s.max_lag_s);
+        assert!(r.intervals.iter().any(|iv| iv.lag_s.is_some()), "lag sampled per interval");
+    }
+}
