@@ -412,6 +412,11 @@ impl Network {
         Ok(net)
     }
 
+    /// Whether its switch namespace is still there.
+    pub fn exists(&self) -> bool {
+        Path::new("/run/netns").join(self.names.switch_ns()).exists()
+    }
+
     /// Creates node `index`'s namespace and its link to the switch, with netem on both
     /// ends when a delay is asked. Returns the namespace and what was not applied.
     pub fn add_node(&self, index: u32, spec: &LabSpec) -> Result<(String, Vec<String>), String> {
@@ -733,8 +738,7 @@ mod tests {
             no_netns: Some("not root: nodes share the host's network (no namespaces, no link delay)".into()),
             cpu: Err("not root: no CPU quota (cgroups need root)".into()),
         };
-        let spec =
-            LabSpec { node_cpus: Some(0.4), link_delay_ms: Some(0.2), link_jitter_ms: None, client_cpus: 1.0 };
+        let spec = LabSpec { node_cpus: Some(0.4), link_delay_ms: Some(0.2), link_jitter_ms: None, client_cpus: 1.0 };
         let why = host.no_netns.clone().unwrap();
         let (placement, lab) = place_node(&host, &Names::new(Path::new("/s")), Err(&why), &spec, 0).unwrap();
         assert_eq!(placement, Placement::default());
