@@ -412,6 +412,11 @@ impl Network {
         Ok(net)
     }
 
+    /// Whether its switch namespace is still there.
+    pub fn exists(&self) -> bool {
+        Path::new("/run/netns").join(self.names.switch_ns()).exists()
+    }
+
     /// Creates node `index`'s namespace and its link to the switch, with netem on both
     /// ends when a delay is asked. Returns the namespace and what was not applied.
     pub fn add_node(&self, index: u32, spec: &LabSpec) -> Result<(String, Vec<String>), String> {

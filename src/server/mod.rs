@@ -148,7 +148,11 @@ impl Instance {
             std::fs::write(self.option_file(), text)
                 .map_err(|e| ServerError::State(format!("cannot write {}: {e}", self.option_file().display())))
         };
-        if !self.role_options.is_empty() && !self.datadir().join("mysql").exists() {
+        if self.role_options.is_empty() {
+            write(option_file(self))?;
+            return ensure_datadir(self);
+        }
+        if !self.datadir().join("mysql").exists() {
             write(option_file(&Instance { role_options: Vec::new(), ..self.clone() }))?;
         }
         ensure_datadir(self)?;

@@ -641,9 +641,13 @@ fn ports(base: u16, index: u32) -> (u16, GaleraPorts) {
 
 /// The lab's network: made now if the lab wants one and has none, or why not.
 fn ensure_network(home: &Path, state: &mut ClusterFile, host: &lab::Host) -> Result<(), String> {
-    if state.network.is_some() {
-        return Ok(());
+    match &state.network {
+        Some(n) if n.exists() => return Ok(()),
+        // Gone behind sizeup's back (a reboot empties /run/netns): made again below.
+        Some(n) => n.destroy(),
+        None => {}
     }
+    state.network = None;
     if let Some(why) = &host.no_netns {
         return Err(why.clone());
     }
