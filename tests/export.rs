@@ -107,7 +107,9 @@ fn study_exports_match_their_fixtures() {
             client_cores: 0.3,
             ..Default::default()
         }),
-        instances: vec![InstanceFigures { run: 1, throughput: x, latency_avg_ms: r }],
+        instances: vec![InstanceFigures { run: 1, throughput: x, latency_avg_ms: r, server_cores: None }],
+        max_lag_s: None,
+        conflicts: None,
         notes: vec![],
     };
     let steps = vec![(1, step(500.0, 2.0, 10.0)), (2, step(900.0, 2.2, 5.0)), (4, step(910.0, 4.4, 2.0))];

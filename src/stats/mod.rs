@@ -339,6 +339,12 @@ pub enum CpuScope {
     Group,
 }
 
+impl CpuScope {
+    fn is_process(&self) -> bool {
+        *self == CpuScope::Process
+    }
+}
+
 /// The steady-state result of a run (warm-up excluded).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -361,7 +367,7 @@ pub struct Summary {
     /// What the client CPU counts: the whole process, or (several client groups in one
     /// process, as in scale studies) this group's own threads. Earlier releases stored
     /// the process's for every group: they read as `process`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "CpuScope::is_process")]
     pub client_cpu_scope: CpuScope,
     /// A group's: the whole process's CPU per this group's transaction, to compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
