@@ -146,6 +146,16 @@ pub fn measure(
         }
     };
     kind.add_figures(&mut outcome.summary);
+    // A lab node is held to its CPU quota: when it ran at the quota, that is its limit,
+    // not a client starving it (the host-wide load-generator test cannot see quotas).
+    let quota = node.as_ref().and_then(|n| n.lab.as_ref()).and_then(|l| l.cpu_quota);
+    let busy = outcome.summary.os.as_ref().and_then(|o| o.server_cores);
+    if let (Some(q), Some(b)) = (quota, busy) {
+        if b >= 0.8 * q {
+            outcome.summary.notes.retain(|n| !n.starts_with(monitor::os::LOAD_GENERATOR));
+            outcome.summary.notes.push(format!("the node ran at its CPU quota ({b:.2} of {q} cores)"));
+        }
+    }
     if let Some(before) = conflicts_before {
         // Galera: the node's certification conflicts over the run (warm-up included).
         let after = runtime(1)?.block_on(async {
