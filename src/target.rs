@@ -627,13 +627,10 @@ pub async fn replication_lag(conn: &mut Conn) -> Option<Option<f64>> {
 }
 
 /// Galera's certification conflicts so far on this node: local certification
-/// failures plus brute-force aborts (None: not a Galera node).
+/// failures plus brute-force aborts (None: the counters cannot be read).
 pub async fn galera_conflicts(conn: &mut Conn) -> Option<u64> {
-    let rows: Vec<(String, String)> = conn
-        .query("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')")
-        .await
-        .ok()?;
-    (!rows.is_empty()).then(|| rows.iter().filter_map(|(_, v)| v.parse::<u64>().ok()).sum())
+    let c = crate::server::cluster::galera_conflicts_on(conn).await.ok()?;
+    Some(c.cert_failures + c.bf_aborts)
 }
 
 #[cfg(test)]

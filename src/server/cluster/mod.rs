@@ -339,13 +339,7 @@ pub async fn galera_conflicts(node: &Node) -> Result<Conflicts, String> {
 /// MySQL 8.4's `SHOW REPLICA STATUS` (Seconds_Behind_Source), for servers sizeup does
 /// not manage. `None`: not a replica, or its SQL thread is not running.
 pub async fn replica_lag_on(conn: &mut Conn) -> Result<Option<f64>, mysql_async::Error> {
-    let rows: Vec<mysql_async::Row> = match conn.query("SHOW REPLICA STATUS").await {
-        Ok(r) => r,
-        Err(mysql_async::Error::Server(_)) => conn.query("SHOW SLAVE STATUS").await?,
-        Err(e) => return Err(e),
-    };
-    let Some(row) = rows.first() else { return Ok(None) };
-    Ok(column(row, &["Seconds_Behind_Master", "Seconds_Behind_Source"]).and_then(|v| v.parse().ok()))
+    Ok(crate::target::replication_lag(conn).await.flatten())
 }
 
 /// Galera's conflict counters on any connection (zeros where wsrep is not loaded).
