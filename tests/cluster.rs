@@ -398,6 +398,11 @@ fn cluster_flags_are_checked_before_anything_starts() {
     assert!(Cluster::load(c.path()).unwrap().is_none(), "nothing was started or remembered");
 }
 
+/// A command line's words.
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// The study engine on a real cluster: `sizeup scale-out` over 1..3 Galera nodes
 /// resizes the cluster per level, stores e(N) for each count, counts certification
 /// conflicts, and `sizeup size --efficiency measured` sizes from it.
@@ -406,22 +411,7 @@ fn a_scale_out_study_over_one_to_three_galera_nodes_stores_e_of_n() {
     let c = ClusterHome::new();
     assert_eq!(c.start(&["--galera", "--nodes", "3"]).unwrap(), 0);
     assert_eq!(
-        c.sizeup(&[
-            "scale-out",
-            "oltp_read_write",
-            "--nodes",
-            "1..3",
-            "--threads-per-node",
-            "2",
-            "--step-time",
-            "2",
-            "--warmup",
-            "1",
-            "--tables",
-            "1",
-            "--table-size",
-            "1000",
-        ])
+        c.sizeup(&words("scale-out oltp_read_write --nodes 1..3 --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000"))
         .unwrap(),
         0
     );
@@ -471,28 +461,7 @@ fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
     let before: Vec<u64> = cluster.nodes.iter().map(selects).collect();
     let updates_before = counters("Com_update", &cluster.nodes[0]);
     assert_eq!(
-        c.sizeup(&[
-            "scale-out",
-            "oltp_read_only",
-            "--nodes",
-            "3",
-            "--route",
-            "split",
-            "--threads-per-node",
-            "2",
-            "--write-threads",
-            "1",
-            "--step-time",
-            "3",
-            "--warmup",
-            "1",
-            "--tables",
-            "1",
-            "--table-size",
-            "1000",
-            "--stop-when",
-            "lag>30s",
-        ])
+        c.sizeup(&words("scale-out oltp_read_only --nodes 3 --route split --threads-per-node 2 --write-threads 1 --step-time 3 --warmup 1 --tables 1 --table-size 1000 --stop-when lag>30s"))
         .unwrap(),
         0
     );
