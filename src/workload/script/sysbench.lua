@@ -1,0 +1,343 @@
+-- sizeup's implementation of the sysbench 1.0.20 Lua API that scripts use, over the
+-- Rust primitives passed in as `raw` (src/workload/script/sql.rs and state.rs). It
+-- follows sysbench's documented behaviour; the code is sizeup's own. Loaded into every
+-- Lua state before the script.
+--
+-- Every SQL primitive that waits for the server is an async Rust function: when it
+-- waits, the coroutine running the script yields to sizeup's worker loop, so many
+-- scripts share one client thread and none blocks it.
+
+local raw = ...
+local ffi = require("ffi")
+local type, error, select, setmetatable, tostring, unpack = type, error, select, setmetatable, tostring, unpack
+local format = string.format
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.hooks = {}
+
+-- Command line ---------------------------------------------------------------------
+-- sizeup reads sysbench.cmdline.options itself, before any state runs the script.
+
+local cmdline = sysbench.cmdline
+cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE, cmdline.ARG_MAX = 4, 5, 6, 7, 8
+cmdline.PARALLEL_COMMAND = true
+
+function cmdline.read_cmdline_options()
+   return true
+end
+
+function cmdline.command_defined(name)
+   local commands = cmdline.commands
+   return type(commands) == "table" and commands[name] ~= nil and commands[name][1] ~= nil
+end
+
+function cmdline.command_parallel(name)
+   return cmdline.command_defined(name) and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+-- A command succeeds unless its function returns false (nil counts as success).
+function cmdline.call_command(name)
+   if not cmdline.command_defined(name) then
+      return false
+   end
+   local rc = cmdline.commands[name][1]()
+   if rc == nil then
+      return true
+   end
+   return rc and true or false
+end
+
+cmdline.print_test_options = raw.print_options
+
+-- Reports: sizeup prints and stores its own; these exist so scripts that name them load.
+local function no_report() end
+sysbench.report_default, sysbench.report_csv, sysbench.report_json = no_report, no_report, no_report
+
+-- Random numbers: sysbench's algorithms, in Rust (src/random.rs) ----------------------
+
+sysbench.rand = {
+   default = raw.default,
+   uniform = raw.uniform,
+   gaussian = raw.gaussian,
+   special = raw.special,
+   pareto = raw.pareto,
+   zipfian = raw.zipfian,
+   unique = raw.unique,
+   string = raw.string,
+   varstring = raw.varstring,
+   uniform_double = raw.uniform_double,
+}
+
+-- sysbench returns a uint64_t cdata; so does this.
+function sysbench.rand.uniform_uint64()
+   local hi, lo = raw.uint64_parts()
+   return ffi.cast("uint64_t", hi) * 4294967296ULL + lo
+end
+
+-- SQL ------------------------------------------------------------------------------
+
+local sql = {
+   type = {
+      NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+      TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+   },
+   error = { NONE = 0, IGNORABLE = 1, FATAL = 2 },
+}
+sysbench.sql = sql
+local T = sql.type
+
+-- A failed statement, as sysbench raises it: errors sizeup retries (deadlocks, lock
+-- wait timeouts, --mysql-ignore-errors, a lost connection) and those the script's
+-- sql_error_ignorable hook accepts restart the event with an error table the script
+-- may catch; anything else is a message naming the script's line. `level` counts the
+-- frames up to the script (this function is 1).
+local function raise(con, err, query, level)
+   local desc = {
+      connection = con, query = query,
+      sql_errno = err.errno, sql_state = err.state, sql_errmsg = err.message,
+   }
+   local hook = sysbench.hooks.sql_error_ignorable
+   if err.class ~= "fatal" or (type(hook) == "function" and hook(desc) and raw.ignorable()) then
+      desc.errcode = sysbench.error.RESTART_EVENT
+      error(desc, level)
+   end
+   error(format("SQL error, errno = %d, state = '%s': %s", err.errno, err.state, err.message), level)
+end
+
+local Connection = {}
+Connection.__index = Connection
+Connection.__tostring = function() return "<sql_connection>" end
+
+local Statement = {}
+Statement.__index = Statement
+Statement.__tostring = function() return "<sql_statement>" end
+
+local Param = {}
+Param.__index = Param
+Param.__tostring = function() return "<sql_param>" end
+
+local Driver = {}
+Driver.__index = Driver
+Driver.__tostring = function() return "<sql_driver>" end
+
+function sql.driver(name)
+   if name ~= nil and name ~= "mysql" then
+      error("failed to initialize the DB driver: sizeup speaks the MySQL protocol only", 2)
+   end
+   return setmetatable({}, Driver)
+end
+
+function Driver:connect()
+   local handle, err = raw.connect()
+   if handle == nil then
+      error("connection creation failed: " .. err, 2)
+   end
+   return setmetatable({ _h = handle }, Connection)
+end
+
+function Driver:name()
+   return "mysql"
+end
+
+function Connection:disconnect()
+   raw.disconnect(self._h)
+   return true
+end
+
+function Connection:reconnect()
+   local err = raw.reconnect(self._h)
+   if err then
+      error("reconnect failed: " .. err, 2)
+   end
+   return true
+end
+
+-- Returns a result set for statements that return rows, nil for the others.
+function Connection:query(query)
+   local rs, err = raw.query(self._h, query)
+   if err then
+      raise(self, err, query, 3)
+   end
+   return rs
+end
+
+-- The first row's values, or nil.
+function Connection:query_row(query)
+   local rs, err = raw.query(self._h, query)
+   if err then
+      raise(self, err, query, 3)
+   end
+   if rs == nil or rs.nrows == 0 then
+      return nil
+   end
+   return unpack(rs:fetch_row(), 1, rs.nfields)
+end
+
+local function bulk_failed(what, err)
+   error(format("%s failed: SQL error, errno = %d, state = '%s': %s", what, err.errno, err.state, err.message), 3)
+end
+
+function Connection:bulk_insert_init(query)
+   local problem = raw.bulk_init(self._h, query)
+   if problem then
+      error("db_bulk_insert_init() failed: " .. problem, 2)
+   end
+   return true
+end
+
+function Connection:bulk_insert_next(values)
+   local err = raw.bulk_next(self._h, values)
+   if err then
+      bulk_failed("db_bulk_insert_next()", err)
+   end
+   return true
+end
+
+function Connection:bulk_insert_done()
+   local err = raw.bulk_done(self._h)
+   if err then
+      bulk_failed("db_bulk_insert_done()", err)
+   end
+   return true
+end
+
+function Connection:prepare(query)
+   local handle, err = raw.prepare(self._h, query)
+   if err then
+      raise(self, err, query, 3)
+   end
+   return setmetatable({ _h = handle, _con = self, _sql = query, _params = {}, _n = 0 }, Statement)
+end
+
+function Statement:bind_create(btype, max_len)
+   if btype == T.TINYINT or btype == T.SMALLINT or btype == T.INT or btype == T.BIGINT then
+      return setmetatable({ type = T.BIGINT, max_len = 8 }, Param)
+   elseif btype == T.FLOAT or btype == T.DOUBLE then
+      return setmetatable({ type = T.DOUBLE, max_len = 8 }, Param)
+   elseif btype == T.CHAR or btype == T.VARCHAR then
+      return setmetatable({ type = T.VARCHAR, max_len = max_len }, Param)
+   end
+   error("Unsupported argument type: " .. tostring(btype), 2)
+end
+
+function Statement:bind_param(...)
+   local n = select("#", ...)
+   if n < 1 then
+      return nil
+   end
+   self._params, self._n = { ... }, n
+   local types = {}
+   for i = 1, n do
+      types[i] = self._params[i].type
+   end
+   raw.bind(self._h, unpack(types, 1, n))
+   return 0
+end
+
+local values = {} -- reused: one event at a time runs in a state
+function Statement:execute()
+   local p, n = self._params, self._n
+   local rs, err
+   if n == 0 then
+      rs, err = raw.execute(self._h)
+   elseif n == 1 then
+      rs, err = raw.execute(self._h, p[1].value)
+   elseif n == 2 then
+      rs, err = raw.execute(self._h, p[1].value, p[2].value)
+   else
+      for i = 1, n do
+         values[i] = p[i].value
+      end
+      rs, err = raw.execute(self._h, unpack(values, 1, n))
+   end
+   if err then
+      raise(self._con, err, self._sql, 3)
+   end
+   return rs
+end
+
+function Statement:close()
+   raw.close(self._h)
+   return 0
+end
+
+-- A bound parameter keeps its value in Lua; execute() hands the values to Rust.
+function Param:set(value)
+   if value ~= nil and self.type == T.VARCHAR then
+      value = tostring(value)
+      if #value > self.max_len then
+         value = value:sub(1, self.max_len)
+      end
+   end
+   self.value = value
+end
+
+function Param:set_rand_str(fmt)
+   if self.type ~= T.VARCHAR then
+      error("Unsupported argument type: " .. tostring(self.type), 2)
+   end
+   local s = raw.string(fmt)
+   if #s > self.max_len then
+      s = s:sub(1, self.max_len)
+   end
+   self.value = s
+end
+
+-- sysbench 0.5's API (sysbench.db, db_query() and friends) is not implemented.
+local function legacy()
+   error("sysbench 0.5's db_* API is not supported by sizeup: use sysbench.sql (sysbench 1.0's API)", 2)
+end
+sysbench.db = setmetatable({}, { __index = function() return legacy end })
+
+-- Compatibility names sysbench 1.0 keeps from earlier releases -------------------------
+
+thread_id = sysbench.tid
+test = sysbench.cmdline.script_path
+
+function sb_rnd()
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+end
+
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+
+function sb_rand_uniq(a, b)
+   a = a or 0
+   b = b or 4294967295
+   local v
+   repeat
+      v = sysbench.rand.unique()
+   until v >= a and v <= b
+   return v
+end
+
+for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_insert_init",
+   "db_bulk_insert_next", "db_bulk_insert_done", "db_prepare", "db_bind_param", "db_bind_result",
+   "db_execute", "db_store_results", "db_free_results", "db_close" }) do
+   _G[name] = legacy
+end
+
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000
+
+-- How sizeup calls the script: one protected call, its outcome as a status code and a
+-- value: 0 and what the function returned, 1 and the restart-event table, or 2 and the
+-- error message (with the script's file and line).
+local RESTART = sysbench.error.RESTART_EVENT
+return function(f, ...)
+   local ok, ret = pcall(f, ...)
+   if ok then
+      return 0, ret
+   end
+   if type(ret) == "table" and ret.errcode == RESTART then
+      return 1, ret
+   end
+   if type(ret) ~= "string" then
+      ret = "(error object is a " .. type(ret) .. " value)"
+   end
+   return 2, ret
+end
