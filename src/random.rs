@@ -416,8 +416,9 @@ pub fn sb_rand_varstr<R: RngCore + ?Sized>(out: &mut Vec<u8>, min: u32, max: u32
 }
 
 /// sysbench's `sysbench.rand.unique()`: one sequence for the whole run, shared by every
-/// thread. sysbench seeds it from libc's unseeded `random()` (draws 5 and 6, after
-/// the main thread's generator), so it is the same sequence in every sysbench run.
+/// thread, seeded as `rand_unique_seed` seeds it. sysbench draws its seed from libc's
+/// `random()` before any seed is set, and not the same way in every run (it is not
+/// reproducible there); here it comes from the run's seed.
 #[derive(Debug)]
 pub struct SharedUniqueIds {
     index: std::sync::atomic::AtomicU32,
@@ -425,11 +426,8 @@ pub struct SharedUniqueIds {
 }
 
 impl SharedUniqueIds {
-    pub fn sysbench() -> Self {
-        let mut libc = GlibcRandom::new(1);
-        for _ in 0..4 {
-            libc.next();
-        }
+    pub fn new(seed: u32) -> Self {
+        let mut libc = GlibcRandom::new(seed);
         let (index, offset) = (libc.next(), libc.next());
         SharedUniqueIds {
             index: permute(permute(index).wrapping_add(0x682f_0161)).into(),
@@ -609,7 +607,7 @@ mod tests {
 
     #[test]
     fn shared_unique_ids_do_not_repeat_across_users() {
-        let u = SharedUniqueIds::sysbench();
+        let u = SharedUniqueIds::new(5);
         let mut seen = std::collections::HashSet::new();
         for _ in 0..100_000 {
             assert!(seen.insert(u.next_id()));

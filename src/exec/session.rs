@@ -57,8 +57,11 @@ pub trait Session {
         false
     }
     /// Called once when the worker's run is over, before its connection closes (a
-    /// script's `thread_done()`), counting the statements it sends.
-    async fn finish(&mut self, _conn: &mut Conn, _queries: &mut QueryCounts) {}
+    /// script's `thread_done()`), counting the statements it sends; an error fails the
+    /// run (what was measured is kept).
+    async fn finish(&mut self, _conn: &mut Conn, _queries: &mut QueryCounts) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The worker loop's view of a workload: a session per worker.

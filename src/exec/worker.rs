@@ -284,7 +284,9 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
         }
     }
     let mut queries = QueryCounts::default();
-    session.finish(&mut conn, &mut queries).await;
+    if let Err(e) = session.finish(&mut conn, &mut queries).await {
+        shard.control.fail(e);
+    }
     shard.recorder.borrow_mut().queries.add(&queries);
     conn.close().await;
     tally

@@ -33,6 +33,7 @@ pub async fn run(
                 Ok(rt) => rt.block_on(command(&script, &name, &target, threads.max(1), rows)),
                 Err(e) => Err(format!("cannot start a runtime: {e}")),
             };
+            super::state::flush_c_stdout();
             let _ = tx.send(result);
         })
         .map_err(|e| format!("cannot start a thread for the script: {e}"))?;
@@ -51,7 +52,7 @@ async fn command(
         command: name.to_string(),
         connect: Some(target.client_options()),
         retry_on: RetryOn::default(),
-        unique: Arc::new(SharedUniqueIds::sysbench()),
+        unique: Arc::new(SharedUniqueIds::new(script.command_seed())),
         seed: script.command_seed(),
         rows,
     };

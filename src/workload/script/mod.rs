@@ -79,7 +79,7 @@ impl Script {
             command: command.into(),
             connect: None,
             retry_on: Default::default(),
-            unique: Arc::new(crate::random::SharedUniqueIds::sysbench()),
+            unique: Arc::new(crate::random::SharedUniqueIds::new(1)),
             seed: 1,
             rows: None,
         };
@@ -242,12 +242,11 @@ impl Workload for ScriptWorkload {
             // As for the built-in workloads, the database is made when missing.
             target.ensure_database().await.map_err(|e| e.to_string())?;
             commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone())).await?;
-            let rows = rows.load(std::sync::atomic::Ordering::Relaxed);
-            Ok(format!(
-                "{} prepared in {:.1} s ({rows} rows through bulk inserts)",
-                self.script.path,
-                started.elapsed().as_secs_f64()
-            ))
+            let rows = match rows.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => String::new(),
+                n => format!(", {n} rows through bulk inserts"),
+            };
+            Ok(format!("{} prepared in {:.1} s{rows}", self.script.path, started.elapsed().as_secs_f64()))
         })
     }
     fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {

@@ -149,6 +149,12 @@ impl Session for ScriptSession {
             Outcome::Returned(v) => {
                 // sysbench's thread stops when event() returns anything but nil or false.
                 self.done = !matches!(v, Value::Nil | Value::Boolean(false));
+                if !self.done {
+                    // sysbench's latency histogram takes one number from the thread's
+                    // generator after each event (sb_histogram_update picks a slot): so
+                    // does this, so the script's next numbers are the ones sysbench draws.
+                    rand::RngCore::next_u64(&mut *state.ctx.rng.borrow_mut());
+                }
                 Ok(Done { ty: 0, rolled_back: false })
             }
             Outcome::Restart(desc) => {
@@ -177,18 +183,15 @@ impl Session for ScriptSession {
         self.done
     }
 
-    async fn finish(&mut self, conn: &mut Conn, q: &mut QueryCounts) {
-        let Ok(state) = &self.state else { return };
-        if !self.started {
-            return;
-        }
-        let Some(done) = state.function("thread_done") else { return };
+    async fn finish(&mut self, conn: &mut Conn, q: &mut QueryCounts) -> Result<(), String> {
+        let Ok(state) = &self.state else { return Ok(()) };
+        let Some(done) = state.function("thread_done").filter(|_| self.started) else { return Ok(()) };
         let outcome = Self::lent(&self.slot, conn, state.call(&done, self.tid)).await;
         q.add(&state.ctx.take_counts());
         match outcome {
-            Outcome::Returned(_) => {}
-            Outcome::Restart(_) => eprintln!("warning: thread_done failed: {}", state.restart_message()),
-            Outcome::Failed(m) => eprintln!("warning: thread_done failed: {m}"),
+            Outcome::Returned(_) => Ok(()),
+            Outcome::Restart(_) => Err(format!("thread_done: {}", state.restart_message())),
+            Outcome::Failed(m) => Err(format!("thread_done: {m}")),
         }
     }
 }
@@ -212,7 +215,7 @@ impl Runnable for ScriptRun {
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String> {
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
-        let unique = Arc::new(SharedUniqueIds::sysbench());
+        let unique = Arc::new(SharedUniqueIds::new(spec.seed as u32));
         let env = Env {
             opt: opt.clone(),
             command: "run".into(),
@@ -248,7 +251,9 @@ impl Runnable for ScriptRun {
             seed: spec.seed as u32,
         };
         let result = crate::exec::run(Arc::new(sessions), target, spec, on_interval);
-        call_main(&rt, &main, "done")?;
+        let done = call_main(&rt, &main, "done");
+        super::state::flush_c_stdout();
+        done?;
         result
     }
 }

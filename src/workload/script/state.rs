@@ -74,6 +74,12 @@ impl Ctx {
     }
 }
 
+/// Writes out what scripts wrote with `io.write` (C's buffered stdout).
+pub fn flush_c_stdout() {
+    // SAFETY: fflush(NULL) flushes every C output stream; no pointer is dereferenced.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+}
+
 /// A state with the script loaded.
 pub struct State {
     pub lua: Lua,
@@ -271,6 +277,15 @@ fn setup(lua: &Lua, script: &Script, env: &Env, tid: u32, ctx: &Rc<Ctx>) -> mlua
     }
     sysbench.set("opt", opt)?;
     lua.globals().set("sysbench", sysbench)?;
+    // print() through Rust's stdout, so a script's lines and sizeup's keep their order.
+    lua.globals().set(
+        "print",
+        lua.create_function(|_, args: MultiValue| {
+            let line: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_default()).collect();
+            println!("{}", line.join("\t"));
+            Ok(())
+        })?,
+    )?;
 
     let raw = lua.create_table()?;
     install_rand(lua, &raw, ctx)?;
