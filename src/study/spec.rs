@@ -301,9 +301,9 @@ impl StudySpec {
     /// Split-data share of one of `n` instances: the workload's data-size option
     /// (warehouses, or rows per table) divided by `n`.
     pub fn split_share(&self, workload: &str, n: u32) -> Result<u32, String> {
-        let size = workload::kind(workload)?
-            .data_size()
-            .ok_or_else(|| format!("split: {workload} sizes its own data, which sizeup cannot divide over instances"))?;
+        let size = workload::kind(workload)?.data_size().ok_or_else(|| {
+            format!("split: {workload} sizes its own data, which sizeup cannot divide over instances")
+        })?;
         let key = size.option;
         let options = serde_json::to_value(RunOptions::from_map(&self.options)?).expect("serialisable");
         let total = options.get(key).and_then(|v| v.as_u64()).map_or(size.default, |v| v as u32);

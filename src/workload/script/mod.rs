@@ -116,7 +116,12 @@ pub fn option_defs(path: &str, command: &str) -> Result<Vec<OptionDef>, String> 
 }
 
 /// `sysbench.opt`: the script's options, then sysbench's own with sizeup's values.
-fn opt_table(script: &Script, threads: u32, spec: Option<&RunSpec>, target: Option<&Target>) -> Vec<(String, OptValue)> {
+fn opt_table(
+    script: &Script,
+    threads: u32,
+    spec: Option<&RunSpec>,
+    target: Option<&Target>,
+) -> Vec<(String, OptValue)> {
     use OptValue::{Bool, List, Number, Text};
     let secs = |d: Option<std::time::Duration>| Number(d.map_or(0.0, |d| d.as_secs_f64()));
     let o = &script.workload_args.oltp;

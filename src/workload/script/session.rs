@@ -164,7 +164,11 @@ impl Session for ScriptSession {
                     Some(f) => (f.error(), f.class),
                     // The script raised the restart itself.
                     None => (
-                        Error::Server { code: 0, state: "HY000".into(), message: "the script restarted the event".into() },
+                        Error::Server {
+                            code: 0,
+                            state: "HY000".into(),
+                            message: "the script restarted the event".into(),
+                        },
                         ErrorClass::Retry,
                     ),
                 };

@@ -272,7 +272,9 @@ impl Bound {
         Ok(match (v, ty) {
             (Value::Nil, _) => Bound::Null,
             (Value::String(s), VARCHAR) => Bound::Bytes(s.as_bytes()),
-            (v, VARCHAR) => return Err(mlua::Error::runtime(format!("a {} value for a string parameter", v.type_name()))),
+            (v, VARCHAR) => {
+                return Err(mlua::Error::runtime(format!("a {} value for a string parameter", v.type_name())))
+            }
             (v, DOUBLE) => Bound::Float(number(&v).ok_or_else(|| bad_number(&v))?),
             (v, _) => Bound::Int(number(&v).ok_or_else(|| bad_number(&v))? as i64),
         })

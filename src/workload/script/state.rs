@@ -351,10 +351,7 @@ fn install_rand(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     let c = ctx.clone();
     raw.set("unique", lua.create_function(move |_, ()| Ok(c.unique.next_id() as f64))?)?;
     let c = ctx.clone();
-    raw.set(
-        "uniform_double",
-        lua.create_function(move |_, ()| Ok(random::unit_double(&mut *c.rng.borrow_mut())))?,
-    )?;
+    raw.set("uniform_double", lua.create_function(move |_, ()| Ok(random::unit_double(&mut *c.rng.borrow_mut())))?)?;
     let c = ctx.clone();
     raw.set(
         "uint64_parts",
