@@ -68,13 +68,13 @@ const SCRIPT_COMMANDS: [(&str, &str); 7] = [
     ("help", "help"),
 ];
 
+/// The arguments for clap, and the script's options when the workload is a script.
+type ScriptSplit = (Vec<std::ffi::OsString>, Option<BTreeMap<String, String>>);
+
 /// When the workload is a Lua script, its own options (`--table-size=5` for a script
 /// that defines `table_size`) taken out of the arguments, as sysbench reads them after
 /// loading the script; `--help` (or sysbench's `help` command) lists them first.
-fn script_options(
-    args: Vec<std::ffi::OsString>,
-    subcommands: &[&str],
-) -> Result<(Vec<std::ffi::OsString>, Option<BTreeMap<String, String>>), String> {
+fn script_options(args: Vec<std::ffi::OsString>, subcommands: &[&str]) -> Result<ScriptSplit, String> {
     let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
         return Ok((args, None));
     };

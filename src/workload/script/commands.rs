@@ -73,7 +73,7 @@ async fn command(
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
         return Err(format!("{} has no {name} command", script.path));
     };
-    match main.call(&f, ()).await {
+    match main.call(&f, mlua::Value::Nil).await {
         Outcome::Returned(_) => Ok(()),
         Outcome::Restart(_) => Err(main.restart_message()),
         Outcome::Failed(m) => Err(m),

@@ -265,7 +265,7 @@ impl Runnable for ScriptRun {
 /// Calls the script's global `name()` in the main state, if it defines one.
 fn call_main(rt: &tokio::runtime::Runtime, main: &State, name: &str) -> Result<(), String> {
     let Some(f): Option<Function> = main.function(name) else { return Ok(()) };
-    match rt.block_on(main.call(&f, ())) {
+    match rt.block_on(main.call(&f, mlua::Value::Nil)) {
         Outcome::Returned(_) => Ok(()),
         Outcome::Restart(_) => Err(format!("{name}(): {}", main.restart_message())),
         Outcome::Failed(m) => Err(if m.is_empty() { format!("{name}() failed") } else { m }),

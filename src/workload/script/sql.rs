@@ -7,14 +7,16 @@
 //! - otherwise a write when it changed rows, else other (BEGIN, COMMIT, an UPDATE
 //!   that matched nothing).
 //!
-//! Every primitive that waits for the server is async: the script's coroutine yields
-//! while it waits. Failures come back to Lua as a table (errno, state, message, and
-//! the class sizeup's policy gives it) for sysbench.lua to raise as sysbench does.
+//! A primitive that needs the server does not wait itself: it leaves a [`Request`] in
+//! the state's context and the script's coroutine yields; `State::call` performs the
+//! request ([`perform`], async: the worker's future waits, not the thread) and resumes
+//! the script with its outcome. Failures come back as a table (errno, state, message,
+//! and the class sizeup's policy gives it) for sysbench.lua to raise as sysbench does.
 
 use super::state::{class_name, Ctx};
 use crate::client::{self, Conn, Param, StoredRows};
 use crate::exec::errors::{classify, ErrorClass};
-use mlua::{BorrowedBytes, Lua, MultiValue, Table, UserData, UserDataFields, UserDataMethods, UserDataRef, Value};
+use mlua::{Lua, LuaString, Table, UserData, UserDataRef, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -30,7 +32,11 @@ const UNSUPPORTED_PS: u16 = 1295;
 const CR_SERVER_LOST: u16 = 2013;
 const CR_UNKNOWN_ERROR: u16 = 2000;
 
-/// One connection a script holds.
+/// sysbench.sql.type numbers a bound parameter can have (bind_create narrows the rest).
+const TYPE_DOUBLE: u8 = 6;
+const TYPE_VARCHAR: u8 = 12;
+
+/// One connection a script holds, and its last text result's rows.
 pub struct Slot {
     conn: RefCell<Option<Conn>>,
     /// Bumped whenever the connection is replaced: statements prepared on an earlier
@@ -39,16 +45,26 @@ pub struct Slot {
     bulk: RefCell<Option<Bulk>>,
     /// The worker's connection (lent during each call) rather than the script's own.
     worker: bool,
+    /// The rows of the last text query, valid until the next one (as sysbench's).
+    rows: RefCell<StoredRows>,
+    next_row: Cell<usize>,
 }
 
 impl Slot {
-    fn new(conn: Option<Conn>, worker: bool) -> Rc<Slot> {
-        Rc::new(Slot { conn: RefCell::new(conn), generation: Cell::new(0), bulk: RefCell::new(None), worker })
+    fn new(worker: bool) -> Rc<Slot> {
+        Rc::new(Slot {
+            conn: RefCell::new(None),
+            generation: Cell::new(0),
+            bulk: RefCell::new(None),
+            worker,
+            rows: RefCell::new(StoredRows::default()),
+            next_row: Cell::new(0),
+        })
     }
 
     /// The slot for a worker's connection (empty until lent).
     pub fn for_worker() -> Rc<Slot> {
-        Slot::new(None, true)
+        Slot::new(true)
     }
 
     /// Hands the worker's connection to the script for the length of a call.
@@ -72,6 +88,60 @@ struct Bulk {
     /// Where the rows start (after `INSERT ... VALUES`).
     values_at: usize,
     rows: u32,
+}
+
+/// A prepared statement.
+pub struct Stmt {
+    slot: Rc<Slot>,
+    sql: Vec<u8>,
+    /// The server-side statement and the connection generation it belongs to.
+    prepared: RefCell<Option<(u64, client::Statement)>>,
+    /// Sent as text with its values written in (`--db-ps-mode=disable`, or a statement
+    /// the server cannot prepare).
+    text: Cell<bool>,
+    /// Bound parameter types (sysbench.sql.type numbers), from `bind_param`.
+    types: RefCell<Vec<u8>>,
+}
+
+struct ConnHandle(Rc<Slot>);
+impl UserData for ConnHandle {}
+
+struct StmtHandle(Rc<Stmt>);
+impl UserData for StmtHandle {}
+
+/// What a script asked of the server, performed between two resumes of its coroutine.
+pub enum Request {
+    Connect(Rc<Slot>),
+    Disconnect(Rc<Slot>),
+    Reconnect(Rc<Slot>),
+    /// The SQL is in `Ctx::sql`.
+    Query(Rc<Slot>),
+    Prepare(Rc<Stmt>),
+    /// The values are in `Ctx::params`.
+    Execute(Rc<Stmt>),
+    CloseStmt(Rc<Stmt>),
+    /// Sends the bulk insert's rows; then appends the row in `Ctx::sql` (a row that did
+    /// not fit), or ends the bulk insert.
+    Flush {
+        slot: Rc<Slot>,
+        then_append: bool,
+    },
+}
+
+/// A parameter value copied out of Lua for one execute (strings into `Params::bytes`).
+#[derive(Clone, Copy)]
+enum Bound {
+    Int(i64),
+    Float(f64),
+    Bytes(usize, usize),
+    Null,
+}
+
+/// The values of the next execute: reused, so an execute allocates nothing.
+#[derive(Default)]
+pub struct Params {
+    values: Vec<Bound>,
+    bytes: Vec<u8>,
 }
 
 /// A statement that failed, as the script and the worker loop learn of it.
@@ -100,107 +170,55 @@ impl Failure {
         Failure { errno, state, message, class }
     }
 
-    /// The client error the worker loop classifies (the class travels separately).
+    /// The client error the worker loop is told of (the class travels separately).
     pub fn error(&self) -> client::Error {
         client::Error::Server { code: self.errno, state: self.state.clone(), message: self.message.clone() }
     }
-
-    fn table(&self, lua: &Lua) -> mlua::Result<Table> {
-        let t = lua.create_table()?;
-        t.set("errno", self.errno)?;
-        t.set("state", self.state.as_str())?;
-        t.set("message", self.message.as_str())?;
-        t.set("class", class_name(self.class))?;
-        Ok(t)
-    }
 }
 
-/// A connection handle as Lua holds it.
-struct ConnHandle(Rc<Slot>);
-impl UserData for ConnHandle {}
-
-/// A prepared statement as Lua holds it.
-struct StmtHandle {
-    slot: Rc<Slot>,
-    sql: Vec<u8>,
-    /// The server-side statement and the connection generation it belongs to; `None`
-    /// when it is sent as text.
-    prepared: RefCell<Option<(u64, client::Statement)>>,
-    text: bool,
-    /// Bound parameter types (sysbench.sql.type numbers), from `bind_param`.
-    types: RefCell<Vec<u8>>,
-}
-impl UserData for StmtHandle {}
-
-/// A result set: its size, and for text queries its rows.
-struct ResultSet {
-    nrows: u64,
-    nfields: u64,
-    rows: Option<StoredRows>,
-    next: Cell<usize>,
-}
-
-impl UserData for ResultSet {
-    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_field_method_get("nrows", |_, rs| Ok(rs.nrows as f64));
-        fields.add_field_method_get("nfields", |_, rs| Ok(rs.nfields as f64));
-    }
-
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        // The next row as a table of strings (NULLs left out), or nil at the end.
-        methods.add_method("fetch_row", |lua, rs, ()| {
-            let Some(rows) = &rs.rows else {
-                return Err(mlua::Error::runtime(
-                    "fetch_row(): the rows of a prepared statement's result are not kept \
-                     (nor can sysbench 1.0.20 fetch them); read rows with con:query()",
-                ));
-            };
-            let i = rs.next.get();
-            if i >= rows.len() {
-                return Ok(Value::Nil);
-            }
-            rs.next.set(i + 1);
-            let mut values = Vec::new();
-            rows.values(i, &mut values).map_err(mlua::Error::external)?;
-            let t = lua.create_table_with_capacity(values.len(), 0)?;
-            for (k, v) in values.iter().enumerate() {
-                if let Some(v) = v {
-                    t.raw_set(k + 1, lua.create_string(v)?)?;
-                }
-            }
-            Ok(Value::Table(t))
-        });
-        methods.add_method("free", |_, _, ()| Ok(true));
-    }
-}
-
-/// What a primitive returns: a value, or nil and the failure's table.
-fn failed(lua: &Lua, ctx: &Ctx, f: Failure) -> mlua::Result<(Value, Value)> {
-    let t = f.table(lua)?;
-    *ctx.last_error.borrow_mut() = Some(f);
-    Ok((Value::Nil, Value::Table(t)))
-}
-
-/// The failure of `e` on `slot`; a script's own connection that was lost is dropped,
-/// to be reconnected by its next statement (the worker's is the loop's to reconnect).
-fn failure(e: &client::Error, ctx: &Ctx, slot: &Slot) -> Failure {
+/// The failure of `e` on `slot`, recorded as the state's last, as the table the script
+/// sees. A script's own connection that was lost is dropped, to be reconnected by its
+/// next statement (the worker's is the worker loop's to reconnect).
+fn failed(lua: &Lua, ctx: &Ctx, slot: &Slot, e: &client::Error) -> mlua::Result<Value> {
     let f = Failure::of(e, ctx);
     if f.class == ErrorClass::Reconnect && !slot.worker {
         slot.conn.borrow_mut().take();
     }
-    f
+    let t = lua.create_table()?;
+    t.set("errno", f.errno)?;
+    t.set("state", f.state.as_str())?;
+    t.set("message", f.message.as_str())?;
+    t.set("class", class_name(f.class))?;
+    *ctx.last_error.borrow_mut() = Some(f);
+    Ok(Value::Table(t))
 }
 
-/// Makes sure a script's own connection is up (after a loss, it reconnects).
-async fn ensure(ctx: &Ctx, slot: &Slot) -> Result<(), client::Error> {
-    if slot.conn.borrow().is_some() || slot.worker {
-        return Ok(());
-    }
-    let options = ctx.connect.as_ref().ok_or_else(|| client::Error::Protocol("no server to connect to".into()))?;
-    let conn = Conn::connect(options).await?;
+fn not_connected() -> client::Error {
+    client::Error::Io(std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed"))
+}
+
+/// Runs `f` on the slot's connection, taken out of the slot meanwhile (no borrow is
+/// held while it waits); a script's own connection lost earlier is made again first.
+async fn on_conn<T>(
+    ctx: &Ctx,
+    slot: &Slot,
+    f: impl AsyncFnOnce(&mut Conn) -> Result<T, client::Error>,
+) -> Result<T, client::Error> {
+    let taken = slot.conn.borrow_mut().take();
+    let mut conn = match taken {
+        Some(c) => c,
+        None if slot.worker => return Err(not_connected()),
+        None => {
+            let options =
+                ctx.connect.as_ref().ok_or_else(|| client::Error::Protocol("no server to connect to".into()))?;
+            let c = Conn::connect(options).await?;
+            slot.replaced();
+            c
+        }
+    };
+    let result = f(&mut conn).await;
     *slot.conn.borrow_mut() = Some(conn);
-    slot.replaced();
-    Ok(())
+    result
 }
 
 /// Counts a statement's outcome as sysbench's driver does.
@@ -216,340 +234,388 @@ fn count(ctx: &Ctx, o: &client::Outcome, read: bool) {
     });
 }
 
-fn not_connected() -> client::Error {
-    client::Error::Io(std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed"))
+/// What a query or execute resumes the script with: rows, fields, failure.
+fn answered(o: &client::Outcome, fields: u64) -> (Value, Value, Value) {
+    (Value::Number(o.rows as f64), Value::Number(fields as f64), Value::Nil)
 }
 
-/// Runs `f` on the slot's connection, taken out of the slot meanwhile (no borrow is
-/// held while it waits).
-async fn on_conn<T>(
-    slot: &Slot,
-    f: impl AsyncFnOnce(&mut Conn) -> Result<T, client::Error>,
-) -> Result<T, client::Error> {
-    let Some(mut conn) = slot.conn.borrow_mut().take() else { return Err(not_connected()) };
-    let result = f(&mut conn).await;
-    *slot.conn.borrow_mut() = Some(conn);
+/// Performs a script's request; returns what its coroutine is resumed with.
+pub async fn perform(lua: &Lua, ctx: &Ctx, req: Request) -> mlua::Result<(Value, Value, Value)> {
+    let nothing = (Value::Nil, Value::Nil, Value::Nil);
+    let message = |e: client::Error| -> mlua::Result<(Value, Value, Value)> {
+        Ok((Value::String(lua.create_string(e.to_string())?), Value::Nil, Value::Nil))
+    };
+    match req {
+        Request::Connect(slot) => match on_conn(ctx, &slot, async |_| Ok(())).await {
+            Ok(()) => Ok(nothing),
+            Err(e) => message(e),
+        },
+        Request::Disconnect(slot) => {
+            let conn = slot.conn.borrow_mut().take();
+            if let Some(conn) = conn {
+                conn.close().await;
+            }
+            Ok(nothing)
+        }
+        Request::Reconnect(slot) => {
+            let Some(options) = ctx.connect.as_ref() else { return Ok(nothing) };
+            match Conn::connect(options).await {
+                Ok(new) => {
+                    let old = slot.conn.borrow_mut().replace(new);
+                    if let Some(old) = old {
+                        old.close().await;
+                    }
+                    slot.replaced();
+                    Ok(nothing)
+                }
+                Err(e) => message(e),
+            }
+        }
+        Request::Query(slot) => {
+            let sql = std::mem::take(&mut *ctx.sql.borrow_mut());
+            let result = text_query(ctx, &slot, &sql).await;
+            *ctx.sql.borrow_mut() = sql;
+            match result {
+                Ok(o) => Ok(answered(&o, o.columns)),
+                Err(e) => Ok((Value::Nil, Value::Nil, failed(lua, ctx, &slot, &e)?)),
+            }
+        }
+        Request::Prepare(stmt) => match prepare_on(ctx, &stmt).await {
+            Ok(()) => Ok(nothing),
+            Err(e) => Ok((failed(lua, ctx, &stmt.slot, &e)?, Value::Nil, Value::Nil)),
+        },
+        Request::Execute(stmt) => match execute(ctx, &stmt).await {
+            Ok((o, fields)) => Ok(answered(&o, fields)),
+            Err(e) => Ok((Value::Nil, Value::Nil, failed(lua, ctx, &stmt.slot, &e)?)),
+        },
+        Request::CloseStmt(stmt) => {
+            let prepared = stmt.prepared.borrow_mut().take();
+            // One prepared on an earlier connection died with it.
+            if let Some((_, s)) = prepared.filter(|(g, _)| *g == stmt.slot.generation.get()) {
+                let _ = on_conn(ctx, &stmt.slot, async |conn| conn.close_statement(&s).await).await;
+            }
+            Ok(nothing)
+        }
+        Request::Flush { slot, then_append } => {
+            let result = flush(ctx, &slot).await;
+            if then_append {
+                append(ctx, &slot, &ctx.sql.borrow());
+            } else {
+                slot.bulk.borrow_mut().take();
+            }
+            match result {
+                Ok(()) => Ok(nothing),
+                Err(e) => Ok((failed(lua, ctx, &slot, &e)?, Value::Nil, Value::Nil)),
+            }
+        }
+    }
+}
+
+/// Sends `sql` as text; its rows stay in the slot for `fetch_row`.
+async fn text_query(ctx: &Ctx, slot: &Slot, sql: &[u8]) -> Result<client::Outcome, client::Error> {
+    let mut rows = std::mem::take(&mut *slot.rows.borrow_mut());
+    let result = on_conn(ctx, slot, async |conn| conn.query_stored(sql, &mut rows).await).await;
+    *slot.rows.borrow_mut() = rows;
+    slot.next_row.set(0);
+    let o = result?;
+    count(ctx, &o, o.columns > 0);
+    Ok(o)
+}
+
+/// Prepares the statement on its slot's current connection (as text when the server
+/// cannot prepare it).
+async fn prepare_on(ctx: &Ctx, stmt: &Stmt) -> Result<(), client::Error> {
+    let text =
+        std::str::from_utf8(&stmt.sql).map_err(|_| client::Error::Protocol("the statement is not UTF-8".into()))?;
+    match on_conn(ctx, &stmt.slot, async |conn| conn.prepare(text).await).await {
+        Ok(s) => *stmt.prepared.borrow_mut() = Some((stmt.slot.generation.get(), s)),
+        Err(client::Error::Server { code: UNSUPPORTED_PS, .. }) => stmt.text.set(true),
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// Executes with the values in `ctx.params`; returns the outcome and its result's
+/// field count.
+async fn execute(ctx: &Ctx, stmt: &Stmt) -> Result<(client::Outcome, u64), client::Error> {
+    let params = std::mem::take(&mut *ctx.params.borrow_mut());
+    let result = execute_with(ctx, stmt, &params).await;
+    *ctx.params.borrow_mut() = params;
     result
 }
 
-/// Sends `sql` as text; a result set comes back as a `ResultSet` with its rows.
-async fn text_query(lua: &Lua, ctx: &Ctx, slot: &Slot, sql: &[u8]) -> mlua::Result<(Value, Value)> {
-    if let Err(e) = ensure(ctx, slot).await {
-        return failed(lua, ctx, failure(&e, ctx, slot));
-    }
-    let mut rows = StoredRows::default();
-    match on_conn(slot, async |conn| conn.query_stored(sql, &mut rows).await).await {
-        Ok(o) => {
-            count(ctx, &o, o.columns > 0);
-            if o.columns == 0 {
-                return Ok((Value::Nil, Value::Nil));
-            }
-            let rs = ResultSet { nrows: o.rows, nfields: o.columns, rows: Some(rows), next: Cell::new(0) };
-            Ok((Value::UserData(lua.create_userdata(rs)?), Value::Nil))
+async fn execute_with(ctx: &Ctx, stmt: &Stmt, p: &Params) -> Result<(client::Outcome, u64), client::Error> {
+    const ON_STACK: usize = 16;
+    let param = |b: &Bound| match *b {
+        Bound::Int(i) => Param::Int(i),
+        Bound::Float(f) => Param::Float(f),
+        Bound::Bytes(s, e) => Param::Bytes(&p.bytes[s..e]),
+        Bound::Null => Param::Null,
+    };
+    let mut stack = [Param::Null; ON_STACK];
+    let heap: Vec<Param<'_>>;
+    let params: &[Param<'_>] = if p.values.len() <= ON_STACK {
+        for (slot, b) in stack.iter_mut().zip(&p.values) {
+            *slot = param(b);
         }
-        Err(e) => failed(lua, ctx, failure(&e, ctx, slot)),
+        &stack[..p.values.len()]
+    } else {
+        heap = p.values.iter().map(param).collect();
+        &heap
+    };
+    let current = stmt.prepared.borrow().as_ref().is_some_and(|(g, _)| *g == stmt.slot.generation.get());
+    if !stmt.text.get() && !current {
+        // Prepared on an earlier connection (before a reconnect): prepare it again.
+        prepare_on(ctx, stmt).await?;
     }
-}
-
-/// A Lua value bound to a parameter of sysbench type `ty`, owned for the execute.
-enum Bound {
-    Int(i64),
-    Float(f64),
-    Bytes(BorrowedBytes),
-    Null,
-}
-
-impl Bound {
-    fn of(v: Value, ty: u8) -> mlua::Result<Bound> {
-        const DOUBLE: u8 = 6;
-        const VARCHAR: u8 = 12;
-        let number = |v: &Value| match v {
-            Value::Integer(i) => Some(*i as f64),
-            Value::Number(n) => Some(*n),
-            Value::String(s) => s.to_str().ok()?.trim().parse().ok(),
-            _ => None,
-        };
-        Ok(match (v, ty) {
-            (Value::Nil, _) => Bound::Null,
-            (Value::String(s), VARCHAR) => Bound::Bytes(s.as_bytes()),
-            (v, VARCHAR) => {
-                return Err(mlua::Error::runtime(format!("a {} value for a string parameter", v.type_name())))
-            }
-            (v, DOUBLE) => Bound::Float(number(&v).ok_or_else(|| bad_number(&v))?),
-            (v, _) => Bound::Int(number(&v).ok_or_else(|| bad_number(&v))? as i64),
-        })
-    }
-
-    fn param(&self) -> Param<'_> {
-        match self {
-            Bound::Int(i) => Param::Int(*i),
-            Bound::Float(f) => Param::Float(*f),
-            Bound::Bytes(b) => Param::Bytes(b),
-            Bound::Null => Param::Null,
-        }
-    }
-}
-
-fn bad_number(v: &Value) -> mlua::Error {
-    mlua::Error::runtime(format!("cannot convert a {} value to a number parameter", v.type_name()))
-}
-
-/// Prepares `sql` on the slot's current connection.
-async fn prepare_on(slot: &Slot, sql: &[u8]) -> Result<Option<client::Statement>, client::Error> {
-    let text = std::str::from_utf8(sql).map_err(|_| client::Error::Protocol("the statement is not UTF-8".into()))?;
-    match on_conn(slot, async |conn| conn.prepare(text).await).await {
-        Ok(s) => Ok(Some(s)),
-        Err(client::Error::Server { code: UNSUPPORTED_PS, .. }) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-async fn execute(lua: &Lua, ctx: &Ctx, h: &StmtHandle, args: MultiValue) -> mlua::Result<(Value, Value)> {
-    let slot = &h.slot;
-    let types = h.types.borrow().clone();
-    let bound: Vec<Bound> = args
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| Bound::of(v, types.get(i).copied().unwrap_or(4)))
-        .collect::<mlua::Result<_>>()?;
-    let params: Vec<Param<'_>> = bound.iter().map(Bound::param).collect();
-    if h.text {
-        let sql = client::interpolate(&String::from_utf8_lossy(&h.sql), &params);
-        return text_query(lua, ctx, slot, sql.as_bytes()).await;
-    }
-    if let Err(e) = ensure(ctx, slot).await {
-        return failed(lua, ctx, failure(&e, ctx, slot));
-    }
-    // Prepared on an earlier connection (before a reconnect): prepare it again.
-    let current = h.prepared.borrow().as_ref().is_some_and(|(g, _)| *g == slot.generation.get());
-    if !current {
-        match prepare_on(slot, &h.sql).await {
-            Ok(Some(s)) => *h.prepared.borrow_mut() = Some((slot.generation.get(), s)),
-            Ok(None) => {
-                let sql = client::interpolate(&String::from_utf8_lossy(&h.sql), &params);
-                return text_query(lua, ctx, slot, sql.as_bytes()).await;
-            }
-            Err(e) => return failed(lua, ctx, failure(&e, ctx, slot)),
-        }
+    if stmt.text.get() {
+        let sql = client::interpolate(&String::from_utf8_lossy(&stmt.sql), params);
+        let o = text_query(ctx, &stmt.slot, sql.as_bytes()).await?;
+        return Ok((o, o.columns));
     }
     // Taken out for the execute, so no borrow is held while it waits.
-    let (generation, stmt) = h.prepared.borrow_mut().take().expect("prepared above");
-    let result = on_conn(slot, async |conn| conn.exec_drop(&stmt, &params).await).await;
-    let columns = stmt.columns() as u64;
-    *h.prepared.borrow_mut() = Some((generation, stmt));
-    match result {
-        Ok(o) => {
-            count(ctx, &o, columns > 0);
-            if columns == 0 {
-                return Ok((Value::Nil, Value::Nil));
-            }
-            let rs = ResultSet { nrows: o.rows, nfields: columns, rows: None, next: Cell::new(0) };
-            Ok((Value::UserData(lua.create_userdata(rs)?), Value::Nil))
-        }
-        Err(e) => failed(lua, ctx, failure(&e, ctx, slot)),
-    }
+    let (generation, s) = stmt.prepared.borrow_mut().take().expect("prepared above");
+    let result = on_conn(ctx, &stmt.slot, async |conn| conn.exec_drop(&s, params).await).await;
+    let fields = s.columns() as u64;
+    *stmt.prepared.borrow_mut() = Some((generation, s));
+    let o = result?;
+    count(ctx, &o, fields > 0);
+    Ok((o, fields))
 }
 
 /// Sends the bulk insert's rows so far as one INSERT.
 async fn flush(ctx: &Ctx, slot: &Slot) -> Result<(), client::Error> {
-    let Some(mut sql) = slot.bulk.borrow_mut().as_mut().filter(|b| b.rows > 0).map(|b| std::mem::take(&mut b.buffer))
-    else {
-        return Ok(());
-    };
-    let result = match ensure(ctx, slot).await {
-        Ok(()) => on_conn(slot, async |conn| conn.query_stored(&sql, &mut StoredRows::default()).await).await,
-        Err(e) => Err(e),
-    };
+    let sql = slot.bulk.borrow_mut().as_mut().filter(|b| b.rows > 0).map(|b| std::mem::take(&mut b.buffer));
+    let Some(mut sql) = sql else { return Ok(()) };
+    let result = on_conn(ctx, slot, async |conn| conn.query_stored(&sql, &mut StoredRows::default()).await).await;
     if let Some(b) = slot.bulk.borrow_mut().as_mut() {
         sql.truncate(b.values_at);
         b.buffer = sql;
         b.rows = 0;
     }
-    let o = result?;
-    count(ctx, &o, false);
+    count(ctx, &result?, false);
     Ok(())
 }
 
-/// The primitives sysbench.lua builds `sysbench.sql` from.
+fn append(ctx: &Ctx, slot: &Slot, row: &[u8]) {
+    if let Some(b) = slot.bulk.borrow_mut().as_mut() {
+        if b.rows > 0 {
+            b.buffer.push(b',');
+        }
+        b.buffer.extend_from_slice(row);
+        b.rows += 1;
+        if let Some(rows) = &ctx.rows {
+            rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Copies one Lua value bound to a parameter of type `ty` into `p`.
+fn bind(p: &mut Params, v: &Value, ty: u8) -> mlua::Result<()> {
+    let number = |v: &Value| match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        Value::String(s) => s.to_str().ok()?.trim().parse().ok(),
+        _ => None,
+    };
+    let bad = |v: &Value| mlua::Error::runtime(format!("cannot bind a {} value to this parameter", v.type_name()));
+    let b = match (v, ty) {
+        (Value::Nil, _) => Bound::Null,
+        (Value::String(s), TYPE_VARCHAR) => {
+            let start = p.bytes.len();
+            p.bytes.extend_from_slice(&s.as_bytes());
+            Bound::Bytes(start, p.bytes.len())
+        }
+        (v, TYPE_VARCHAR) => return Err(bad(v)),
+        (v, TYPE_DOUBLE) => Bound::Float(number(v).ok_or_else(|| bad(v))?),
+        (v, _) => Bound::Int(number(v).ok_or_else(|| bad(v))? as i64),
+    };
+    p.values.push(b);
+    Ok(())
+}
+
+/// Leaves `req` for `State::call` to perform when the script yields.
+fn request(ctx: &Ctx, req: Request) {
+    *ctx.pending.borrow_mut() = Some(req);
+}
+
+/// The primitives sysbench.lua builds `sysbench.sql` from. Those that return `true`
+/// have left a request: the Lua side yields, and is resumed with its outcome.
 pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     let c = ctx.clone();
     // The worker's connection for the first connect of a run's state, else a new one.
     raw.set(
         "connect",
-        lua.create_async_function(move |lua, ()| {
-            let c = c.clone();
-            async move {
-                if let Some(w) = c.worker.as_ref().filter(|_| !c.worker_claimed.get()) {
-                    c.worker_claimed.set(true);
-                    return Ok((Value::UserData(lua.create_userdata(ConnHandle(w.clone()))?), Value::Nil));
-                }
-                let slot = Slot::new(None, false);
-                match ensure(&c, &slot).await {
-                    Ok(()) => Ok((Value::UserData(lua.create_userdata(ConnHandle(slot))?), Value::Nil)),
-                    Err(e) => Ok((Value::Nil, Value::String(lua.create_string(e.to_string())?))),
-                }
+        lua.create_function(move |lua, ()| {
+            if let Some(w) = c.worker.as_ref().filter(|_| !c.worker_claimed.get()) {
+                c.worker_claimed.set(true);
+                return Ok((lua.create_userdata(ConnHandle(w.clone()))?, false));
             }
+            let slot = Slot::new(false);
+            request(&c, Request::Connect(slot.clone()));
+            Ok((lua.create_userdata(ConnHandle(slot))?, true))
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "disconnect",
-        lua.create_async_function(move |_, h: UserDataRef<ConnHandle>| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move {
-                if slot.worker {
-                    // The worker's connection stays open; the next connect() gets it again.
-                    c.worker_claimed.set(false);
-                } else if let Some(conn) = slot.conn.borrow_mut().take() {
-                    conn.close().await;
-                }
-                Ok(())
+        lua.create_function(move |_, h: UserDataRef<ConnHandle>| {
+            if h.0.worker {
+                // The worker's connection stays open; the next connect() gets it again.
+                c.worker_claimed.set(false);
+                return Ok(false);
             }
+            request(&c, Request::Disconnect(h.0.clone()));
+            Ok(true)
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "reconnect",
-        lua.create_async_function(move |lua, h: UserDataRef<ConnHandle>| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move {
-                let Some(options) = c.connect.as_ref() else { return Ok(Value::Nil) };
-                match Conn::connect(options).await {
-                    Ok(new) => {
-                        if let Some(old) = slot.conn.borrow_mut().replace(new) {
-                            old.close().await;
-                        }
-                        slot.replaced();
-                        Ok(Value::Nil)
-                    }
-                    Err(e) => Ok(Value::String(lua.create_string(e.to_string())?)),
-                }
-            }
+        lua.create_function(move |_, h: UserDataRef<ConnHandle>| {
+            request(&c, Request::Reconnect(h.0.clone()));
+            Ok(true)
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "query",
-        lua.create_async_function(move |lua, (h, sql): (UserDataRef<ConnHandle>, BorrowedBytes)| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move { text_query(&lua, &c, &slot, &sql).await }
+        lua.create_function(move |_, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+            let mut buf = c.sql.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(&sql.as_bytes());
+            request(&c, Request::Query(h.0.clone()));
+            Ok(true)
+        })?,
+    )?;
+    // The next row of the connection's last text result, or nil.
+    raw.set(
+        "fetch_row",
+        lua.create_function(|lua, h: UserDataRef<ConnHandle>| {
+            let rows = h.0.rows.borrow();
+            let i = h.0.next_row.get();
+            if i >= rows.len() {
+                return Ok(Value::Nil);
+            }
+            h.0.next_row.set(i + 1);
+            let mut values = Vec::new();
+            rows.values(i, &mut values).map_err(mlua::Error::external)?;
+            let t = lua.create_table_with_capacity(values.len(), 0)?;
+            for (k, v) in values.iter().enumerate() {
+                if let Some(v) = v {
+                    t.raw_set(k + 1, lua.create_string(v)?)?;
+                }
+            }
+            Ok(Value::Table(t))
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "prepare",
-        lua.create_async_function(move |lua, (h, sql): (UserDataRef<ConnHandle>, BorrowedBytes)| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move {
-                let sql = sql.to_vec();
-                let mut handle =
-                    StmtHandle { slot, sql, prepared: RefCell::new(None), text: true, types: RefCell::new(Vec::new()) };
-                if !c.text_protocol {
-                    if let Err(e) = ensure(&c, &handle.slot).await {
-                        return failed(&lua, &c, failure(&e, &c, &handle.slot));
-                    }
-                    match prepare_on(&handle.slot, &handle.sql).await {
-                        Ok(Some(s)) => {
-                            handle.text = false;
-                            *handle.prepared.borrow_mut() = Some((handle.slot.generation.get(), s));
-                        }
-                        Ok(None) => {}
-                        Err(e) => return failed(&lua, &c, failure(&e, &c, &handle.slot)),
-                    }
-                }
-                Ok((Value::UserData(lua.create_userdata(handle)?), Value::Nil))
+        lua.create_function(move |lua, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+            let stmt = Rc::new(Stmt {
+                slot: h.0.clone(),
+                sql: sql.as_bytes().to_vec(),
+                prepared: RefCell::new(None),
+                text: Cell::new(c.text_protocol),
+                types: RefCell::new(Vec::new()),
+            });
+            let wait = !c.text_protocol;
+            if wait {
+                request(&c, Request::Prepare(stmt.clone()));
             }
+            Ok((lua.create_userdata(StmtHandle(stmt))?, wait))
         })?,
     )?;
     raw.set(
         "bind",
         lua.create_function(|_, (h, types): (UserDataRef<StmtHandle>, mlua::Variadic<u8>)| {
-            *h.types.borrow_mut() = types.to_vec();
+            *h.0.types.borrow_mut() = types.to_vec();
             Ok(())
+        })?,
+    )?;
+    // Up to four values as arguments (no allocation); more through execute_many.
+    let c = ctx.clone();
+    raw.set(
+        "execute",
+        lua.create_function(move |_, (h, a, b, d, e): (UserDataRef<StmtHandle>, Value, Value, Value, Value)| {
+            let types = h.0.types.borrow();
+            let mut p = c.params.borrow_mut();
+            p.values.clear();
+            p.bytes.clear();
+            for (v, &ty) in [a, b, d, e].iter().zip(types.iter()) {
+                bind(&mut p, v, ty)?;
+            }
+            request(&c, Request::Execute(h.0.clone()));
+            Ok(true)
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
-        "execute",
-        lua.create_async_function(move |lua, (h, args): (mlua::AnyUserData, MultiValue)| {
-            let c = c.clone();
-            async move {
-                let h = h.borrow::<StmtHandle>()?;
-                execute(&lua, &c, &h, args).await
+        "execute_many",
+        lua.create_function(move |_, (h, values): (UserDataRef<StmtHandle>, mlua::Variadic<Value>)| {
+            let types = h.0.types.borrow();
+            let mut p = c.params.borrow_mut();
+            p.values.clear();
+            p.bytes.clear();
+            for (v, &ty) in values.iter().zip(types.iter()) {
+                bind(&mut p, v, ty)?;
             }
+            request(&c, Request::Execute(h.0.clone()));
+            Ok(true)
         })?,
     )?;
+    let c = ctx.clone();
     raw.set(
         "close",
-        lua.create_async_function(|_, h: mlua::AnyUserData| async move {
-            let h = h.borrow::<StmtHandle>()?;
-            let prepared = h.prepared.borrow_mut().take();
-            // One prepared on an earlier connection died with it.
-            if let Some((_, stmt)) = prepared.filter(|(g, _)| *g == h.slot.generation.get()) {
-                let _ = on_conn(&h.slot, async |conn| conn.close_statement(&stmt).await).await;
+        lua.create_function(move |_, h: UserDataRef<StmtHandle>| {
+            let live = h.0.prepared.borrow().is_some();
+            if live {
+                request(&c, Request::CloseStmt(h.0.clone()));
             }
-            Ok(())
+            Ok(live)
         })?,
     )?;
     raw.set(
         "bulk_init",
-        lua.create_function(|_, (h, sql): (UserDataRef<ConnHandle>, BorrowedBytes)| {
+        lua.create_function(|_, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+            let sql = sql.as_bytes();
             if sql.len() + 1 > BULK_PACKET_SIZE {
                 return Ok(Some(format!("the query is longer than {BULK_PACKET_SIZE} bytes")));
             }
-            let bulk = Bulk { buffer: sql.to_vec(), values_at: sql.len(), rows: 0 };
-            *h.0.bulk.borrow_mut() = Some(bulk);
+            *h.0.bulk.borrow_mut() = Some(Bulk { buffer: sql.to_vec(), values_at: sql.len(), rows: 0 });
             Ok(None)
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "bulk_next",
-        lua.create_async_function(move |lua, (h, row): (UserDataRef<ConnHandle>, BorrowedBytes)| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move {
-                let full = match slot.bulk.borrow().as_ref() {
-                    None => return Err(mlua::Error::runtime("bulk_insert_next() before bulk_insert_init()")),
-                    Some(b) if b.buffer.len() + row.len() + 1 + usize::from(b.rows > 0) > BULK_PACKET_SIZE => {
-                        if b.rows == 0 {
-                            return Err(mlua::Error::runtime(format!("a row longer than {BULK_PACKET_SIZE} bytes")));
-                        }
-                        true
-                    }
-                    Some(_) => false,
-                };
-                if full {
-                    if let Err(e) = flush(&c, &slot).await {
-                        return Ok(Some(failed(&lua, &c, failure(&e, &c, &slot))?.1));
-                    }
-                }
-                if let Some(b) = slot.bulk.borrow_mut().as_mut() {
-                    if b.rows > 0 {
-                        b.buffer.push(b',');
-                    }
-                    b.buffer.extend_from_slice(&row);
-                    b.rows += 1;
-                }
-                if let Some(rows) = &c.rows {
-                    rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                Ok(None)
+        lua.create_function(move |_, (h, row): (UserDataRef<ConnHandle>, LuaString)| {
+            let row = row.as_bytes();
+            let full = match h.0.bulk.borrow().as_ref() {
+                None => return Err(mlua::Error::runtime("bulk_insert_next() before bulk_insert_init()")),
+                Some(b) => b.buffer.len() + row.len() + 1 + usize::from(b.rows > 0) > BULK_PACKET_SIZE,
+            };
+            if !full {
+                append(&c, &h.0, &row);
+                return Ok(false);
             }
+            if h.0.bulk.borrow().as_ref().is_some_and(|b| b.rows == 0) {
+                return Err(mlua::Error::runtime(format!("a row longer than {BULK_PACKET_SIZE} bytes")));
+            }
+            let mut buf = c.sql.borrow_mut();
+            buf.clear();
+            buf.extend_from_slice(&row);
+            request(&c, Request::Flush { slot: h.0.clone(), then_append: true });
+            Ok(true)
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "bulk_done",
-        lua.create_async_function(move |lua, h: UserDataRef<ConnHandle>| {
-            let (c, slot) = (c.clone(), h.0.clone());
-            async move {
-                let result = flush(&c, &slot).await;
-                slot.bulk.borrow_mut().take();
-                match result {
-                    Ok(()) => Ok(None),
-                    Err(e) => Ok(Some(failed(&lua, &c, failure(&e, &c, &slot))?.1)),
-                }
-            }
+        lua.create_function(move |_, h: UserDataRef<ConnHandle>| {
+            request(&c, Request::Flush { slot: h.0.clone(), then_append: false });
+            Ok(true)
         })?,
     )?;
     let c = ctx.clone();

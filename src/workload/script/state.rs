@@ -14,7 +14,7 @@ use crate::client::ConnectOptions;
 use crate::exec::errors::{ErrorClass, RetryOn};
 use crate::random::{self, IdDistribution, SharedUniqueIds, SysbenchRng};
 use crate::stats::QueryCounts;
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
@@ -60,6 +60,12 @@ pub struct Ctx {
     pub last_error: RefCell<Option<sql::Failure>>,
     /// Scratch for random strings.
     pub scratch: RefCell<Vec<u8>>,
+    /// What the script asked of the server before it yielded.
+    pub pending: RefCell<Option<sql::Request>>,
+    /// The SQL of the pending query (or a bulk insert's row), reused.
+    pub sql: RefCell<Vec<u8>>,
+    /// The values of the pending execute, reused.
+    pub params: RefCell<sql::Params>,
 }
 
 impl Ctx {
@@ -80,14 +86,21 @@ pub fn flush_c_stdout() {
     unsafe { libc::fflush(std::ptr::null_mut()) };
 }
 
+/// A script that yields itself (outside a coroutine of its own) would take sizeup's
+/// place in the loop between statements.
+const YIELDED: &str =
+    "the script called coroutine.yield() outside a coroutine of its own, which sizeup does not support";
+
 /// A state with the script loaded.
 pub struct State {
     pub lua: Lua,
     /// The script's path, for messages.
     pub path: String,
     pub ctx: Rc<Ctx>,
-    /// The prelude's protected call (see sysbench.lua's last lines).
-    protected: Function,
+    /// The coroutine every call runs in (see sysbench.lua's last lines), and its body
+    /// to make a new one should it die.
+    thread: RefCell<Thread>,
+    body: Function,
 }
 
 /// How a protected call ended.
@@ -120,11 +133,22 @@ impl State {
             rows: env.rows.clone(),
             last_error: RefCell::new(None),
             scratch: RefCell::new(Vec::new()),
+            pending: RefCell::new(None),
+            sql: RefCell::new(Vec::new()),
+            params: RefCell::new(sql::Params::default()),
         });
-        let protected = setup(&lua, script, env, tid, &ctx).map_err(|e| message(&e))?;
-        let chunk = lua.load(&*script.source).set_name(format!("@{}", script.path));
-        chunk.exec().map_err(|e| message(&e))?;
-        let state = State { lua, path: script.path.clone(), ctx, protected };
+        let body = setup(&lua, script, env, tid, &ctx).map_err(|e| message(&e))?;
+        let thread = RefCell::new(lua.create_thread(body.clone()).map_err(|e| message(&e))?);
+        let state = State { lua, path: script.path.clone(), ctx, thread, body };
+        // The script's body runs in the coroutine too: it may use sysbench.sql.
+        let chunk = state.lua.load(&*script.source).set_name(format!("@{}", script.path));
+        let main = chunk.into_function().map_err(|e| message(&e))?;
+        match futures_util::FutureExt::now_or_never(state.call(&main, Value::Nil)) {
+            Some(Outcome::Returned(_)) => {}
+            Some(Outcome::Failed(m)) => return Err(m),
+            Some(Outcome::Restart(_)) => return Err(state.restart_message()),
+            None => return Err(format!("{}: the script's body waited for the server while loading", script.path)),
+        }
         state.export_legacy_globals(env).map_err(|e| message(&e))?;
         Ok(state)
     }
@@ -140,20 +164,52 @@ impl State {
         hooks.get::<Option<Function>>(name).ok().flatten()
     }
 
-    /// Calls `f` with `args`, protected: a script error is an outcome, not a Rust error.
-    pub async fn call(&self, f: &Function, args: impl mlua::IntoLuaMulti) -> Outcome {
-        let mut all = MultiValue::new();
-        all.push_back(Value::Function(f.clone()));
-        match args.into_lua_multi(&self.lua) {
-            Ok(rest) => all.extend(rest),
+    /// Calls `f(arg)` in the state's coroutine, protected (a script error is an outcome,
+    /// not a Rust error), performing each request the script yields with.
+    pub async fn call(&self, f: &Function, arg: impl mlua::IntoLua) -> Outcome {
+        const REQUEST: u8 = 1;
+        const FINISHED: u8 = 2;
+        let arg = match arg.into_lua(&self.lua) {
+            Ok(a) => a,
             Err(e) => return Outcome::Failed(message(&e)),
+        };
+        let mut input = (Value::Function(f.clone()), arg, Value::Nil);
+        loop {
+            let thread = self.thread.borrow().clone();
+            match thread.resume::<(u8, Value, Value)>(input) {
+                Ok((REQUEST, _, _)) => {
+                    let Some(req) = self.ctx.pending.borrow_mut().take() else {
+                        return self.broken(YIELDED.into());
+                    };
+                    input = match sql::perform(&self.lua, &self.ctx, req).await {
+                        Ok(v) => v,
+                        Err(e) => return self.broken(message(&e)),
+                    };
+                }
+                Ok((FINISHED, status, v)) => {
+                    let status = match status {
+                        Value::Integer(i) => Some(i as f64),
+                        Value::Number(n) => Some(n),
+                        _ => None,
+                    };
+                    return match (status, v) {
+                        (Some(0.0), v) => Outcome::Returned(v),
+                        (Some(1.0), Value::Table(t)) => Outcome::Restart(t),
+                        (_, v) => Outcome::Failed(v.to_string().unwrap_or_else(|_| "a script error".into())),
+                    };
+                }
+                Ok(_) => return self.broken(YIELDED.into()),
+                Err(e) => return self.broken(message(&e)),
+            }
         }
-        match self.protected.call_async::<(u8, Value)>(all).await {
-            Ok((0, v)) => Outcome::Returned(v),
-            Ok((1, Value::Table(t))) => Outcome::Restart(t),
-            Ok((_, v)) => Outcome::Failed(v.to_string().unwrap_or_else(|_| "a script error".into())),
-            Err(e) => Outcome::Failed(message(&e)),
+    }
+
+    /// The coroutine is in a state sizeup cannot resume: a new one for the next call.
+    fn broken(&self, why: String) -> Outcome {
+        if let Ok(t) = self.lua.create_thread(self.body.clone()) {
+            *self.thread.borrow_mut() = t;
         }
+        Outcome::Failed(why)
     }
 
     /// Calls `sysbench.cmdline.call_command(name)`: false when the command says it failed.

@@ -3,9 +3,10 @@
 -- follows sysbench's documented behaviour; the code is sizeup's own. Loaded into every
 -- Lua state before the script.
 --
--- Every SQL primitive that waits for the server is an async Rust function: when it
--- waits, the coroutine running the script yields to sizeup's worker loop, so many
--- scripts share one client thread and none blocks it.
+-- Why the statements yield: a client thread serves many workers, so a script must not
+-- block it while the server works. The script runs in a coroutine; a statement leaves
+-- a request and yields, sizeup performs the request asynchronously (the worker's
+-- future waits, not the thread) and resumes the coroutine with the outcome.
 
 local raw = ...
 local ffi = require("ffi")
@@ -105,6 +106,11 @@ local function raise(con, err, query, level)
    error(format("SQL error, errno = %d, state = '%s': %s", err.errno, err.state, err.message), level)
 end
 
+-- Statements: a primitive that returns true has left a request for sizeup, and the
+-- script's coroutine yields until sizeup has performed it (see the top of this file).
+local REQUEST = 1
+local yield = coroutine.yield
+
 local Connection = {}
 Connection.__index = Connection
 Connection.__tostring = function() return "<sql_connection>" end
@@ -121,6 +127,30 @@ local Driver = {}
 Driver.__index = Driver
 Driver.__tostring = function() return "<sql_driver>" end
 
+-- A result set is valid until the connection's next query, as sysbench's: one table
+-- per connection (text results, whose rows can be fetched) and per prepared statement.
+local Result = {}
+Result.__index = Result
+Result.__tostring = function() return "<sql_result>" end
+
+function Result:fetch_row()
+   return raw.fetch_row(self._h)
+end
+
+function Result:free()
+   return true
+end
+
+local PreparedResult = {}
+PreparedResult.__index = PreparedResult
+PreparedResult.__tostring = Result.__tostring
+PreparedResult.free = Result.free
+
+function PreparedResult:fetch_row()
+   error("fetch_row(): the rows of a prepared statement's result are not kept (nor can sysbench "
+      .. "1.0.20 fetch them); read rows with con:query()", 2)
+end
+
 function sql.driver(name)
    if name ~= nil and name ~= "mysql" then
       error("failed to initialize the DB driver: sizeup speaks the MySQL protocol only", 2)
@@ -129,11 +159,14 @@ function sql.driver(name)
 end
 
 function Driver:connect()
-   local handle, err = raw.connect()
-   if handle == nil then
-      error("connection creation failed: " .. err, 2)
+   local handle, wait = raw.connect()
+   if wait then
+      local err = yield(REQUEST)
+      if err then
+         error("connection creation failed: " .. err, 2)
+      end
    end
-   return setmetatable({ _h = handle }, Connection)
+   return setmetatable({ _h = handle, _rs = setmetatable({ _h = handle }, Result) }, Connection)
 end
 
 function Driver:name()
@@ -141,37 +174,47 @@ function Driver:name()
 end
 
 function Connection:disconnect()
-   raw.disconnect(self._h)
+   if raw.disconnect(self._h) then
+      yield(REQUEST)
+   end
    return true
 end
 
 function Connection:reconnect()
-   local err = raw.reconnect(self._h)
+   raw.reconnect(self._h)
+   local err = yield(REQUEST)
    if err then
       error("reconnect failed: " .. err, 2)
    end
    return true
 end
 
--- Returns a result set for statements that return rows, nil for the others.
+-- A result set for statements that return rows, nil for the others.
 function Connection:query(query)
-   local rs, err = raw.query(self._h, query)
+   raw.query(self._h, query)
+   local nrows, nfields, err = yield(REQUEST)
    if err then
       raise(self, err, query, 3)
    end
+   if nfields == 0 then
+      return nil
+   end
+   local rs = self._rs
+   rs.nrows, rs.nfields = nrows, nfields
    return rs
 end
 
 -- The first row's values, or nil.
 function Connection:query_row(query)
-   local rs, err = raw.query(self._h, query)
+   raw.query(self._h, query)
+   local nrows, nfields, err = yield(REQUEST)
    if err then
       raise(self, err, query, 3)
    end
-   if rs == nil or rs.nrows == 0 then
+   if nfields == 0 or nrows == 0 then
       return nil
    end
-   return unpack(rs:fetch_row(), 1, rs.nfields)
+   return unpack(raw.fetch_row(self._h), 1, nfields)
 end
 
 local function bulk_failed(what, err)
@@ -187,27 +230,35 @@ function Connection:bulk_insert_init(query)
 end
 
 function Connection:bulk_insert_next(values)
-   local err = raw.bulk_next(self._h, values)
-   if err then
-      bulk_failed("db_bulk_insert_next()", err)
+   if raw.bulk_next(self._h, values) then
+      local err = yield(REQUEST)
+      if err then
+         bulk_failed("db_bulk_insert_next()", err)
+      end
    end
    return true
 end
 
 function Connection:bulk_insert_done()
-   local err = raw.bulk_done(self._h)
-   if err then
-      bulk_failed("db_bulk_insert_done()", err)
+   if raw.bulk_done(self._h) then
+      local err = yield(REQUEST)
+      if err then
+         bulk_failed("db_bulk_insert_done()", err)
+      end
    end
    return true
 end
 
 function Connection:prepare(query)
-   local handle, err = raw.prepare(self._h, query)
-   if err then
-      raise(self, err, query, 3)
+   local handle, wait = raw.prepare(self._h, query)
+   if wait then
+      local err = yield(REQUEST)
+      if err then
+         raise(self, err, query, 3)
+      end
    end
-   return setmetatable({ _h = handle, _con = self, _sql = query, _params = {}, _n = 0 }, Statement)
+   local rs = setmetatable({}, PreparedResult)
+   return setmetatable({ _h = handle, _con = self, _sql = query, _params = {}, _n = 0, _rs = rs }, Statement)
 end
 
 function Statement:bind_create(btype, max_len)
@@ -238,27 +289,31 @@ end
 local values = {} -- reused: one event at a time runs in a state
 function Statement:execute()
    local p, n = self._params, self._n
-   local rs, err
-   if n == 0 then
-      rs, err = raw.execute(self._h)
-   elseif n == 1 then
-      rs, err = raw.execute(self._h, p[1].value)
-   elseif n == 2 then
-      rs, err = raw.execute(self._h, p[1].value, p[2].value)
+   if n <= 4 then
+      local a, b, c, d = p[1], p[2], p[3], p[4]
+      raw.execute(self._h, a and a.value, b and b.value, c and c.value, d and d.value)
    else
       for i = 1, n do
          values[i] = p[i].value
       end
-      rs, err = raw.execute(self._h, unpack(values, 1, n))
+      raw.execute_many(self._h, unpack(values, 1, n))
    end
+   local nrows, nfields, err = yield(REQUEST)
    if err then
       raise(self._con, err, self._sql, 3)
    end
+   if nfields == 0 then
+      return nil
+   end
+   local rs = self._rs
+   rs.nrows, rs.nfields = nrows, nfields
    return rs
 end
 
 function Statement:close()
-   raw.close(self._h)
+   if raw.close(self._h) then
+      yield(REQUEST)
+   end
    return 0
 end
 
@@ -324,20 +379,27 @@ end
 mysql_table_engine = mysql_table_engine or "innodb"
 myisam_max_rows = 1000000
 
--- How sizeup calls the script: one protected call, its outcome as a status code and a
--- value: 0 and what the function returned, 1 and the restart-event table, or 2 and the
--- error message (with the script's file and line).
+-- How sizeup calls the script: every call runs in one coroutine per state, which
+-- sizeup resumes with a function and its argument and which yields either a request
+-- (REQUEST, from the statements above) or the call's outcome: FINISHED, then 0 and what
+-- the function returned, 1 and the restart-event table, or 2 and the error message
+-- (with the script's file and line).
+local FINISHED = 2
 local RESTART = sysbench.error.RESTART_EVENT
-return function(f, ...)
-   local ok, ret = pcall(f, ...)
-   if ok then
-      return 0, ret
+return function(f, arg)
+   while true do
+      local ok, ret = pcall(f, arg)
+      local status = 0
+      if not ok then
+         if type(ret) == "table" and ret.errcode == RESTART then
+            status = 1
+         else
+            status = 2
+            if type(ret) ~= "string" then
+               ret = "(error object is a " .. type(ret) .. " value)"
+            end
+         end
+      end
+      f, arg = yield(FINISHED, status, ret)
    end
-   if type(ret) == "table" and ret.errcode == RESTART then
-      return 1, ret
-   end
-   if type(ret) ~= "string" then
-      ret = "(error object is a " .. type(ret) .. " value)"
-   end
-   return 2, ret
 end
