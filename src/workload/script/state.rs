@@ -175,8 +175,8 @@ impl State {
         };
         let mut input = (Value::Function(f.clone()), arg, Value::Nil);
         loop {
-            let thread = self.thread.borrow().clone();
-            match thread.resume::<(u8, Value, Value)>(input) {
+            let resumed = self.thread.borrow().resume::<(u8, Value, Value)>(input);
+            match resumed {
                 Ok((REQUEST, _, _)) => {
                     let Some(req) = self.ctx.pending.borrow_mut().take() else {
                         return self.broken(YIELDED.into());
