@@ -110,9 +110,7 @@ impl Script {
 /// The script's options, sorted, to split a command line by (`cli`), read from the
 /// script run for `command`.
 pub fn option_defs(path: &str, command: &str) -> Result<Vec<OptionDef>, String> {
-    let mut args = WorkloadArgs::default();
-    args.script_options.clear();
-    Ok(Script::load(path, command, &args)?.defs)
+    Ok(Script::load(path, command, &WorkloadArgs::default())?.defs)
 }
 
 /// `sysbench.opt`: the script's options, then sysbench's own with sizeup's values.
@@ -268,9 +266,6 @@ impl Workload for ScriptWorkload {
     }
     fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None))
-    }
-    fn check_run(&self, _spec: &RunSpec) -> Result<(), String> {
-        Ok(())
     }
     fn start<'a>(
         &'a self,

@@ -434,6 +434,20 @@ fn bind(p: &mut Params, v: &Value, ty: u8) -> mlua::Result<()> {
     Ok(())
 }
 
+/// Copies an execute's values (as many as the statement has bound types) and leaves
+/// the request.
+fn stage_execute(ctx: &Ctx, stmt: &Rc<Stmt>, values: &[Value]) -> mlua::Result<bool> {
+    let types = stmt.types.borrow();
+    let mut p = ctx.params.borrow_mut();
+    p.values.clear();
+    p.bytes.clear();
+    for (v, &ty) in values.iter().zip(types.iter()) {
+        bind(&mut p, v, ty)?;
+    }
+    request(ctx, Request::Execute(stmt.clone()));
+    Ok(true)
+}
+
 /// Leaves `req` for `State::call` to perform when the script yields.
 fn request(ctx: &Ctx, req: Request) {
     *ctx.pending.borrow_mut() = Some(req);
@@ -539,30 +553,14 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     raw.set(
         "execute",
         lua.create_function(move |_, (h, a, b, d, e): (UserDataRef<StmtHandle>, Value, Value, Value, Value)| {
-            let types = h.0.types.borrow();
-            let mut p = c.params.borrow_mut();
-            p.values.clear();
-            p.bytes.clear();
-            for (v, &ty) in [a, b, d, e].iter().zip(types.iter()) {
-                bind(&mut p, v, ty)?;
-            }
-            request(&c, Request::Execute(h.0.clone()));
-            Ok(true)
+            stage_execute(&c, &h.0, &[a, b, d, e])
         })?,
     )?;
     let c = ctx.clone();
     raw.set(
         "execute_many",
         lua.create_function(move |_, (h, values): (UserDataRef<StmtHandle>, mlua::Variadic<Value>)| {
-            let types = h.0.types.borrow();
-            let mut p = c.params.borrow_mut();
-            p.values.clear();
-            p.bytes.clear();
-            for (v, &ty) in values.iter().zip(types.iter()) {
-                bind(&mut p, v, ty)?;
-            }
-            request(&c, Request::Execute(h.0.clone()));
-            Ok(true)
+            stage_execute(&c, &h.0, &values)
         })?,
     )?;
     let c = ctx.clone();

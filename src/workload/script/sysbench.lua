@@ -111,27 +111,20 @@ end
 local REQUEST = 1
 local yield = coroutine.yield
 
-local Connection = {}
-Connection.__index = Connection
-Connection.__tostring = function() return "<sql_connection>" end
+-- A metatable for objects printed as sysbench prints its own (`<sql_connection>`).
+local function class(name)
+   local c = {}
+   c.__index = c
+   c.__tostring = function() return "<" .. name .. ">" end
+   return c
+end
 
-local Statement = {}
-Statement.__index = Statement
-Statement.__tostring = function() return "<sql_statement>" end
-
-local Param = {}
-Param.__index = Param
-Param.__tostring = function() return "<sql_param>" end
-
-local Driver = {}
-Driver.__index = Driver
-Driver.__tostring = function() return "<sql_driver>" end
+local Driver, Connection = class("sql_driver"), class("sql_connection")
+local Statement, Param = class("sql_statement"), class("sql_param")
 
 -- A result set is valid until the connection's next query, as sysbench's: one table
 -- per connection (text results, whose rows can be fetched) and per prepared statement.
-local Result = {}
-Result.__index = Result
-Result.__tostring = function() return "<sql_result>" end
+local Result = class("sql_result")
 
 function Result:fetch_row()
    return raw.fetch_row(self._h)
@@ -141,9 +134,7 @@ function Result:free()
    return true
 end
 
-local PreparedResult = {}
-PreparedResult.__index = PreparedResult
-PreparedResult.__tostring = Result.__tostring
+local PreparedResult = class("sql_result")
 PreparedResult.free = Result.free
 
 function PreparedResult:fetch_row()
@@ -189,36 +180,38 @@ function Connection:reconnect()
    return true
 end
 
--- A result set for statements that return rows, nil for the others.
-function Connection:query(query)
-   raw.query(self._h, query)
+-- Sends a query for the connection method calling it (errors name the script's line).
+local function text_query(con, query)
+   raw.query(con._h, query)
    local nrows, nfields, err = yield(REQUEST)
    if err then
-      raise(self, err, query, 3)
+      raise(con, err, query, 4)
    end
+   return nrows, nfields
+end
+
+-- `rs` with the outcome of a statement: the result set, or nil when it has no rows.
+local function result(rs, nrows, nfields)
    if nfields == 0 then
       return nil
    end
-   local rs = self._rs
    rs.nrows, rs.nfields = nrows, nfields
    return rs
 end
 
+-- A result set for statements that return rows, nil for the others.
+function Connection:query(query)
+   local nrows, nfields = text_query(self, query)
+   return result(self._rs, nrows, nfields)
+end
+
 -- The first row's values, or nil.
 function Connection:query_row(query)
-   raw.query(self._h, query)
-   local nrows, nfields, err = yield(REQUEST)
-   if err then
-      raise(self, err, query, 3)
-   end
+   local nrows, nfields = text_query(self, query)
    if nfields == 0 or nrows == 0 then
       return nil
    end
    return unpack(raw.fetch_row(self._h), 1, nfields)
-end
-
-local function bulk_failed(what, err)
-   error(format("%s failed: SQL error, errno = %d, state = '%s': %s", what, err.errno, err.state, err.message), 3)
 end
 
 function Connection:bulk_insert_init(query)
@@ -229,24 +222,24 @@ function Connection:bulk_insert_init(query)
    return true
 end
 
-function Connection:bulk_insert_next(values)
-   if raw.bulk_next(self._h, values) then
-      local err = yield(REQUEST)
-      if err then
-         bulk_failed("db_bulk_insert_next()", err)
-      end
+-- Waits for a bulk insert's INSERT when the primitive sent one.
+local function bulk_sent(sent, what)
+   local err = sent and yield(REQUEST)
+   if err then
+      error(format("%s failed: SQL error, errno = %d, state = '%s': %s", what, err.errno, err.state, err.message), 3)
    end
    return true
 end
 
+-- (Not tail calls: an error names the script's line, two frames up.)
+function Connection:bulk_insert_next(values)
+   local ok = bulk_sent(raw.bulk_next(self._h, values), "db_bulk_insert_next()")
+   return ok
+end
+
 function Connection:bulk_insert_done()
-   if raw.bulk_done(self._h) then
-      local err = yield(REQUEST)
-      if err then
-         bulk_failed("db_bulk_insert_done()", err)
-      end
-   end
-   return true
+   local ok = bulk_sent(raw.bulk_done(self._h), "db_bulk_insert_done()")
+   return ok
 end
 
 function Connection:prepare(query)
@@ -302,12 +295,7 @@ function Statement:execute()
    if err then
       raise(self._con, err, self._sql, 3)
    end
-   if nfields == 0 then
-      return nil
-   end
-   local rs = self._rs
-   rs.nrows, rs.nfields = nrows, nfields
-   return rs
+   return result(self._rs, nrows, nfields)
 end
 
 function Statement:close()
