@@ -282,6 +282,35 @@ fn script_errors_name_the_file_and_line_and_fail_the_run() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let sm = &read_json(&json)["summary"];
     assert_eq!((sm["transactions"].as_u64(), sm["errors"].as_u64()), (Some(3), Some(1)), "{sm}");
+
+    // A lost connection (the script kills its own) restarts the event on a new one; the
+    // statement prepared on the old connection is prepared again.
+    let kill = write(
+        "kill.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\n  stmt = con:prepare('SELECT 1')\n  n = 0\nend\n\
+         function event()\n  n = n + 1\n  stmt:execute()\n  if n == 3 then con:query('KILL CONNECTION_ID()') end\n\
+           if n == 6 then return true end\nend\n",
+    );
+    let out = sizeup_bin(&s, &["run", &kill, "--time=5", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sm = &read_json(&json)["summary"];
+    let got = ["transactions", "errors", "reconnects"].map(|k| sm[k].as_u64().unwrap());
+    assert_eq!(got, [4, 1, 1], "{sm}");
+
+    // A duplicate key is fatal unless --mysql-ignore-errors names it.
+    let dup = write(
+        "dup.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\n  n = 0\n\
+           con:query('CREATE TABLE IF NOT EXISTS dup (id INT PRIMARY KEY)')\nend\n\
+         function event()\n  n = n + 1\n  if n <= 2 then con:query('INSERT INTO dup VALUES (1)') end\n\
+           if n == 4 then return true end\nend\n",
+    );
+    let out = sizeup_bin(&s, &["run", &dup, "--time=5", "--mysql-ignore-errors=1062", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sm = &read_json(&json)["summary"];
+    assert_eq!((sm["transactions"].as_u64(), sm["errors"].as_u64()), (Some(2), Some(1)), "{sm}");
+    s.sql("DROP TABLE sbtest.dup");
+    check(&["run", &dup, "--time=5"], &format!("{dup}:8: SQL error, errno = 1062, state = '23000'"));
 }
 
 #[test]
