@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets sizeup up on a fresh Debian/Ubuntu machine: MariaDB server and client and
 # sysbench from the distribution's packages (when absent), headless Chromium for the
-# report rendering test, gcc and make for the embedded LuaJIT, a Rust toolchain check, and
+# report rendering test, a Rust toolchain check, and
 # a release build. Then, unless --deps-only, runs the demonstration study against a
 # private MariaDB instance that sizeup starts itself (never the system service).
 set -euo pipefail
@@ -9,12 +9,12 @@ cd "$(dirname "$0")/.."
 need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
-command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
-command -v openssl >/dev/null 2>&1 || need+=(openssl) # the TLS tests make their certificates with it
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 # The build compiles LuaJIT (for sysbench Lua scripts) from source: a C compiler and make.
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v openssl >/dev/null 2>&1 || need+=(openssl) # the TLS tests make their certificates with it
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing ${need[*]} from the distribution's packages"
