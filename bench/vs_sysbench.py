@@ -12,15 +12,18 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate,wire,sweep,tls] [--direct]
+                            [--only prepare,point_select,read_write,rate,wire,sweep,tls,script] [--direct]
                             [--sweep-threads 1,2,4,8,16]
 `sweep` (not in the default set) runs oltp_point_select at each of --sweep-threads.
 `tls` (not in the default set; needs openssl) starts the server with a certificate made
 here and runs point select and read/write over TCP loopback with TLS and without, for
 both tools, alternating: the TLS cost per transaction on the client and on the server.
+`script` (not in the default set) runs sysbench's oltp_read_write.lua three ways,
+alternating: by sysbench, by sizeup's Lua engine, and sizeup's built-in oltp_read_write.
 `wire` (needs tcpdump, root) captures each tool's fixed-rate run on TCP loopback and
 compares its p50/p95 with the same transactions timed on the wire.
-Needs sysbench and a built sizeup (target/release/sizeup). Uses its own SIZEUP_HOME.
+Needs sysbench and a built sizeup (target/release/sizeup, or $SIZEUP_BIN). Uses its own
+SIZEUP_HOME.
 """
 import argparse
 import json
@@ -35,7 +38,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIZEUP = os.path.join(ROOT, "target", "release", "sizeup")
+SIZEUP = os.environ.get("SIZEUP_BIN") or os.path.join(ROOT, "target", "release", "sizeup")
 
 
 def child_cpu():
@@ -155,6 +158,31 @@ def sweep(a, sock, pid, env):
           f"{'client us sb':>13} {'sizeup':>7}")
     for t, x, y, r, lo, hi, cx, cy in rows:
         print(f"  {t:>7} {x:>13.0f} {y:>11.0f} {r:>6.2f} {f'[{lo:.2f}-{hi:.2f}]':>12} {cx:>13.2f} {cy:>7.2f}")
+
+
+def script_three_ways(a, sock, pid, env):
+    """sysbench's oltp_read_write.lua run by sysbench and by sizeup's Lua engine, and
+    sizeup's built-in oltp_read_write, alternating: what running a script costs the client."""
+    path = "/usr/share/sysbench/oltp_read_write.lua"
+    rows = {"sysbench script": [], "sizeup script": [], "sizeup built-in": []}
+    for i in range(a.pairs):
+        rows["sysbench script"].append(sysbench(path, a, sock, pid, env))
+        rows["sizeup script"].append(sizeup(path, a, sock, pid, env))
+        rows["sizeup built-in"].append(sizeup("oltp_read_write", a, sock, pid, env))
+        print(f"  round {i + 1}: " + " | ".join(f"{k} {v[-1]['tps']:.0f} tps {v[-1]['client_us']:.1f} us/tx"
+                                              for k, v in rows.items()), flush=True)
+    base = rows["sysbench script"]
+    print(f"oltp_read_write.lua at {a.threads} threads, {a.pairs} rounds x {a.time} s (medians; ratio to "
+          f"sysbench: median and range of the per-round ratios):")
+    for key, label in [("tps", "tps"), ("client_us", "client CPU us/tx"), ("server_us", "server CPU us/tx"),
+                       ("p95", "p95 ms")]:
+        line = f"  {label:<18}"
+        for name, r in rows.items():
+            per = sorted(x[key] / b[key] for x, b in zip(r, base))
+            line += f" {name} {median(r, key):>8.2f}"
+            if r is not base:
+                line += f" ({statistics.median(per):.2f} [{per[0]:.2f}-{per[-1]:.2f}])"
+        print(line)
 
 
 def make_certs(d):
@@ -400,6 +428,8 @@ def main():
             compare("oltp_read_write", a, sock, pid, env)
         if "sweep" in only:
             sweep(a, sock, pid, env)
+        if "script" in only:
+            script_three_ways(a, sock, pid, env)
         if "tls" in only:
             tls_cost(a, sock, pid, env, port, certs)
         if "rate" in only:

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+# The build compiles LuaJIT (for sysbench Lua scripts) from source: a C compiler and make.
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v openssl >/dev/null 2>&1 || need+=(openssl) # the TLS tests make their certificates with it
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)

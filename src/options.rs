@@ -225,6 +225,12 @@ pub struct WorkloadArgs {
     #[arg(long, default_value = "auto", value_parser = ["auto", "disable"])]
     #[serde(rename = "db-ps-mode")]
     pub db_ps_mode: String,
+    /// A Lua script's own options by sysbench name, as given (`cli` takes them out of
+    /// the command line; a study file's `[script_options]`). Validated against the
+    /// script's `sysbench.cmdline.options` when the workload is built.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub script_options: BTreeMap<String, String>,
 }
 
 impl Default for WorkloadArgs {

@@ -63,21 +63,25 @@ impl Default for RandOptions {
     }
 }
 
-/// Draws ids in `[1, n]` with the configured distribution.
+/// Draws ids in `[1, n]` with the configured distribution, and numbers in any range
+/// with any of sysbench's distributions (a script's `sysbench.rand.*`).
 #[derive(Clone, Debug)]
 pub struct IdDistribution {
     opts: RandOptions,
     n: u32,
     pareto_power: f64,
-    zipf: Option<Zipf>,
+    zipf: Zipf,
+    /// `H(n + 1/2)` for the ids' own range, computed once.
+    zipf_h_n: f64,
 }
 
 impl IdDistribution {
     pub fn new(opts: &RandOptions, n: u32) -> Self {
         let n = n.max(1);
         let pareto_power = (opts.pareto_h.ln()) / (1.0 - opts.pareto_h).ln();
-        let zipf = (opts.rand_type == RandType::Zipfian).then(|| Zipf::new(n, opts.zipfian_exp));
-        IdDistribution { opts: opts.clone(), n, pareto_power, zipf }
+        let zipf = Zipf::new(opts.zipfian_exp);
+        let zipf_h_n = zipf.h_integral(n as f64 + 0.5);
+        IdDistribution { opts: opts.clone(), n, pareto_power, zipf, zipf_h_n }
     }
 
     /// The number of ids the distribution covers.
@@ -85,29 +89,34 @@ impl IdDistribution {
         self.n
     }
 
+    /// An id in `[1, n]` (sysbench's `sb_rand_default(1, n)`).
     #[inline]
-    pub fn next(&self, rng: &mut WorkerRng) -> u32 {
-        let (a, b) = (1u32, self.n);
+    pub fn next<R: RngCore + ?Sized>(&self, rng: &mut R) -> u32 {
+        match self.opts.rand_type {
+            RandType::Zipfian => self.zipf.sample(rng, self.n, self.zipf_h_n),
+            _ => self.draw(rng, 1, self.n),
+        }
+    }
+
+    /// A number in `[a, b]` with the `--rand-type` distribution (`sb_rand_default`).
+    #[inline]
+    pub fn draw<R: RngCore + ?Sized>(&self, rng: &mut R, a: u32, b: u32) -> u32 {
         match self.opts.rand_type {
             RandType::Uniform => sb_uniform(rng, a, b),
             RandType::Gaussian => self.gaussian(rng, a, b),
             RandType::Special => self.special(rng, a, b),
-            RandType::Pareto => {
-                // sb_rand_pareto: a + (uint32_t) ((b - a + 1) * pow(u, power))
-                let t = (b - a + 1) as f64;
-                a + (t * unit_double(rng).powf(self.pareto_power)) as u32
-            }
-            RandType::Zipfian => self.zipf.as_ref().expect("built in new").sample(rng),
+            RandType::Pareto => self.pareto(rng, a, b),
+            RandType::Zipfian => self.zipfian(rng, a, b),
         }
     }
 
     /// sysbench 1.0.20's `sb_rand_gaussian`: the mean of `rand_iter` uniform draws (an
     /// approximate normal), in doubles as sysbench computes it.
-    fn gaussian(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
-        let t = (b - a + 1) as f64;
+    pub fn gaussian<R: RngCore + ?Sized>(&self, rng: &mut R, a: u32, b: u32) -> u32 {
+        let t = b.wrapping_sub(a).wrapping_add(1) as f64;
         let iter = self.opts.spec_iter.max(1);
         let sum: f64 = (0..iter).map(|_| unit_double(rng) * t).sum();
-        a + (sum * (1.0 / iter as f64)) as u32
+        a.wrapping_add((sum * (1.0 / iter as f64)) as u32)
     }
 
     /// sysbench 1.0.20's `sb_rand_special`, step for step: with t = b - a, one uniform
@@ -115,8 +124,8 @@ impl IdDistribution {
     /// gaussian over the whole range, otherwise `rnd` itself is mapped onto the middle
     /// `spec_pct` % of the range. Since `rnd` is then at least 0.25, the hot values
     /// land in the upper three quarters of that 1 %: about 0.75 % of the ids.
-    fn special(&self, rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
-        let t = (b - a) as f64;
+    pub fn special<R: RngCore + ?Sized>(&self, rng: &mut R, a: u32, b: u32) -> u32 {
+        let t = b.wrapping_sub(a) as f64;
         let res_mult = 100.0 / (100.0 - self.opts.spec_res.min(99) as f64);
         let range_size = t * res_mult;
         let rnd = unit_double(rng);
@@ -128,20 +137,33 @@ impl IdDistribution {
         let pct = self.opts.spec_pct as f64;
         let d = t * (pct / 100.0);
         let res = rnd * (d + 1.0) + (t / 2.0 - t * (pct / 200.0));
-        a + res as u32
+        a.wrapping_add(res as u32)
+    }
+
+    /// sysbench's `sb_rand_pareto`: `a + (uint32_t) ((b - a + 1) * pow(u, power))`.
+    pub fn pareto<R: RngCore + ?Sized>(&self, rng: &mut R, a: u32, b: u32) -> u32 {
+        let t = b.wrapping_sub(a).wrapping_add(1) as f64;
+        a.wrapping_add((t * unit_double(rng).powf(self.pareto_power)) as u32)
+    }
+
+    /// sysbench 1.1's `sb_rand_zipfian` (1.0.20 has no zipfian).
+    pub fn zipfian<R: RngCore + ?Sized>(&self, rng: &mut R, a: u32, b: u32) -> u32 {
+        let n = b.wrapping_sub(a).wrapping_add(1).max(1);
+        a.wrapping_add(self.zipf.sample(rng, n, self.zipf.h_integral(n as f64 + 0.5)) - 1)
     }
 }
 
 /// sysbench's `sb_rand_uniform_double`: 52 random mantissa bits as a double in [0, 1).
 #[inline]
-pub fn unit_double(rng: &mut WorkerRng) -> f64 {
+pub fn unit_double<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
     f64::from_bits((0x3FF << 52) | (rng.next_u64() >> 12)) - 1.0
 }
 
-/// sysbench's `sb_rand_uniform(a, b)`: `a + u * (b - a + 1)`, truncated.
+/// sysbench's `sb_rand_uniform(a, b)`: `a + u * (b - a + 1)` in doubles, truncated (the
+/// range in 32-bit arithmetic, as sysbench's `uint32_t`).
 #[inline]
-pub fn sb_uniform(rng: &mut WorkerRng, a: u32, b: u32) -> u32 {
-    a + (unit_double(rng) * ((b - a) as f64 + 1.0)) as u32
+pub fn sb_uniform<R: RngCore + ?Sized>(rng: &mut R, a: u32, b: u32) -> u32 {
+    (a as f64 + unit_double(rng) * b.wrapping_sub(a).wrapping_add(1) as f64) as u32
 }
 
 #[inline]
@@ -155,21 +177,19 @@ pub fn uniform_f64(rng: &mut WorkerRng) -> f64 {
 }
 
 /// Zipf by rejection-inversion (Hörmann and Derflinger 1996), as sysbench 1.1 and
-/// Apache Commons Math do: O(1) per draw, no table over the range.
+/// Apache Commons RNG do: O(1) per draw, no table over the range. What depends on the
+/// range alone (`H(n + 1/2)`) is passed in, so one exponent serves every range.
 #[derive(Clone, Debug)]
 struct Zipf {
-    n: f64,
     s: f64,
     h_x1: f64,
-    h_n: f64,
     s_const: f64,
 }
 
 impl Zipf {
-    fn new(n: u32, s: f64) -> Self {
-        let mut z = Zipf { n: n as f64, s, h_x1: 0.0, h_n: 0.0, s_const: 0.0 };
+    fn new(s: f64) -> Self {
+        let mut z = Zipf { s, h_x1: 0.0, s_const: 0.0 };
         z.h_x1 = z.h_integral(1.5) - 1.0;
-        z.h_n = z.h_integral(z.n + 0.5);
         z.s_const = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
         z
     }
@@ -184,11 +204,13 @@ impl Zipf {
         let t = (x * (1.0 - self.s)).max(-1.0);
         (helper1(t) * x).exp()
     }
-    fn sample(&self, rng: &mut WorkerRng) -> u32 {
+    /// A rank in `[1, n]`; `h_n` is `h_integral(n + 0.5)`.
+    fn sample<R: RngCore + ?Sized>(&self, rng: &mut R, n: u32, h_n: f64) -> u32 {
+        let n = n as f64;
         loop {
-            let u = self.h_n + uniform_f64(rng) * (self.h_x1 - self.h_n);
+            let u = h_n + unit_double(rng) * (self.h_x1 - h_n);
             let x = self.h_integral_inverse(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            let k = (x + 0.5).floor().clamp(1.0, n);
             if k - x <= self.s_const || u >= self.h_integral(k + 0.5) - self.h(k) {
                 return k as u32;
             }
@@ -277,6 +299,145 @@ fn permute(x: u32) -> u32 {
         residue
     } else {
         PRIME - residue
+    }
+}
+
+/// sysbench's own generator, for scripts whose numbers must be the ones sysbench draws
+/// for the same `--rand-seed`: xoroshiro128+ per thread (`xoroshiro128plus.h`), its state
+/// taken from libc's `random()` after `srandom(seed)` as `sb_rand_thread_init` does.
+#[derive(Clone, Debug)]
+pub struct SysbenchRng {
+    s: [u64; 2],
+}
+
+impl SysbenchRng {
+    /// The generator sysbench's worker thread `thread` gets with `--rand-seed=seed` when
+    /// threads start in order (they race in sysbench; with one thread it is exact).
+    pub fn for_thread(seed: u32, thread: u32) -> Self {
+        let mut libc = GlibcRandom::new(seed);
+        for _ in 0..4 * thread as u64 {
+            libc.next();
+        }
+        Self::from_libc(&mut libc)
+    }
+
+    /// `sb_rand_thread_init`: two 64-bit words, each two `random()` calls, high first.
+    fn from_libc(libc: &mut GlibcRandom) -> Self {
+        let mut word = || {
+            let hi = libc.next() as u64;
+            let lo = libc.next() as u64;
+            (hi << 32) | lo
+        };
+        let s0 = word();
+        let s1 = word();
+        SysbenchRng { s: [s0, s1] }
+    }
+}
+
+impl RngCore for SysbenchRng {
+    fn next_u64(&mut self) -> u64 {
+        let [s0, mut s1] = self.s;
+        let result = s0.wrapping_add(s1);
+        s1 ^= s0;
+        self.s = [s0.rotate_left(55) ^ s1 ^ (s1 << 14), s1.rotate_left(36)];
+        result
+    }
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(8) {
+            chunk.copy_from_slice(&self.next_u64().to_le_bytes()[..chunk.len()]);
+        }
+    }
+}
+
+/// glibc's `random()` after `srandom(seed)` (the TYPE_3 additive feedback generator,
+/// r[i] = r[i-3] + r[i-31]), which sysbench seeds its per-thread generators from.
+#[derive(Clone, Debug)]
+struct GlibcRandom {
+    r: [u32; 31],
+    /// Positions of the front and rear taps (glibc's fptr and rptr).
+    front: usize,
+    rear: usize,
+}
+
+impl GlibcRandom {
+    fn new(seed: u32) -> Self {
+        let seed = if seed == 0 { 1 } else { seed };
+        let mut r = [0u32; 31];
+        r[0] = seed;
+        let mut word = seed as i64;
+        for slot in r.iter_mut().skip(1) {
+            // 16807 * word % (2^31 - 1) without overflow (Schrage), as glibc computes it.
+            let (hi, lo) = (word / 127_773, word % 127_773);
+            word = 16_807 * lo - 2_836 * hi;
+            if word < 0 {
+                word += 2_147_483_647;
+            }
+            *slot = word as u32;
+        }
+        let mut g = GlibcRandom { r, front: 3, rear: 0 };
+        for _ in 0..310 {
+            g.next();
+        }
+        g
+    }
+
+    fn next(&mut self) -> u32 {
+        self.r[self.front] = self.r[self.front].wrapping_add(self.r[self.rear]);
+        let out = self.r[self.front] >> 1;
+        self.front = (self.front + 1) % 31;
+        self.rear = (self.rear + 1) % 31;
+        out
+    }
+}
+
+/// sysbench's `sb_rand_str`, character by character: each '#' a digit and each '@' a
+/// lowercase letter drawn with `sb_rand_uniform`. Slower than [`fill_template`] and
+/// exact: a script's strings are the ones sysbench makes for the same seed.
+pub fn sb_rand_str<R: RngCore + ?Sized>(out: &mut Vec<u8>, template: &[u8], rng: &mut R) {
+    out.extend(template.iter().map(|&c| match c {
+        b'#' => sb_uniform(rng, b'0' as u32, b'9' as u32) as u8,
+        b'@' => sb_uniform(rng, b'a' as u32, b'z' as u32) as u8,
+        c => c,
+    }));
+}
+
+/// sysbench 1.1's `sb_rand_varstr`: `uniform(min, max)` characters, each uniform in
+/// '0'..='z'.
+pub fn sb_rand_varstr<R: RngCore + ?Sized>(out: &mut Vec<u8>, min: u32, max: u32, rng: &mut R) {
+    let min = if min > max { 1 } else { min };
+    if max == 0 {
+        return;
+    }
+    let n = sb_uniform(rng, min, max);
+    out.extend((0..n).map(|_| sb_uniform(rng, b'0' as u32, b'z' as u32) as u8));
+}
+
+/// sysbench's `sysbench.rand.unique()`: one sequence for the whole run, shared by every
+/// thread, seeded as `rand_unique_seed` seeds it. sysbench draws its seed from libc's
+/// `random()` before any seed is set, and not the same way in every run (it is not
+/// reproducible there); here it comes from the run's seed.
+#[derive(Debug)]
+pub struct SharedUniqueIds {
+    index: std::sync::atomic::AtomicU32,
+    offset: u32,
+}
+
+impl SharedUniqueIds {
+    pub fn new(seed: u32) -> Self {
+        let mut libc = GlibcRandom::new(seed);
+        let (index, offset) = (libc.next(), libc.next());
+        SharedUniqueIds {
+            index: permute(permute(index).wrapping_add(0x682f_0161)).into(),
+            offset: permute(permute(offset).wrapping_add(0x4679_0905)),
+        }
+    }
+
+    pub fn next_id(&self) -> u32 {
+        let index = self.index.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        permute(permute(index).wrapping_add(self.offset) ^ 0x5bf0_3635)
     }
 }
 
@@ -406,6 +567,63 @@ mod tests {
             letters[(out[0] - b'a') as usize] += 1;
         }
         assert!(letters.iter().all(|&n| (850..=1_150).contains(&n)), "{letters:?}");
+    }
+
+    #[test]
+    fn glibc_random_matches_libc() {
+        // srandom(1)'s first outputs, as every glibc prints them.
+        let mut g = GlibcRandom::new(1);
+        let first: Vec<u32> = (0..5).map(|_| g.next()).collect();
+        assert_eq!(first, [1804289383, 846930886, 1681692777, 1714636915, 1957747793]);
+        // srandom(42): what `srand(42); rand()` gives with glibc.
+        assert_eq!(GlibcRandom::new(42).next(), 71876166);
+    }
+
+    #[test]
+    fn sysbench_rng_is_xoroshiro128_plus() {
+        // The reference generator's output for state {1, 2}: 3, then s0 + s1 of the
+        // next state computed by hand.
+        let mut r = SysbenchRng { s: [1, 2] };
+        assert_eq!(r.next_u64(), 3);
+        let s1 = 2u64 ^ 1;
+        let next = [1u64.rotate_left(55) ^ s1 ^ (s1 << 14), s1.rotate_left(36)];
+        assert_eq!(r.next_u64(), next[0].wrapping_add(next[1]));
+    }
+
+    #[test]
+    fn sysbench_strings_follow_the_template() {
+        let mut rng = SysbenchRng::for_thread(1, 0);
+        let mut out = Vec::new();
+        sb_rand_str(&mut out, b"##-@@x", &mut rng);
+        assert_eq!(out.len(), 6);
+        assert!(out[..2].iter().all(u8::is_ascii_digit) && out[2] == b'-' && out[5] == b'x');
+        assert!(out[3..5].iter().all(u8::is_ascii_lowercase));
+        for _ in 0..1000 {
+            out.clear();
+            sb_rand_varstr(&mut out, 2, 5, &mut rng);
+            assert!((2..=5).contains(&out.len()) && out.iter().all(|c| (b'0'..=b'z').contains(c)));
+        }
+    }
+
+    #[test]
+    fn shared_unique_ids_do_not_repeat_across_users() {
+        let u = SharedUniqueIds::new(5);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..100_000 {
+            assert!(seen.insert(u.next_id()));
+        }
+    }
+
+    #[test]
+    fn distributions_draw_in_any_range() {
+        let mut rng = SysbenchRng::for_thread(7, 1);
+        for kind in [RandType::Uniform, RandType::Gaussian, RandType::Special, RandType::Pareto, RandType::Zipfian] {
+            let d = IdDistribution::new(&RandOptions { rand_type: kind, ..Default::default() }, 10);
+            for _ in 0..10_000 {
+                let v = d.draw(&mut rng, 500, 600);
+                assert!((500..=600).contains(&v), "{kind:?} gave {v}");
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod sysbench;
 
 pub use crate::options::{parse_switch, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs};
 use clap::{Args, Parser, Subcommand};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -35,11 +36,75 @@ impl Cli {
         let cmd = Cli::command();
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
         let args = sysbench::rewrite(args, &names)?;
-        Cli::try_parse_from(args).map_err(|e| match e.kind() {
+        let (args, script_options) = script_options(args, &names)?;
+        let mut cli = Cli::try_parse_from(args).map_err(|e| match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
             _ => e.render().to_string(),
-        })
+        })?;
+        if let Some(given) = script_options {
+            match &mut cli.command {
+                Command::Run(a) => a.options.workload.script_options = given,
+                Command::Prepare(a) => a.workload_args.script_options = given,
+                Command::Prewarm(a) => a.workload_args.script_options = given,
+                Command::Cleanup(a) => a.script_options = given,
+                Command::Sweep(a) => a.study.workload_args.script_options = given,
+                Command::Scale(a) => a.study.workload_args.script_options = given,
+                _ => {}
+            }
+        }
+        Ok(cli)
     }
+}
+
+/// Commands whose workload may be a Lua script with options of its own, and the
+/// sysbench command the script is loaded for.
+const SCRIPT_COMMANDS: [(&str, &str); 7] = [
+    ("run", "run"),
+    ("prepare", "prepare"),
+    ("cleanup", "cleanup"),
+    ("prewarm", "prewarm"),
+    ("sweep", "run"),
+    ("scale", "run"),
+    ("help", "help"),
+];
+
+/// The arguments for clap, and the script's options when the workload is a script.
+type ScriptSplit = (Vec<std::ffi::OsString>, Option<BTreeMap<String, String>>);
+
+/// When the workload is a Lua script, its own options (`--table-size=5` for a script
+/// that defines `table_size`) taken out of the arguments, as sysbench reads them after
+/// loading the script; `--help` (or sysbench's `help` command) lists them first.
+fn script_options(args: Vec<std::ffi::OsString>, subcommands: &[&str]) -> Result<ScriptSplit, String> {
+    let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
+        return Ok((args, None));
+    };
+    let mut skip_value = false;
+    let verb_at = text.iter().enumerate().skip(1).find_map(|(i, a)| {
+        if std::mem::take(&mut skip_value) {
+            return None;
+        }
+        skip_value = sysbench::GLOBAL_WITH_VALUE.contains(&a.as_str());
+        (!a.starts_with('-') && (subcommands.contains(&a.as_str()) || a == "help")).then_some(i)
+    });
+    let Some(verb_at) = verb_at else { return Ok((args, None)) };
+    let Some(&(_, command)) = SCRIPT_COMMANDS.iter().find(|(c, _)| *c == text[verb_at]) else {
+        return Ok((args, None));
+    };
+    let Some(script) = text.get(verb_at + 1).filter(|w| crate::workload::script::is_script(w)) else {
+        return Ok((args, None));
+    };
+    let defs = crate::workload::script::option_defs(script, command)?;
+    let wants_help = command == "help" || text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h");
+    if wants_help {
+        print!("{}", crate::workload::script::options::help(script, &defs));
+        if command == "help" {
+            std::process::exit(0);
+        }
+        println!();
+    }
+    let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs)?;
+    let args = text[..verb_at + 2].iter().cloned().chain(rest).map(std::ffi::OsString::from).collect();
+    Ok((args, Some(given)))
 }
 
 #[derive(Subcommand, Debug)]
@@ -58,7 +123,7 @@ pub enum Command {
     /// Drop the tables sizeup created for a workload (and nothing else).
     Cleanup(CleanupArgs),
     /// Check a workload's data: for tpcc, the consistency conditions of clause 3.3.2.
-    Check(CleanupArgs),
+    Check(CheckArgs),
     /// Read a workload's tables and k indexes into the buffer pool (sysbench's prewarm).
     Prewarm(PrewarmArgs),
     /// Stored runs.
@@ -219,6 +284,19 @@ pub struct PrewarmArgs {
 
 #[derive(Args, Debug)]
 pub struct CleanupArgs {
+    pub workload: String,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// A Lua script's cleanup sees this as sysbench.opt.threads (sysbench's --threads).
+    #[arg(long, alias = "num-threads", default_value_t = 1)]
+    pub threads: u32,
+    /// A Lua script's own options (taken out of the command line before clap reads it).
+    #[arg(skip)]
+    pub script_options: BTreeMap<String, String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,

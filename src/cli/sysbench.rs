@@ -8,12 +8,12 @@
 
 use std::ffi::OsString;
 
-/// The verbs sysbench takes last, and sizeup first.
-const VERBS: [&str; 4] = ["run", "prepare", "cleanup", "prewarm"];
+/// The verbs sysbench takes last, and sizeup first (`help` lists a script's options).
+const VERBS: [&str; 5] = ["run", "prepare", "cleanup", "prewarm", "help"];
 
 /// Options that take a value in the next argument when written without `=`, so their
 /// value is not taken for a workload or a verb.
-const GLOBAL_WITH_VALUE: [&str; 2] = ["--home", "--results"];
+pub(crate) const GLOBAL_WITH_VALUE: [&str; 2] = ["--home", "--results"];
 
 /// sizeup's argument list for a sysbench-style one (unchanged otherwise).
 pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString>, String> {
@@ -126,7 +126,9 @@ fn test_workload(text: &[String]) -> Result<String, String> {
     let test = option_value(text, "--test").unwrap_or_default();
     let name = test.rsplit('/').next().unwrap_or(&test).trim_end_matches(".lua");
     if name != "oltp" {
-        return Ok(name.to_string());
+        // A built-in's script stands for the built-in; any other script runs as itself.
+        let builtin = crate::workload::oltp::Variant::from_name(name).is_some();
+        return Ok(if builtin || !test.ends_with(".lua") { name } else { &test }.to_string());
     }
     // sysbench 0.4: --oltp-test-mode=complex (default) | simple | nontrx.
     let mode = option_value(text, "--oltp-test-mode").unwrap_or_else(|| "complex".into());

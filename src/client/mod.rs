@@ -22,7 +22,7 @@ pub mod outbox;
 mod packet;
 pub mod tls;
 
-pub use packet::Value;
+pub use packet::{StoredRows, Value};
 pub use tls::TlsInfo;
 
 use packet::lenenc_int;
@@ -127,6 +127,8 @@ enum Stream {
     Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
     /// Only while the TCP stream is being wrapped in TLS.
     Upgrading,
+    /// No socket: the placeholder of [`Conn::detached`].
+    Detached,
 }
 
 impl Stream {
@@ -135,7 +137,7 @@ impl Stream {
             Stream::Unix(s) => s.read(buf).await,
             Stream::Tcp(s) => s.read(buf).await,
             Stream::Tls(s) => s.read(buf).await,
-            Stream::Upgrading => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
+            Stream::Upgrading | Stream::Detached => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
     }
     fn fd(&self) -> std::os::fd::RawFd {
@@ -144,15 +146,19 @@ impl Stream {
             Stream::Unix(s) => s.as_raw_fd(),
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Tls(s) => s.get_ref().0.as_raw_fd(),
-            Stream::Upgrading => -1,
+            Stream::Upgrading | Stream::Detached => -1,
         }
     }
     /// Writes one whole command, or hands it to the outbox to be written with others.
     /// TLS bytes must go through rustls, so TLS connections never use the outbox.
     async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        if let Stream::Tls(s) = self {
-            s.write_all(buf).await?;
-            return s.flush().await;
+        match self {
+            Stream::Tls(s) => {
+                s.write_all(buf).await?;
+                return s.flush().await;
+            }
+            Stream::Upgrading | Stream::Detached => return Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
+            Stream::Unix(_) | Stream::Tcp(_) => {}
         }
         if outbox::hold(self.fd(), buf) {
             return Ok(());
@@ -160,7 +166,9 @@ impl Stream {
         match self {
             Stream::Unix(s) => s.write_all(buf).await,
             Stream::Tcp(s) => s.write_all(buf).await,
-            Stream::Tls(_) | Stream::Upgrading => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
+            Stream::Tls(_) | Stream::Upgrading | Stream::Detached => {
+                Err(std::io::Error::from(std::io::ErrorKind::NotConnected))
+            }
         }
     }
     /// A unix socket or TLS: a password may cross it in clear (as the mysql client holds).
@@ -178,6 +186,17 @@ pub struct Statement {
     columns: Vec<u8>,
 }
 
+impl Statement {
+    /// Columns of its result set (0: it returns none, as an UPDATE).
+    pub fn columns(&self) -> usize {
+        self.columns.len()
+    }
+    /// Parameters it takes (its `?` placeholders).
+    pub fn params(&self) -> usize {
+        self.params as usize
+    }
+}
+
 /// A parameter bound from borrowed data: no allocation per execute.
 #[derive(Clone, Copy, Debug)]
 pub enum Param<'a> {
@@ -191,11 +210,22 @@ pub enum Param<'a> {
 /// Where decoded rows go, for statements whose rows are read.
 pub type RowSink<'a> = &'a mut (dyn FnMut(&[Value]) + Send);
 
+/// What happens to result rows as they arrive.
+enum Rows<'a> {
+    /// Counted and skipped in place (the hot path).
+    Skip,
+    Decode(RowSink<'a>),
+    /// Copied as they came (text rows), for a Lua script to fetch later.
+    Store(&'a mut StoredRows),
+}
+
 /// What a statement returned, when it is not read row by row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub rows: u64,
     pub affected: u64,
+    /// Columns of its result set; 0 when it returned none (an UPDATE, a BEGIN).
+    pub columns: u64,
 }
 
 pub struct Conn {
@@ -284,6 +314,30 @@ impl Conn {
         }
     }
 
+    /// A connection to nothing, standing in while the real one is lent out (a Lua
+    /// script's event holds its worker's connection); every command on it fails.
+    pub fn detached() -> Conn {
+        Conn::with_stream(Stream::Detached, Vec::new())
+    }
+
+    fn with_stream(stream: Stream, buf: Vec<u8>) -> Conn {
+        Conn {
+            stream,
+            buf,
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            seq: 0,
+            server_version: String::new(),
+            types: Vec::new(),
+            cache_metadata: false,
+            param_types: Vec::new(),
+            sent_types: Default::default(),
+            tls: None,
+            offered_tls: false,
+        }
+    }
+
     async fn open_stream(o: &ConnectOptions) -> Result<Conn, Error> {
         let stream = match &o.socket {
             Some(path) => Stream::Unix(tokio::net::UnixStream::connect(path).await?),
@@ -293,24 +347,9 @@ impl Conn {
                 Stream::Tcp(s)
             }
         };
-        let conn = Conn {
-            stream,
-            // Small at first (thousands of mostly idle TPC-C users must stay cheap);
-            // `fill` doubles it while reads keep filling it, up to READ_BUFFER_MAX.
-            buf: vec![0; 8 * 1024],
-            start: 0,
-            end: 0,
-            out: Vec::with_capacity(1024),
-            seq: 0,
-            server_version: String::new(),
-            types: Vec::new(),
-            cache_metadata: false,
-            param_types: Vec::new(),
-            sent_types: Default::default(),
-            tls: None,
-            offered_tls: false,
-        };
-        Ok(conn)
+        // Small at first (thousands of mostly idle TPC-C users must stay cheap); `fill`
+        // doubles it while reads keep filling it, up to READ_BUFFER_MAX.
+        Ok(Conn::with_stream(stream, vec![0; 8 * 1024]))
     }
 
     /// The TLS protocol version and cipher suite, when this connection is encrypted.
@@ -639,7 +678,7 @@ impl Conn {
         self.begin(0x03);
         self.out.extend_from_slice(sql.as_bytes());
         self.send(0).await?;
-        self.read_results(false, None, None).await
+        self.read_results(false, None, Rows::Skip).await
     }
 
     /// Runs SQL as text and hands each row, decoded, to `row`.
@@ -647,7 +686,24 @@ impl Conn {
         self.begin(0x03);
         self.out.extend_from_slice(sql.as_bytes());
         self.send(0).await?;
-        self.read_results(false, None, Some(row)).await
+        self.read_results(false, None, Rows::Decode(row)).await
+    }
+
+    /// Runs SQL as text and keeps its rows as they came in `rows` (cleared first).
+    pub async fn query_stored(&mut self, sql: &[u8], rows: &mut StoredRows) -> Result<Outcome, Error> {
+        rows.clear();
+        self.begin(0x03);
+        self.out.extend_from_slice(sql);
+        self.send(0).await?;
+        self.read_results(false, None, Rows::Store(rows)).await
+    }
+
+    /// Frees a prepared statement on the server (COM_STMT_CLOSE, which has no answer).
+    pub async fn close_statement(&mut self, stmt: &Statement) -> Result<(), Error> {
+        self.sent_types.remove(&stmt.id);
+        self.begin(0x19);
+        self.out.extend_from_slice(&stmt.id.to_le_bytes());
+        self.send(0).await
     }
 
     pub async fn prepare(&mut self, sql: &str) -> Result<Statement, Error> {
@@ -735,7 +791,7 @@ impl Conn {
     pub async fn exec_drop(&mut self, stmt: &Statement, params: &[Param<'_>]) -> Result<Outcome, Error> {
         self.encode_execute(stmt, params)?;
         self.send(0).await?;
-        self.read_results(true, Some(&stmt.columns), None).await
+        self.read_results(true, Some(&stmt.columns), Rows::Skip).await
     }
 
     /// Executes a prepared statement and hands each row, decoded, to `row`.
@@ -747,7 +803,7 @@ impl Conn {
     ) -> Result<Outcome, Error> {
         self.encode_execute(stmt, params)?;
         self.send(0).await?;
-        self.read_results(true, Some(&stmt.columns), Some(row)).await
+        self.read_results(true, Some(&stmt.columns), Rows::Decode(row)).await
     }
 
     /// Executes and returns the first row, if any.
@@ -768,7 +824,7 @@ impl Conn {
         &mut self,
         binary: bool,
         cached_types: Option<&[u8]>,
-        mut row: Option<RowSink<'_>>,
+        mut rows: Rows<'_>,
     ) -> Result<Outcome, Error> {
         let mut outcome = Outcome::default();
         let mut values = Vec::new();
@@ -791,10 +847,11 @@ impl Conn {
                 Some(_) => {
                     let mut pos = 0;
                     let columns = lenenc_int(p, &mut pos).ok_or_else(|| Error::protocol("bad column count"))? as usize;
+                    outcome.columns = columns as u64;
                     // With cached metadata the server says whether definitions follow.
                     let follows = !self.cache_metadata || p.get(pos) != Some(&0);
                     // Column types matter only when rows are decoded; the hot path skips them.
-                    let decode = row.is_some();
+                    let decode = matches!(rows, Rows::Decode(_));
                     self.types.clear();
                     if follows {
                         for _ in 0..columns {
@@ -820,13 +877,17 @@ impl Conn {
                             Some(0xff) => return Err(Self::server_error(p)),
                             _ => {
                                 outcome.rows += 1;
-                                if let Some(consume) = row.as_mut() {
-                                    if binary {
-                                        packet::decode_binary_row(p, &self.types, &mut values)?;
-                                    } else {
-                                        packet::decode_text_row(p, columns, &mut values)?;
+                                match &mut rows {
+                                    Rows::Skip => {}
+                                    Rows::Decode(consume) => {
+                                        if binary {
+                                            packet::decode_binary_row(p, &self.types, &mut values)?;
+                                        } else {
+                                            packet::decode_text_row(p, columns, &mut values)?;
+                                        }
+                                        consume(&values);
                                     }
-                                    consume(&values);
+                                    Rows::Store(stored) => stored.push(p, columns),
                                 }
                             }
                         }

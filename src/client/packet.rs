@@ -98,6 +98,60 @@ pub fn column_type(p: &[u8]) -> Option<u8> {
     p.get(pos + 1 + 2 + 4).copied()
 }
 
+/// Text-protocol rows kept as they came, one copy of their bytes, to be read later
+/// (what libmysql's `mysql_store_result` does for sysbench's scripts).
+#[derive(Debug, Default)]
+pub struct StoredRows {
+    bytes: Vec<u8>,
+    /// Each row's range in `bytes`.
+    rows: Vec<(usize, usize)>,
+    columns: usize,
+}
+
+impl StoredRows {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.rows.clear();
+        self.columns = 0;
+    }
+
+    pub fn push(&mut self, row: &[u8], columns: usize) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(row);
+        self.rows.push((start, self.bytes.len()));
+        self.columns = columns;
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// Row `i`'s values (`None` for NULL) into `out`.
+    pub fn values<'a>(&'a self, i: usize, out: &mut Vec<Option<&'a [u8]>>) -> Result<(), Error> {
+        out.clear();
+        let (start, end) = *self.rows.get(i).ok_or_else(|| Error::protocol("no such row"))?;
+        let p = &self.bytes[start..end];
+        let mut pos = 0;
+        for _ in 0..self.columns {
+            if p.get(pos) == Some(&0xfb) {
+                pos += 1;
+                out.push(None);
+                continue;
+            }
+            out.push(Some(lenenc_bytes(p, &mut pos).ok_or_else(|| Error::protocol("truncated text row"))?));
+        }
+        Ok(())
+    }
+}
+
 /// A text-protocol row: each column a length-encoded string or 0xfb for NULL.
 pub fn decode_text_row(p: &[u8], columns: usize, out: &mut Vec<Value>) -> Result<(), Error> {
     out.clear();
@@ -197,6 +251,13 @@ mod tests {
         decode_text_row(&p, 2, &mut out).unwrap();
         assert_eq!(out[0].as_i64(), Some(12));
         assert_eq!(out[1], Value::Null);
+        let mut stored = StoredRows::default();
+        stored.push(&p, 2);
+        stored.push(&p, 2);
+        let mut values = Vec::new();
+        stored.values(0, &mut values).unwrap();
+        assert_eq!(values, [Some(&b"12"[..]), None]);
+        assert!(stored.values(2, &mut values).is_err());
 
         let mut def = Vec::new();
         for s in ["def", "sbtest", "sbtest1", "sbtest1", "c", "c"] {

@@ -1,7 +1,7 @@
 //! `sizeup prepare|cleanup|check|prewarm`: a workload's data, through its lifecycle.
 
 use super::Context;
-use crate::cli::{CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
+use crate::cli::{CheckArgs, CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
 use crate::runner::{self, resolve_target, runtime};
 use crate::workload::{self, Optional, Workload};
 use crate::{plan, Error};
@@ -13,15 +13,16 @@ fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Err
 pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
-    let loaders = a.threads.unwrap_or_else(runner::loaders);
+    let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
     runner::prepare(&target, &*w, loaders, plan::seed(a.workload_args.oltp.rand_seed))?;
     Ok(0)
 }
 
 pub fn cleanup(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
-    let w = workload(&a.workload, &WorkloadArgs::default())?;
+    let options = WorkloadArgs { script_options: a.script_options.clone(), ..WorkloadArgs::default() };
+    let w = workload(&a.workload, &options)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
-    let report = runtime(1)?.block_on(w.cleanup(&target)).map_err(Error::Failed)?;
+    let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::Failed)?;
     println!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
     if !report.kept.is_empty() {
         println!("left alone (not created by sizeup): {}", report.kept.join(", "));
@@ -30,7 +31,7 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
 }
 
 /// The workload's consistency conditions; exit 1 when any fails.
-pub fn check(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
+pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &WorkloadArgs::default())?;
     if !w.supports(Optional::Check) {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));

@@ -33,6 +33,7 @@ fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, 
         cluster: None,
         power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
         cost: None,
+        script_options: a.workload_args.script_options.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect(),
     }
 }
 
@@ -155,6 +156,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         cluster: None,
         power: Default::default(),
         cost: None,
+        script_options: Default::default(),
     };
     let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {

@@ -3,6 +3,7 @@
 //! per-transaction path has no boxing.
 #![allow(async_fn_in_trait)] // sessions run on a single-threaded runtime: no Send needed
 
+use super::errors::{classify, ErrorClass, RetryOn};
 use crate::client::{Conn, Error};
 use crate::stats::QueryCounts;
 
@@ -18,9 +19,21 @@ pub struct Done {
 #[derive(Debug)]
 pub struct Failed {
     pub ty: usize,
-    /// The statement class, e.g. "point_selects".
+    /// The statement class, e.g. "point_selects"; empty when the error says it all (a
+    /// script's error names its file and line).
     pub statement: &'static str,
     pub error: Error,
+}
+
+impl Failed {
+    /// The failure in one line, `doing` naming what failed ("statement failed").
+    pub fn describe(&self, doing: &str) -> String {
+        if self.statement.is_empty() {
+            self.error.to_string()
+        } else {
+            format!("{} {doing}: {}", self.statement, self.error)
+        }
+    }
 }
 
 pub trait Session {
@@ -32,6 +45,22 @@ pub trait Session {
     /// the last one plus keying time for the next); `None` for no wait.
     fn pause(&mut self) -> Option<std::time::Duration> {
         None
+    }
+    /// How the worker loop handles a failed transaction: by sizeup's error classes,
+    /// unless the session knows better (a script's hook may make an error retryable).
+    fn error_class(&self, failed: &Failed, retry: &RetryOn) -> ErrorClass {
+        classify(&failed.error, retry)
+    }
+    /// True when the session has no more work (a script's `event()` asked to stop):
+    /// its worker ends, and the transaction that said so is not counted.
+    fn finished(&self) -> bool {
+        false
+    }
+    /// Called once when the worker's run is over, before its connection closes (a
+    /// script's `thread_done()`), counting the statements it sends; an error fails the
+    /// run (what was measured is kept).
+    async fn finish(&mut self, _conn: &mut Conn, _queries: &mut QueryCounts) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 //! Workers of one client thread share a [`Shard`]: its recorder (no lock: the thread's
 //! runtime runs one task at a time), its arrival schedule, and the run's controls.
 
-use super::errors::{classify, ErrorClass};
+use super::errors::ErrorClass;
 use super::pacing::Arrivals;
 use super::session::Session;
 use crate::client::Conn;
@@ -188,7 +188,10 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
         .map_err(|e| format!("cannot connect to {}: {e}", target.describe()))?;
     // A server that accepted the connection but does not answer must not hang the run.
     match tokio::time::timeout(Duration::from_secs(10), session.connected(&mut conn)).await {
-        Ok(r) => r.map_err(|f| format!("preparing {} statements failed: {}", f.statement, f.error))?,
+        Ok(r) => r.map_err(|f| match f.statement {
+            "" => f.error.to_string(),
+            _ => format!("preparing {}", f.describe("statements failed")),
+        })?,
         Err(_) => return Err(format!("{} accepted a connection but did not answer within 10 s", target.describe())),
     }
     Ok(conn)
@@ -223,6 +226,12 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
             let outcome = session.transaction(&mut conn, &mut queries).await;
             busy.set(None);
             match outcome {
+                Ok(_) if session.finished() => {
+                    // The session's last word (a script's event() returned true): its
+                    // statements count, the transaction does not, and this worker ends.
+                    shard.recorder.borrow_mut().queries.add(&queries);
+                    break 'run;
+                }
                 Ok(done) => {
                     let now = Instant::now();
                     let latency = (now - intended).as_micros() as u64;
@@ -242,7 +251,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
                         rec.queries.add(&queries);
                     }
                     queries = QueryCounts::default();
-                    match classify(&failed.error, &shard.retry_on) {
+                    match session.error_class(&failed, &shard.retry_on) {
                         ErrorClass::Retry => {
                             // A deadlock already rolled back; a lock wait timeout did not.
                             if conn.query_drop("ROLLBACK").await.is_err() {
@@ -257,7 +266,7 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
                             None => break 'run,
                         },
                         ErrorClass::Fatal => {
-                            shard.control.fail(format!("{} statement failed: {}", failed.statement, failed.error));
+                            shard.control.fail(failed.describe("statement failed"));
                             break 'run;
                         }
                     }
@@ -274,6 +283,11 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
             }
         }
     }
+    let mut queries = QueryCounts::default();
+    if let Err(e) = session.finish(&mut conn, &mut queries).await {
+        shard.control.fail(e);
+    }
+    shard.recorder.borrow_mut().queries.add(&queries);
     conn.close().await;
     tally
 }

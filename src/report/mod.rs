@@ -366,10 +366,13 @@ pub fn note(line: &str) {
 /// A load's progress: rows, rate and ETA, after `label` (what is being loaded where).
 pub fn rows_bar(total: u64, label: &str) -> indicatif::ProgressBar {
     let bar = BARS.add(indicatif::ProgressBar::new(total));
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} {bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}")
-            .expect("static template"),
-    );
+    // An unknown total (a script's prepare): rows and rate only.
+    let template = if total == 0 {
+        "{prefix} {human_pos} rows  {per_sec}"
+    } else {
+        "{prefix} {bar:40} {human_pos}/{human_len} rows  {per_sec}  ETA {eta}"
+    };
+    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("static template"));
     bar.set_prefix(label.to_string());
     bar
 }

@@ -549,6 +549,9 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
     let workload = &*req.workload;
     let (target, _) = resolve_target(manager, &req.target, workload.kind().default_database())?;
     let names = workload.tables();
+    if names.is_empty() {
+        return Ok(false); // a workload that names no tables (a script) prepares its own
+    }
     let mismatch = runtime(1)?.block_on(async {
         use mysql_async::prelude::Queryable;
         target.ensure_database().await?;
@@ -591,7 +594,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
             workload.name()
         ))),
         Some(None) => {
-            prepare(&target, workload, loaders(), req.spec.seed)?;
+            prepare(&target, workload, workload.default_loaders().unwrap_or_else(loaders), req.spec.seed)?;
             Ok(true)
         }
     }

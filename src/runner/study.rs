@@ -412,7 +412,7 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(St
             if spec.scale.split {
                 // Each instance holds its share in a database named after it (tpcc_w2).
                 let share = spec.split_share(workload, n)?;
-                let size = kind.data_size();
+                let size = kind.data_size().expect("split_share checked it");
                 s.options.remove(&size.option.replace('-', "_"));
                 s.options.insert(size.option.into(), share.into());
                 let base = spec

@@ -261,6 +261,19 @@ pub struct StudySpec {
     /// Cost inputs: capex, power price, cooling, years (TCO and cost per transaction).
     #[serde(default)]
     pub cost: Option<crate::cost::CostInputs>,
+    /// A Lua script's own options (`[script_options]`), by its option names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub script_options: BTreeMap<String, Value>,
+}
+
+/// A script option's value as its command line would give it.
+fn option_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+        Value::Array(items) => items.iter().map(option_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
 }
 
 fn one() -> u32 {
@@ -416,7 +429,9 @@ impl StudySpec {
     /// Split-data share of one of `n` instances: the workload's data-size option
     /// (warehouses, or rows per table) divided by `n`.
     pub fn split_share(&self, workload: &str, n: u32) -> Result<u32, String> {
-        let size = workload::kind(workload)?.data_size();
+        let size = workload::kind(workload)?.data_size().ok_or_else(|| {
+            format!("split: {workload} sizes its own data, which sizeup cannot divide over instances")
+        })?;
         let key = size.option;
         let options = serde_json::to_value(RunOptions::from_map(&self.options)?).expect("serialisable");
         let total = options.get(key).and_then(|v| v.as_u64()).map_or(size.default, |v| v as u32);
@@ -436,6 +451,7 @@ impl StudySpec {
     /// length, warm-up, sampling interval and power inputs.
     pub fn run_options(&self, threads: u32) -> Result<RunOptions, String> {
         let mut o = RunOptions::from_map(&self.options)?;
+        o.workload.script_options = self.script_options.iter().map(|(k, v)| (k.clone(), option_text(v))).collect();
         o.threads = threads;
         o.users = None;
         o.time = self.warmup + self.step_time;

@@ -14,6 +14,7 @@
 pub mod bulk;
 pub mod oltp;
 pub mod ownership;
+pub mod script;
 pub mod tpcc;
 
 use crate::exec::{RunResult, RunSpec};
@@ -29,7 +30,7 @@ pub use ownership::CleanupReport;
 pub use tpcc::check::Outcome as CheckOutcome;
 
 /// Every workload sizeup knows, one line each.
-pub static KINDS: [&dyn Kind; 2] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC];
+pub static KINDS: [&dyn Kind; 3] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT];
 
 /// The workload a name stands for, or a message listing the names there are.
 pub fn kind(name: &str) -> Result<&'static dyn Kind, String> {
@@ -89,8 +90,8 @@ pub trait Kind: Sync {
     /// Figures of its own added to a run's summary (NOPM, TPM).
     fn add_figures(&self, _summary: &mut Summary) {}
     /// The run option that sizes the data set: split-data scale studies divide it
-    /// over the instances.
-    fn data_size(&self) -> DataSize;
+    /// over the instances. `None` when sizeup does not size the data (a script's).
+    fn data_size(&self) -> Option<DataSize>;
     fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String>;
 }
 
@@ -135,6 +136,10 @@ pub trait Workload: Send + Sync {
     fn size_check(&self) -> Option<SizeCheck>;
     /// The command that loads this data set, for messages.
     fn prepare_hint(&self) -> String;
+    /// Loader connections when the user gives none; `None` for two per CPU.
+    fn default_loaders(&self) -> Option<u32> {
+        None
+    }
     /// Server-side prepared statements each connection holds while it runs (checked
     /// against `max_prepared_stmt_count` before a run); 0 when it prepares none up front.
     fn statements_per_connection(&self) -> u32 {
@@ -148,8 +153,9 @@ pub trait Workload: Send + Sync {
         seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>>;
-    /// Drops the tables sizeup created for this workload, and only those.
-    fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>>;
+    /// Drops the tables sizeup created for this workload, and only those; `threads` is
+    /// what a script's cleanup sees as `sysbench.opt.threads`.
+    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>>;
     /// Whether it has a step beyond prepare, run and cleanup (asked before anything
     /// is started, so a refused command changes nothing).
     fn supports(&self, _step: Optional) -> bool {

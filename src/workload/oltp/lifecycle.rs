@@ -26,8 +26,8 @@ impl Kind for OltpKind {
     fn default_database(&self) -> &'static str {
         "sbtest"
     }
-    fn data_size(&self) -> DataSize {
-        DataSize { option: "table-size", default: 10_000, tag: "r" }
+    fn data_size(&self) -> Option<DataSize> {
+        Some(DataSize { option: "table-size", default: 10_000, tag: "r" })
     }
     fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
         let variant = Variant::from_name(name).ok_or_else(|| format!("unknown workload '{name}'"))?;
@@ -146,7 +146,7 @@ impl Workload for OltpWorkload {
             ))
         })
     }
-    fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>> {
+    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(super::cleanup(target))
     }
     fn supports(&self, step: Optional) -> bool {

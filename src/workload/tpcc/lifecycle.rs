@@ -44,8 +44,8 @@ impl Kind for TpccKind {
     fn add_figures(&self, summary: &mut Summary) {
         super::add_figures(summary)
     }
-    fn data_size(&self) -> DataSize {
-        DataSize { option: "warehouses", default: 1, tag: "w" }
+    fn data_size(&self) -> Option<DataSize> {
+        Some(DataSize { option: "warehouses", default: 1, tag: "w" })
     }
     fn build(&self, _name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
         if options.db_ps_mode == "disable" {
@@ -119,7 +119,7 @@ impl Workload for TpccWorkload {
             ))
         })
     }
-    fn cleanup<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<CleanupReport, String>> {
+    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(load::cleanup(target))
     }
     fn supports(&self, step: Optional) -> bool {

@@ -1,0 +1,286 @@
+//! Custom workloads: unmodified sysbench 1.0.20 Lua scripts (`sizeup run my.lua
+//! --my-option=3`), run by sizeup's engine so they get its latency, studies, store and
+//! reports. An event is one call of the script's `event()`.
+//!
+//! The script runs in embedded LuaJIT (mlua, built from source: no system library),
+//! one state per worker as sysbench has one per thread, with sysbench's API
+//! (`sysbench.opt`, `sysbench.cmdline`, `sysbench.hooks`, `sysbench.rand`,
+//! `sysbench.sql`, the error classes) over sizeup's lean client and random numbers.
+//!
+//! Deliberately not here: a script's own `thread_run()` loop (sizeup's worker loop is
+//! the loop), its report hooks (sizeup reports; the hooks are noted and not called),
+//! sysbench 0.5's `db_*` API, `sysbench.histogram`, drivers other than MySQL.
+
+pub mod options;
+
+mod commands;
+mod session;
+mod sql;
+mod state;
+
+use crate::exec::RunSpec;
+use crate::options::WorkloadArgs;
+use crate::random::RandOptions;
+use crate::target::Target;
+use crate::workload::{CleanupReport, DataSize, Kind, Optional, Runnable, SizeCheck, Workload};
+use crate::Error;
+use futures_util::future::BoxFuture;
+use options::{OptValue, OptionDef};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// A workload name that is a script: a `.lua` file named by a path, or by a name that is
+/// not one of the built-in oltp_* names (`oltp_read_write.lua` stays the built-in;
+/// `./oltp_read_write.lua` or `/usr/share/sysbench/oltp_read_write.lua` is the script).
+pub fn is_script(name: &str) -> bool {
+    name.ends_with(".lua") && (name.contains('/') || super::oltp::Variant::from_name(name).is_none())
+}
+
+/// A script read and checked: its source, its options, what it defines.
+pub struct Script {
+    /// As the user named it (messages and `sysbench.cmdline.script_path`).
+    pub path: String,
+    source: String,
+    pub defs: Vec<OptionDef>,
+    /// Its options: the defaults, with the values given over them.
+    pub values: BTreeMap<String, OptValue>,
+    /// Its custom commands (`sysbench.cmdline.commands`) and whether each is parallel.
+    commands: Vec<(String, bool)>,
+    has_event: bool,
+    rand: RandOptions,
+    /// `--rand-seed` (0: none given).
+    rand_seed: u64,
+    /// `--db-ps-mode=disable`.
+    text_protocol: bool,
+    workload_args: WorkloadArgs,
+}
+
+impl Script {
+    /// Reads the script and its options (loading it once, as sysbench does before it
+    /// reads its command line), with `given` (by sysbench name) over the defaults.
+    pub fn load(path: &str, command: &str, args: &WorkloadArgs) -> Result<Script, String> {
+        let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read the script {path}: {e}"))?;
+        let rand = super::oltp::lifecycle::options_of(&args.oltp)?.rand;
+        let mut script = Script {
+            path: path.to_string(),
+            source,
+            defs: Vec::new(),
+            values: BTreeMap::new(),
+            commands: Vec::new(),
+            has_event: false,
+            rand,
+            rand_seed: args.oltp.rand_seed,
+            text_protocol: args.db_ps_mode == "disable",
+            workload_args: args.clone(),
+        };
+        let env = state::Env {
+            opt: opt_table(&script, 1, None, None),
+            command: command.into(),
+            connect: None,
+            retry_on: Default::default(),
+            unique: Arc::new(crate::random::SharedUniqueIds::new(1)),
+            seed: 1,
+            rows: None,
+        };
+        let probe = state::State::new(&script, &env, 0, None)?;
+        script.defs = probe.option_defs()?;
+        script.commands = probe.commands();
+        script.has_event = probe.function("event").is_some();
+        drop(probe);
+        script.values = options::values(path, &script.defs, &args.script_options)?;
+        Ok(script)
+    }
+
+    /// The seed of commands' generators: sysbench seeds nothing before a command, so
+    /// its data is the same every time unless a seed is given.
+    fn command_seed(&self) -> u32 {
+        if self.rand_seed == 0 {
+            1
+        } else {
+            self.rand_seed as u32
+        }
+    }
+
+    fn has_command(&self, name: &str) -> bool {
+        self.commands.iter().any(|(c, _)| c == name)
+    }
+}
+
+/// The script's options, sorted, to split a command line by (`cli`), read from the
+/// script run for `command`.
+pub fn option_defs(path: &str, command: &str) -> Result<Vec<OptionDef>, String> {
+    Ok(Script::load(path, command, &WorkloadArgs::default())?.defs)
+}
+
+/// `sysbench.opt`: the script's options, then sysbench's own with sizeup's values.
+fn opt_table(
+    script: &Script,
+    threads: u32,
+    spec: Option<&RunSpec>,
+    target: Option<&Target>,
+) -> Vec<(String, OptValue)> {
+    use OptValue::{Bool, List, Number, Text};
+    let secs = |d: Option<std::time::Duration>| Number(d.map_or(0.0, |d| d.as_secs_f64()));
+    let o = &script.workload_args.oltp;
+    let ignore = match spec.map(|s| &s.retry_on) {
+        Some(crate::exec::errors::RetryOn::All) => vec!["all".to_string()],
+        Some(crate::exec::errors::RetryOn::Codes(c)) => c.iter().map(u16::to_string).collect(),
+        None => vec!["1213".into(), "1020".into(), "1205".into()],
+    };
+    let mut out: Vec<(String, OptValue)> = script.values.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let own = [
+        ("threads", Number(threads as f64)),
+        ("events", Number(spec.and_then(|s| s.events).unwrap_or(0) as f64)),
+        ("time", secs(spec.and_then(|s| s.time))),
+        ("rate", Number(spec.and_then(|s| s.rate).unwrap_or(0.0))),
+        ("report_interval", secs(spec.map(|s| s.interval))),
+        ("warmup_time", secs(spec.map(|s| s.warmup))),
+        ("percentile", Number(spec.map_or(95.0, |s| s.percentile))),
+        ("histogram", Bool(false)),
+        ("debug", Bool(false)),
+        ("validate", Bool(false)),
+        ("verbosity", Number(3.0)),
+        ("rand_type", Text(o.rand_type.clone())),
+        ("rand_spec_iter", Number(o.rand_spec_iter as f64)),
+        ("rand_spec_pct", Number(o.rand_spec_pct as f64)),
+        ("rand_spec_res", Number(o.rand_spec_res as f64)),
+        ("rand_seed", Number(o.rand_seed as f64)),
+        ("rand_pareto_h", Number(o.rand_pareto_h)),
+        ("rand_zipfian_exp", Number(o.rand_zipfian_exp)),
+        ("db_driver", Text("mysql".into())),
+        ("db_ps_mode", Text(script.workload_args.db_ps_mode.clone())),
+        ("db_debug", Bool(false)),
+        ("mysql_host", List(target.map(|t| vec![t.host.clone()]).unwrap_or_default())),
+        ("mysql_port", List(target.map(|t| vec![t.port.to_string()]).unwrap_or_default())),
+        (
+            "mysql_socket",
+            List(target.and_then(|t| t.socket.as_ref()).map(|s| vec![s.display().to_string()]).unwrap_or_default()),
+        ),
+        ("mysql_user", Text(target.map(|t| t.user.clone()).unwrap_or_default())),
+        // Never the password: a script has no need of it (its connections are sizeup's).
+        ("mysql_password", Text(String::new())),
+        ("mysql_db", Text(target.map(|t| t.database.clone()).unwrap_or_default())),
+        ("mysql_ignore_errors", List(ignore)),
+        ("mysql_dry_run", Bool(false)),
+    ];
+    for (name, value) in own {
+        if !script.values.contains_key(name) {
+            out.push((name.to_string(), value));
+        }
+    }
+    out
+}
+
+pub struct ScriptKind;
+pub static SCRIPT: ScriptKind = ScriptKind;
+
+impl Kind for ScriptKind {
+    fn names(&self) -> Vec<&'static str> {
+        vec!["path/to/script.lua"]
+    }
+    fn accepts(&self, name: &str) -> bool {
+        is_script(name)
+    }
+    fn default_database(&self) -> &'static str {
+        "sbtest"
+    }
+    fn data_size(&self) -> Option<DataSize> {
+        None // the script sizes its own data
+    }
+    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+        Ok(Box::new(ScriptWorkload { script: Arc::new(Script::load(name, "run", options)?) }))
+    }
+}
+
+pub struct ScriptWorkload {
+    script: Arc<Script>,
+}
+
+impl ScriptWorkload {
+    /// The tables of the database, to tell what a cleanup dropped.
+    async fn tables(target: &Target) -> Result<Vec<String>, String> {
+        use mysql_async::prelude::Queryable;
+        let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+        let names: Vec<String> = conn.query("SHOW TABLES").await.map_err(|e| crate::target::short_error(&e))?;
+        let _ = conn.disconnect().await;
+        Ok(names)
+    }
+}
+
+impl Workload for ScriptWorkload {
+    fn name(&self) -> &str {
+        &self.script.path
+    }
+    fn kind(&self) -> &'static dyn Kind {
+        &SCRIPT
+    }
+    fn data(&self) -> String {
+        "the data its prepare command makes".into()
+    }
+    fn rows_to_load(&self) -> u64 {
+        0
+    }
+    fn tables(&self) -> Vec<String> {
+        Vec::new() // only the script knows
+    }
+    fn size_check(&self) -> Option<SizeCheck> {
+        None
+    }
+    fn prepare_hint(&self) -> String {
+        format!("sizeup prepare {} (with the same options)", self.script.path)
+    }
+    fn default_loaders(&self) -> Option<u32> {
+        Some(1) // sysbench's --threads default, which parallel prepare commands split by
+    }
+    fn prepare<'a>(
+        &'a self,
+        target: &'a Target,
+        loaders: u32,
+        _seed: u64,
+        rows: Arc<AtomicU64>,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            // As for the built-in workloads, the database is made when missing.
+            target.ensure_database().await.map_err(|e| e.to_string())?;
+            commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone())).await?;
+            let rows = match rows.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => String::new(),
+                n => format!(", {n} rows through bulk inserts"),
+            };
+            Ok(format!("{} prepared in {:.1} s{rows}", self.script.path, started.elapsed().as_secs_f64()))
+        })
+    }
+    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
+        Box::pin(async move {
+            let before = Self::tables(target).await?;
+            commands::run(self.script.clone(), "cleanup", target, threads, None).await?;
+            let after = Self::tables(target).await?;
+            let dropped = before.into_iter().filter(|t| !after.contains(t)).collect();
+            Ok(CleanupReport { dropped, kept: Vec::new() })
+        })
+    }
+    fn supports(&self, step: Optional) -> bool {
+        step == Optional::Prewarm && self.script.has_command("prewarm")
+    }
+    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None))
+    }
+    fn start<'a>(
+        &'a self,
+        _conn: &'a mut mysql_async::Conn,
+        _database: &'a str,
+        _spec: &'a RunSpec,
+        _warn: bool,
+    ) -> BoxFuture<'a, Result<Box<dyn Runnable>, Error>> {
+        Box::pin(async move {
+            if !self.script.has_event {
+                return Err(Error::Usage(format!("cannot find the event() function in {}", self.script.path)));
+            }
+            let options = serde_json::json!({ "script": self.script.path, "options": self.script.values });
+            let run: Box<dyn Runnable> = Box::new(session::ScriptRun { script: self.script.clone(), options });
+            Ok(run)
+        })
+    }
+}

@@ -1,0 +1,393 @@
+-- sizeup's implementation of the sysbench 1.0.20 Lua API that scripts use, over the
+-- Rust primitives passed in as `raw` (src/workload/script/sql.rs and state.rs). It
+-- follows sysbench's documented behaviour; the code is sizeup's own. Loaded into every
+-- Lua state before the script.
+--
+-- Why the statements yield: a client thread serves many workers, so a script must not
+-- block it while the server works. The script runs in a coroutine; a statement leaves
+-- a request and yields, sizeup performs the request asynchronously (the worker's
+-- future waits, not the thread) and resumes the coroutine with the outcome.
+
+local raw = ...
+local ffi = require("ffi")
+local type, error, select, setmetatable, tostring, unpack = type, error, select, setmetatable, tostring, unpack
+local format = string.format
+
+sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
+sysbench.hooks = {}
+
+-- Command line ---------------------------------------------------------------------
+-- sizeup reads sysbench.cmdline.options itself, before any state runs the script.
+
+local cmdline = sysbench.cmdline
+cmdline.ARG_NULL, cmdline.ARG_BOOL, cmdline.ARG_INT, cmdline.ARG_SIZE = 0, 1, 2, 3
+cmdline.ARG_DOUBLE, cmdline.ARG_STRING, cmdline.ARG_LIST, cmdline.ARG_FILE, cmdline.ARG_MAX = 4, 5, 6, 7, 8
+cmdline.PARALLEL_COMMAND = true
+
+function cmdline.read_cmdline_options()
+   return true
+end
+
+function cmdline.command_defined(name)
+   local commands = cmdline.commands
+   return type(commands) == "table" and commands[name] ~= nil and commands[name][1] ~= nil
+end
+
+function cmdline.command_parallel(name)
+   return cmdline.command_defined(name) and cmdline.commands[name][2] == cmdline.PARALLEL_COMMAND
+end
+
+-- A command succeeds unless its function returns false (nil counts as success).
+function cmdline.call_command(name)
+   if not cmdline.command_defined(name) then
+      return false
+   end
+   local rc = cmdline.commands[name][1]()
+   if rc == nil then
+      return true
+   end
+   return rc and true or false
+end
+
+cmdline.print_test_options = raw.print_options
+
+-- Reports: sizeup prints and stores its own; these exist so scripts that name them load.
+local function no_report() end
+sysbench.report_default, sysbench.report_csv, sysbench.report_json = no_report, no_report, no_report
+
+-- Random numbers: sysbench's algorithms, in Rust (src/random.rs) ----------------------
+
+sysbench.rand = {
+   default = raw.default,
+   uniform = raw.uniform,
+   gaussian = raw.gaussian,
+   special = raw.special,
+   pareto = raw.pareto,
+   zipfian = raw.zipfian,
+   unique = raw.unique,
+   string = raw.string,
+   varstring = raw.varstring,
+   uniform_double = raw.uniform_double,
+}
+
+-- sysbench returns a uint64_t cdata; so does this.
+function sysbench.rand.uniform_uint64()
+   local hi, lo = raw.uint64_parts()
+   return ffi.cast("uint64_t", hi) * 4294967296ULL + lo
+end
+
+-- SQL ------------------------------------------------------------------------------
+
+local sql = {
+   type = {
+      NONE = 0, TINYINT = 1, SMALLINT = 2, INT = 3, BIGINT = 4, FLOAT = 5, DOUBLE = 6,
+      TIME = 7, DATE = 8, DATETIME = 9, TIMESTAMP = 10, CHAR = 11, VARCHAR = 12,
+   },
+   error = { NONE = 0, IGNORABLE = 1, FATAL = 2 },
+}
+sysbench.sql = sql
+local T = sql.type
+
+-- A failed statement, as sysbench raises it: errors sizeup retries (deadlocks, lock
+-- wait timeouts, --mysql-ignore-errors, a lost connection) and those the script's
+-- sql_error_ignorable hook accepts restart the event with an error table the script
+-- may catch; anything else is a message naming the script's line. `level` counts the
+-- frames up to the script (this function is 1).
+local function raise(con, err, query, level)
+   local desc = {
+      connection = con, query = query,
+      sql_errno = err.errno, sql_state = err.state, sql_errmsg = err.message,
+   }
+   local hook = sysbench.hooks.sql_error_ignorable
+   if err.class ~= "fatal" or (type(hook) == "function" and hook(desc) and raw.ignorable()) then
+      desc.errcode = sysbench.error.RESTART_EVENT
+      error(desc, level)
+   end
+   error(format("SQL error, errno = %d, state = '%s': %s", err.errno, err.state, err.message), level)
+end
+
+-- Statements: a primitive that returns true has left a request for sizeup, and the
+-- script's coroutine yields until sizeup has performed it (see the top of this file).
+local REQUEST = 1
+local yield = coroutine.yield
+
+-- A metatable for objects printed as sysbench prints its own (`<sql_connection>`).
+local function class(name)
+   local c = {}
+   c.__index = c
+   c.__tostring = function() return "<" .. name .. ">" end
+   return c
+end
+
+local Driver, Connection = class("sql_driver"), class("sql_connection")
+local Statement, Param = class("sql_statement"), class("sql_param")
+
+-- A result set is valid until the connection's next query, as sysbench's: one table
+-- per connection (text results, whose rows can be fetched) and per prepared statement.
+local Result = class("sql_result")
+
+function Result:fetch_row()
+   return raw.fetch_row(self._h)
+end
+
+function Result:free()
+   return true
+end
+
+local PreparedResult = class("sql_result")
+PreparedResult.free = Result.free
+
+function PreparedResult:fetch_row()
+   error("fetch_row(): the rows of a prepared statement's result are not kept (nor can sysbench "
+      .. "1.0.20 fetch them); read rows with con:query()", 2)
+end
+
+function sql.driver(name)
+   if name ~= nil and name ~= "mysql" then
+      error("failed to initialize the DB driver: sizeup speaks the MySQL protocol only", 2)
+   end
+   return setmetatable({}, Driver)
+end
+
+function Driver:connect()
+   local handle, wait = raw.connect()
+   if wait then
+      local err = yield(REQUEST)
+      if err then
+         error("connection creation failed: " .. err, 2)
+      end
+   end
+   return setmetatable({ _h = handle, _rs = setmetatable({ _h = handle }, Result) }, Connection)
+end
+
+function Driver:name()
+   return "mysql"
+end
+
+function Connection:disconnect()
+   if raw.disconnect(self._h) then
+      yield(REQUEST)
+   end
+   return true
+end
+
+function Connection:reconnect()
+   raw.reconnect(self._h)
+   local err = yield(REQUEST)
+   if err then
+      error("reconnect failed: " .. err, 2)
+   end
+   return true
+end
+
+-- Sends a query for the connection method calling it (errors name the script's line).
+local function text_query(con, query)
+   raw.query(con._h, query)
+   local nrows, nfields, err = yield(REQUEST)
+   if err then
+      raise(con, err, query, 4)
+   end
+   return nrows, nfields
+end
+
+-- `rs` with the outcome of a statement: the result set, or nil when it has no rows.
+local function result(rs, nrows, nfields)
+   if nfields == 0 then
+      return nil
+   end
+   rs.nrows, rs.nfields = nrows, nfields
+   return rs
+end
+
+-- A result set for statements that return rows, nil for the others.
+function Connection:query(query)
+   local nrows, nfields = text_query(self, query)
+   return result(self._rs, nrows, nfields)
+end
+
+-- The first row's values, or nil.
+function Connection:query_row(query)
+   local nrows, nfields = text_query(self, query)
+   if nfields == 0 or nrows == 0 then
+      return nil
+   end
+   return unpack(raw.fetch_row(self._h), 1, nfields)
+end
+
+function Connection:bulk_insert_init(query)
+   local problem = raw.bulk_init(self._h, query)
+   if problem then
+      error("db_bulk_insert_init() failed: " .. problem, 2)
+   end
+   return true
+end
+
+-- Waits for a bulk insert's INSERT when the primitive sent one.
+local function bulk_sent(sent, what)
+   local err = sent and yield(REQUEST)
+   if err then
+      error(format("%s failed: SQL error, errno = %d, state = '%s': %s", what, err.errno, err.state, err.message), 3)
+   end
+   return true
+end
+
+-- (Not tail calls: an error names the script's line, two frames up.)
+function Connection:bulk_insert_next(values)
+   local ok = bulk_sent(raw.bulk_next(self._h, values), "db_bulk_insert_next()")
+   return ok
+end
+
+function Connection:bulk_insert_done()
+   local ok = bulk_sent(raw.bulk_done(self._h), "db_bulk_insert_done()")
+   return ok
+end
+
+function Connection:prepare(query)
+   local handle, wait = raw.prepare(self._h, query)
+   if wait then
+      local err = yield(REQUEST)
+      if err then
+         raise(self, err, query, 3)
+      end
+   end
+   local rs = setmetatable({}, PreparedResult)
+   return setmetatable({ _h = handle, _con = self, _sql = query, _params = {}, _n = 0, _rs = rs }, Statement)
+end
+
+function Statement:bind_create(btype, max_len)
+   if btype == T.TINYINT or btype == T.SMALLINT or btype == T.INT or btype == T.BIGINT then
+      return setmetatable({ type = T.BIGINT, max_len = 8 }, Param)
+   elseif btype == T.FLOAT or btype == T.DOUBLE then
+      return setmetatable({ type = T.DOUBLE, max_len = 8 }, Param)
+   elseif btype == T.CHAR or btype == T.VARCHAR then
+      return setmetatable({ type = T.VARCHAR, max_len = max_len }, Param)
+   end
+   error("Unsupported argument type: " .. tostring(btype), 2)
+end
+
+function Statement:bind_param(...)
+   local n = select("#", ...)
+   if n < 1 then
+      return nil
+   end
+   self._params, self._n = { ... }, n
+   local types = {}
+   for i = 1, n do
+      types[i] = self._params[i].type
+   end
+   raw.bind(self._h, unpack(types, 1, n))
+   return 0
+end
+
+local values = {} -- reused: one event at a time runs in a state
+function Statement:execute()
+   local p, n = self._params, self._n
+   if n <= 4 then
+      local a, b, c, d = p[1], p[2], p[3], p[4]
+      raw.execute(self._h, a and a.value, b and b.value, c and c.value, d and d.value)
+   else
+      for i = 1, n do
+         values[i] = p[i].value
+      end
+      raw.execute_many(self._h, unpack(values, 1, n))
+   end
+   local nrows, nfields, err = yield(REQUEST)
+   if err then
+      raise(self._con, err, self._sql, 3)
+   end
+   return result(self._rs, nrows, nfields)
+end
+
+function Statement:close()
+   if raw.close(self._h) then
+      yield(REQUEST)
+   end
+   return 0
+end
+
+-- A bound parameter keeps its value in Lua; execute() hands the values to Rust.
+function Param:set(value)
+   if value ~= nil and self.type == T.VARCHAR then
+      value = tostring(value)
+      if #value > self.max_len then
+         value = value:sub(1, self.max_len)
+      end
+   end
+   self.value = value
+end
+
+function Param:set_rand_str(fmt)
+   if self.type ~= T.VARCHAR then
+      error("Unsupported argument type: " .. tostring(self.type), 2)
+   end
+   local s = raw.string(fmt)
+   if #s > self.max_len then
+      s = s:sub(1, self.max_len)
+   end
+   self.value = s
+end
+
+-- sysbench 0.5's API (sysbench.db, db_query() and friends) is not implemented.
+local function legacy()
+   error("sysbench 0.5's db_* API is not supported by sizeup: use sysbench.sql (sysbench 1.0's API)", 2)
+end
+sysbench.db = setmetatable({}, { __index = function() return legacy end })
+
+-- Compatibility names sysbench 1.0 keeps from earlier releases -------------------------
+
+thread_id = sysbench.tid
+test = sysbench.cmdline.script_path
+
+function sb_rnd()
+   return tonumber(sysbench.rand.uniform_uint64() % 4294967296)
+end
+
+sb_rand = sysbench.rand.default
+sb_rand_str = sysbench.rand.string
+sb_rand_uniform = sysbench.rand.uniform
+sb_rand_gaussian = sysbench.rand.gaussian
+sb_rand_special = sysbench.rand.special
+
+function sb_rand_uniq(a, b)
+   a = a or 0
+   b = b or 4294967295
+   local v
+   repeat
+      v = sysbench.rand.unique()
+   until v >= a and v <= b
+   return v
+end
+
+for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_insert_init",
+   "db_bulk_insert_next", "db_bulk_insert_done", "db_prepare", "db_bind_param", "db_bind_result",
+   "db_execute", "db_store_results", "db_free_results", "db_close" }) do
+   _G[name] = legacy
+end
+
+mysql_table_engine = mysql_table_engine or "innodb"
+myisam_max_rows = 1000000
+
+-- How sizeup calls the script: every call runs in one coroutine per state, which
+-- sizeup resumes with a function and its argument and which yields either a request
+-- (REQUEST, from the statements above) or the call's outcome: FINISHED, then 0 and what
+-- the function returned, 1 and the restart-event table, or 2 and the error message
+-- (with the script's file and line).
+local FINISHED = 2
+local RESTART = sysbench.error.RESTART_EVENT
+return function(f, arg)
+   while true do
+      local ok, ret = pcall(f, arg)
+      local status = 0
+      if not ok then
+         if type(ret) == "table" and ret.errcode == RESTART then
+            status = 1
+         else
+            status = 2
+            if type(ret) ~= "string" then
+               ret = "(error object is a " .. type(ret) .. " value)"
+            end
+         end
+      end
+      f, arg = yield(FINISHED, status, ret)
+   end
+end

@@ -1,0 +1,355 @@
+//! sysbench Lua scripts run by sizeup's engine, against a real private MariaDB and
+//! against sysbench itself: the same statement counts per event for sysbench's own
+//! scripts, the same random numbers for the same seed, options, per-thread state,
+//! the script's prepare and cleanup commands, errors that name the script's line, and
+//! sweeps and study files with a script.
+
+mod common;
+use common::*;
+use std::process::{Command, Output};
+
+const SCRIPTS: &str = "/usr/share/sysbench";
+
+fn script(name: &str) -> String {
+    format!("{SCRIPTS}/{name}.lua")
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// sysbench itself on the test server; its stdout.
+fn sysbench(s: &TestServer, database: &str, args: &[&str]) -> String {
+    let out = Command::new("sysbench")
+        .args(args)
+        .arg(format!("--mysql-socket={}", s.socket.display()))
+        .args(["--mysql-user=root", &format!("--mysql-db={database}")])
+        .output()
+        .expect("sysbench is installed");
+    assert!(out.status.success(), "sysbench {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The sizeup binary (for its stdout and exit code) with this server's home.
+fn sizeup_bin(s: &TestServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sizeup")).args(["--home", &s.home()]).args(args).output().unwrap()
+}
+
+/// sysbench's reads, writes, other and events from its final report.
+fn sysbench_counts(out: &str) -> [f64; 4] {
+    let value = |label: &str| -> f64 {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split_whitespace().nth(label.split_whitespace().count()))
+            .unwrap_or_else(|| panic!("no '{label}' in {out}"))
+            .parse()
+            .unwrap()
+    };
+    [value("read:"), value("write:"), value("other:"), value("total number of events:")]
+}
+
+/// sizeup's counts from a `--json` document.
+fn sizeup_counts(doc: &serde_json::Value) -> [f64; 4] {
+    let sm = &doc["summary"];
+    ["reads", "writes", "other", "transactions"].map(|k| sm[k].as_f64().unwrap())
+}
+
+#[test]
+fn sysbench_scripts_count_statements_as_sysbench_does() {
+    let s = TestServer::start();
+    let options = ["--tables=2", "--table-size=1000"];
+    // Prepare through the script's own command (oltp_common's parallel `prepare`).
+    let rw = script("oltp_read_write");
+    assert_eq!(s.sizeup(&[&["prepare", rw.as_str()][..], &options].concat()).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*), MAX(id) FROM sbtest.sbtest2").trim(), "1000\t1000");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE LENGTH(c) <> 119").trim(), "0");
+
+    // One thread and a fixed number of events: both tools count every statement the
+    // same way (a read returns rows; a write changes some; anything else is other).
+    // Different seeds: with the same one sizeup would replay sysbench's rows and
+    // strings exactly, and an UPDATE setting c to the value sysbench just set changes
+    // nothing (other, not a write).
+    let run = ["--events=300", "--threads=1", "--time=0"];
+    for name in ["oltp_read_write", "oltp_point_select", "oltp_insert"] {
+        let path = script(name);
+        let sb = sysbench_counts(&sysbench(
+            &s,
+            "sbtest",
+            &[&[path.as_str()][..], &options, &run, &["--rand-seed=7", "run"]].concat(),
+        ));
+        let json = s.home.path().join(format!("{name}.json"));
+        let j = json.to_string_lossy().into_owned();
+        let ours = [&["run", path.as_str()][..], &options, &run, &["--rand-seed=8", "--json", &j]].concat();
+        let code = s.sizeup(&ours).unwrap();
+        assert_eq!(code, 0, "{name}");
+        let doc = read_json(&json);
+        let ours = sizeup_counts(&doc);
+        assert_eq!(ours[3], 300.0, "{name}: events");
+        assert_eq!(sb[3], 300.0, "{name}: sysbench's events");
+        assert_eq!(ours, sb, "{name}: reads, writes, other, events (sizeup vs sysbench)");
+        assert_eq!(doc["config"]["workload"], path.as_str());
+        assert_eq!(doc["config"]["options"]["options"]["tables"], 2.0);
+        assert!(doc["histograms"]["event"].as_str().unwrap().len() > 10);
+    }
+    let per_event = |name: &str| {
+        let c = sizeup_counts(&read_json(&s.home.path().join(format!("{name}.json"))));
+        [c[0] / c[3], c[1] / c[3], c[2] / c[3]]
+    };
+    assert_eq!(per_event("oltp_read_write"), [14.0, 4.0, 2.0]);
+    assert_eq!(per_event("oltp_point_select"), [1.0, 0.0, 0.0]);
+    assert_eq!(per_event("oltp_insert"), [0.0, 1.0, 0.0]);
+
+    // Open loop and several threads go through the same worker loop.
+    let json = s.home.path().join("open.json");
+    let j = json.to_string_lossy().into_owned();
+    let open = ["run", rw.as_str(), "--threads=3", "--time=2", "--rate=60", "--json", &j];
+    assert_eq!(s.sizeup(&[&open[..], &options].concat()).unwrap(), 0);
+    let sm = &read_json(&json)["summary"];
+    assert!((80..=160).contains(&sm["transactions"].as_u64().unwrap()), "{sm}");
+
+    // bulk_insert.lua: a multi-row INSERT flushed by thread_done(), counted as sysbench
+    // counts it. Its tables (ids 1..events) go in a database of their own.
+    let bulk = script("bulk_insert");
+    let db = ["--database=bulk"];
+    let prepare = || assert_eq!(s.sizeup(&[&["prepare", bulk.as_str()][..], &db].concat()).unwrap(), 0);
+    prepare();
+    let run = ["--events=5000", "--threads=1", "--time=0"];
+    let sb = sysbench_counts(&sysbench(&s, "bulk", &[&[bulk.as_str()][..], &run, &["run"]].concat()));
+    assert_eq!(s.sql("SELECT COUNT(*) FROM bulk.sbtest1").trim(), "5000");
+    assert_eq!(s.sizeup(&[&["cleanup", bulk.as_str()][..], &db].concat()).unwrap(), 0);
+    prepare();
+    let json = s.home.path().join("bulk.json");
+    let j = json.to_string_lossy().into_owned();
+    assert_eq!(s.sizeup(&[&["run", bulk.as_str()][..], &db, &run, &["--json", &j]].concat()).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*) FROM bulk.sbtest1").trim(), "5000");
+    assert_eq!(sizeup_counts(&read_json(&json)), sb, "bulk_insert: sizeup vs sysbench");
+    assert_eq!(sb[1], 1.0, "one INSERT of 5000 rows");
+
+    // Cleanup through the script: oltp_common drops its tables (only the ones there).
+    let out = sizeup_bin(&s, &["cleanup", &rw, "--tables=2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Dropping table 'sbtest2'...") && stdout.contains("dropped 2 table(s) in sbtest"),
+        "{stdout}"
+    );
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").trim(), "0");
+}
+
+#[test]
+fn a_scripts_options_state_and_random_numbers_match_sysbench() {
+    let s = TestServer::start();
+    s.sql("CREATE DATABASE sbtest");
+    let path = fixture("rand_and_options.lua");
+    let args = [
+        "--rows=250",
+        "--label=y",
+        "--verbose",
+        "--tags=c,d",
+        "--rand-seed=42",
+        "--events=4",
+        "--threads=1",
+        "--time=0",
+    ];
+    let lines = |out: &str, prefix: &str| -> Vec<String> {
+        out.lines().filter(|l| l.starts_with(prefix)).map(str::to_string).collect()
+    };
+    let sb = sysbench(&s, "sbtest", &[&[path.as_str()][..], &args, &["run"]].concat());
+    let out = sizeup_bin(&s, &[&["run", path.as_str()][..], &args].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = String::from_utf8(out.stdout).unwrap();
+
+    // Options (a number, a string, an on/off switch given bare, a list, an integer left
+    // at its default) and thread_init's view of them.
+    let init = lines(&ours, "INIT");
+    assert_eq!(init[0], "INIT tid=0 rows=250 label=y verbose=true tags=c+d step=7 threads=1");
+    assert_eq!(init, lines(&sb, "INIT"));
+
+    // Every deterministic sysbench.rand function gives sysbench's numbers for the same
+    // seed, event after event: uniform, default (special), gaussian, special, pareto,
+    // string, uniform_double, uniform_uint64, and the sb_rand alias. unique() is seeded
+    // from libc's unseeded random() in sysbench and differs between its own runs, so
+    // only its values' uniqueness is compared.
+    let unique = without_value("unique=");
+    let (ev_sb, ev_ours) = (lines(&sb, "EV"), lines(&ours, "EV"));
+    assert_eq!(ev_ours.len(), 12, "{ours}");
+    assert_eq!(
+        ev_ours.iter().map(|l| unique(l)).collect::<Vec<_>>(),
+        ev_sb.iter().map(|l| unique(l)).collect::<Vec<_>>()
+    );
+    let uniques: std::collections::HashSet<String> =
+        ev_ours.iter().filter_map(|l| l.split("unique=").nth(1)).map(|v| v.split(' ').next().unwrap().into()).collect();
+    assert_eq!(uniques.len(), 4);
+    // Result sets: rows, fields, NULLs left out of a fetched row, query_row.
+    assert!(ev_ours.contains(&"EV 2 rows=2 fields=2 first=2,x second=2,nil query_row=20".to_string()), "{ours}");
+
+    // sysbench 1.1's zipfian and varstring, which 1.0.20 lacks, drawn in the last event.
+    let new = lines(&ours, "NEW");
+    assert_eq!(new.len(), 1, "{ours}");
+    let zipf: u32 = new[0].split("zipfian=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let varstring = new[0].split("varstring=").nth(1).unwrap();
+    assert!((1..=250).contains(&zipf) && (3..=6).contains(&varstring.len()), "{}", new[0]);
+    assert!(lines(&sb, "NEW").is_empty());
+
+    // Two workers: a Lua state each, with its own thread_init state and numbers.
+    let out = sizeup_bin(&s, &["run", &path, "--threads=2", "--events=6", "--time=0", "--rand-seed=3"]);
+    let two = String::from_utf8(out.stdout).unwrap();
+    let mut tids: Vec<String> = lines(&two, "INIT tid=").iter().map(|l| l[..10].to_string()).collect();
+    tids.sort();
+    assert_eq!(tids, ["INIT tid=0", "INIT tid=1"]);
+    assert_eq!(lines(&two, "EV").len(), 18, "{two}");
+
+    // The script's options in help, sysbench's `help` command and `--help`.
+    for args in [vec![path.as_str(), "help"], vec!["run", path.as_str(), "--help"]] {
+        let out = sizeup_bin(&s, &args);
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        assert!(help.contains("--rows=N") && help.contains("Rows to pretend there are [100]"), "{help}");
+        assert!(help.contains("--verbose[=on|off]") && help.contains("--tags=[LIST,...]"), "{help}");
+    }
+
+    // A value that is not of the option's type, or an option the script lacks.
+    let out = sizeup_bin(&s, &["run", &path, "--rows=many"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--rows: 'many' is not a number"), "{err}");
+    let out = sizeup_bin(&s, &["run", &path, "--step=1.5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--step: '1.5' is not a whole number"), "{err}");
+}
+
+/// A line with the value after `key` left out.
+fn without_value(key: &'static str) -> impl Fn(&str) -> String {
+    move |line: &str| match line.split_once(key) {
+        Some((before, after)) => format!("{before}{key}*{}", after.find(' ').map_or("", |i| &after[i..])),
+        None => line.to_string(),
+    }
+}
+
+#[test]
+fn script_errors_name_the_file_and_line_and_fail_the_run() {
+    let s = TestServer::start();
+    s.sql("CREATE DATABASE sbtest");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let check = |args: &[&str], wanted: &str| {
+        let out = sizeup_bin(&s, args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{args:?} succeeded: {err}");
+        assert!(err.contains(wanted), "{args:?}: wanted '{wanted}' in:\n{err}");
+        assert!(!err.contains("panicked") && !err.contains("stack traceback"), "{err}");
+        let lines = err.lines().filter(|l| l.contains(wanted)).count();
+        assert_eq!(lines, 1, "the error once, in one line:\n{err}");
+    };
+    // A runtime error in event(): the run fails with the script's file and line.
+    let bad = write(
+        "bad_event.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\n\nfunction event()\n  local t = nil\n  return t.field\nend\n",
+    );
+    check(&["run", &bad, "--time=2"], &format!("{bad}:7: attempt to index local 't' (a nil value)"));
+    // A syntax error, found as the script loads.
+    let syntax = write("syntax.lua", "function event()\n  if then\nend\n");
+    check(&["run", &syntax], &format!("{syntax}:2:"));
+    // An SQL error sysbench treats as fatal, raised at the script's line.
+    let sql = write(
+        "sql_error.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event()\n  con:query(\"SELECT * FROM no_such_table\")\nend\n",
+    );
+    check(&["run", &sql, "--time=2"], &format!("{sql}:5: SQL error, errno = 1146, state = '42S02'"));
+    // In thread_init, before anything is measured.
+    let init = write("init_error.lua", "function thread_init()\n  error('no way')\nend\nfunction event() end\n");
+    check(&["run", &init], &format!("{init}:2: no way"));
+    // A prepare command that fails.
+    let prep = write("prep.lua", "function prepare()\n  local x = nil + 1\nend\nfunction event() end\n");
+    check(&["prepare", &prep], &format!("{prep}:2: attempt to perform arithmetic"));
+    // A script that does not exist, and one without event().
+    check(&["run", "/nonexistent/x.lua"], "cannot read the script /nonexistent/x.lua");
+    let no_event = write("no_event.lua", "x = 1\n");
+    check(&["run", &no_event], &format!("cannot find the event() function in {no_event}"));
+
+    // A restart-event error the script raises itself is retried (counted as an error),
+    // and a script may stop its worker by returning true from event().
+    let retry = write(
+        "retry.lua",
+        "n = 0\nfunction event()\n  n = n + 1\n  if n == 2 then error({errcode = sysbench.error.RESTART_EVENT}) end\n  if n == 5 then return true end\nend\n",
+    );
+    let json = dir.path().join("retry.json");
+    let j = json.to_string_lossy().into_owned();
+    let out = sizeup_bin(&s, &["run", &retry, "--time=5", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sm = &read_json(&json)["summary"];
+    assert_eq!((sm["transactions"].as_u64(), sm["errors"].as_u64()), (Some(3), Some(1)), "{sm}");
+
+    // A lost connection (the script kills its own) restarts the event on a new one; the
+    // statement prepared on the old connection is prepared again.
+    let kill = write(
+        "kill.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\n  stmt = con:prepare('SELECT 1')\n  n = 0\nend\n\
+         function event()\n  n = n + 1\n  stmt:execute()\n  if n == 3 then con:query('KILL CONNECTION_ID()') end\n\
+           if n == 6 then return true end\nend\n",
+    );
+    let out = sizeup_bin(&s, &["run", &kill, "--time=5", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sm = &read_json(&json)["summary"];
+    let got = ["transactions", "errors", "reconnects"].map(|k| sm[k].as_u64().unwrap());
+    assert_eq!(got, [4, 1, 1], "{sm}");
+
+    // A duplicate key is fatal unless --mysql-ignore-errors names it.
+    let dup = write(
+        "dup.lua",
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\n  n = 0\n\
+           con:query('CREATE TABLE IF NOT EXISTS dup (id INT PRIMARY KEY)')\nend\n\
+         function event()\n  n = n + 1\n  if n <= 2 then con:query('INSERT INTO dup VALUES (1)') end\n\
+           if n == 4 then return true end\nend\n",
+    );
+    let out = sizeup_bin(&s, &["run", &dup, "--time=5", "--mysql-ignore-errors=1062", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sm = &read_json(&json)["summary"];
+    assert_eq!((sm["transactions"].as_u64(), sm["errors"].as_u64()), (Some(2), Some(1)), "{sm}");
+    s.sql("DROP TABLE sbtest.dup");
+    check(&["run", &dup, "--time=5"], &format!("{dup}:8: SQL error, errno = 1062, state = '23000'"));
+}
+
+#[test]
+fn sweeps_and_study_files_run_a_script() {
+    let s = TestServer::start();
+    let path = script("oltp_point_select");
+    assert_eq!(s.sizeup(&["prepare", &path, "--tables=1", "--table-size=500"]).unwrap(), 0);
+
+    // A sweep with the script's options on its command line.
+    let sweep = ["sweep", path.as_str(), "--threads", "1,2", "--step-time", "1", "--warmup", "0", "--table-size=500"];
+    assert_eq!(s.sizeup(&sweep).unwrap(), 0);
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let studies = store.list_studies().unwrap();
+    assert_eq!(studies.len(), 1);
+    let study = store.load_study(studies[0].id).unwrap();
+    assert_eq!(study.spec["workloads"][0], path.as_str());
+    assert_eq!(study.spec["script_options"]["table_size"], "500");
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r.status == "completed"), "{runs:?}");
+
+    // A study file naming the script, its options in [script_options].
+    let file = s.home.path().join("script-study.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"point selects by script\"\nkind = \"sweep\"\nworkloads = [\"{path}\"]\nlevels = [1, 2]\n\
+             step_time = 1\nwarmup = 0\n\n[options]\ntables = 1\n\n[script_options]\ntable_size = 500\nskip_trx = true\n"
+        ),
+    )
+    .unwrap();
+    let f = file.to_string_lossy().into_owned();
+    assert_eq!(s.sizeup(&["study", "run", &f]).unwrap(), 0);
+    let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
+    assert_eq!(runs.len(), 4);
+    assert!(runs.iter().all(|r| r.status == "completed"));
+
+    // A study file's unknown script option is refused before anything runs.
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("skip_trx", "skip_trax")).unwrap();
+    let e = s.sizeup(&["study", "run", &f]).unwrap_err().to_string();
+    assert!(e.contains("--skip_trax is not an option of"), "{e}");
+}
