@@ -157,6 +157,8 @@ fn a_scripts_options_state_and_random_numbers_match_sysbench() {
     let sb = sysbench(&s, "sbtest", &[&[path.as_str()][..], &args, &["run"]].concat());
     let out = sizeup_bin(&s, &[&["run", path.as_str()][..], &args].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let note = format!("note: {path} sets sysbench.hooks.report_intermediate; sizeup prints and stores its own");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&note), "{}", String::from_utf8_lossy(&out.stderr));
     let ours = String::from_utf8(out.stdout).unwrap();
 
     // Options (a number, a string, an on/off switch given bare, a list, an integer left
