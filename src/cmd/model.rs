@@ -111,14 +111,20 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             ))
         }
     };
-    if scale_ups.is_empty() && given.is_none() {
-        // Only the scale-out study: its one-node throughput is one server's.
+    // Only the scale-out study: its one-node throughput is one server's.
+    let nodes_only = scale_ups.is_empty() && given.is_none();
+    if nodes_only {
         if let Some((_, id, s)) = &measured {
             scale_ups.push((*id, s.clone(), None));
         }
     }
     for (id, s, cost) in &scale_ups {
-        let plans = model::sizing::plans(s, a.target_tps, &e, bound).map_err(Error::Failed)?;
+        let plans = if nodes_only {
+            model::sizing::node_per_server(s, a.target_tps, &e)
+        } else {
+            model::sizing::plans(s, a.target_tps, &e, bound)
+        }
+        .map_err(Error::Failed)?;
         out += &report::sizing_text(
             &format!("study {id}: {}", s.name),
             &s.unit,

@@ -139,6 +139,22 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) 
     Ok(vec![plan("scale-up first", n, p, w)?, plan("one instance per server", 1, one.throughput.mean, one_w)?])
 }
 
+/// One node per server, from a scale-out study alone: one node's throughput is what
+/// one server delivers.
+pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut) -> Result<Vec<Plan>, String> {
+    let one = s.levels.iter().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-node level measured", s.name))?;
+    let (servers, efficiency, how) = e.servers(t, one.throughput.mean)?;
+    Ok(vec![Plan {
+        name: "one node per server".into(),
+        instances_per_server: 1,
+        per_server: one.throughput.mean,
+        servers,
+        watts: one.os.as_ref().and_then(|o| o.watts),
+        efficiency,
+        efficiency_source: how.into(),
+    }])
+}
+
 /// A configuration checked against "X at Y connections".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -244,6 +260,17 @@ mod tests {
         assert!((e - 0.5).abs() < 1e-12 && how == "USL fit");
         // A given E is the old formula.
         assert_eq!(ScaleOut::Given(0.9).servers(17_000.0, 5_700.0).unwrap(), (4, 0.9, "given"));
+    }
+
+    #[test]
+    fn a_scale_out_study_alone_sizes_one_node_per_server() {
+        // The peak (3 nodes) is no per-server figure: one node's throughput is.
+        let s = series(&[(1, 100.0, 5.0), (2, 180.0, 5.0), (3, 240.0, 5.0)]);
+        let m = |nodes, e| Efficiency { nodes, e, low: e, high: e };
+        let e = ScaleOut::Measured { study: 1, points: vec![m(1, 1.0), m(2, 0.9), m(3, 0.8)], fit: None };
+        let p = node_per_server(&s, 240.0, &e).unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!((p[0].per_server, p[0].servers, p[0].efficiency_source.as_str()), (100.0, 3, "measured"));
     }
 
     #[test]
