@@ -27,6 +27,13 @@ fn rate_events_and_warmup() {
     assert!((tps - 200.0).abs() < 30.0, "open-loop tps {tps}");
     assert!(doc["summary"]["max_backlog"].as_u64().unwrap() < 20);
     assert_eq!(doc["config"]["run"]["rate"], 200.0);
+    // open_loop_last_interval_is_whole: the workers leave a moment before the deadline
+    // when no arrival is due before it; the last interval still ends at --time.
+    let ivs = doc["intervals"].as_array().unwrap();
+    assert_eq!(ivs.len(), 4, "{ivs:?}");
+    let last = &ivs[3];
+    let (t, d) = (last["t"].as_f64().unwrap(), last["duration"].as_f64().unwrap());
+    assert!((4.0..4.5).contains(&t) && d >= 0.999, "{last}");
 
     // An event budget is met exactly.
     let (code, doc) = run_json(&s, "events", &["--threads=3", "--time=0", "--events=777"]);

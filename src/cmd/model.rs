@@ -112,7 +112,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         }
     };
     // Only the scale-out study: its one-node throughput is one server's.
-    let nodes_only = scale_ups.is_empty() && given.is_none();
+    let nodes_only = scale_ups.is_empty() && measured.is_some();
     if nodes_only {
         if let Some((_, id, s)) = &measured {
             scale_ups.push((*id, s.clone(), None));

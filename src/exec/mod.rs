@@ -498,7 +498,13 @@ where
         }
         clock.leftovers(&mut tail);
         let last_t = clock.last_complete() as f64 * step;
-        let end_t = (end - start).as_secs_f64().max(last_t);
+        let mut end_t = (end - start).as_secs_f64().max(last_t);
+        // A run that reached its --time covers it to the end: in open loop the workers
+        // leave as soon as no arrival is due before the deadline, a moment early, and
+        // the last interval is still a whole one (sysbench prints it).
+        if let (Some(t), false, None) = (spec.time, interrupted || forced, control.fatal()) {
+            end_t = end_t.max(t.as_secs_f64());
+        }
         if end_t - last_t > 1e-3 || tail.transactions() > 0 {
             emit(&tail, end_t, end_t - last_t, &mut intervals);
         }
