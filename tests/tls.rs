@@ -30,6 +30,20 @@ fn openssl(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A key and a certificate NAME-key.pem / NAME-cert.pem for CN `cn`, signed by ca.pem
+/// in `d`; with `ext` (an openssl extension file) version 3, without it version 1.
+fn sign(d: &Path, name: &str, cn: &str, ext: Option<&str>) {
+    let (key, csr, cert) = (format!("{name}-key.pem"), format!("{name}.csr"), format!("{name}-cert.pem"));
+    let subj = format!("/CN={cn}");
+    openssl(d, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", &subj]);
+    let mut args = vec!["x509", "-req", "-in", &csr, "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial"];
+    args.extend(["-out", &cert, "-days", "2"]);
+    if let Some(e) = ext {
+        args.extend(["-extfile", e]);
+    }
+    openssl(d, &args);
+}
+
 /// A CA, a server certificate for DNS name localhost only (so 127.0.0.1 is a wrong
 /// name for VERIFY_IDENTITY), and a client certificate, all signed by the CA.
 fn make_certs() -> Certs {
@@ -50,30 +64,7 @@ fn make_certs() -> Certs {
         );
     }
     for (name, cn) in [("server", "localhost"), ("client", "sizeup client")] {
-        let (key, csr, cert, ext) =
-            (format!("{name}-key.pem"), format!("{name}.csr"), format!("{name}-cert.pem"), format!("{name}.ext"));
-        let subj = format!("/CN={cn}");
-        openssl(d, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", &subj]);
-        openssl(
-            d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca-key.pem",
-                "-CAcreateserial",
-                "-out",
-                &cert,
-                "-days",
-                "2",
-                "-extfile",
-                &ext,
-            ],
-        );
+        sign(d, name, cn, Some(&format!("{name}.ext")));
     }
     Certs {
         ca: d.join("ca.pem"),
@@ -420,25 +411,7 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
 /// -req` makes it and as MariaDB 11.4.0-11.4.1 made its own. rustls cannot read it.
 fn version_1_certificate(c: &Certs) -> (PathBuf, PathBuf) {
     let d = c.ca.parent().unwrap();
-    openssl(d, &["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "v1-key.pem", "-out", "v1.csr", "-subj", "/CN=v1"]);
-    openssl(
-        d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "v1.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca-key.pem",
-            "-CAcreateserial",
-            "-out",
-            "v1-cert.pem",
-            "-days",
-            "2",
-        ],
-    );
+    sign(d, "v1", "v1", None);
     (d.join("v1-cert.pem"), d.join("v1-key.pem"))
 }
 
