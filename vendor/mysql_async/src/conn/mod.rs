@@ -59,6 +59,14 @@ pub mod stmt_cache;
 
 const DEFAULT_WAIT_TIMEOUT: usize = 28800;
 
+// sizeup patch: mysql_common knows sha256_password only as `AuthPlugin::Other`.
+const SHA256_PASSWORD: &[u8] = b"sha256_password";
+
+// sizeup patch
+fn is_sha256_password(plugin: &AuthPlugin<'_>) -> bool {
+    matches!(plugin, AuthPlugin::Other(name) if name.as_ref() == SHA256_PASSWORD)
+}
+
 /// Helper that asynchronously disconnects the given connection on the default tokio executor.
 fn disconnect(mut conn: Conn) {
     let disconnected = conn.inner.disconnected;
@@ -149,6 +157,8 @@ impl ConnInner {
     /// Constructs an empty connection.
     fn empty(opts: Opts) -> ConnInner {
         let ttl_deadline = opts.pool_opts().new_connection_ttl_deadline();
+        // sizeup patch: a configured server key is used instead of asking the server.
+        let server_key = opts.server_public_key().map(<[u8]>::to_vec);
         ConnInner {
             capabilities: CapabilityFlags::empty(),
             mariadb_capabilities: MariadbCapabilities::empty(),
@@ -173,7 +183,7 @@ impl ConnInner {
             auth_plugin: AuthPlugin::MysqlNativePassword,
             auth_switched: false,
             disconnected: false,
-            server_key: None,
+            server_key, // sizeup patch
             infile_handler: None,
             reset_upon_returning_to_a_pool: false,
             active_since: Instant::now(),
@@ -531,6 +541,12 @@ impl Conn {
         };
 
         self.inner.capabilities = handshake.capabilities() & self.inner.opts.get_capabilities();
+        // sizeup patch: auth data with a length-encoded length when the server takes it, as
+        // libmysqlclient sends it: sha256_password's RSA answer in the handshake response
+        // (256 bytes for a 2048-bit key) does not fit a one-byte length. Data shorter than
+        // 251 bytes is the same bytes either way.
+        self.inner.capabilities |=
+            handshake.capabilities() & CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
         self.inner.version = handshake
             .maria_db_server_version_parsed()
             .inspect(|_| self.inner.is_mariadb = true)
@@ -551,6 +567,8 @@ impl Conn {
         // appear here.
         self.inner.auth_plugin = match handshake.auth_plugin() {
             Some(AuthPlugin::CachingSha2Password) => AuthPlugin::CachingSha2Password,
+            // sizeup patch: sha256_password too (MySQL 5.7 and 8.0 may greet with it).
+            Some(x) if is_sha256_password(&x) => x.into_owned(),
             _ => AuthPlugin::MysqlNativePassword,
         };
 
@@ -599,13 +617,25 @@ impl Conn {
     }
 
     async fn do_handshake_response(&mut self) -> Result<()> {
+        // sizeup patch: sha256_password's first answer depends on the transport. When the
+        // password cannot be protected yet (plain TCP, no key), answer as
+        // mysql_native_password instead: a sha256_password account then gets an auth
+        // switch, which fails with the reason; any other account logs in as before.
+        let mut sha256_answer = None;
+        if is_sha256_password(&self.inner.auth_plugin) {
+            match self.sha256_password_answer() {
+                Ok(answer) => sha256_answer = Some(answer),
+                Err(_) => self.inner.auth_plugin = AuthPlugin::MysqlNativePassword,
+            }
+        }
         let auth_data = self
             .inner
             .auth_plugin
             .gen_data(self.inner.opts.pass(), &self.inner.nonce);
 
         let handshake_response = HandshakeResponse::new(
-            auth_data.as_deref(),
+            // sizeup patch: sha256_password's answer when there is one.
+            sha256_answer.as_deref().or(auth_data.as_deref()),
             self.inner.version,
             self.inner.opts.user().map(|x| x.as_bytes()),
             self.inner.opts.db_name().map(|x| x.as_bytes()),
@@ -645,6 +675,13 @@ impl Conn {
             }
 
             self.inner.auth_plugin = auth_switch_request.auth_plugin().clone().into_owned();
+
+            // sizeup patch: sha256_password answers by transport (sha256_password_answer).
+            if is_sha256_password(&self.inner.auth_plugin) {
+                let answer = self.sha256_password_answer()?;
+                self.write_bytes(&answer).await?;
+                return self.continue_auth().await;
+            }
 
             let plugin_data = match &self.inner.auth_plugin {
                 x @ AuthPlugin::CachingSha2Password => {
@@ -715,6 +752,10 @@ impl Conn {
                 AuthPlugin::MariadbParsec { .. } => {
                     self.continue_parsec_auth().await?;
                     Ok(())
+                }
+                // sizeup patch
+                AuthPlugin::Other(ref name) if name.as_ref() == SHA256_PASSWORD => {
+                    self.continue_sha256_password_auth().await
                 }
                 AuthPlugin::Other(ref name) => Err(DriverError::UnknownAuthPlugin {
                     name: String::from_utf8_lossy(name.as_ref()).to_string(),
@@ -838,6 +879,71 @@ impl Conn {
                 let auth_switch_request = ParseBuf(&packet).parse::<AuthSwitchRequest>(())?;
                 self.perform_auth_switch(auth_switch_request).await?;
                 Ok(())
+            }
+            _ => Err(DriverError::UnexpectedPacket {
+                payload: packet.to_vec(),
+            }
+            .into()),
+        }
+    }
+
+    // sizeup patch: sha256_password's first answer, as libmysqlclient's client plugin sends
+    // it: a zero byte for an empty password; over TLS or a unix socket the password and a
+    // NUL in clear; over plain TCP the password encrypted with the configured server key,
+    // or a request (1) for the server's key when `get_server_public_key` allows it.
+    fn sha256_password_answer(&self) -> Result<Vec<u8>> {
+        let pass = self.inner.opts.pass().unwrap_or_default();
+        if pass.is_empty() {
+            Ok(vec![0])
+        } else if self.is_secure() || self.is_socket() {
+            let mut clear = pass.as_bytes().to_vec();
+            clear.push(0);
+            Ok(clear)
+        } else if let Some(key) = self.inner.opts.server_public_key() {
+            Ok(self.encrypt_password(key))
+        } else if self.inner.opts.get_server_public_key() {
+            Ok(vec![1])
+        } else {
+            Err(DriverError::Sha256PasswordNeedsServerKey.into())
+        }
+    }
+
+    // sizeup patch: (password + NUL) XOR the scramble, RSA-OAEP encrypted with the
+    // server's key: what caching_sha2_password's full authentication sends.
+    fn encrypt_password(&self, key: &[u8]) -> Vec<u8> {
+        let pass = self.inner.opts.pass().unwrap_or_default();
+        let mut pass = pass.as_bytes().to_vec();
+        pass.push(0);
+        for (i, byte) in pass.iter_mut().enumerate() {
+            *byte ^= self.inner.nonce[i % self.inner.nonce.len()];
+        }
+        crypto::encrypt(&pass, key)
+    }
+
+    // sizeup patch: after sha256_password's first answer: the server's key when it was
+    // asked for (AuthMoreData, answered with the encrypted password), then OK or ERR (an
+    // ERR packet becomes the server's error in `read_packet`); or an auth switch.
+    async fn continue_sha256_password_auth(&mut self) -> Result<()> {
+        let packet = self.read_packet().await?;
+        match packet.first() {
+            Some(0x00) => Ok(()),
+            // Only when the first answer asked for the key: never trade a configured key
+            // for one the server sends.
+            Some(0x01) if self.sha256_password_answer().ok() == Some(vec![1]) => {
+                let encrypted_pass = self.encrypt_password(&packet[1..]);
+                self.write_bytes(&encrypted_pass).await?;
+                let packet = self.read_packet().await?;
+                match packet.first() {
+                    Some(0x00) => Ok(()),
+                    _ => Err(DriverError::UnexpectedPacket {
+                        payload: packet.to_vec(),
+                    }
+                    .into()),
+                }
+            }
+            Some(0xfe) if !self.inner.auth_switched => {
+                let auth_switch_request = ParseBuf(&packet).parse::<AuthSwitchRequest>(())?;
+                self.perform_auth_switch(auth_switch_request).await
             }
             _ => Err(DriverError::UnexpectedPacket {
                 payload: packet.to_vec(),

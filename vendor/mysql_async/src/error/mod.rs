@@ -181,6 +181,10 @@ pub enum DriverError {
     #[error("Invalid parsec ext-salt packet received from server")]
     InvalidParsecSalt,
 
+    // sizeup patch
+    #[error("sha256_password over plain TCP needs the server's RSA public key (server_public_key or get_server_public_key)")]
+    Sha256PasswordNeedsServerKey,
+
     #[error("Bulk execute error: {}", _0)]
     BulkExecute(BulkExecuteRequestError),
 }

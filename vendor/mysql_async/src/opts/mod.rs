@@ -694,6 +694,12 @@ pub(crate) struct MysqlOpts {
     /// consider using TLS or encrypted tunnels for server connection.
     enable_cleartext_plugin: bool,
 
+    // sizeup patch: the server's RSA public key (PEM) for sha256_password (and
+    // caching_sha2_password) over plain TCP, and whether sha256_password may ask the
+    // server for it when none is given (both default to none / `false`).
+    server_public_key: Option<Vec<u8>>,
+    get_server_public_key: bool,
+
     /// Connection attributes to send in handshake and COM_CHANGE_USER (defaults to `None`).
     ///
     /// When set, the client will advertise `CLIENT_CONNECT_ATTRS` and send the provided
@@ -1144,6 +1150,16 @@ impl Opts {
         self.inner.mysql_opts.enable_cleartext_plugin
     }
 
+    // sizeup patch: see `OptsBuilder::server_public_key`.
+    pub fn server_public_key(&self) -> Option<&[u8]> {
+        self.inner.mysql_opts.server_public_key.as_deref()
+    }
+
+    // sizeup patch: see `OptsBuilder::get_server_public_key`.
+    pub fn get_server_public_key(&self) -> bool {
+        self.inner.mysql_opts.get_server_public_key
+    }
+
     /// Connection attributes to send to the server, if any.
     pub fn connect_attributes(&self) -> Option<&std::collections::HashMap<String, String>> {
         self.inner.mysql_opts.connect_attributes.as_ref()
@@ -1212,6 +1228,9 @@ impl Default for MysqlOpts {
             secure_auth: true,
             client_found_rows: false,
             enable_cleartext_plugin: false,
+            // sizeup patch
+            server_public_key: None,
+            get_server_public_key: false,
             connect_attributes: None,
         }
     }
@@ -1559,6 +1578,23 @@ impl OptsBuilder {
     /// ```
     pub fn enable_cleartext_plugin(mut self, enable_cleartext_plugin: bool) -> Self {
         self.opts.enable_cleartext_plugin = enable_cleartext_plugin;
+        self
+    }
+
+    // sizeup patch: the server's RSA public key (PEM), as the mysql client's
+    // --server-public-key-path gives it. Over plain TCP, sha256_password encrypts the
+    // password with it, and caching_sha2_password's full authentication uses it instead
+    // of asking the server.
+    pub fn server_public_key(mut self, pem: Option<Vec<u8>>) -> Self {
+        self.opts.server_public_key = pem;
+        self
+    }
+
+    // sizeup patch: sha256_password over plain TCP with no `server_public_key` may ask the
+    // server for its key (the mysql client's --get-server-public-key). Without either, such
+    // a login fails with `DriverError::Sha256PasswordNeedsServerKey`.
+    pub fn get_server_public_key(mut self, get: bool) -> Self {
+        self.opts.get_server_public_key = get;
         self
     }
 
