@@ -217,7 +217,12 @@ impl Tls {
                 c.map_err(|e| error = Some(e)).ok()
             };
             let public_key = self.server_public_key.as_deref().and_then(|p| match std::fs::read(p) {
-                Ok(b) => Some(Arc::from(b)),
+                Ok(b) if crate::client::is_public_key(&b) => Some(Arc::from(b)),
+                Ok(_) => {
+                    error
+                        .get_or_insert(format!("--server-public-key-path {} is not a PEM RSA public key", p.display()));
+                    None
+                }
                 Err(e) => {
                     error.get_or_insert(format!("cannot read --server-public-key-path {}: {e}", p.display()));
                     None
@@ -292,6 +297,10 @@ impl Target {
         let mut b = OptsBuilder::default()
             .user(Some(self.user.clone()))
             .pass(self.password.clone())
+            // Passwords over plain TCP (sha256_password; caching_sha2_password's full
+            // authentication), as in the benchmark client (vendor/README.md).
+            .server_public_key(self.tls.prepared().public_key.as_deref().map(<[u8]>::to_vec))
+            .get_server_public_key(self.tls.get_server_public_key)
             .prefer_socket(false)
             // Every table x statement of a workload stays prepared on each connection.
             .stmt_cache_size(4096usize)
@@ -505,6 +514,9 @@ pub fn short_error(e: &mysql_async::Error) -> String {
             "the server asks for the {name} login method, which sizeup's control connection does not speak; \
              use a user with caching_sha2_password, mysql_native_password, client_ed25519 or unix_socket"
         ),
+        mysql_async::Error::Driver(DriverError::Sha256PasswordNeedsServerKey) => {
+            crate::client::needs_rsa_key("sha256_password").to_string()
+        }
         mysql_async::Error::Driver(DriverError::CleartextPluginDisabled) => {
             "the server asks for mysql_clear_password, \
              which sizeup's control connection does not send; use a user with another login method"

@@ -30,10 +30,26 @@ struct Script {
     tls: bool,
     /// Answer a plain connection with error 3159, as require_secure_transport=ON does.
     require_tls: bool,
+    /// The login method the greeting names (the server's default_authentication_plugin).
+    greet: &'static str,
+    /// The user's password ("": none).
+    password: &'static str,
+}
+
+impl Default for Script {
+    fn default() -> Script {
+        Script {
+            plugin: "caching_sha2_password",
+            tls: false,
+            require_tls: false,
+            greet: "caching_sha2_password",
+            password: PASSWORD,
+        }
+    }
 }
 
 /// What the server saw, in order: "tls", "switch:<plugin>", "fast", "full",
-/// "key-request", "cleartext", "rsa", "ok", "denied".
+/// "key-request", "cleartext", "rsa", "empty" (sha256_password's zero byte), "ok", "denied".
 #[derive(Clone, Default)]
 struct Log(Arc<Mutex<Vec<String>>>);
 
@@ -183,8 +199,8 @@ fn nonce(n: usize, salt: u8) -> Vec<u8> {
     (0..n).map(|i| b'A' + ((i as u8).wrapping_mul(7).wrapping_add(salt) % 50)).collect()
 }
 
-/// Protocol::HandshakeV10 as MySQL 8.4 sends it.
-fn greeting(caps: u32, scramble: &[u8]) -> Vec<u8> {
+/// Protocol::HandshakeV10 as MySQL 8.4 sends it (naming `plugin`, its default method).
+fn greeting(caps: u32, scramble: &[u8], plugin: &str) -> Vec<u8> {
     let mut p = vec![10];
     p.extend_from_slice(b"8.4.0\0");
     p.extend_from_slice(&7u32.to_le_bytes());
@@ -198,7 +214,8 @@ fn greeting(caps: u32, scramble: &[u8]) -> Vec<u8> {
     p.extend_from_slice(&[0; 10]);
     p.extend_from_slice(&scramble[8..]);
     p.push(0);
-    p.extend_from_slice(b"caching_sha2_password\0");
+    p.extend_from_slice(plugin.as_bytes());
+    p.push(0);
     p
 }
 
@@ -230,7 +247,7 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
     let scramble = nonce(20, 3);
     let nth = sh.connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut raw = Peer { io: tcp, seq: 0 };
-    raw.write(&greeting(caps, &scramble)).await?;
+    raw.write(&greeting(caps, &scramble, script.greet)).await?;
     let mut p = raw.read().await?;
     let secure = p.len() == 32 && u32::from_le_bytes(p[..4].try_into().unwrap()) & CLIENT_SSL != 0;
     let mut peer: Peer = if secure {
@@ -247,11 +264,15 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
     let client_caps = u32::from_le_bytes(p[..4].try_into().unwrap());
     let mut pos = 32;
     let user = cstr(&p, &mut pos);
-    // PLUGIN_AUTH_LENENC_CLIENT_DATA: a length-encoded length (always short here).
+    // PLUGIN_AUTH_LENENC_CLIENT_DATA: a length-encoded length (one byte, or 0xfc and two:
+    // sha256_password's RSA answer in the handshake response is 256 bytes).
     assert!(client_caps & 0x0020_0000 != 0 || client_caps & 0x8000 != 0);
-    let len = p[pos] as usize;
-    let mut response = p[pos + 1..pos + 1 + len].to_vec();
-    pos += 1 + len;
+    let (len, head) = match p[pos] {
+        0xfc => (u16::from_le_bytes([p[pos + 1], p[pos + 2]]) as usize, 3),
+        n => (n as usize, 1),
+    };
+    let mut response = p[pos + head..pos + head + len].to_vec();
+    pos += head + len;
     if client_caps & 0x8 != 0 {
         cstr(&p, &mut pos);
     }
@@ -286,14 +307,15 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
         response = peer.read().await?;
     }
     let rsa_decrypt = |sealed: &[u8], scramble: &[u8]| -> Vec<u8> {
-        let mut plain = sh.key.decrypt(rsa::Oaep::new::<Sha1>(), sealed).expect("RSA-OAEP with the server's key");
+        // Anything that is not RSA-OAEP with the server's key is a wrong password.
+        let mut plain = sh.key.decrypt(rsa::Oaep::new::<Sha1>(), sealed).unwrap_or_default();
         for (i, b) in plain.iter_mut().enumerate() {
             *b ^= scramble[i % scramble.len()];
         }
         plain
     };
     let cleartext = {
-        let mut v = PASSWORD.as_bytes().to_vec();
+        let mut v = script.password.as_bytes().to_vec();
         v.push(0);
         v
     };
@@ -305,6 +327,11 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
             let public = VerifyingKey::from(&ed25519_dalek::hazmat::ExpandedSecretKey::from_bytes(&h));
             let sig: [u8; 64] = response.as_slice().try_into().unwrap_or([0; 64]);
             public.verify(&scramble, &Signature::from_bytes(&sig)).is_ok()
+        }
+        "sha256_password" if response == [0] => {
+            // A zero byte: no password.
+            sh.log.push("empty");
+            script.password.is_empty()
         }
         "sha256_password" => {
             let answer = if secure {
@@ -376,7 +403,7 @@ async fn session(sh: &Shared, tcp: tokio::net::TcpStream) -> std::io::Result<()>
 }
 
 fn caching(tls: bool) -> Script {
-    Script { plugin: "caching_sha2_password", tls, require_tls: false }
+    Script { plugin: "caching_sha2_password", tls, ..Default::default() }
 }
 
 async fn bench(o: &ConnectOptions) -> Result<Conn, Error> {
@@ -442,8 +469,13 @@ async fn caching_sha2_full_auth_with_server_public_key_path_sends_no_request() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("server_public_key.pem");
     std::fs::write(&path, &s.key_pem).unwrap();
-    let c = bench(&s.client(TlsArgs { server_public_key_path: Some(path), ..mode("DISABLED") })).await.unwrap();
+    let args = TlsArgs { server_public_key_path: Some(path), ..mode("DISABLED") };
+    let c = bench(&s.client(args.clone())).await.unwrap();
     c.close().await;
+    assert_eq!(s.log.take(), ["full", "rsa", "ok"]);
+    // The control connection uses the given key too.
+    *s.cached.lock().unwrap() = false;
+    control(&s.target(args)).await.unwrap();
     assert_eq!(s.log.take(), ["full", "rsa", "ok"]);
 }
 
@@ -485,23 +517,133 @@ async fn auth_switch_to_native_sha256_and_ed25519() {
         ("sha256_password", false, "switch:sha256_password key-request rsa ok"),
         ("client_ed25519", false, "switch:client_ed25519 ok"),
     ] {
-        let s = Server::start(Script { plugin, tls, require_tls: false }).await;
+        let s = Server::start(Script { plugin, tls, ..Default::default() }).await;
         let args = TlsArgs { get_server_public_key: true, ..mode(if tls { "REQUIRED" } else { "DISABLED" }) };
         bench(&s.client(args.clone())).await.unwrap_or_else(|e| panic!("{plugin}: {e}")).close().await;
         assert_eq!(s.log.take().join(" "), expect, "benchmark client, {plugin}");
-        // mysql_async speaks native and ed25519 (sha256_password: see the next test).
-        if plugin != "sha256_password" {
-            control(&s.target(args)).await.unwrap_or_else(|e| panic!("{plugin}: {e}"));
-            assert_eq!(s.log.take().join(" "), expect, "control connection, {plugin}");
+        control(&s.target(args)).await.unwrap_or_else(|e| panic!("{plugin}: {e}"));
+        assert_eq!(s.log.take().join(" "), expect, "control connection, {plugin}");
+    }
+}
+
+/// A sha256_password account on a server that greets with `greet` (sha256_password as
+/// the default method, as 5.7 and 8.0 may be set up; caching_sha2_password: an auth switch).
+fn sha256(greet: &'static str, tls: bool) -> Script {
+    Script { plugin: "sha256_password", tls, greet, ..Default::default() }
+}
+
+/// Both paths log in the same way: the peer checks what arrives (the password inside
+/// TLS, or decrypted with its private key), so a wrong exchange is refused.
+#[tokio::test]
+async fn control_connection_speaks_sha256_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let key_path = dir.path().join("server_public_key.pem");
+    for greet in ["sha256_password", "caching_sha2_password"] {
+        let switch = if greet == "sha256_password" { "" } else { "switch:sha256_password " };
+        let get_key = TlsArgs { get_server_public_key: true, ..mode("DISABLED") };
+        let with_key = TlsArgs { server_public_key_path: Some(key_path.clone()), ..mode("DISABLED") };
+        for (tls, args, expect) in [
+            (true, mode("REQUIRED"), format!("tls {switch}cleartext ok")),
+            (true, TlsArgs::default(), format!("tls {switch}cleartext ok")),
+            (false, get_key, format!("{switch}key-request rsa ok")),
+            (false, with_key, format!("{switch}rsa ok")),
+        ] {
+            let s = Server::start(sha256(greet, tls)).await;
+            std::fs::write(&key_path, &s.key_pem).unwrap();
+            let what = format!("greeting {greet}, {expect}");
+            bench(&s.client(args.clone())).await.unwrap_or_else(|e| panic!("{what}: {e}")).close().await;
+            assert_eq!(s.log.take().join(" "), expect, "benchmark client, {what}");
+            // A second control connection (a reconnect) logs in the same way.
+            let t = s.target(args);
+            for _ in 0..2 {
+                control(&t).await.unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(s.log.take().join(" "), expect, "control connection, {what}");
+            }
         }
     }
+}
+
+#[tokio::test]
+async fn sha256_password_empty_password_sends_one_zero_byte() {
+    for greet in ["sha256_password", "caching_sha2_password"] {
+        let switch = if greet == "sha256_password" { "" } else { "switch:sha256_password " };
+        // Plain TCP and no key: an empty password needs none.
+        let s = Server::start(Script { password: "", ..sha256(greet, false) }).await;
+        let mut t = s.target(mode("DISABLED"));
+        t.password = None;
+        bench(&t.client_options()).await.unwrap_or_else(|e| panic!("{greet}: {e}")).close().await;
+        assert_eq!(s.log.take().join(" "), format!("{switch}empty ok"), "benchmark client, {greet}");
+        control(&t).await.unwrap_or_else(|e| panic!("{greet}: {e}"));
+        assert_eq!(s.log.take().join(" "), format!("{switch}empty ok"), "control connection, {greet}");
+        // An account with a password refuses the zero byte.
+        let s = Server::start(sha256(greet, false)).await;
+        let mut t = s.target(mode("DISABLED"));
+        t.password = None;
+        let e = control(&t).await.unwrap_err();
+        assert!(e.contains("Access denied") && e.contains("error 1045"), "{greet}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn sha256_password_wrong_password_is_access_denied() {
+    for greet in ["sha256_password", "caching_sha2_password"] {
+        for (tls, args) in
+            [(true, mode("REQUIRED")), (false, TlsArgs { get_server_public_key: true, ..mode("DISABLED") })]
+        {
+            let s = Server::start(sha256(greet, tls)).await;
+            let mut t = s.target(args);
+            t.password = Some("wrong".into());
+            let e = control(&t).await.unwrap_err();
+            assert!(e.contains("Access denied") && e.contains("error 1045") && !e.contains("wrong"), "{greet}: {e}");
+            assert!(s.log.take().contains(&"denied".to_string()), "{greet}");
+            let e = bench(&t.client_options()).await.err().unwrap().to_string();
+            assert!(e.contains("Access denied"), "{greet}: {e}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn sha256_password_over_plain_tcp_without_a_key_names_the_options_on_both_paths() {
+    for greet in ["sha256_password", "caching_sha2_password"] {
+        let s = Server::start(sha256(greet, false)).await;
+        let b = bench(&s.client(mode("DISABLED"))).await.err().unwrap().to_string();
+        let c = control(&s.target(mode("DISABLED"))).await.unwrap_err();
+        for e in [&b, &c] {
+            assert!(e.contains("sha256_password") && e.contains("--get-server-public-key"), "{greet}: {e}");
+            assert!(e.contains("--server-public-key-path") && !e.contains(PASSWORD), "{greet}: {e}");
+        }
+        // The same line on both paths, after the control path's "cannot connect to ...: ".
+        assert!(c.ends_with(&b), "{greet}: {c} / {b}");
+        // Nothing of the password reached the server.
+        assert!(!s.log.take().iter().any(|l| l == "rsa" || l == "cleartext"), "{greet}");
+    }
+    // A server whose default method is sha256_password, reached over plain TCP without a
+    // key, still logs in an account of another method.
+    let s =
+        Server::start(Script { plugin: "mysql_native_password", greet: "sha256_password", ..Default::default() }).await;
+    control(&s.target(mode("DISABLED"))).await.unwrap();
+    assert_eq!(s.log.take().join(" "), "ok");
+    bench(&s.client(mode("DISABLED"))).await.unwrap().close().await;
+}
+
+#[tokio::test]
+async fn server_public_key_path_that_is_not_a_key_is_refused_before_connecting() {
+    let s = Server::start(sha256("sha256_password", false)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not_a_key.pem");
+    std::fs::write(&path, "-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n").unwrap();
+    let t = s.target(TlsArgs { server_public_key_path: Some(path), ..mode("DISABLED") });
+    let e = control(&t).await.unwrap_err();
+    assert!(e.contains("--server-public-key-path") && e.contains("not a PEM RSA public key"), "{e}");
+    assert!(bench(&t.client_options()).await.is_err());
+    assert!(s.log.take().is_empty());
 }
 
 #[tokio::test]
 async fn ed25519_nonce_ending_in_a_zero_byte_still_logs_in() {
     // The benchmark client keeps the whole nonce; the control connection's driver drops
     // a trailing zero (mysql_common), so sizeup tries a refused login once more.
-    let s = Server::start(Script { plugin: "client_ed25519", tls: false, require_tls: false }).await;
+    let s = Server::start(Script { plugin: "client_ed25519", tls: false, ..Default::default() }).await;
     bench(&s.client(mode("DISABLED"))).await.unwrap().close().await;
     assert_eq!(s.log.take().join(" "), "switch:client_ed25519 ok");
     s.log.take();
@@ -514,15 +656,11 @@ async fn ed25519_nonce_ending_in_a_zero_byte_still_logs_in() {
 
 #[tokio::test]
 async fn unsupported_login_method_is_named_not_a_panic() {
-    let s = Server::start(Script { plugin: "dialog", tls: false, require_tls: false }).await;
+    let s = Server::start(Script { plugin: "dialog", tls: false, ..Default::default() }).await;
     let e = bench(&s.client(mode("DISABLED"))).await.err().unwrap().to_string();
     assert!(e.contains("dialog") && e.contains("caching_sha2_password"), "{e}");
     let e = control(&s.target(mode("DISABLED"))).await.unwrap_err();
     assert!(e.contains("dialog") && e.contains("caching_sha2_password"), "{e}");
-    // sha256_password is such a method for the control connection (mysql_async lacks it).
-    let s = Server::start(Script { plugin: "sha256_password", tls: false, require_tls: false }).await;
-    let e = control(&s.target(mode("DISABLED"))).await.unwrap_err();
-    assert!(e.contains("sha256_password"), "{e}");
 }
 
 #[tokio::test]
@@ -544,7 +682,7 @@ async fn wrong_password_error_packet_keeps_its_code() {
 #[tokio::test]
 async fn tls_required_server_names_tls() {
     // MySQL's require_secure_transport answers a plain login with 3159.
-    let s = Server::start(Script { plugin: "caching_sha2_password", tls: true, require_tls: true }).await;
+    let s = Server::start(Script { tls: true, require_tls: true, ..Default::default() }).await;
     let e = bench(&s.client(mode("DISABLED"))).await.err().unwrap().to_string();
     assert!(e.contains("requires TLS") && e.contains("--ssl-mode=REQUIRED"), "{e}");
     let e = control(&s.target(mode("DISABLED"))).await.unwrap_err();

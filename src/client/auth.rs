@@ -106,9 +106,8 @@ pub fn ed25519(password: &str, scramble: &[u8]) -> [u8; 64] {
     raw_sign::<Sha512>(&secret, scramble, &public).to_bytes()
 }
 
-/// caching_sha2_password / sha256_password over plain TCP: (password + NUL) XOR the
-/// scramble, RSA-OAEP (SHA-1, as the server decrypts) encrypted with the server's key.
-pub fn rsa_encrypt(password: &str, scramble: &[u8], pem: &[u8]) -> Result<Vec<u8>, Error> {
+/// The server's RSA public key from PEM text (SubjectPublicKeyInfo or PKCS#1).
+pub fn public_key(pem: &[u8]) -> Result<rsa::RsaPublicKey, Error> {
     use rsa::pkcs1::DecodeRsaPublicKey;
     use rsa::pkcs8::DecodePublicKey;
     let bad =
@@ -116,9 +115,15 @@ pub fn rsa_encrypt(password: &str, scramble: &[u8], pem: &[u8]) -> Result<Vec<u8
     let text = std::str::from_utf8(pem)
         .map_err(|_| bad("is not PEM text"))?
         .trim_matches(|c: char| c == '\0' || c.is_whitespace());
-    let key = rsa::RsaPublicKey::from_public_key_pem(text)
+    rsa::RsaPublicKey::from_public_key_pem(text)
         .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(text))
-        .map_err(|_| bad("is not a PEM RSA public key"))?;
+        .map_err(|_| bad("is not a PEM RSA public key"))
+}
+
+/// caching_sha2_password / sha256_password over plain TCP: (password + NUL) XOR the
+/// scramble, RSA-OAEP (SHA-1, as the server decrypts) encrypted with the server's key.
+pub fn rsa_encrypt(password: &str, scramble: &[u8], pem: &[u8]) -> Result<Vec<u8>, Error> {
+    let key = public_key(pem)?;
     let mut message = cleartext(password);
     if !scramble.is_empty() {
         let salt = &scramble[..scramble.len().min(20)];

@@ -113,8 +113,16 @@ fn tls_required() -> Error {
     )
 }
 
-/// A password would cross plain TCP and no RSA key may be used to protect it.
-fn needs_rsa_key(plugin: &str) -> Error {
+/// Whether `pem` is an RSA public key a password can be encrypted with. The control
+/// connection checks --server-public-key-path with it before mysql_async (whose PEM
+/// parser panics on bad input) gets the key.
+pub(crate) fn is_public_key(pem: &[u8]) -> bool {
+    auth::public_key(pem).is_ok()
+}
+
+/// A password would cross plain TCP and no RSA key may be used to protect it (the
+/// control connection gives the same error: `target::short_error`).
+pub(crate) fn needs_rsa_key(plugin: &str) -> Error {
     Error::Protocol(format!(
         "{plugin} full authentication over plain TCP needs the server's RSA public key: \
          add --get-server-public-key or --server-public-key-path FILE, or use TLS (--ssl-mode=REQUIRED)"
@@ -524,8 +532,18 @@ impl Conn {
         }
 
         let password = o.password.as_deref().unwrap_or("");
-        let plugin = hs.plugin.clone();
-        let response = self.first_answer(&plugin, password, &hs.scramble, o)?;
+        let (plugin, response) = match self.first_answer(&hs.plugin, password, &hs.scramble, o) {
+            Ok(response) => (hs.plugin.clone(), response),
+            // A server whose default method is sha256_password, over plain TCP with no RSA
+            // key: answer as mysql_native_password. A sha256_password account gets an auth
+            // switch, which names the missing key; any other account logs in (the control
+            // connection does the same).
+            Err(_) if hs.plugin == "sha256_password" => {
+                let native = "mysql_native_password";
+                (native.to_string(), auth::scramble(native, password, &hs.scramble)?)
+            }
+            Err(e) => return Err(e),
+        };
         self.out.clear();
         self.out.extend_from_slice(&[0, 0, 0, 0]);
         self.put_response_head(caps, ext);
