@@ -12,9 +12,12 @@ median of the pairs is reported.
 
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
-                            [--only prepare,point_select,read_write,rate,wire,sweep,tls,script] [--direct]
-                            [--sweep-threads 1,2,4,8,16]
+                            [--only prepare,point_select,read_write,rate,wire,sweep,tls,script,lead]
+                            [--direct] [--sweep-threads 1,2,4,8,16] [--lead-threads 1,2,4,8,16,32,64]
 `sweep` (not in the default set) runs oltp_point_select at each of --sweep-threads.
+`lead` (not in the default set; prepares first) prints one table: point select and
+read/write at each of --lead-threads over the unix socket and TCP loopback, then prepare
+with each of --prepare-threads against the server-copy floor.
 `tls` (not in the default set; needs openssl) starts the server with a certificate made
 here and runs point select and read/write over TCP loopback with TLS and without, for
 both tools, alternating: the TLS cost per transaction on the client and on the server.
@@ -53,20 +56,27 @@ def proc_cpu(pid):
 
 
 def host_idle():
-    """(idle + iowait, all) jiffies of the whole host, from /proc/stat."""
+    """(idle + iowait, all) jiffies and context switches of the whole host, from /proc/stat."""
     with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:9]]
-    return v[3] + v[4], sum(v)
+        lines = f.read().splitlines()
+    v = [int(x) for x in lines[0].split()[1:9]]
+    ctxt = next(int(l.split()[1]) for l in lines if l.startswith("ctxt "))
+    return v[3] + v[4], sum(v), ctxt
+
+
+LAST_SWITCHES = [0]
 
 
 def measured(cmd, server_pid, env, cwd=None):
-    """Runs cmd; returns its stdout, client CPU s, server CPU s, wall s and the host's idle %."""
+    """Runs cmd; returns its stdout, client CPU s, server CPU s, wall s and the host's idle %
+    (the host's context switches over the run are left in LAST_SWITCHES[0])."""
     c0, s0, t0, h0 = child_cpu(), proc_cpu(server_pid), time.time(), host_idle()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
     h1 = host_idle()
     idle = 100.0 * (h1[0] - h0[0]) / max(1, h1[1] - h0[1])
+    LAST_SWITCHES[0] = h1[2] - h0[2]
     return out.stdout, child_cpu() - c0, proc_cpu(server_pid) - s0, time.time() - t0, idle
 
 
@@ -80,7 +90,7 @@ def sysbench(workload, a, sock, server_pid, env, extra=(), target=None, cwd=None
     p95 = float(re.search(r"95th percentile:\s+([\d.]+)", out).group(1))
     # sysbench prints min/avg/max; its median needs --histogram, so p50 comes from there.
     return {"tps": tx / a.time, "qps": q / a.time, "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": p95, "tx": tx, "out": out, "idle": idle}
+            "p95": p95, "tx": tx, "out": out, "idle": idle, "cs": LAST_SWITCHES[0] / tx}
 
 
 def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
@@ -96,7 +106,8 @@ def sizeup(workload, a, sock, server_pid, env, extra=(), target=None):
     cipher = json.dumps(doc.get("config", {}))
     m = re.search(r'"tls_cipher":\s*"([^"]*)"', cipher)
     return {"cipher": m.group(1) if m else None, "tps": s["tps"], "qps": s["qps"], "client_us": ccpu * 1e6 / tx, "server_us": scpu * 1e6 / tx,
-            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": idle}
+            "p95": s["latency_ms"]["p95"], "p50": s["latency_ms"]["p50"], "tx": tx, "idle": idle,
+            "cs": LAST_SWITCHES[0] / tx}
 
 
 def median(rows, key):
@@ -158,6 +169,52 @@ def sweep(a, sock, pid, env):
           f"{'client us sb':>13} {'sizeup':>7}")
     for t, x, y, r, lo, hi, cx, cy in rows:
         print(f"  {t:>7} {x:>13.0f} {y:>11.0f} {r:>6.2f} {f'[{lo:.2f}-{hi:.2f}]':>12} {cx:>13.2f} {cy:>7.2f}")
+
+
+def lead(a, sock, pid, env, port, prepared):
+    """Issue 18's table: point select and read/write at each of --lead-threads, over the
+    unix socket and over TCP loopback, the tools alternating (and swapping which goes
+    first each pair), then prepare against the server-copy floor: one table, every cell
+    with the per-pair median and range of sizeup / sysbench."""
+    transports = {"socket": (None, None),
+                  "tcp": (["--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-ssl=off"],
+                          ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"])}
+    rows = []
+    for name, short in (("oltp_point_select", "point select"), ("oltp_read_write", "read/write")):
+        for transport, (sb_tgt, su_tgt) in transports.items():
+            for threads in [int(t) for t in a.lead_threads.split(",")]:
+                b = argparse.Namespace(**{**vars(a), "threads": threads})
+                sb, su = [], []
+                for i in range(a.pairs):
+                    run_sb = lambda: sb.append(sysbench(name, b, sock, pid, env, target=sb_tgt))
+                    run_su = lambda: su.append(sizeup(name, b, sock, pid, env, target=su_tgt))
+                    for run in ((run_sb, run_su) if i % 2 == 0 else (run_su, run_sb)):
+                        run()
+                rows.append((short, transport, threads, sb, su))
+                tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
+                cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
+                print(f"  {short} {transport} {threads:>2} threads: tps {statistics.median(tps):.2f} "
+                      f"[{tps[0]:.2f}-{tps[-1]:.2f}], client CPU {statistics.median(cpu):.2f}", flush=True)
+    print(f"\nsizeup against sysbench: {a.pairs} alternating pairs x {a.time} s per cell, {a.tables} tables x "
+          f"{a.table_size} rows; ratios are sizeup / sysbench, the median of the per-pair ratios "
+          f"[range]; met = tps >= 1.05x and client CPU <= 0.70x.")
+    print(f"  {'workload':<12} {'link':<6} {'thr':>3} {'sysbench tps':>12} {'sizeup tps':>10} "
+          f"{'tps ratio':>17} {'client us/tx sb':>15} {'sizeup':>8} {'ratio':>5} {'server ratio':>12} "
+          f"{'idle % sb':>9} {'sizeup':>6} {'cs/tx sb':>8} {'sizeup':>6}  met")
+    for short, transport, threads, sb, su in rows:
+        tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
+        cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
+        srv = statistics.median(u["server_us"] / s["server_us"] for u, s in zip(su, sb))
+        t, c = statistics.median(tps), statistics.median(cpu)
+        print(f"  {short:<12} {transport:<6} {threads:>3} {median(sb, 'tps'):>12.0f} {median(su, 'tps'):>10.0f} "
+              f"{t:>5.2f} {f'[{tps[0]:.2f}-{tps[-1]:.2f}]':>11} {median(sb, 'client_us'):>15.2f} "
+              f"{median(su, 'client_us'):>8.2f} {c:>5.2f} {srv:>12.2f} {median(sb, 'idle'):>9.2f} "
+              f"{median(su, 'idle'):>6.2f} {median(sb, 'cs'):>8.2f} {median(su, 'cs'):>6.2f}  "
+              f"{'yes' if t >= 1.05 and c <= 0.70 else 'NO'}")
+    for threads, (x, y, z) in prepared:
+        print(f"  {'prepare':<12} {'socket':<6} {threads:>3} loaders: sysbench {x:,.0f} rows/s, sizeup {y:,.0f} "
+              f"rows/s ({y / x:.2f}x), server copy floor {z:,.0f} rows/s: sizeup at {100 * y / z:.0f} % of the "
+              f"floor  {'yes' if y >= 0.9 * z else 'NO'}")
 
 
 def script_three_ways(a, sock, pid, env):
@@ -288,6 +345,7 @@ def prepare_pairs(a, threads, sock, pid, env, tgt):
     x, y, z = (statistics.median(rates[k]) for k in ("sysbench", "sizeup", "server copy"))
     print(f"prepare {a.tables} x {a.table_size}, {threads} threads: sysbench {x:.0f} rows/s, sizeup {y:.0f} rows/s "
           f"(ratio {y / x:.2f}); the server copying its own rows {z:.0f} rows/s (ratio {z / x:.2f})")
+    return x, y, z
     # sizeup prepared after sysbench, so its tables serve the runs below.
 
 
@@ -394,6 +452,7 @@ def main():
     p.add_argument("--only", default="prepare,point_select,read_write,rate,wire")
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
     p.add_argument("--sweep-threads", default="1,2,4,8,16", help="thread counts for --only sweep")
+    p.add_argument("--lead-threads", default="1,2,4,8,16,32,64", help="thread counts for --only lead")
     p.add_argument("--direct", action="store_true",
                    help="also run sizeup with SIZEUP_IO_URING=off (one write per command) in each round")
     a = p.parse_args()
@@ -414,9 +473,10 @@ def main():
         print(f"server: pid {pid}, socket {sock}; {a.tables} tables x {a.table_size} rows")
         tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
                f"--table-size={a.table_size}"]
-        if "prepare" in only:
+        prepared = []
+        if "prepare" in only or "lead" in only:
             for threads in [int(t) for t in a.prepare_threads.split(",")]:
-                prepare_pairs(a, threads, sock, pid, env, tgt)
+                prepared.append((threads, prepare_pairs(a, threads, sock, pid, env, tgt)))
             # sizeup prepared last, so its tables serve the runs below.
         else:
             subprocess.run([SIZEUP, "prepare", "oltp_read_write", f"--socket={sock}", f"--tables={a.tables}",
@@ -428,6 +488,8 @@ def main():
             compare("oltp_read_write", a, sock, pid, env)
         if "sweep" in only:
             sweep(a, sock, pid, env)
+        if "lead" in only:
+            lead(a, sock, pid, env, port, prepared)
         if "script" in only:
             script_three_ways(a, sock, pid, env)
         if "tls" in only:

@@ -512,10 +512,10 @@ pub fn short_error(e: &mysql_async::Error) -> String {
         mysql_async::Error::Io(io) => io.to_string().replace("Input/output error: ", ""),
         mysql_async::Error::Driver(DriverError::UnknownAuthPlugin { name }) => format!(
             "the server asks for the {name} login method, which sizeup's control connection does not speak; \
-             use a user with caching_sha2_password, mysql_native_password, client_ed25519 or unix_socket"
+             use a user with caching_sha2_password, sha256_password, mysql_native_password, client_ed25519 or unix_socket"
         ),
-        mysql_async::Error::Driver(DriverError::Sha256PasswordNeedsServerKey) => {
-            crate::client::needs_rsa_key("sha256_password").to_string()
+        mysql_async::Error::Driver(DriverError::PasswordNeedsServerKey { plugin }) => {
+            crate::client::needs_rsa_key(plugin).to_string()
         }
         mysql_async::Error::Driver(DriverError::CleartextPluginDisabled) => {
             "the server asks for mysql_clear_password, \

@@ -459,7 +459,8 @@ async fn caching_sha2_full_auth_over_plain_tcp_asks_for_the_rsa_key() {
     // The peer decrypted (password + NUL) XOR scramble with its private key.
     assert_eq!(s.log.take(), ["full", "key-request", "rsa", "ok"]);
     *s.cached.lock().unwrap() = false;
-    control(&s.target(mode("DISABLED"))).await.unwrap();
+    let get_key = TlsArgs { get_server_public_key: true, ..mode("DISABLED") };
+    control(&s.target(get_key)).await.unwrap();
     assert_eq!(s.log.take(), ["full", "key-request", "rsa", "ok"]);
 }
 
@@ -480,11 +481,17 @@ async fn caching_sha2_full_auth_with_server_public_key_path_sends_no_request() {
 }
 
 #[tokio::test]
-async fn caching_sha2_full_auth_over_plain_tcp_without_key_names_the_options() {
+async fn control_connection_asks_for_no_rsa_key_unless_allowed() {
     let s = Server::start(caching(false)).await;
     let e = bench(&s.client(mode("DISABLED"))).await.err().unwrap().to_string();
     assert!(e.contains("--get-server-public-key") && e.contains("--server-public-key-path"), "{e}");
     assert!(!e.contains(PASSWORD));
+    s.log.take();
+    // The control connection used to ask for the key unbidden (mysql_async's default),
+    // trusting whatever key came over the wire; it now refuses as the benchmark client does.
+    let c = control(&s.target(mode("DISABLED"))).await.err().unwrap();
+    assert!(c.contains("--get-server-public-key") && c.contains("--server-public-key-path"), "{c}");
+    assert!(!s.log.take().iter().any(|l| l == "key-request"), "no key request without --get-server-public-key");
 }
 
 #[tokio::test]

@@ -853,6 +853,15 @@ impl Conn {
                     if self.is_secure() || self.is_socket() {
                         self.write_packet(pass).await?;
                     } else {
+                        // sizeup patch: the key is asked for only when allowed, as the
+                        // mysql client's --get-server-public-key (an unverified key
+                        // from the wire would let a man in the middle read the password).
+                        if self.inner.server_key.is_none() && !self.inner.opts.get_server_public_key() {
+                            return Err(DriverError::PasswordNeedsServerKey {
+                                plugin: "caching_sha2_password",
+                            }
+                            .into());
+                        }
                         if self.inner.server_key.is_none() {
                             self.write_bytes(&[0x02][..]).await?;
                             let packet = self.read_packet().await?;
@@ -904,7 +913,7 @@ impl Conn {
         } else if self.inner.opts.get_server_public_key() {
             Ok(vec![1])
         } else {
-            Err(DriverError::Sha256PasswordNeedsServerKey.into())
+            Err(DriverError::PasswordNeedsServerKey { plugin: "sha256_password" }.into())
         }
     }
 

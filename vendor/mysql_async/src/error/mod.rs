@@ -182,8 +182,8 @@ pub enum DriverError {
     InvalidParsecSalt,
 
     // sizeup patch
-    #[error("sha256_password over plain TCP needs the server's RSA public key (server_public_key or get_server_public_key)")]
-    Sha256PasswordNeedsServerKey,
+    #[error("{plugin} over plain TCP needs the server's RSA public key (server_public_key or get_server_public_key)")]
+    PasswordNeedsServerKey { plugin: &'static str },
 
     #[error("Bulk execute error: {}", _0)]
     BulkExecute(BulkExecuteRequestError),

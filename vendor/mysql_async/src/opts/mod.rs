@@ -1590,9 +1590,10 @@ impl OptsBuilder {
         self
     }
 
-    // sizeup patch: sha256_password over plain TCP with no `server_public_key` may ask the
-    // server for its key (the mysql client's --get-server-public-key). Without either, such
-    // a login fails with `DriverError::Sha256PasswordNeedsServerKey`.
+    // sizeup patch: sha256_password, and caching_sha2_password's full authentication, over
+    // plain TCP with no `server_public_key` may ask the server for its key (the mysql
+    // client's --get-server-public-key). Without either, such a login fails with
+    // `DriverError::PasswordNeedsServerKey`.
     pub fn get_server_public_key(mut self, get: bool) -> Self {
         self.opts.get_server_public_key = get;
         self
