@@ -332,6 +332,21 @@ mod tests {
     use crate::options::ServerArgs;
     use clap::Parser;
 
+    #[test]
+    fn targets_are_a_list_or_the_host_options_not_both() {
+        let mut o =
+            RunOptions { targets: vec!["db1:3307".into(), "/tmp/b.sock".into(), "db3".into()], ..Default::default() };
+        o.target.user = Some("bench".into());
+        let t = targets(&o).unwrap();
+        assert_eq!((t[0].host.as_deref(), t[0].port, t[0].user.as_deref()), (Some("db1"), Some(3307), Some("bench")));
+        assert_eq!((t[1].socket.as_deref(), t[1].host.as_deref()), (Some(std::path::Path::new("/tmp/b.sock")), None));
+        assert_eq!((t[2].host.as_deref(), t[2].port), (Some("db3"), None));
+        o.target.port = Some(3306);
+        assert!(targets(&o).unwrap_err().contains("either as --target"));
+        // No list: the one server the target options name.
+        assert_eq!(targets(&RunOptions::default()).unwrap(), vec![TargetArgs::default()]);
+    }
+
     #[derive(Parser)]
     struct Run {
         #[command(flatten)]
