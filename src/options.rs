@@ -287,6 +287,26 @@ pub struct ServerArgs {
     pub set: Vec<String>,
 }
 
+impl TargetArgs {
+    /// These settings (login, database, TLS) for the server at `place`: `host:port`,
+    /// `host` or a socket path.
+    pub fn at(&self, place: &str) -> TargetArgs {
+        let mut t = TargetArgs { host: None, port: None, socket: None, ..self.clone() };
+        if place.starts_with('/') {
+            t.socket = Some(PathBuf::from(place));
+            return t;
+        }
+        match place.rsplit_once(':') {
+            Some((host, port)) if port.parse::<u16>().is_ok() => {
+                t.host = Some(host.to_string());
+                t.port = port.parse().ok();
+            }
+            _ => t.host = Some(place.to_string()),
+        }
+        t
+    }
+}
+
 /// Everything `sizeup run` takes besides the workload's name.
 #[derive(Args, Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -294,6 +314,13 @@ pub struct RunOptions {
     #[command(flatten)]
     #[serde(flatten)]
     pub target: TargetArgs,
+    /// A server (host:port or a socket path), repeatable, instead of --host, --port
+    /// and --socket: with several, connection i goes to the i-th mod N (round robin per
+    /// connection, as a connection pool or a proxy in round-robin mode deals them); the
+    /// data is checked on the first.
+    #[arg(long = "target", value_name = "HOST:PORT", help_heading = "Target")]
+    #[serde(rename = "target", default)]
+    pub targets: Vec<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub workload: WorkloadArgs,

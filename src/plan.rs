@@ -16,8 +16,10 @@ use std::time::Duration;
 /// One measured run, validated: what the runner needs and nothing it must re-check.
 pub struct RunRequest {
     pub workload: Box<dyn Workload>,
-    /// Where the server is (resolved by the runner: a named server or a managed instance).
-    pub target: TargetArgs,
+    /// Where the server is (resolved by the runner: a named server or a managed
+    /// instance); with several, the connections are dealt round robin over them and
+    /// the first holds the data. Never empty.
+    pub targets: Vec<TargetArgs>,
     pub spec: RunSpec,
     pub output: Output,
 }
@@ -43,7 +45,7 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
     check_database(o.target.database.as_deref())?;
     Ok(RunRequest {
         workload,
-        target: o.target.clone(),
+        targets: targets(o)?,
         spec,
         output: Output {
             interval_lines: o.report_interval > 0.0,
@@ -52,6 +54,25 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
             quiet: o.verbosity < 3,
         },
     })
+}
+
+impl RunRequest {
+    /// The first server: where the data is checked and loaded.
+    pub fn target(&self) -> &TargetArgs {
+        &self.targets[0]
+    }
+}
+
+/// The servers a run's connections go to: `--target` list, else the one the target
+/// options name (or the managed instance).
+fn targets(o: &RunOptions) -> Result<Vec<TargetArgs>, String> {
+    if o.targets.is_empty() {
+        return Ok(vec![o.target.clone()]);
+    }
+    if o.target.host.is_some() || o.target.port.is_some() || o.target.socket.is_some() {
+        return Err("give the servers either as --target HOST:PORT (repeatable) or as --host/--port/--socket".into());
+    }
+    Ok(o.targets.iter().map(|t| o.target.at(t)).collect())
 }
 
 /// The server's own schemas: never a benchmark's database.
@@ -199,7 +220,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         delay: (!delay.is_zero()).then_some(delay),
         client_threads,
         seed: seed(a.workload.oltp.rand_seed),
-        server_pid: None,
+        server_pids: Vec::new(),
         data_dir: None,
         start_line: None,
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
@@ -310,6 +331,21 @@ mod tests {
     use super::*;
     use crate::options::ServerArgs;
     use clap::Parser;
+
+    #[test]
+    fn targets_are_a_list_or_the_host_options_not_both() {
+        let mut o =
+            RunOptions { targets: vec!["db1:3307".into(), "/tmp/b.sock".into(), "db3".into()], ..Default::default() };
+        o.target.user = Some("bench".into());
+        let t = targets(&o).unwrap();
+        assert_eq!((t[0].host.as_deref(), t[0].port, t[0].user.as_deref()), (Some("db1"), Some(3307), Some("bench")));
+        assert_eq!((t[1].socket.as_deref(), t[1].host.as_deref()), (Some(std::path::Path::new("/tmp/b.sock")), None));
+        assert_eq!((t[2].host.as_deref(), t[2].port), (Some("db3"), None));
+        o.target.port = Some(3306);
+        assert!(targets(&o).unwrap_err().contains("either as --target"));
+        // No list: the one server the target options name.
+        assert_eq!(targets(&RunOptions::default()).unwrap(), vec![TargetArgs::default()]);
+    }
 
     #[derive(Parser)]
     struct Run {

@@ -52,6 +52,11 @@ pub struct RunConfig {
     pub run: RunSpec,
     /// Where the server was (never a password).
     pub target: TargetFacts,
+    /// Round robin per connection: every server the connections were dealt over, in
+    /// order (connection i went to the i-th mod N; the first is `target`, which the
+    /// server facts are of). Empty for a run on one server.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub round_robin: Vec<TargetFacts>,
     /// Server version and the variables that matter for an OLTP measurement
     /// (lowercase name to value, as the server reports it).
     pub server: BTreeMap<String, Value>,

@@ -262,6 +262,60 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// Where a run's connections go: one server, or several over which the connections are
+/// dealt round robin (connection i to server i mod N, as a connection pool or a proxy in
+/// round-robin mode deals them). A connection's server is chosen when it connects (and
+/// reconnects), never per transaction, so one server costs nothing extra.
+#[derive(Clone)]
+pub struct Targets(Vec<Target>);
+
+impl Targets {
+    /// Several servers, in the order connections are dealt to them; at least one.
+    pub fn new(all: Vec<Target>) -> Targets {
+        assert!(!all.is_empty(), "a run needs a server");
+        Targets(all)
+    }
+
+    /// The server connection `i` (counted over the whole run, from 0) talks to.
+    pub fn for_connection(&self, i: u32) -> &Target {
+        &self.0[i as usize % self.0.len()]
+    }
+
+    /// The first server: where the data is checked (node 0 of a cluster).
+    pub fn first(&self) -> &Target {
+        &self.0[0]
+    }
+
+    pub fn all(&self) -> &[Target] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// For messages and the results list: the server, or every server dealt over.
+    pub fn describe(&self) -> String {
+        match self.0.as_slice() {
+            [one] => one.describe(),
+            all => format!(
+                "{} (round robin per connection)",
+                all.iter().map(Target::describe).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+impl From<Target> for Targets {
+    fn from(t: Target) -> Targets {
+        Targets(vec![t])
+    }
+}
+
 /// The longest a control connection may take to connect and log in.
 pub const CONTROL_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -286,11 +340,15 @@ impl ConnectError {
 impl Target {
     /// Where this target is, for messages and results: never the password.
     pub fn describe(&self) -> String {
-        let place = match &self.socket {
+        format!("{} as {}", self.place(), self.user)
+    }
+
+    /// The socket or host:port alone.
+    pub fn place(&self) -> String {
+        match &self.socket {
             Some(s) => format!("socket {}", s.display()),
             None => format!("{}:{}", self.host, self.port),
-        };
-        format!("{place} as {}", self.user)
+        }
     }
 
     pub fn opts(&self, with_database: bool) -> Opts {

@@ -484,3 +484,108 @@ fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
         assert!(r.intervals.iter().any(|iv| iv.lag_s.is_some()), "lag sampled per interval");
     }
 }
+
+/// Where a test reaches a node as a `--target`: its socket, else host:port.
+fn place(n: &Node) -> String {
+    match &n.socket {
+        Some(s) => s.display().to_string(),
+        None => format!("{}:{}", n.host, n.port),
+    }
+}
+
+/// Round robin per connection on a 2-node Galera cluster: a scale-out study with
+/// `--route round-robin` runs one client group per step and stores e(N); then
+/// `sizeup run --target A --target B` with 4 connections lands 2 on each node, and
+/// both nodes' own statement counters show they served the reads.
+#[test]
+fn round_robin_deals_connections_over_galera_nodes_and_stores_e_of_n() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--galera", "--nodes", "2"]).unwrap(), 0);
+    assert_eq!(
+        c.sizeup(&words("scale-out oltp_read_write --nodes 1..2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000"))
+        .unwrap(),
+        0
+    );
+    let store = sizeup::store::Store::open(&c.path().join("results.db")).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    assert_eq!((row.kind.as_str(), row.status.as_str()), ("scale-out", "completed"));
+    assert_eq!(row.spec["scale"]["route"], "round-robin", "the study records its route");
+    let series: Vec<sizeup::study::figures::SeriesResult> =
+        serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
+    let e = &series[0].efficiency;
+    assert_eq!(e.iter().map(|m| m.nodes).collect::<Vec<_>>(), [1, 2]);
+    assert!(e[1].e > 0.0 && e[1].low <= e[1].e && e[1].e <= e[1].high, "{:?}", e[1]);
+    // One client group per step: at 2 nodes its 4 connections dealt 2 + 2.
+    let runs: Vec<_> =
+        row.steps.iter().map(|s| s.runs.iter().map(|&id| store.load_run(id).unwrap()).collect::<Vec<_>>()).collect();
+    assert_eq!(runs.iter().map(Vec::len).collect::<Vec<_>>(), [1, 1]);
+    assert!(runs[0][0].config.round_robin.is_empty(), "one node: a plain run");
+    let two = &runs[1][0];
+    assert_eq!(two.config.run.threads, 4);
+    assert_eq!(two.config.round_robin.len(), 2, "the run records every node");
+    let s = two.summary.as_ref().unwrap();
+    assert_eq!(s.nodes.iter().map(|n| n.connections).collect::<Vec<_>>(), [2, 2]);
+    for n in &s.nodes {
+        assert!(n.transactions > 0, "{n:?}");
+        assert!(n.conflicts.is_some(), "each node's Galera conflicts are counted: {n:?}");
+        assert!(n.server_cores.is_some(), "each node's server process is watched: {n:?}");
+    }
+    assert!(s.conflicts.is_some());
+
+    // `sizeup run` over both nodes, on the data the study loaded.
+    let cluster = c.cluster();
+    let selects = |n: &Node| sql(n, &["SHOW GLOBAL STATUS LIKE 'Com_select'"])[0].parse::<u64>().unwrap();
+    let before: Vec<u64> = cluster.nodes.iter().map(selects).collect();
+    let json = c.path().join("rr.json").display().to_string();
+    let (a, b) = (place(&cluster.nodes[0]), place(&cluster.nodes[1]));
+    let line = format!(
+        "run oltp_read_only --target {a} --target {b} --threads 4 --time 2 --tables 1 --table-size 1000 --json {json}"
+    );
+    assert_eq!(c.sizeup(&words(&line)).unwrap(), 0);
+    let after: Vec<u64> = cluster.nodes.iter().map(selects).collect();
+    for i in 0..2 {
+        // oltp_read_only runs 14 SELECTs per transaction.
+        assert!(after[i] - before[i] > 100, "node {i}: {} -> {}", before[i], after[i]);
+    }
+    let doc: sizeup::result::RunDocument = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc.config.round_robin.len(), 2);
+    let nodes = &doc.summary.as_ref().unwrap().nodes;
+    assert_eq!(nodes.iter().map(|n| n.connections).collect::<Vec<_>>(), [2, 2]);
+    assert!(nodes.iter().all(|n| n.transactions > 0), "{nodes:?}");
+}
+
+/// Round robin over a primary and a replica: a writing workload is refused before
+/// anything runs, with the hint to split reads and writes; a read-only one runs on
+/// both, with the replica's lag sampled.
+#[test]
+fn round_robin_over_a_replica_reads_only() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--replicas", "1"]).unwrap(), 0);
+    let refused = |line: &str| match c.sizeup(&words(line)) {
+        Err(sizeup::Error::Usage(m)) => m,
+        other => panic!("{line}: {other:?}"),
+    };
+    let m = refused("scale-out oltp_read_write --nodes 1..2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000");
+    assert!(m.contains("is a replica") && m.contains("--route split"), "{m}");
+    assert!(!m.contains('\n'), "one line: {m}");
+    assert_eq!(
+        c.sizeup(&words("scale-out oltp_read_only --nodes 2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000"))
+        .unwrap(),
+        0
+    );
+    let store = sizeup::store::Store::open(&c.path().join("results.db")).unwrap();
+    let row = store.list_studies().unwrap().pop().unwrap();
+    assert_eq!(row.status, "completed");
+    let run = store.load_run(row.steps[0].runs[0]).unwrap();
+    let s = run.summary.as_ref().unwrap();
+    assert_eq!(s.nodes.len(), 2);
+    assert!(s.nodes.iter().all(|n| n.transactions > 0), "{:?}", s.nodes);
+    assert!(s.nodes[1].max_lag_s.is_some_and(|l| l >= 0.0), "the replica's lag: {:?}", s.nodes[1]);
+    assert_eq!(s.nodes[0].max_lag_s, None, "a primary has no lag");
+    assert!(run.intervals.iter().any(|iv| iv.lag_s.is_some()), "lag sampled per interval");
+    // `sizeup run` refuses the same, now that the data is there.
+    let cluster = c.cluster();
+    let (a, b) = (place(&cluster.nodes[0]), place(&cluster.nodes[1]));
+    let m = refused(&format!("run oltp_read_write --target {a} --target {b} --tables 1 --table-size 1000 --time 1"));
+    assert!(m.contains("node 1") && m.contains("--route split"), "{m}");
+}

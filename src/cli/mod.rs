@@ -441,8 +441,10 @@ pub struct ScaleOutArgs {
     /// Each node's client group size (the same load per node at every count).
     #[arg(long, default_value_t = 8, help_heading = "Scale-out")]
     pub threads_per_node: u32,
-    /// every-node: each node reads and writes (Galera); split: reads to the replicas,
-    /// writes to the primary (a proxy's read/write split).
+    /// every-node: each node reads and writes, a client group per node (Galera); split:
+    /// reads to the replicas, writes to the primary (a proxy's read/write split);
+    /// round-robin: one group of N x --threads-per-node connections dealt over the N
+    /// nodes in turn (a connection pool, or a proxy in round-robin mode).
     #[arg(long, value_enum, default_value_t = crate::study::spec::Route::EveryNode, help_heading = "Scale-out")]
     pub route: crate::study::spec::Route,
     /// With --route split: the primary's workload.

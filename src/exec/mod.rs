@@ -16,7 +16,7 @@ pub mod worker;
 
 use crate::monitor;
 use crate::stats::{Interval, Recorder, Summary};
-use crate::target::Target;
+use crate::target::Targets;
 use hdrhistogram::Histogram;
 use pacing::Arrivals;
 use session::Sessions;
@@ -61,9 +61,10 @@ pub struct RunSpec {
     /// How long one transaction may wait for the server before the run ends as failed.
     #[serde(with = "seconds", skip_serializing_if = "is_default_statement_timeout")]
     pub statement_timeout: Duration,
-    /// The server's process, when sizeup manages it: its CPU per transaction is reported.
+    /// Each target's server process (in the targets' order), when sizeup manages it:
+    /// the servers' CPU per transaction is reported.
     #[serde(skip)]
-    pub server_pid: Option<i32>,
+    pub server_pids: Vec<Option<i32>>,
     /// The server's data directory, when known: its device's I/O is sampled.
     #[serde(skip)]
     pub data_dir: Option<std::path::PathBuf>,
@@ -72,7 +73,8 @@ pub struct RunSpec {
     /// Runs that must start measuring together (the client groups of a scale step).
     #[serde(skip)]
     pub start_line: Option<Arc<StartLine>>,
-    /// The target is a replica: its replication lag is sampled every interval.
+    /// A target is a replica: replication lag is sampled on every target each interval
+    /// (a primary or a Galera node has none), and the largest kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replica: bool,
 }
@@ -112,7 +114,7 @@ impl StartLine {
 impl RunSpec {
     /// Watch a managed instance: its CPU per transaction and its data device.
     pub fn watch_instance(&mut self, instance: Option<&crate::server::Instance>) {
-        self.server_pid = instance.and_then(|i| i.pid);
+        self.server_pids = vec![instance.and_then(|i| i.pid)];
         self.data_dir = instance.map(|i| i.datadir());
     }
 }
@@ -134,7 +136,7 @@ impl Default for RunSpec {
             retry_on: errors::RetryOn::default(),
             server_lost_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_SERVER_LOST_TIMEOUT),
             statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
-            server_pid: None,
+            server_pids: Vec::new(),
             data_dir: None,
             power: monitor::os::Power::None,
             start_line: None,
@@ -317,11 +319,18 @@ fn seed_for(base: u64, n: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Runs `workload` against `target` as `spec` says, calling `on_interval` with each
+/// The connections client thread `s` of `shards` drives, numbered over the whole run:
+/// round robin deals connection i to server i mod N, so N servers share the connections
+/// evenly whatever the number of client threads.
+fn connections_of(threads: u32, shards: u32, s: u32) -> Vec<u32> {
+    (0..threads).filter(|w| w % shards == s).collect()
+}
+
+/// Runs `workload` against `targets` as `spec` says, calling `on_interval` with each
 /// interval as soon as all client threads have handed it over.
 pub fn run<W>(
     workload: Arc<W>,
-    target: &Target,
+    targets: &Targets,
     spec: &RunSpec,
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<RunResult, String>
@@ -342,10 +351,10 @@ where
         .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40))))));
     let mut handles = Vec::new();
     for s in 0..shards {
-        let workers: Vec<u32> = (0..threads).filter(|w| w % shards == s).collect();
-        let (workload, target, spec, control, tx, go_rx, arrivals) = (
+        let workers = connections_of(threads, shards, s);
+        let (workload, targets, spec, control, tx, go_rx, arrivals) = (
             workload.clone(),
-            target.clone(),
+            targets.clone(),
             spec.clone(),
             control.clone(),
             tx.clone(),
@@ -357,7 +366,7 @@ where
             std::thread::Builder::new()
                 .name(format!("sizeup-client-{s}"))
                 .spawn(move || {
-                    client_thread(workload, workers, target, spec, control, tx, go_rx, arrivals, types, s as usize)
+                    client_thread(workload, workers, targets, spec, control, tx, go_rx, arrivals, types, s as usize)
                 })
                 .map_err(|e| format!("cannot start a client thread: {e}"))?,
         );
@@ -406,7 +415,7 @@ where
             }
         }
         let watch = monitor::os::Watch::new(
-            spec.server_pid.into_iter().collect(),
+            spec.server_pids.iter().flatten().copied().collect(),
             spec.data_dir.as_deref(),
             spec.power.clone(),
         );
@@ -415,7 +424,12 @@ where
         go_tx.send_replace(Go::Start(start));
 
         let step = spec.interval.as_secs_f64();
-        let cpu_now = || (monitor::self_cpu_seconds(), spec.server_pid.and_then(monitor::process_cpu_seconds));
+        // This process's CPU, and each target's server's (None where not watched).
+        let cpu_now = || {
+            let servers: Vec<Option<f64>> =
+                spec.server_pids.iter().map(|p| p.and_then(monitor::process_cpu_seconds)).collect();
+            (monitor::self_cpu_seconds(), servers)
+        };
         let mut cpu_start = cpu_now();
         // Several client groups share this process (a scale step's start line): each
         // counts its own threads' CPU, this one's and its client threads'.
@@ -430,10 +444,13 @@ where
         let mut interrupted = false;
         let mut forced = false;
 
-        // A replica's lag, sampled every interval on a control connection of its own;
-        // the latest sample goes into each interval as it is closed.
+        // A replica's lag, sampled every interval on a control connection of its own
+        // (one per target); the latest sample, the largest over the targets, goes into
+        // each interval as it is closed.
         let lag = std::cell::Cell::new(None);
-        let mut lag_probe = spec.replica.then(|| Box::pin(lag::sample(target.clone(), None, spec.interval)));
+        let mut node_lag: Vec<Option<f64>> = vec![None; targets.len()];
+        let mut lag_probe =
+            spec.replica.then(|| Box::pin(lag::sample(targets.all().to_vec(), Vec::new(), spec.interval)));
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
             let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
@@ -473,9 +490,14 @@ where
                     Some(_) => {}
                     None => break,
                 },
-                (conn, v) = async { lag_probe.as_mut().expect("guarded").await }, if lag_probe.is_some() => {
-                    lag.set(v);
-                    lag_probe = Some(Box::pin(lag::sample(target.clone(), conn, spec.interval)));
+                (conns, v) = async { lag_probe.as_mut().expect("guarded").await }, if lag_probe.is_some() => {
+                    lag.set(v.iter().flatten().copied().reduce(f64::max));
+                    for (most, now) in node_lag.iter_mut().zip(&v) {
+                        if let Some(now) = *now {
+                            *most = Some(most.map_or(now, |m| m.max(now)));
+                        }
+                    }
+                    lag_probe = Some(Box::pin(lag::sample(targets.all().to_vec(), conns, spec.interval)));
                 }
                 _ = signals::recv() => {
                     if interrupted {
@@ -510,7 +532,13 @@ where
         }
         let cpu_end = cpu_now();
         let process = cpu_end.0 - cpu_start.0;
-        let server = cpu_start.1.zip(cpu_end.1).map(|(a, b)| b - a);
+        let per_server: Vec<Option<f64>> =
+            cpu_start.1.iter().zip(&cpu_end.1).map(|(a, b)| a.zip(*b).map(|(a, b)| b - a)).collect();
+        // The servers' CPU when every watched one could be read.
+        let server = match spec.server_pids.iter().any(Option::is_some) {
+            true => spec.server_pids.iter().zip(&per_server).filter(|(p, _)| p.is_some()).map(|(_, c)| *c).sum(),
+            false => None,
+        };
         let cpu = match group.borrow().as_ref() {
             Some(g) => clock::CpuSpan { client: g.seconds(), group: Some(process), server },
             None => clock::CpuSpan { client: process, group: None, server },
@@ -519,6 +547,9 @@ where
         let per_connection: Vec<(u64, f64)> =
             tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
         summary.fairness = crate::stats::Fairness::of(&per_connection);
+        if targets.len() > 1 {
+            summary.nodes = node_shares(targets, threads, &tallies, &per_server, &node_lag, summary.seconds);
+        }
         if let Some(a) = &arrivals {
             // Arrivals due before the run's end (its deadline, or the stop) never started.
             let until = spec.time.map_or(end_t, |t| t.as_secs_f64().min(end_t));
@@ -573,28 +604,65 @@ mod lag {
     use crate::target::Target;
     use std::time::Duration;
 
-    /// Waits `every`, then reads the replica's lag on `conn` (opened when None or
-    /// broken), bounded so a stalled replica cannot hold the run. Returns the
-    /// connection for the next sample and the lag (None when unknown).
+    /// Waits `every`, then reads each target's replication lag on its connection in
+    /// `conns` (opened when missing or broken), bounded so a stalled replica cannot
+    /// hold the run. Returns the connections for the next sample and each target's
+    /// lag (None when unknown, or not a replica).
     pub async fn sample(
-        target: Target,
-        conn: Option<mysql_async::Conn>,
+        targets: Vec<Target>,
+        mut conns: Vec<Option<mysql_async::Conn>>,
         every: Duration,
-    ) -> (Option<mysql_async::Conn>, Option<f64>) {
+    ) -> (Vec<Option<mysql_async::Conn>>, Vec<Option<f64>>) {
         tokio::time::sleep(every).await;
-        let read = async {
-            let mut c = match conn {
-                Some(c) => c,
-                None => target.connect_server().await.ok()?,
+        conns.resize_with(targets.len(), || None);
+        let reads = targets.into_iter().zip(conns).map(|(target, conn)| async move {
+            let read = async {
+                let mut c = match conn {
+                    Some(c) => c,
+                    None => target.connect_server().await.ok()?,
+                };
+                let lag = crate::target::replication_lag(&mut c).await.flatten();
+                Some((c, lag))
             };
-            let lag = crate::target::replication_lag(&mut c).await.flatten();
-            Some((c, lag))
-        };
-        match tokio::time::timeout(every.max(Duration::from_secs(1)), read).await {
-            Ok(Some((c, lag))) => (Some(c), lag),
-            _ => (None, None),
-        }
+            match tokio::time::timeout(every.max(Duration::from_secs(1)), read).await {
+                Ok(Some((c, lag))) => (Some(c), lag),
+                _ => (None, None),
+            }
+        });
+        futures_util::future::join_all(reads).await.into_iter().unzip()
     }
+}
+
+/// What each server of a round-robin run served: its connections (i mod N), their
+/// transactions after warm-up, its server's CPU and its largest lag.
+fn node_shares(
+    targets: &Targets,
+    threads: u32,
+    tallies: &[worker::Tally],
+    cpu_seconds: &[Option<f64>],
+    lag: &[Option<f64>],
+    seconds: f64,
+) -> Vec<crate::stats::NodeShare> {
+    let n = targets.len();
+    targets
+        .all()
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let transactions =
+                tallies.iter().filter(|c| c.connection as usize % n == k).map(|c| c.transactions).sum::<u64>();
+            let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+            crate::stats::NodeShare {
+                node: t.place(),
+                connections: (0..threads).filter(|i| *i as usize % n == k).count() as u32,
+                transactions,
+                tps: per_s(transactions as f64),
+                server_cores: cpu_seconds.get(k).copied().flatten().map(per_s),
+                max_lag_s: lag.get(k).copied().flatten(),
+                conflicts: None,
+            }
+        })
+        .collect()
 }
 
 /// One client group's CPU: the measuring thread's own clock and its client threads'
@@ -650,7 +718,7 @@ const CONNECTS_AT_ONCE: usize = 32;
 fn client_thread<W: Sessions>(
     workload: Arc<W>,
     workers: Vec<u32>,
-    target: Target,
+    targets: Targets,
     spec: RunSpec,
     control: Arc<Control>,
     tx: mpsc::UnboundedSender<Msg>,
@@ -671,8 +739,8 @@ fn client_thread<W: Sessions>(
     rt.block_on(async move {
         let connecting = workers.iter().map(|&w| {
             let mut session = workload.session(w, seed_for(spec.seed, w as u64));
-            let target = &target;
-            async move { worker::connect(target, &mut session).await.map(|c| (session, c)) }
+            let target = targets.for_connection(w);
+            async move { worker::connect(target, &mut session).await.map(|c| (w, session, c)) }
         });
         // A bounded number of connects at a time: thousands at once overflow the
         // server's listen backlog (a unix socket then refuses with EAGAIN).
@@ -716,14 +784,16 @@ fn client_thread<W: Sessions>(
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
-            target,
             busy: (0..ready.len()).map(|_| Default::default()).collect(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
         };
         let connections = ready.len();
         let workers = futures_util::future::join_all(
-            ready.into_iter().enumerate().map(|(i, (s, c))| worker::run_worker(&shard, i, s, c)),
+            ready
+                .into_iter()
+                .enumerate()
+                .map(|(slot, (w, s, c))| worker::run_worker(&shard, slot, w, targets.for_connection(w), s, c)),
         );
         // Commands of all this thread's workers go out together (see client::outbox).
         let tallies = crate::client::outbox::batched(connections, async {
@@ -795,5 +865,58 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
     let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
     if waiting > 0 {
         shard.control.abandon(waiting);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Target;
+
+    fn server(port: u16) -> Target {
+        Target {
+            host: "127.0.0.1".into(),
+            port,
+            socket: None,
+            user: "u".into(),
+            password: None,
+            database: "d".into(),
+            tls: Default::default(),
+        }
+    }
+
+    #[test]
+    fn round_robin_deals_connections_counted_over_the_whole_run() {
+        let two = Targets::new(vec![server(1), server(2)]);
+        for shards in 1..=8 {
+            // Every connection once, whatever the client threads.
+            let mut all: Vec<u32> = (0..shards).flat_map(|s| connections_of(8, shards, s)).collect();
+            all.sort();
+            assert_eq!(all, (0..8).collect::<Vec<_>>(), "{shards} client threads");
+            // 8 connections over 2 servers are 4 + 4: connection i to server i mod 2.
+            let ports: Vec<u16> = all.iter().map(|&i| two.for_connection(i).port).collect();
+            assert_eq!(ports.iter().filter(|&&p| p == 1).count(), 4, "{shards} client threads");
+            assert_eq!(ports.iter().filter(|&&p| p == 2).count(), 4, "{shards} client threads");
+        }
+        assert_eq!([0, 1, 2, 3, 4].map(|i| two.for_connection(i).port), [1, 2, 1, 2, 1]);
+        // Three servers, 7 connections: 3 + 2 + 2, node 0 first.
+        let three = Targets::new(vec![server(1), server(2), server(3)]);
+        let shares = node_shares(&three, 7, &[], &[], &[], 1.0);
+        assert_eq!(shares.iter().map(|s| s.connections).collect::<Vec<_>>(), [3, 2, 2]);
+        // One server is the run as it always was: every connection to it.
+        let one: Targets = server(9).into();
+        assert!((0..5).all(|i| one.for_connection(i).port == 9));
+    }
+
+    #[test]
+    fn node_shares_add_up_each_servers_connections() {
+        let two = Targets::new(vec![server(1), server(2)]);
+        let tally = |connection, transactions| worker::Tally { connection, transactions, busy_us: 0 };
+        let tallies = [tally(3, 30), tally(0, 10), tally(1, 20), tally(2, 5)];
+        let s = node_shares(&two, 4, &tallies, &[Some(2.0), None], &[None, Some(1.5)], 10.0);
+        assert_eq!((s[0].node.as_str(), s[0].transactions, s[0].tps), ("127.0.0.1:1", 15, 1.5));
+        assert_eq!((s[1].transactions, s[1].tps), (50, 5.0));
+        assert_eq!((s[0].server_cores, s[1].server_cores), (Some(0.2), None));
+        assert_eq!((s[0].max_lag_s, s[1].max_lag_s), (None, Some(1.5)));
     }
 }

@@ -110,7 +110,6 @@ pub struct Shard {
     /// Fixed pause after each transaction (keying/think time stand-in).
     pub delay: Option<Duration>,
     pub retry_on: super::errors::RetryOn,
-    pub target: Target,
     /// Per worker: when its transaction in flight started (`None` between transactions).
     /// The ticker reads these to find stalls; the worker only stores.
     pub busy: Vec<std::cell::Cell<Option<Instant>>>,
@@ -203,14 +202,25 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
 /// took (sysbench's per-thread events and execution time).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tally {
+    /// Which connection, counted over the whole run (round robin's i).
+    pub connection: u32,
     pub transactions: u64,
     pub busy_us: u64,
 }
 
-pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, mut conn: Conn) -> Tally {
+/// `connection` is its number over the whole run; `target` its server, which a
+/// reconnect returns to.
+pub async fn run_worker<S: Session>(
+    shard: &Shard,
+    slot: usize,
+    connection: u32,
+    target: &Target,
+    mut session: S,
+    mut conn: Conn,
+) -> Tally {
     let busy = &shard.busy[slot];
     let mut wake = shard.control.subscribe();
-    let mut tally = Tally::default();
+    let mut tally = Tally { connection, ..Tally::default() };
     'run: loop {
         // A user's keying and think time (TPC-C) comes before the next transaction.
         if let Some(p) = session.pause() {
@@ -255,13 +265,13 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
                         ErrorClass::Retry => {
                             // A deadlock already rolled back; a lock wait timeout did not.
                             if conn.query_drop("ROLLBACK").await.is_err() {
-                                match reconnect(shard, &mut session, &mut wake).await {
+                                match reconnect(shard, target, &mut session, &mut wake).await {
                                     Some(c) => conn = c,
                                     None => break 'run,
                                 }
                             }
                         }
-                        ErrorClass::Reconnect => match reconnect(shard, &mut session, &mut wake).await {
+                        ErrorClass::Reconnect => match reconnect(shard, target, &mut session, &mut wake).await {
                             Some(c) => conn = c,
                             None => break 'run,
                         },
@@ -297,14 +307,19 @@ pub async fn run_worker<S: Session>(shard: &Shard, slot: usize, mut session: S, 
 /// Each failed attempt is counted; the first marks the server lost (one line), a success
 /// marks it back (one line), and a server lost for longer than `--server-lost-timeout`
 /// fails the run, keeping what was recorded.
-async fn reconnect<S: Session>(shard: &Shard, session: &mut S, wake: &mut watch::Receiver<bool>) -> Option<Conn> {
+async fn reconnect<S: Session>(
+    shard: &Shard,
+    target: &Target,
+    session: &mut S,
+    wake: &mut watch::Receiver<bool>,
+) -> Option<Conn> {
     let mut backoff = Duration::from_millis(20);
     let since = Instant::now();
     loop {
         if shard.control.stopped() || shard.deadline.is_some_and(|d| Instant::now() >= d) {
             return None;
         }
-        match connect(&shard.target, session).await {
+        match connect(target, session).await {
             Ok(c) => {
                 shard.recorder.borrow_mut().reconnects += 1;
                 shard.control.server_back();
@@ -350,15 +365,6 @@ mod tests {
             busy: vec![Default::default()],
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
-            target: Target {
-                host: "127.0.0.1".into(),
-                port: 1,
-                socket: None,
-                user: "u".into(),
-                password: None,
-                database: "d".into(),
-                tls: Default::default(),
-            },
         }
     }
 

@@ -197,6 +197,20 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
             row("power", format!("{w:.0} W ({}), {per}", os.power_source));
         }
     }
+    // Round robin per connection: what each server served.
+    for (i, n) in s.nodes.iter().enumerate() {
+        let mut v = format!("{} connection(s), {:.2} tps", n.connections, n.tps);
+        if let Some(c) = n.server_cores {
+            let _ = write!(v, ", server {c:.2} cores");
+        }
+        if let Some(l) = n.max_lag_s {
+            let _ = write!(v, ", lag up to {l:.0} s");
+        }
+        if let Some(c) = n.conflicts {
+            let _ = write!(v, ", {c} conflicts");
+        }
+        let _ = writeln!(out, "  {:<28} {v}", format!("node {i} ({})", n.node));
+    }
     for n in &s.notes {
         let _ = writeln!(out, "  {}", paint(&format!("note: {n}"), "33"));
     }

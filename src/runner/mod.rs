@@ -46,45 +46,72 @@ pub fn measure(
     req: RunRequest,
     print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
-    let RunRequest { workload, target: place, mut spec, output } = req;
+    let RunRequest { workload, targets: places, mut spec, output } = req;
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
     let kind = workload.kind();
-    let (target, instance) = resolve_target(manager, &place, kind.default_database())?;
-    spec.watch_instance(instance.as_ref());
-    // A node of this state directory's managed cluster: its CPU is watched, and a lab
-    // node's result says it was emulated.
-    let node = cluster_node(manager, &target);
-    if let Some(n) = &node {
-        spec.server_pid = n.pid;
+    // Each server, and what sizeup manages of it: an instance (its CPU and disk are
+    // watched), or a node of this state directory's managed cluster (its CPU is
+    // watched, and a lab node's result says it was emulated).
+    let mut servers = Vec::new();
+    for place in &places {
+        let (target, instance) = resolve_target(manager, place, kind.default_database())?;
+        let node = cluster_node(manager, &target);
+        servers.push((target, instance, node));
     }
-    let emulated = node.as_ref().and_then(|n| n.lab.as_ref()).map(|l| l.label());
-    let cold = instance.as_ref().and_then(|i| i.cold_note());
+    let targets = target::Targets::new(servers.iter().map(|s| s.0.clone()).collect());
+    let (target, instance, node) = (&servers[0].0, servers[0].1.as_ref(), servers[0].2.as_ref());
+    spec.watch_instance(instance);
+    spec.server_pids = servers
+        .iter()
+        .map(|(_, i, n)| match n {
+            Some(n) => n.pid,
+            None => i.as_ref().and_then(|i| i.pid),
+        })
+        .collect();
+    let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
+    let cold = instance.and_then(|i| i.cold_note());
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
         eprintln!("{note}");
     }
-    let (ready, server, conflicts_before) = runtime(1)?.block_on(async {
-        let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*workload))?;
-        let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
-        check_connections(&server, spec.threads)?;
-        check_data(&mut conn, &target.database, &*workload, print.full()).await?;
-        check_prepared_statements(&server, spec.threads, workload.statements_per_connection())?;
-        let ready = workload.start(&mut conn, &target.database, &spec, print.full()).await?;
-        let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
-        let conflicts = if galera { target::galera_conflicts(&mut conn).await } else { None };
-        let _ = conn.disconnect().await;
-        Ok::<_, Error>((ready, server, conflicts))
+    // Round robin: each server takes its share of the connections.
+    let share = spec.threads.div_ceil(targets.len() as u32);
+    let (ready, server, conflicts_before, replica) = runtime(1)?.block_on(async {
+        refuse_writes_to_replicas(targets.all(), &*workload).await?;
+        let mut conflicts = Vec::new();
+        let mut replica = false;
+        let mut first = None;
+        for (i, t) in targets.all().iter().enumerate() {
+            let mut conn = t.connect().await.map_err(|e| missing_database(e, t, &*workload))?;
+            let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+            check_connections(&server, share)?;
+            check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
+            check_prepared_statements(&server, share, workload.statements_per_connection())?;
+            if i == 0 {
+                first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server.clone()));
+            }
+            let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
+            conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
+            replica |= server.get("replica").is_some();
+            let _ = conn.disconnect().await;
+        }
+        let (ready, server) = first.expect("a run has a server");
+        Ok::<_, Error>((ready, server, conflicts, replica))
     })?;
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
-    spec.replica = server.get("replica").is_some();
+    spec.replica = replica;
     let name = workload.name().to_string();
     let config = RunConfig {
         sizeup_version: env!("CARGO_PKG_VERSION").into(),
         workload: name.clone(),
         options: ready.options(),
         run: spec.clone(),
-        target: serde_json::from_value(serde_json::to_value(&target).expect("serialisable")).unwrap_or_default(),
+        target: facts_of(target),
+        round_robin: match targets.len() {
+            1 => Vec::new(),
+            _ => targets.all().iter().map(facts_of).collect(),
+        },
         server: {
             let mut facts: BTreeMap<String, serde_json::Value> =
                 server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
@@ -96,12 +123,12 @@ pub fn measure(
         host: monitor::host_facts(),
     };
     let store = store::Store::open(results)?;
-    let run_id = store.begin_run(&name, &target.describe(), &config)?;
+    let run_id = store.begin_run(&name, &targets.describe(), &config)?;
     let nopm = kind.unit() == Unit::Nopm;
     if print.full() {
         eprintln!(
             "running {name} on {} with {} {}{} (run {run_id})",
-            target.describe(),
+            targets.describe(),
             spec.threads,
             if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
@@ -113,7 +140,7 @@ pub fn measure(
     let mut store_error: Option<(usize, f64, store::StoreError)> = None;
     raise_open_files_limit();
     let step = spec.interval.as_secs_f64();
-    let outcome = ready.run(&target, &spec, &mut |iv| {
+    let outcome = ready.run(&targets, &spec, &mut |iv| {
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
             let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
@@ -148,7 +175,8 @@ pub fn measure(
     kind.add_figures(&mut outcome.summary);
     // A lab node is held to its CPU quota: when it ran at the quota, that is its limit,
     // not a client starving it (the host-wide load-generator test cannot see quotas).
-    let quota = node.as_ref().and_then(|n| n.lab.as_ref()).and_then(|l| l.cpu_quota);
+    // Round robin over lab nodes: their quotas together.
+    let quota: Option<f64> = servers.iter().map(|s| s.2.as_ref()?.lab.as_ref()?.cpu_quota).sum();
     let busy = outcome.summary.os.as_ref().and_then(|o| o.server_cores);
     if let (Some(q), Some(b)) = (quota, busy) {
         if b >= 0.8 * q {
@@ -156,15 +184,27 @@ pub fn measure(
             outcome.summary.notes.push(format!("the node ran at its CPU quota ({b:.2} of {q} cores)"));
         }
     }
-    if let Some(before) = conflicts_before {
-        // Galera: the node's certification conflicts over the run (warm-up included).
-        let after = runtime(1)?.block_on(async {
-            let mut conn = target.connect_server().await.ok()?;
-            let n = target::galera_conflicts(&mut conn).await;
-            let _ = conn.disconnect().await;
-            n
+    if conflicts_before.iter().any(Option::is_some) {
+        // Galera: each node's certification conflicts over the run (warm-up included).
+        let after: Vec<Option<u64>> = runtime(1)?.block_on(async {
+            let mut all = Vec::new();
+            for (t, before) in targets.all().iter().zip(&conflicts_before) {
+                let n = match (before, t.connect_server().await) {
+                    (Some(before), Ok(mut conn)) => {
+                        let n = target::galera_conflicts(&mut conn).await.map(|a| a.saturating_sub(*before));
+                        let _ = conn.disconnect().await;
+                        n
+                    }
+                    _ => None,
+                };
+                all.push(n);
+            }
+            all
         });
-        outcome.summary.conflicts = after.map(|a| a.saturating_sub(before));
+        outcome.summary.conflicts = after.iter().flatten().copied().reduce(|a, b| a + b);
+        for (share, n) in outcome.summary.nodes.iter_mut().zip(&after) {
+            share.conflicts = *n;
+        }
     }
     // A just-recovered server is cold: the result says so wherever it is shown (a study
     // step's line and level, the report), not only on this terminal.
@@ -255,6 +295,34 @@ pub fn check_json_path(path: &Path) -> Result<(), Error> {
     let file_ok = !path.exists() || std::fs::OpenOptions::new().append(true).open(path).is_ok();
     if !writable || !file_ok {
         return bad("cannot be written");
+    }
+    Ok(())
+}
+
+/// The target as results record it (never the password).
+fn facts_of(target: &Target) -> crate::result::TargetFacts {
+    serde_json::from_value(serde_json::to_value(target).expect("serialisable")).unwrap_or_default()
+}
+
+/// Refuses round robin of a writing workload over servers one of which is a replica:
+/// round robin deals writes to every server, and a replica takes none (its read_only
+/// refuses them, and one written to stops replicating). A read-only workload is fine.
+pub async fn refuse_writes_to_replicas(targets: &[Target], workload: &dyn Workload) -> Result<(), Error> {
+    if targets.len() < 2 || !workload.writes() {
+        return Ok(());
+    }
+    for (i, t) in targets.iter().enumerate() {
+        let mut conn = t.connect_server().await?;
+        let replica = target::replication_lag(&mut conn).await.is_some();
+        let _ = conn.disconnect().await;
+        if replica {
+            return Err(Error::Usage(format!(
+                "node {i} ({}) is a replica and {} writes: round robin sends writes to every node; \
+                 use --route split (writes to the primary, reads to the replicas) or a read-only workload",
+                t.place(),
+                workload.name()
+            )));
+        }
     }
     Ok(())
 }
@@ -487,13 +555,17 @@ pub fn prepare(target: &Target, workload: &dyn Workload, loaders: u32, seed: u64
 /// node (a replica written to stops replicating): a replica waits for node 0's GTID
 /// position, a Galera node reads causally (wsrep_sync_wait), then the tables and their
 /// size are checked as `ensure_prepared` checks them.
-pub fn await_replicated(manager: &Manager, primary: &RunRequest, node: &RunRequest, index: usize) -> Result<(), Error> {
+pub fn await_replicated(
+    manager: &Manager,
+    primary: &TargetArgs,
+    workload: &dyn Workload,
+    node: &TargetArgs,
+    index: usize,
+) -> Result<(), Error> {
     use mysql_async::prelude::Queryable;
     const WAIT_S: u32 = 600;
-    let workload = &*node.workload;
     let db = workload.kind().default_database();
-    let ((source, _), (target, _)) =
-        (resolve_target(manager, &primary.target, db)?, resolve_target(manager, &node.target, db)?);
+    let ((source, _), (target, _)) = (resolve_target(manager, primary, db)?, resolve_target(manager, node, db)?);
     let names = workload.tables();
     let fail = |why: String| Error::Failed(format!("node {index} ({}): {why}", target.describe()));
     runtime(1)?.block_on(async {
@@ -547,7 +619,7 @@ pub fn await_replicated(manager: &Manager, primary: &RunRequest, node: &RunReque
 
 pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Error> {
     let workload = &*req.workload;
-    let (target, _) = resolve_target(manager, &req.target, workload.kind().default_database())?;
+    let (target, _) = resolve_target(manager, req.target(), workload.kind().default_database())?;
     let names = workload.tables();
     if names.is_empty() {
         return Ok(false); // a workload that names no tables (a script) prepares its own

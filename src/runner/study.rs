@@ -110,12 +110,36 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
     Ok((resolved, Some(again)))
 }
 
+/// Round robin with a writing workload over a primary and its replicas is refused
+/// before anything runs (not at the first level with a replica in it): every node
+/// the study reaches is asked.
+fn refuse_round_robin_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    for series in series_of(spec) {
+        for (w, mut o) in group_options(spec, &series.workload, most).map_err(Error::Usage)? {
+            o.target.password = site.password.clone();
+            let req = plan::run_request(&w, &o).map_err(Error::Usage)?;
+            let db = req.workload.kind().default_database();
+            let targets: Vec<_> = req
+                .targets
+                .iter()
+                .map(|t| runner::resolve_target(site.manager, t, db).map(|r| r.0))
+                .collect::<Result<_, _>>()?;
+            runner::runtime(1)?.block_on(runner::refuse_writes_to_replicas(&targets, &*req.workload))?;
+        }
+    }
+    Ok(())
+}
+
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
+    if spec.kind == Kind::ScaleOut && spec.scale.route == Route::RoundRobin && resume.is_none() {
+        refuse_round_robin_writes_to_replicas(site, spec)?;
+    }
     let store = Store::open(results)?;
     let levels = spec.levels.resolve().map_err(Error::Usage)?;
     let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
@@ -315,8 +339,8 @@ fn settings_for(
 
 fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
     let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
-    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref(), &req.target)? {
-        site.manager.start_with(req.target.instance + 1, &settings)?;
+    if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref(), req.target())? {
+        site.manager.start_with(req.target().instance + 1, &settings)?;
     }
     runner::ensure_prepared(site.manager, &req)?;
     Ok(())
@@ -368,19 +392,25 @@ pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
     Ok(format!("{mb}M"))
 }
 
-/// The client groups of an `n`-node scale-out step: (workload, node, threads). Every
-/// node runs the series' workload, or with the split route the primary (node 0) runs
+/// The client groups of an `n`-node scale-out step: (workload, nodes, threads), a
+/// group's connections dealt round robin over its nodes. Every node runs the series'
+/// workload in a group of its own; or with the split route the primary (node 0) runs
 /// the write workload and the replicas the series' (read) workload, the primary too
-/// while it is alone.
-pub fn scale_out_groups(spec: &StudySpec, workload: &str, n: u32) -> Vec<(String, usize, u32)> {
+/// while it is alone; or with round robin one group of n x threads-per-node deals its
+/// connections over all n nodes, as a connection pool or a proxy in round-robin mode.
+pub fn scale_out_groups(spec: &StudySpec, workload: &str, n: u32) -> Vec<(String, Vec<usize>, u32)> {
     let per_node = spec.scale.threads_per_instance.unwrap_or(8);
     match spec.scale.route {
-        Route::EveryNode => (0..n as usize).map(|i| (workload.to_string(), i, per_node)).collect(),
+        Route::EveryNode => (0..n as usize).map(|i| (workload.to_string(), vec![i], per_node)).collect(),
         Route::Split => {
-            let writes = (spec.scale.write_workload().to_string(), 0, spec.scale.write_threads.unwrap_or(per_node));
+            let writes =
+                (spec.scale.write_workload().to_string(), vec![0], spec.scale.write_threads.unwrap_or(per_node));
             let readers: Vec<usize> = if n == 1 { vec![0] } else { (1..n as usize).collect() };
-            std::iter::once(writes).chain(readers.into_iter().map(|i| (workload.to_string(), i, per_node))).collect()
+            std::iter::once(writes)
+                .chain(readers.into_iter().map(|i| (workload.to_string(), vec![i], per_node)))
+                .collect()
         }
+        Route::RoundRobin => vec![(workload.to_string(), (0..n as usize).collect(), per_node * n)],
     }
 }
 
@@ -390,10 +420,17 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(St
     if spec.kind == Kind::ScaleOut {
         return scale_out_groups(spec, workload, n)
             .into_iter()
-            .map(|(w, node, threads)| {
+            .map(|(w, nodes, threads)| {
                 let mut s = spec.clone();
-                s.options
-                    .extend(target_options(&spec.scale.targets[node]).into_iter().map(|(k, v)| (k.to_string(), v)));
+                match nodes.as_slice() {
+                    [node] => s.options.extend(
+                        target_options(&spec.scale.targets[*node]).into_iter().map(|(k, v)| (k.to_string(), v)),
+                    ),
+                    _ => {
+                        let all: Vec<&str> = nodes.iter().map(|&i| spec.scale.targets[i].as_str()).collect();
+                        s.options.insert("target".into(), all.into());
+                    }
+                }
                 Ok((w, s.run_options(threads)?))
             })
             .collect();
@@ -452,15 +489,17 @@ fn scale_step(
         let first = &groups[0];
         runner::ensure_prepared(manager, first)?;
         let nodes = scale_out_groups(spec, &series.workload, n);
-        for (req, (_, node, _)) in groups.iter().zip(&nodes) {
-            if std::ptr::eq(req, first) {
-                continue;
-            }
-            if *node == 0 {
-                // The primary's other group: its own workload's data, on the primary.
-                runner::ensure_prepared(manager, req)?;
-            } else {
-                runner::await_replicated(manager, first, req, *node)?;
+        for (g, (req, (_, at, _))) in groups.iter().zip(&nodes).enumerate() {
+            for (k, &node) in at.iter().enumerate() {
+                if g == 0 && k == 0 {
+                    continue;
+                }
+                if node == 0 {
+                    // The primary's other group: its own workload's data, on the primary.
+                    runner::ensure_prepared(manager, req)?;
+                } else {
+                    runner::await_replicated(manager, first.target(), &*req.workload, &req.targets[k], node)?;
+                }
             }
         }
     } else if spec.scale.targets.is_empty() {
@@ -572,19 +611,35 @@ targets = ["10.0.0.1:3306", "10.0.0.2:3306", "10.0.0.3:3306"]
 "#;
         let spec = StudySpec::from_toml(file, "t").unwrap();
         let every = scale_out_groups(&spec, "oltp_read_only", 3);
-        assert_eq!(every.iter().map(|g| (g.1, g.2)).collect::<Vec<_>>(), [(0, 4), (1, 4), (2, 4)]);
+        assert_eq!(
+            every.iter().map(|g| (g.1.clone(), g.2)).collect::<Vec<_>>(),
+            [(vec![0], 4), (vec![1], 4), (vec![2], 4)]
+        );
         let g = group_options(&spec, "oltp_read_only", 2).unwrap();
         assert_eq!(g[1].1.target.host.as_deref(), Some("10.0.0.2"));
         // The split route: writes on the primary throughout, reads on the replicas (on
         // the primary while it is alone).
         let split = StudySpec::from_toml(&format!("{file}route = \"split\"\nwrite_threads = 2\n"), "t").unwrap();
         let one = scale_out_groups(&split, "oltp_read_only", 1);
-        assert_eq!(one, [("oltp_write_only".to_string(), 0, 2), ("oltp_read_only".to_string(), 0, 4)]);
+        assert_eq!(one, [("oltp_write_only".to_string(), vec![0], 2), ("oltp_read_only".to_string(), vec![0], 4)]);
         let three = scale_out_groups(&split, "oltp_read_only", 3);
         assert_eq!(
-            three.iter().map(|g| (g.0.as_str(), g.1)).collect::<Vec<_>>(),
-            [("oltp_write_only", 0), ("oltp_read_only", 1), ("oltp_read_only", 2)]
+            three.iter().map(|g| (g.0.as_str(), g.1.clone())).collect::<Vec<_>>(),
+            [("oltp_write_only", vec![0]), ("oltp_read_only", vec![1]), ("oltp_read_only", vec![2])]
         );
+        // Round robin: one group of 3 x 4 connections dealt over the three nodes, in
+        // node order, which `sizeup run` reads as its --target list.
+        let rr = StudySpec::from_toml(&format!("{file}route = \"round-robin\"\n"), "t").unwrap();
+        assert_eq!(scale_out_groups(&rr, "oltp_read_only", 3), [("oltp_read_only".to_string(), vec![0, 1, 2], 12)]);
+        let g = group_options(&rr, "oltp_read_only", 2).unwrap();
+        assert_eq!(g.len(), 1);
+        assert_eq!((g[0].1.threads, g[0].1.targets.clone()), (8, vec!["10.0.0.1:3306".into(), "10.0.0.2:3306".into()]));
+        let req = plan::run_request(&g[0].0, &g[0].1).unwrap();
+        assert_eq!(
+            req.targets.iter().map(|t| t.host.as_deref().unwrap()).collect::<Vec<_>>(),
+            ["10.0.0.1", "10.0.0.2"]
+        );
+        assert_eq!(req.targets[1].port, Some(3306));
         // More levels than nodes, or no nodes at all, is refused before anything runs.
         let e = StudySpec::from_toml(&file.replace("1..3", "1..4"), "t").unwrap_err();
         assert!(e.contains("only 3"), "{e}");

@@ -412,6 +412,29 @@ pub struct Summary {
     /// How evenly the connections shared the work (sysbench's "Threads fairness").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
+    /// Round robin per connection over several servers: what each one served, in the
+    /// order the connections were dealt (empty for a run on one server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeShare>,
+}
+
+/// One server's share of a round-robin run (steady state, as the rest of the summary).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeShare {
+    /// Where it is, as results describe a target.
+    pub node: String,
+    pub connections: u32,
+    pub transactions: u64,
+    pub tps: f64,
+    /// Its server's cores busy, when sizeup could watch the server's process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cores: Option<f64>,
+    /// A replica's largest replication lag over the run, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_s: Option<f64>,
+    /// Galera: certification conflicts on this node during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<u64>,
 }
 
 /// Events and execution time per connection over the steady state: mean and
@@ -496,6 +519,7 @@ impl Summary {
             max_lag_s: None,
             conflicts: None,
             fairness: None,
+            nodes: Vec::new(),
         }
     }
 }

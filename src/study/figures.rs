@@ -76,12 +76,26 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
             .iter()
             .map(|iv| Sample { value: value(d, iv), duration: iv.duration, warmup: iv.warmup })
             .collect();
-        instances.push(InstanceFigures {
-            run: d.id.unwrap_or(0),
-            throughput: steady(&own, interval, steady_last).map_or(0.0, |s| s.median),
-            latency_avg_ms: summary.latency_ms.avg,
-            server_cores: summary.os.as_ref().and_then(|o| o.server_cores),
-        });
+        let group = steady(&own, interval, steady_last).map_or(0.0, |s| s.median);
+        if summary.nodes.is_empty() {
+            instances.push(InstanceFigures {
+                run: d.id.unwrap_or(0),
+                throughput: group,
+                latency_avg_ms: summary.latency_ms.avg,
+                server_cores: summary.os.as_ref().and_then(|o| o.server_cores),
+            });
+        } else {
+            // Round robin: one group over several nodes; each node is an instance of
+            // the step, with the group's throughput in proportion to the transactions
+            // it served, and its own server's cores.
+            let total = summary.nodes.iter().map(|n| n.transactions).sum::<u64>().max(1) as f64;
+            instances.extend(summary.nodes.iter().map(|n| InstanceFigures {
+                run: d.id.unwrap_or(0),
+                throughput: group * n.transactions as f64 / total,
+                latency_avg_ms: summary.latency_ms.avg,
+                server_cores: n.server_cores,
+            }));
+        }
         for t in &summary.types {
             let h = match d.histograms.get(&t.name) {
                 Some(enc) => stats::decode_histogram(enc)?,

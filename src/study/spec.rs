@@ -51,6 +51,9 @@ pub enum Route {
     /// split does: the series' (read-only) workload runs on the replicas (on the
     /// primary while it is alone), `write_workload` on the primary throughout.
     Split,
+    /// One client group whose connections are dealt over the nodes in turn (connection
+    /// i to node i mod N), as a connection pool or a proxy in round-robin mode does.
+    RoundRobin,
 }
 
 /// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
@@ -515,7 +518,7 @@ model = "idle=40,max=120"
         assert_eq!(oltp.rand_type, "uniform");
         let r = s.request("oltp_read_write", 4, Some("secret")).unwrap();
         assert_eq!((r.spec.threads, r.spec.warmup.as_secs(), r.workload.name()), (4, 2, "oltp_read_write"));
-        assert_eq!(r.target.password.as_deref(), Some("secret"));
+        assert_eq!(r.target().password.as_deref(), Some("secret"));
         assert_eq!(a.power.power_model.as_deref(), Some("idle=40,max=120"));
         let durable = s.server.with(&s.configs[0].server).settings().unwrap();
         assert_eq!((durable.buffer_pool.as_str(), durable.flush_log_at_trx_commit), ("256M", 1));

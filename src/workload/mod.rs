@@ -20,7 +20,7 @@ pub mod tpcc;
 use crate::exec::{RunResult, RunSpec};
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
-use crate::target::Target;
+use crate::target::{Target, Targets};
 use futures_util::future::BoxFuture;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -202,11 +202,11 @@ impl<W: Sessions + Send + Sync + 'static> Runnable for Ready<W> {
     }
     fn run(
         self: Box<Self>,
-        target: &Target,
+        targets: &Targets,
         spec: &RunSpec,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String> {
-        crate::exec::run(Arc::new(self.sessions), target, spec, on_interval)
+        crate::exec::run(Arc::new(self.sessions), targets, spec, on_interval)
     }
 }
 
@@ -217,7 +217,7 @@ pub trait Runnable: Send {
     /// Runs it through the one worker loop (`exec::run`).
     fn run(
         self: Box<Self>,
-        target: &Target,
+        targets: &Targets,
         spec: &RunSpec,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String>;

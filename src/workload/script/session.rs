@@ -20,7 +20,7 @@ use crate::exec::errors::{classify, ErrorClass, RetryOn};
 use crate::exec::{RunResult, RunSpec};
 use crate::random::SharedUniqueIds;
 use crate::stats::{Interval, QueryCounts};
-use crate::target::Target;
+use crate::target::Targets;
 use crate::workload::{Done, Failed, Runnable, Session, Sessions};
 use mlua::{Function, Table, Value};
 use std::rc::Rc;
@@ -30,7 +30,9 @@ use std::sync::Arc;
 pub struct ScriptSessions {
     script: Arc<Script>,
     opt: Vec<(String, OptValue)>,
-    target: Target,
+    /// A worker's own connections (the script's `connect()`) go where its run
+    /// connection goes.
+    targets: Targets,
     retry_on: RetryOn,
     unique: Arc<SharedUniqueIds>,
     /// `--rand-seed` (or the run's clock seed), as sysbench's `srandom()` takes it.
@@ -49,7 +51,7 @@ impl Sessions for ScriptSessions {
         let env = Env {
             opt: self.opt.clone(),
             command: "run".into(),
-            connect: Some(self.target.client_options()),
+            connect: Some(self.targets.for_connection(worker).client_options()),
             retry_on: self.retry_on.clone(),
             unique: self.unique.clone(),
             seed: self.seed,
@@ -214,10 +216,12 @@ impl Runnable for ScriptRun {
 
     fn run(
         self: Box<Self>,
-        target: &Target,
+        targets: &Targets,
         spec: &RunSpec,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String> {
+        // The script's main state (init, done) talks to the first server.
+        let target = targets.first();
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
         let unique = Arc::new(SharedUniqueIds::new(spec.seed as u32));
         let env = Env {
@@ -249,12 +253,12 @@ impl Runnable for ScriptRun {
         let sessions = ScriptSessions {
             script: self.script.clone(),
             opt,
-            target: target.clone(),
+            targets: targets.clone(),
             retry_on: spec.retry_on.clone(),
             unique,
             seed: spec.seed as u32,
         };
-        let result = crate::exec::run(Arc::new(sessions), target, spec, on_interval);
+        let result = crate::exec::run(Arc::new(sessions), targets, spec, on_interval);
         let done = call_main(&rt, &main, "done");
         super::state::flush_c_stdout();
         done?;
