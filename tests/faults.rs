@@ -102,10 +102,34 @@ impl Proc {
     }
 }
 
+impl Proc {
+    /// Reaps the child (bounded by `bound`): its exit code and the CPU seconds it used.
+    fn exit_with_cpu(&mut self, bound: Duration) -> (i32, f64) {
+        let until = Instant::now() + bound;
+        loop {
+            let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+            // SAFETY: wait4 on our own child with valid out-pointers.
+            let pid = unsafe { libc::wait4(self.pid(), &mut status, libc::WNOHANG, &mut usage) };
+            if pid == self.pid() {
+                std::thread::sleep(Duration::from_millis(200));
+                let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                return (libc::WEXITSTATUS(status), secs(usage.ru_utime) + secs(usage.ru_stime));
+            }
+            if Instant::now() > until {
+                panic!("still running after {bound:?}; stderr: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // Not when reaped already (exit_with_cpu): its pid may belong to another process.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -409,6 +433,40 @@ fn store_failure_disk_full_still_prints_the_summary_and_writes_json() {
     let doc = read_json(&json);
     assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0, "--json has the whole run");
     drop(fill);
+}
+
+/// A results store that keeps the run waiting to write (another writer holds its lock;
+/// a slow fsync did the same, measured at 0.3-3.2 s on this box) must not move the
+/// measurement: the run's CPU baseline is taken as the warm-up ends, not when the store
+/// lets the interval in. Before the fix the measuring loop wrote each interval itself
+/// and took the baseline after the blocked write: the CPU per transaction then covered
+/// only the last moments of the run (a fifth of its real value or less).
+#[test]
+fn slow_results_store_does_not_shift_the_cpu_baseline() {
+    let s = prepared_server();
+    let home = s.home();
+    let mut p =
+        Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "5", "--warmup", "1", "--report-interval", "1"]));
+    // The run is stored ("running ... (run N)" comes after its row is written): now hold
+    // the store's write lock through most of the run.
+    let until = Instant::now() + Duration::from_secs(60);
+    while !p.stderr().contains("(run ") {
+        assert!(Instant::now() < until, "the run never started: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let db = rusqlite::Connection::open(s.results()).unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    db.execute_batch("COMMIT").unwrap();
+    let (code, cpu) = p.exit_with_cpu(Duration::from_secs(5) + END_GRACE + SLACK);
+    assert_eq!(code, 0, "{}", p.stderr());
+    let run = store_run(&s, last_run_id(&s));
+    let sm = run.summary.unwrap();
+    assert_eq!(run.intervals.len(), 5, "every interval is stored once the lock is gone");
+    // The steady state is 4 of the run's 5 s: its CPU is most of the process's.
+    let steady = sm.client_cpu_us_per_txn.unwrap() * sm.transactions as f64 / 1e6;
+    assert!(steady > 0.5 * cpu, "steady-state client CPU {steady:.3} s of the process's {cpu:.3} s");
+    assert!(steady <= cpu, "steady-state client CPU {steady:.3} s, more than the process's {cpu:.3} s");
 }
 
 #[test]

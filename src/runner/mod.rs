@@ -137,7 +137,7 @@ pub fn measure(
     let print_lines = print.full() && output.interval_lines;
     let open_loop = spec.rate.is_some();
     let mut seq = 0;
-    let mut store_error: Option<(usize, f64, store::StoreError)> = None;
+    let writer = store::IntervalWriter::start(results, run_id)?;
     raise_open_files_limit();
     let step = spec.interval.as_secs_f64();
     let outcome = ready.run(&targets, &spec, &mut |iv| {
@@ -156,15 +156,10 @@ pub fn measure(
         if let Print::Progress(show) = print {
             show(iv);
         }
-        if store_error.is_none() {
-            if let Err(e) = store.add_interval(run_id, seq, iv) {
-                // The first failure: the stored intervals stop here (no later one is tried,
-                // so the store holds an unbroken prefix of the run).
-                store_error = Some((seq, iv.t - iv.duration, e));
-            }
-        }
+        writer.add(seq, iv);
         seq += 1;
     });
+    let store_error = writer.finish();
     let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
