@@ -104,20 +104,63 @@ pub async fn drop_ours(
         Err(e) => return Err(e.to_string()),
     };
     let mut report = CleanupReport::default();
+    // A table another connection holds (a load whose client was killed can stay in the
+    // server, seen with MariaDB 10.11) would hold the DROP for a day, the server's
+    // default lock_wait_timeout: wait a bounded time and name who holds it.
+    conn.query_drop(format!("SET SESSION lock_wait_timeout = LEAST(@@GLOBAL.lock_wait_timeout, {DROP_LOCK_WAIT_S})"))
+        .await
+        .map_err(|e| format!("setting lock_wait_timeout: {}", short_error(&e)))?;
     for t in existing_tables(&mut conn, &target.database, names, pattern).await? {
         if !is_workload_table(&t.name) {
             continue;
         }
         if t.ours {
-            conn.query_drop(format!("DROP TABLE IF EXISTS {}", crate::target::quote_ident(&t.name)))
-                .await
-                .map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
+            let dropped =
+                conn.query_drop(format!("DROP TABLE IF EXISTS {}", crate::target::quote_ident(&t.name))).await;
+            if let Err(e) = dropped {
+                let mut why = format!("dropping {}: {}", t.name, short_error(&e));
+                if matches!(&e, mysql_async::Error::Server(s) if s.code == 1205) {
+                    why.push_str(&holders(&mut conn, &target.database).await);
+                }
+                return Err(why);
+            }
             report.dropped.push(t.name);
         } else {
             report.kept.push(t.name);
         }
     }
     Ok(report)
+}
+
+/// The longest cleanup waits for a table another connection holds (less when the
+/// server's own lock_wait_timeout is lower).
+const DROP_LOCK_WAIT_S: u32 = 60;
+
+/// The other connections busy in `database`, for a DROP that waited in vain: who to
+/// end (KILL) before cleaning up again.
+async fn holders(conn: &mut Conn, database: &str) -> String {
+    let rows: Vec<(u64, Option<u64>, Option<String>)> = conn
+        .exec(
+            "SELECT ID, TIME, LEFT(INFO, 80) FROM information_schema.PROCESSLIST \
+             WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' ORDER BY TIME DESC LIMIT 5",
+            (database,),
+        )
+        .await
+        .unwrap_or_default();
+    if rows.is_empty() {
+        return format!(" (another connection holds the table for more than {DROP_LOCK_WAIT_S} s)");
+    }
+    let list: Vec<String> = rows
+        .iter()
+        .map(|(id, time, info)| {
+            format!("connection {id}, {} s: {}", time.unwrap_or(0), info.as_deref().unwrap_or("(no statement)"))
+        })
+        .collect();
+    format!(
+        "; the table is held by another connection ({}): end it (KILL <id>, or restart the server if KILL \
+         does not end it), then run cleanup again",
+        list.join("; ")
+    )
 }
 
 /// After a prepare failed part-way: drops the tables it created (only sizeup's, of
