@@ -111,14 +111,6 @@ impl StartLine {
     }
 }
 
-impl RunSpec {
-    /// Watch a managed instance: its CPU per transaction and its data device.
-    pub fn watch_instance(&mut self, instance: Option<&crate::server::Instance>) {
-        self.server_pids = vec![instance.and_then(|i| i.pid)];
-        self.data_dir = instance.map(|i| i.datadir());
-    }
-}
-
 impl Default for RunSpec {
     /// What a result stored without run parameters reads as.
     fn default() -> Self {

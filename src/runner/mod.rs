@@ -62,7 +62,8 @@ pub fn measure(
     }
     let targets = target::Targets::new(servers.iter().map(|s| s.0.clone()).collect());
     let (target, instance, node) = (&servers[0].0, servers[0].1.as_ref(), servers[0].2.as_ref());
-    spec.watch_instance(instance);
+    // The first server's data device is sampled (a managed instance's).
+    spec.data_dir = instance.map(|i| i.datadir());
     spec.server_pids = servers
         .iter()
         .map(|(_, i, n)| match n {
