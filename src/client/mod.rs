@@ -20,6 +20,7 @@
 mod auth;
 pub mod outbox;
 mod packet;
+mod socket;
 pub mod tls;
 
 pub use packet::{StoredRows, Value};
@@ -130,8 +131,8 @@ pub(crate) fn needs_rsa_key(plugin: &str) -> Error {
 }
 
 enum Stream {
-    Unix(tokio::net::UnixStream),
-    Tcp(tokio::net::TcpStream),
+    /// A unix or TCP socket, registered for reading only (see [`socket`]).
+    Plain(socket::Plain),
     Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
     /// Only while the TCP stream is being wrapped in TLS.
     Upgrading,
@@ -142,8 +143,7 @@ enum Stream {
 impl Stream {
     async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
-            Stream::Unix(s) => s.read(buf).await,
-            Stream::Tcp(s) => s.read(buf).await,
+            Stream::Plain(s) => s.read(buf).await,
             Stream::Tls(s) => s.read(buf).await,
             Stream::Upgrading | Stream::Detached => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
@@ -151,8 +151,7 @@ impl Stream {
     fn fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         match self {
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Plain(s) => s.fd(),
             Stream::Tls(s) => s.get_ref().0.as_raw_fd(),
             Stream::Upgrading | Stream::Detached => -1,
         }
@@ -163,25 +162,23 @@ impl Stream {
         match self {
             Stream::Tls(s) => {
                 s.write_all(buf).await?;
-                return s.flush().await;
+                s.flush().await
             }
-            Stream::Upgrading | Stream::Detached => return Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
-            Stream::Unix(_) | Stream::Tcp(_) => {}
-        }
-        if outbox::hold(self.fd(), buf) {
-            return Ok(());
-        }
-        match self {
-            Stream::Unix(s) => s.write_all(buf).await,
-            Stream::Tcp(s) => s.write_all(buf).await,
-            Stream::Tls(_) | Stream::Upgrading | Stream::Detached => {
-                Err(std::io::Error::from(std::io::ErrorKind::NotConnected))
-            }
+            Stream::Plain(s) if outbox::hold(s.fd(), buf) => Ok(()),
+            Stream::Plain(s) => s.write_all(buf).await,
+            Stream::Upgrading | Stream::Detached => Err(std::io::Error::from(std::io::ErrorKind::NotConnected)),
         }
     }
     /// A unix socket or TLS: a password may cross it in clear (as the mysql client holds).
     fn secure(&self) -> bool {
-        matches!(self, Stream::Unix(_) | Stream::Tls(_))
+        match self {
+            Stream::Plain(s) => s.is_unix(),
+            Stream::Tls(_) => true,
+            Stream::Upgrading | Stream::Detached => false,
+        }
+    }
+    fn is_unix(&self) -> bool {
+        matches!(self, Stream::Plain(s) if s.is_unix())
     }
 }
 
@@ -348,12 +345,8 @@ impl Conn {
 
     async fn open_stream(o: &ConnectOptions) -> Result<Conn, Error> {
         let stream = match &o.socket {
-            Some(path) => Stream::Unix(tokio::net::UnixStream::connect(path).await?),
-            None => {
-                let s = tokio::net::TcpStream::connect((o.host.as_str(), o.port)).await?;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
+            Some(path) => Stream::Plain(socket::Plain::unix(path).await?),
+            None => Stream::Plain(socket::Plain::tcp(&o.host, o.port).await?),
         };
         // Small at first (thousands of mostly idle TPC-C users must stay cheap); `fill`
         // doubles it while reads keep filling it, up to READ_BUFFER_MAX.
@@ -509,7 +502,8 @@ impl Conn {
         // TLS over TCP only: a unix socket is a secure transport already (as the mysql
         // client and the server's require_secure_transport hold).
         let config = match (&o.tls, &self.stream) {
-            (_, Stream::Unix(_)) | (TlsUse::Off, _) => None,
+            (_, s) if s.is_unix() => None,
+            (TlsUse::Off, _) => None,
             (TlsUse::Preferred(c), _) => self.offered_tls.then(|| c.clone()),
             (TlsUse::Required(c), _) if self.offered_tls => Some(c.clone()),
             (TlsUse::Required(_), _) => {
@@ -576,7 +570,10 @@ impl Conn {
             return Err(Error::protocol("the server sent data before the TLS handshake"));
         }
         let name = tls::server_name(host).map_err(Error::Protocol)?;
-        let Stream::Tcp(tcp) = std::mem::replace(&mut self.stream, Stream::Upgrading) else {
+        let Stream::Plain(plain) = std::mem::replace(&mut self.stream, Stream::Upgrading) else {
+            return Err(Error::protocol("TLS over a non-TCP connection"));
+        };
+        let Some(tcp) = plain.into_tokio_tcp()? else {
             return Err(Error::protocol("TLS over a non-TCP connection"));
         };
         let stream = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|e| {

@@ -1,0 +1,286 @@
+//! The least client CPU one statement's round trip costs on this box: a client that does
+//! nothing but send a prepared point select (COM_STMT_EXECUTE, the statement sysbench's
+//! oltp_point_select sends) and wait for its answer, one thread per connection as
+//! sysbench runs. No workload logic, no result decoding beyond finding the answer's end,
+//! no statistics. Whatever it spends is the kernel's price of the round trip (the send,
+//! waking the server, sleeping, being woken, the receive), which every client pays.
+//!
+//! It waits four ways, a quarter of the time each, and prints each one's client CPU per
+//! round trip (user + system of the whole process, getrusage) as a JSON line:
+//! `blocking` (blocking recv), `poll` (recv, EAGAIN, poll, recv: libmariadb's way),
+//! `epoll` (edge-triggered epoll, tokio's way) and `uring` (send and receive linked in
+//! one io_uring_enter). bench/vs_sysbench.py takes the cheapest as the floor.
+//!
+//! usage: round_trip_floor (--socket PATH | --host H --port P) --threads N --time S
+//!        [--tables 8] [--table-size 250000]   (user root, no password, database sbtest)
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const MODES: [&str; 4] = ["blocking", "poll", "epoll", "uring"];
+
+struct Args {
+    socket: Option<String>,
+    host: String,
+    port: u16,
+    threads: usize,
+    time: f64,
+    tables: u32,
+    table_size: u64,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        socket: None,
+        host: "127.0.0.1".into(),
+        port: 3306,
+        threads: 1,
+        time: 8.0,
+        tables: 8,
+        table_size: 250_000,
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    for pair in v.chunks(2) {
+        let [k, val] = pair else { panic!("options take a value: {pair:?}") };
+        let val = val.clone();
+        match k.as_str() {
+            "--socket" => a.socket = Some(val),
+            "--host" => a.host = val,
+            "--port" => a.port = val.parse().expect("--port"),
+            "--threads" => a.threads = val.parse().expect("--threads"),
+            "--time" => a.time = val.parse().expect("--time"),
+            "--tables" => a.tables = val.parse().expect("--tables"),
+            "--table-size" => a.table_size = val.parse().expect("--table-size"),
+            _ => panic!("unknown option {k}"),
+        }
+    }
+    a
+}
+
+/// A blocking socket of either kind, read and written through its descriptor.
+enum Sock {
+    Unix(std::os::unix::net::UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl Sock {
+    fn connect(a: &Args) -> Sock {
+        match &a.socket {
+            Some(p) => Sock::Unix(std::os::unix::net::UnixStream::connect(p).expect("connect")),
+            None => {
+                let s = std::net::TcpStream::connect((a.host.as_str(), a.port)).expect("connect");
+                s.set_nodelay(true).unwrap();
+                Sock::Tcp(s)
+            }
+        }
+    }
+    fn fd(&self) -> RawFd {
+        match self {
+            Sock::Unix(s) => s.as_raw_fd(),
+            Sock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+    fn set_nonblocking(&self, on: bool) {
+        match self {
+            Sock::Unix(s) => s.set_nonblocking(on).unwrap(),
+            Sock::Tcp(s) => s.set_nonblocking(on).unwrap(),
+        }
+    }
+    fn read_packet(&mut self) -> (u8, Vec<u8>) {
+        let mut h = [0u8; 4];
+        self.read_exact(&mut h);
+        let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
+        let mut p = vec![0; len];
+        self.read_exact(&mut p);
+        (h[3], p)
+    }
+    fn read_exact(&mut self, b: &mut [u8]) {
+        match self {
+            Sock::Unix(s) => s.read_exact(b).expect("read"),
+            Sock::Tcp(s) => s.read_exact(b).expect("read"),
+        }
+    }
+    fn write_packet(&mut self, seq: u8, p: &[u8]) {
+        let mut b = vec![p.len() as u8, (p.len() >> 8) as u8, (p.len() >> 16) as u8, seq];
+        b.extend_from_slice(p);
+        match self {
+            Sock::Unix(s) => s.write_all(&b).expect("write"),
+            Sock::Tcp(s) => s.write_all(&b).expect("write"),
+        }
+    }
+}
+
+/// Logs in as root with no password and prepares the point select on each table.
+fn session(a: &Args) -> (Sock, Vec<u32>) {
+    let mut s = Sock::connect(a);
+    let (seq, _greeting) = s.read_packet();
+    // PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH | CONNECT_WITH_DB | TRANSACTIONS
+    let caps: u32 = 512 | 32768 | (1 << 19) | 8 | 8192;
+    let mut r = Vec::new();
+    r.extend_from_slice(&caps.to_le_bytes());
+    r.extend_from_slice(&(1u32 << 24).to_le_bytes());
+    r.push(45);
+    r.extend_from_slice(&[0; 23]);
+    r.extend_from_slice(b"root\0\0sbtest\0mysql_native_password\0");
+    s.write_packet(seq.wrapping_add(1), &r);
+    let (_, ok) = s.read_packet();
+    assert_eq!(ok[0], 0, "login as root without a password failed: {}", String::from_utf8_lossy(&ok));
+    let mut ids = Vec::new();
+    for t in 1..=a.tables {
+        let sql = format!("\x16SELECT c FROM sbtest{t} WHERE id=?");
+        s.write_packet(0, sql.as_bytes());
+        let (_, p) = s.read_packet();
+        assert_eq!(p[0], 0, "prepare failed: {}", String::from_utf8_lossy(&p));
+        ids.push(u32::from_le_bytes([p[1], p[2], p[3], p[4]]));
+        let (columns, params) = (u16::from_le_bytes([p[5], p[6]]), u16::from_le_bytes([p[7], p[8]]));
+        // Parameter and column definitions, each group closed by an EOF packet.
+        for n in [params, columns] {
+            if n > 0 {
+                for _ in 0..=n {
+                    s.read_packet();
+                }
+            }
+        }
+    }
+    (s, ids)
+}
+
+/// True when `buf` holds a whole binary result set (its two EOF packets) or an error.
+fn complete(buf: &[u8]) -> bool {
+    let (mut i, mut eofs) = (0, 0);
+    while i + 4 <= buf.len() {
+        let len = buf[i] as usize | (buf[i + 1] as usize) << 8 | (buf[i + 2] as usize) << 16;
+        if i + 4 + len > buf.len() {
+            return false;
+        }
+        match buf[i + 4] {
+            0xff => return true,
+            0xfe if len < 9 => {
+                eofs += 1;
+                if eofs == 2 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 4 + len;
+    }
+    false
+}
+
+fn process_cpu() -> f64 {
+    // Safety: getrusage fills the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+/// One connection's round trips in `mode` until `until`.
+fn drive(s: &Sock, stmts: &[u32], mode: &str, until: Instant, seed: u64, table_size: u64) -> u64 {
+    let fd = s.fd();
+    s.set_nonblocking(mode != "blocking");
+    let mut ring = io_uring::IoUring::new(4).expect("io_uring");
+    // Safety (all libc calls below): valid descriptors, buffers and lengths.
+    let ep = unsafe { libc::epoll_create1(0) };
+    let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLET) as u32, u64: 1 };
+    unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) };
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut cmd = Vec::with_capacity(32);
+    let mut x = seed | 1;
+    let mut n = 0;
+    while Instant::now() < until {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let stmt = stmts[(x % stmts.len() as u64) as usize];
+        let id = (x >> 8) % table_size + 1;
+        // COM_STMT_EXECUTE: id, no cursor, 1 iteration, null bitmap, types, the value.
+        cmd.clear();
+        cmd.extend_from_slice(&[0, 0, 0, 0, 0x17]);
+        cmd.extend_from_slice(&stmt.to_le_bytes());
+        cmd.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 8, 0]);
+        cmd.extend_from_slice(&(id as i64).to_le_bytes());
+        cmd[0] = (cmd.len() - 4) as u8;
+        let mut got = 0;
+        let recv =
+            |buf: &mut [u8], got: usize| unsafe { libc::recv(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got, 0) };
+        if mode == "uring" {
+            let send = io_uring::opcode::Send::new(io_uring::types::Fd(fd), cmd.as_ptr(), cmd.len() as u32)
+                .build()
+                .flags(io_uring::squeue::Flags::IO_LINK)
+                .user_data(1);
+            let rd = io_uring::opcode::Recv::new(io_uring::types::Fd(fd), buf.as_mut_ptr(), buf.len() as u32)
+                .build()
+                .user_data(2);
+            unsafe {
+                ring.submission().push(&send).unwrap();
+                ring.submission().push(&rd).unwrap();
+            }
+            ring.submit_and_wait(2).expect("io_uring_enter");
+            for c in ring.completion() {
+                if c.user_data() == 2 {
+                    got = c.result().max(0) as usize;
+                }
+            }
+        } else {
+            unsafe { libc::send(fd, cmd.as_ptr().cast(), cmd.len(), libc::MSG_NOSIGNAL) };
+        }
+        while !complete(&buf[..got]) {
+            match mode {
+                "blocking" | "uring" => {
+                    let r = recv(&mut buf, got);
+                    assert!(r > 0, "the server closed the connection");
+                    got += r as usize;
+                }
+                "poll" => {
+                    let r = recv(&mut buf, got);
+                    if r > 0 {
+                        got += r as usize;
+                    } else {
+                        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                        unsafe { libc::poll(&mut p, 1, 1000) };
+                    }
+                }
+                _ => {
+                    let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
+                    unsafe { libc::epoll_wait(ep, evs.as_mut_ptr(), 4, 1000) };
+                    let r = recv(&mut buf, got);
+                    if r > 0 {
+                        got += r as usize;
+                    }
+                }
+            }
+        }
+        n += 1;
+    }
+    unsafe { libc::close(ep) };
+    n
+}
+
+fn main() {
+    let a = args();
+    let sessions: Vec<_> = (0..a.threads).map(|_| session(&a)).collect();
+    let slice = Duration::from_secs_f64(a.time / MODES.len() as f64);
+    for mode in MODES {
+        let done = AtomicU64::new(0);
+        let (c0, t0) = (process_cpu(), Instant::now());
+        let until = t0 + slice;
+        std::thread::scope(|sc| {
+            for (i, (s, stmts)) in sessions.iter().enumerate() {
+                let (done, a) = (&done, &a);
+                sc.spawn(move || {
+                    let n = drive(s, stmts, mode, until, 0x9e37_79b9 * (i as u64 + 1), a.table_size);
+                    done.fetch_add(n, Ordering::Relaxed);
+                });
+            }
+        });
+        let (cpu, secs, n) = (process_cpu() - c0, t0.elapsed().as_secs_f64(), done.load(Ordering::Relaxed));
+        println!(
+            "{{\"mode\": \"{mode}\", \"round_trips\": {n}, \"per_s\": {:.1}, \"client_us\": {:.3}}}",
+            n as f64 / secs,
+            cpu * 1e6 / n.max(1) as f64
+        );
+    }
+}
