@@ -67,9 +67,36 @@ def host_idle():
 LAST_SWITCHES = [0]
 
 
+def status(sock, name):
+    out = subprocess.run(["mariadb", f"--socket={sock}", "-uroot", "-N", "-e", f"SHOW GLOBAL STATUS LIKE '{name}'"],
+                         capture_output=True, text=True).stdout.split()
+    return int(out[1]) if len(out) > 1 else 0
+
+
+def settle(server_pid, sock=None, limit=120.0):
+    """Waits until the server is quiet, so that no run pays for the one before it: with
+    `sock`, first until InnoDB has written its dirty pages (after a load: otherwise the
+    next contender's run flushes the previous one's rows), then until the server process
+    uses under 2 % of a CPU over half a second (purge, drops, flushing done)."""
+    t0 = time.time()
+    if sock:
+        old = subprocess.run(["mariadb", f"--socket={sock}", "-uroot", "-N", "-e",
+                              "SELECT @@GLOBAL.innodb_max_dirty_pages_pct"], capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mariadb", f"--socket={sock}", "-uroot", "-e", "SET GLOBAL innodb_max_dirty_pages_pct=0"])
+        while status(sock, "Innodb_buffer_pool_pages_dirty") > 200 and time.time() - t0 < limit:
+            time.sleep(0.5)
+        subprocess.run(["mariadb", f"--socket={sock}", "-uroot", "-e", f"SET GLOBAL innodb_max_dirty_pages_pct={old}"])
+    while time.time() - t0 < limit:
+        c0 = proc_cpu(server_pid)
+        time.sleep(0.5)
+        if proc_cpu(server_pid) - c0 < 0.01:
+            return
+
+
 def measured(cmd, server_pid, env, cwd=None):
     """Runs cmd; returns its stdout, client CPU s, server CPU s, wall s and the host's idle %
     (the host's context switches over the run are left in LAST_SWITCHES[0])."""
+    settle(server_pid)
     c0, s0, t0, h0 = child_cpu(), proc_cpu(server_pid), time.time(), host_idle()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
     if out.returncode != 0:
@@ -171,17 +198,36 @@ def sweep(a, sock, pid, env):
         print(f"  {t:>7} {x:>13.0f} {y:>11.0f} {r:>6.2f} {f'[{lo:.2f}-{hi:.2f}]':>12} {cx:>13.2f} {cy:>7.2f}")
 
 
+FLOOR = os.path.join(ROOT, "target", "release", "examples", "round_trip_floor")
+
+
+def floor(threads, sock, pid, env, target, a):
+    """The least client CPU per point select round trip on this box and link (see
+    bench/round_trip_floor.rs): the cheapest of its four ways of waiting."""
+    cmd = [FLOOR, *(target or ["--socket", sock]), "--threads", str(threads), "--time", str(a.time),
+           "--tables", str(a.tables), "--table-size", str(a.table_size)]
+    settle(pid)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
+    modes = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return min(modes, key=lambda m: m["client_us"])
+
+
 def lead(a, sock, pid, env, port, prepared):
     """Issue 18's table: point select and read/write at each of --lead-threads, over the
     unix socket and over TCP loopback, the tools alternating (and swapping which goes
     first each pair), then prepare against the server-copy floor: one table, every cell
     with the per-pair median and range of sizeup / sysbench."""
-    transports = {"socket": (None, None),
+    transports = {"socket": (None, None, None),
                   "tcp": (["--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-ssl=off"],
-                          ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"])}
+                          ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"],
+                          ["--host", "127.0.0.1", "--port", str(port)])}
+    subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"], cwd=ROOT,
+                   check=True, capture_output=True)
     rows = []
     for name, short in (("oltp_point_select", "point select"), ("oltp_read_write", "read/write")):
-        for transport, (sb_tgt, su_tgt) in transports.items():
+        for transport, (sb_tgt, su_tgt, floor_tgt) in transports.items():
             for threads in [int(t) for t in a.lead_threads.split(",")]:
                 b = argparse.Namespace(**{**vars(a), "threads": threads})
                 sb, su = [], []
@@ -190,27 +236,36 @@ def lead(a, sock, pid, env, port, prepared):
                     run_su = lambda: su.append(sizeup(name, b, sock, pid, env, target=su_tgt))
                     for run in ((run_sb, run_su) if i % 2 == 0 else (run_su, run_sb)):
                         run()
-                rows.append((short, transport, threads, sb, su))
+                # The floor is per statement: a point select is one round trip.
+                fl = floor(threads, sock, pid, env, floor_tgt, b) if name == "oltp_point_select" else None
+                rows.append((short, transport, threads, sb, su, fl))
                 tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
                 cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
                 print(f"  {short} {transport} {threads:>2} threads: tps {statistics.median(tps):.2f} "
                       f"[{tps[0]:.2f}-{tps[-1]:.2f}], client CPU {statistics.median(cpu):.2f}", flush=True)
     print(f"\nsizeup against sysbench: {a.pairs} alternating pairs x {a.time} s per cell, {a.tables} tables x "
           f"{a.table_size} rows; ratios are sizeup / sysbench, the median of the per-pair ratios "
-          f"[range]; met = tps >= 1.05x and client CPU <= 0.70x.")
+          f"[range]; met = tps >= 1.05x and client CPU <= 0.70x. floor: the least client CPU a point "
+          f"select's round trip costs here (bench/round_trip_floor.rs, one thread per connection, its "
+          f"cheapest way of waiting) and its ratio to sysbench; 'NO (floor)': the floor itself is above "
+          f"0.70x sysbench's client CPU.")
     print(f"  {'workload':<12} {'link':<6} {'thr':>3} {'sysbench tps':>12} {'sizeup tps':>10} "
           f"{'tps ratio':>17} {'client us/tx sb':>15} {'sizeup':>8} {'ratio':>5} {'server ratio':>12} "
-          f"{'idle % sb':>9} {'sizeup':>6} {'cs/tx sb':>8} {'sizeup':>6}  met")
-    for short, transport, threads, sb, su in rows:
+          f"{'idle % sb':>9} {'sizeup':>6} {'cs/tx sb':>8} {'sizeup':>6} {'floor us':>8} {'/sb':>4}  met")
+    for short, transport, threads, sb, su, fl in rows:
         tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
         cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
         srv = statistics.median(u["server_us"] / s["server_us"] for u, s in zip(su, sb))
         t, c = statistics.median(tps), statistics.median(cpu)
+        verdict = "yes" if t >= 1.05 and c <= 0.70 else "NO"
+        if verdict == "NO" and fl and fl["client_us"] > 0.70 * median(sb, "client_us"):
+            verdict = "NO (floor)"
         print(f"  {short:<12} {transport:<6} {threads:>3} {median(sb, 'tps'):>12.0f} {median(su, 'tps'):>10.0f} "
               f"{t:>5.2f} {f'[{tps[0]:.2f}-{tps[-1]:.2f}]':>11} {median(sb, 'client_us'):>15.2f} "
               f"{median(su, 'client_us'):>8.2f} {c:>5.2f} {srv:>12.2f} {median(sb, 'idle'):>9.2f} "
-              f"{median(su, 'idle'):>6.2f} {median(sb, 'cs'):>8.2f} {median(su, 'cs'):>6.2f}  "
-              f"{'yes' if t >= 1.05 and c <= 0.70 else 'NO'}")
+              f"{median(su, 'idle'):>6.2f} {median(sb, 'cs'):>8.2f} {median(su, 'cs'):>6.2f} "
+              f"{fl['client_us'] if fl else float('nan'):>8.2f} "
+              f"{fl['client_us'] / median(sb, 'client_us') if fl else float('nan'):>4.2f}  {verdict}")
     for threads, (x, y, z) in prepared:
         print(f"  {'prepare':<12} {'socket':<6} {threads:>3} loaders: sysbench {x:,.0f} rows/s, sizeup {y:,.0f} "
               f"rows/s ({y / x:.2f}x), server copy floor {z:,.0f} rows/s: sizeup at {100 * y / z:.0f} % of the "
@@ -327,12 +382,19 @@ def prepare_pairs(a, threads, sock, pid, env, tgt):
     rates = {"sysbench": [], "sizeup": [], "server copy": []}
     rows = a.tables * a.table_size
     for i in range(a.pairs):
-        for tool in ("sysbench", "sizeup", "server copy"):
+        # Each starts from a quiet server (the previous rows written, drops done), and the
+        # order changes each pair. The copy needs a loaded sbtest1, so it goes last in the
+        # first pair; sizeup loads last in the final pair, so its tables serve later runs.
+        tools = ["sysbench", "sizeup"] if i % 2 == 0 or i == a.pairs - 1 else ["sizeup", "sysbench"]
+        order = tools + ["server copy"] if i == 0 else ["server copy"] + tools
+        for tool in order:
+            if tool != "server copy":
+                mariadb(sock, "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest", "mysql").wait()
+            settle(pid, sock)
             if tool == "server copy":
                 wall, scpu = server_copy(a, threads, sock, pid)
                 ccpu = 0.0
             else:
-                mariadb(sock, "DROP DATABASE IF EXISTS sbtest; CREATE DATABASE sbtest", "mysql").wait()
                 if tool == "sysbench":
                     cmd = ["sysbench", "oltp_read_write", *tgt, f"--threads={threads}", "prepare"]
                 else:
