@@ -84,3 +84,63 @@ fn the_benchmark_client_speaks_to_mariadb() {
         assert!(matches!(gone, Error::Io(_)), "{gone:?}");
     });
 }
+
+#[test]
+fn array_binding_inserts_every_row_in_commands_of_the_given_size() {
+    let s = TestServer::start();
+    s.sql(
+        "CREATE DATABASE t; CREATE TABLE t.b (id INT PRIMARY KEY, c CHAR(20), n INT NULL, d DECIMAL(6,2), t DATETIME)",
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut c = Conn::connect(&opts(&s, false, "root", None)).await.unwrap();
+        assert!(c.bulk(), "MariaDB offers COM_STMT_BULK_EXECUTE; we take it");
+        let ins = c.prepare("INSERT INTO b VALUES (?, ?, ?, ?, ?)").await.unwrap();
+        // Values as strings, converted by the server as literals; None is NULL.
+        let ids: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+        let rows = ids.iter().map(|id| {
+            // NULL but for the 91 ids of 2 or 4 digits.
+            let n = (id.len() % 2 == 0).then_some(&b"7"[..]);
+            [Some(id.as_bytes()), Some(&b"row"[..]), n, Some(&b"12.5"[..]), Some(&b"2026-11-23 10:00:00"[..])]
+                .into_iter()
+        });
+        // Commands close at 1000 bytes: a 21-byte head (packet header, command, statement,
+        // flags, five types), then per value an indicator, a length and the bytes.
+        let (mut want, mut size) = (0, 0);
+        for row in rows.clone() {
+            if size == 0 {
+                (want, size) = (want + 1, 21);
+            }
+            size += row.map(|v| v.map_or(1, |v| 2 + v.len())).sum::<usize>();
+            if size >= 1000 {
+                size = 0;
+            }
+        }
+        assert!(want > 30, "{want}");
+        let before = executes(&mut c).await;
+        assert_eq!(c.exec_bulk(&ins, rows, 1000).await.unwrap(), 1000);
+        assert_eq!(executes(&mut c).await - before, want, "one execute per command");
+        // A row with the wrong number of values is refused before anything is sent.
+        let short = std::iter::once([Some(&b"1001"[..])].into_iter());
+        assert!(matches!(c.exec_bulk(&ins, short, 1000).await, Err(Error::Protocol(_))));
+        // A duplicate key is the server's error, with its code.
+        let dup = std::iter::once([Some(&b"5"[..]), None, None, None, None].into_iter());
+        assert!(matches!(c.exec_bulk(&ins, dup, 1000).await, Err(Error::Server { code: 1062, .. })));
+        c.close().await;
+    });
+    assert_eq!(
+        s.sql("SELECT COUNT(*), SUM(id), COUNT(n), SUM(n), MIN(c), SUM(d), MIN(t) FROM t.b").trim(),
+        "1000\t500500\t91\t637\trow\t12500.00\t2026-11-23 10:00:00"
+    );
+}
+
+/// The session's executes of prepared statements so far.
+async fn executes(c: &mut Conn) -> u64 {
+    let mut n = 0;
+    c.query_rows("SHOW SESSION STATUS LIKE 'Com_stmt_execute'", &mut |r| {
+        n = std::str::from_utf8(r[1].as_bytes().unwrap()).unwrap().parse().unwrap()
+    })
+    .await
+    .unwrap();
+    n
+}

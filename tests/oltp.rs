@@ -190,3 +190,53 @@ fn sysbench_and_sizeup_use_each_others_tables() {
         .unwrap();
     assert!(tx > 0, "{out}");
 }
+
+#[test]
+fn every_load_method_loads_the_same_rows() {
+    let s = TestServer::start();
+    let prepare = |db: &str, method: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+            .args(["--home", &s.home(), "prepare", "oltp_read_write", "--tables=2", "--table-size=30000"])
+            .args(["--rand-seed=7", "--threads=2", &format!("--load-method={method}"), &format!("--mysql-db={db}")])
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    // 25,000-row chunks as many commands: max_allowed_packet is read per connection.
+    s.sql("SET GLOBAL max_allowed_packet=65536");
+    let (ok, out, err) = prepare("m_small", "array-binding");
+    assert!(ok && out.contains(", array binding)"), "{out}{err}");
+    s.sql("SET GLOBAL max_allowed_packet=16777216");
+    for (db, method, says) in [
+        ("m_auto", "auto", ", array binding)"),
+        ("m_load", "load-data", ", LOAD DATA LOCAL)"),
+        ("m_insert", "insert", ", multi-row INSERT)"),
+    ] {
+        let (ok, out, err) = prepare(db, method);
+        assert!(ok && out.contains(says), "{method}: {out}{err}");
+    }
+    // The same rows whichever way they went in (CHECKSUM TABLE prints name, sum).
+    let sums = |db: &str| {
+        let t = s.sql(&format!("CHECKSUM TABLE {db}.sbtest1, {db}.sbtest2"));
+        t.lines().map(|l| l.split('\t').nth(1).unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let want = sums("m_auto");
+    assert_eq!(want.len(), 2);
+    assert_ne!(want[0], want[1]);
+    for db in ["m_small", "m_load", "m_insert"] {
+        assert_eq!(sums(db), want, "{db}");
+        assert_eq!(s.sql(&format!("SELECT COUNT(*) FROM {db}.sbtest2 FORCE INDEX (k_2) WHERE k > 0")).trim(), "30000");
+    }
+
+    // A server refusing LOCAL INFILE: asked for, LOAD DATA fails and says what to do,
+    // leaving no table; auto on MariaDB does not need it.
+    s.sql("SET GLOBAL local_infile=0");
+    let (ok, out, err) = prepare("m_refused", "load-data");
+    assert!(!ok, "{out}");
+    assert!(err.contains("refuses LOAD DATA LOCAL") && err.contains("--load-method auto or insert"), "{err}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='m_refused'").trim(), "0");
+    let (ok, out, err) = prepare("m_auto2", "auto");
+    assert!(ok && out.contains(", array binding)"), "{out}{err}");
+    assert_eq!(sums("m_auto2"), want);
+}

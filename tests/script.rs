@@ -60,6 +60,10 @@ fn sysbench_scripts_count_statements_as_sysbench_does() {
     let options = ["--tables=2", "--table-size=1000"];
     // Prepare through the script's own command (oltp_common's parallel `prepare`).
     let rw = script("oltp_read_write");
+    // A script sends its rows as it says: a load method is refused before anything runs.
+    let e = s.sizeup(&[&["prepare", rw.as_str(), "--load-method=insert"][..], &options].concat()).unwrap_err();
+    assert!(e.to_string().contains("--load-method is for tpcc and the built-in OLTP workloads"), "{e}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'").trim(), "0");
     assert_eq!(s.sizeup(&[&["prepare", rw.as_str()][..], &options].concat()).unwrap(), 0);
     assert_eq!(s.sql("SELECT COUNT(*), MAX(id) FROM sbtest.sbtest2").trim(), "1000\t1000");
     assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1 WHERE LENGTH(c) <> 119").trim(), "0");

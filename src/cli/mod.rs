@@ -268,6 +268,10 @@ pub struct PrepareArgs {
     /// Loader connections (default: two per CPU).
     #[arg(long, alias = "num-threads")]
     pub threads: Option<u32>,
+    /// How rows are sent: auto is array binding on MariaDB (COM_STMT_BULK_EXECUTE), else
+    /// LOAD DATA LOCAL, else multi-row INSERTs where the server refuses LOCAL INFILE.
+    #[arg(long, value_enum, default_value_t)]
+    pub load_method: crate::workload::bulk::LoadMethod,
 }
 
 #[derive(Args, Debug)]

@@ -4,15 +4,17 @@
 //! more client CPU than sysbench per oltp_read_write transaction, most of it building a
 //! `Row` of owned `Value`s for each of the ~400 rows a transaction reads and throws away.
 //! This client reads result rows in place and skips them without allocating, binds
-//! parameters from borrowed bytes, and sends each command with one write. Everything
-//! else in sizeup (loading, checks, server facts) still uses mysql_async.
+//! parameters from borrowed bytes, and sends each command with one write. Loading into a
+//! MariaDB server uses it too (array binding); everything else in sizeup (checks, server
+//! facts, loading elsewhere) uses mysql_async.
 //!
 //! It does what a benchmark session needs and nothing more: handshake, TLS (rustls, with
 //! the mysql client's --ssl-mode meanings) and login (mysql_native_password,
 //! caching_sha2_password and sha256_password with their TLS, socket and RSA exchanges,
 //! MariaDB's client_ed25519, unix_socket), COM_QUERY, COM_STMT_PREPARE,
-//! COM_STMT_EXECUTE with integer and string parameters, and result sets read as counted
-//! rows or decoded values. No compression, no LOCAL INFILE, no cursors.
+//! COM_STMT_EXECUTE with integer and string parameters, MariaDB's COM_STMT_BULK_EXECUTE
+//! (prepare's loaders), and result sets read as counted rows or decoded values. No
+//! compression, no LOCAL INFILE, no cursors.
 //!
 //! Plain connections write through the thread's io_uring outbox; TLS connections write
 //! through rustls directly (the outbox sends raw bytes on the socket).
@@ -49,6 +51,11 @@ const CLIENT_PLUGIN_AUTH_LENENC_DATA: u32 = 1 << 21;
 /// MariaDB extended capability (bit 36, so bit 4 of the upper word): the server sends a
 /// prepared statement's result metadata only when it changed, as libmariadb asks.
 const MARIADB_CLIENT_CACHE_METADATA: u32 = 1 << 4;
+/// MariaDB extended capability (bit 34): COM_STMT_BULK_EXECUTE, a prepared statement run
+/// over many rows of parameters sent in one command.
+const MARIADB_CLIENT_STMT_BULK_OPERATIONS: u32 = 1 << 2;
+/// COM_STMT_BULK_EXECUTE flag: parameter types precede the rows.
+const STMT_BULK_FLAG_SEND_TYPES_TO_SERVER: u16 = 128;
 
 const SERVER_MORE_RESULTS_EXISTS: u16 = 8;
 
@@ -246,6 +253,8 @@ pub struct Conn {
     types: Vec<u8>,
     /// Negotiated: result metadata of prepared statements is sent only when it changed.
     cache_metadata: bool,
+    /// Negotiated: COM_STMT_BULK_EXECUTE (MariaDB 10.2+).
+    bulk: bool,
     param_types: Vec<u8>,
     /// Parameter types last sent per statement: like libmariadb, types go only with the
     /// first execute (or when they change), and the server reuses them.
@@ -336,6 +345,7 @@ impl Conn {
             server_version: String::new(),
             types: Vec::new(),
             cache_metadata: false,
+            bulk: false,
             param_types: Vec::new(),
             sent_types: Default::default(),
             tls: None,
@@ -366,6 +376,12 @@ impl Conn {
     /// changed (MariaDB 10.6+), as it does for libmariadb clients such as sysbench.
     pub fn caches_metadata(&self) -> bool {
         self.cache_metadata
+    }
+
+    /// True when the server runs a prepared statement over many rows of parameters in one
+    /// command ([`Conn::exec_bulk`]; MariaDB 10.2+).
+    pub fn bulk(&self) -> bool {
+        self.bulk
     }
 
     // ---- packets -------------------------------------------------------------------
@@ -497,7 +513,8 @@ impl Conn {
         }
         caps &= hs.capabilities | CLIENT_CONNECT_WITH_DB;
         self.cache_metadata = hs.mariadb_capabilities & MARIADB_CLIENT_CACHE_METADATA != 0;
-        let ext = if self.cache_metadata { MARIADB_CLIENT_CACHE_METADATA } else { 0 };
+        self.bulk = hs.mariadb_capabilities & MARIADB_CLIENT_STMT_BULK_OPERATIONS != 0;
+        let ext = hs.mariadb_capabilities & (MARIADB_CLIENT_CACHE_METADATA | MARIADB_CLIENT_STMT_BULK_OPERATIONS);
 
         // TLS over TCP only: a unix socket is a secure transport already (as the mysql
         // client and the server's require_secure_transport hold).
@@ -831,6 +848,51 @@ impl Conn {
         })
         .await?;
         Ok(first)
+    }
+
+    /// Runs `stmt` once per row of `rows` with MariaDB's COM_STMT_BULK_EXECUTE: the rows
+    /// go in commands of about `limit` bytes, each a list of parameter values sent as
+    /// strings (None is NULL), which the server converts as it would literals. Nothing is
+    /// parsed per row. Returns the rows affected. Only where [`Conn::bulk`] is true.
+    pub async fn exec_bulk<'r, R, F>(&mut self, stmt: &Statement, rows: R, limit: usize) -> Result<u64, Error>
+    where
+        R: Iterator<Item = F>,
+        F: Iterator<Item = Option<&'r [u8]>>,
+    {
+        if !self.bulk {
+            return Err(Error::protocol("the server does not offer COM_STMT_BULK_EXECUTE"));
+        }
+        let mut rows = rows.peekable();
+        let mut affected = 0;
+        while rows.peek().is_some() {
+            self.begin(0xfa);
+            self.out.extend_from_slice(&stmt.id.to_le_bytes());
+            self.out.extend_from_slice(&STMT_BULK_FLAG_SEND_TYPES_TO_SERVER.to_le_bytes());
+            for _ in 0..stmt.params {
+                self.out.extend_from_slice(&[0xfd, 0]); // VAR_STRING
+            }
+            let first = self.out.len();
+            while self.out.len() < limit || self.out.len() == first {
+                let Some(row) = rows.next() else { break };
+                let mut n = 0;
+                for value in row {
+                    n += 1;
+                    match value {
+                        Some(v) => {
+                            self.out.push(0); // a value follows
+                            packet::put_lenenc_bytes(&mut self.out, v);
+                        }
+                        None => self.out.push(1), // NULL
+                    }
+                }
+                if n != stmt.params as usize {
+                    return Err(Error::protocol(format!("statement takes {} parameters, a row has {n}", stmt.params)));
+                }
+            }
+            self.send(0).await?;
+            affected += self.read_results(true, None, Rows::Skip).await?.affected;
+        }
+        Ok(affected)
     }
 
     /// Reads every result of a command. Without a row consumer, rows are counted and

@@ -14,7 +14,7 @@ pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
-    runner::prepare(&target, &*w, loaders, plan::seed(a.workload_args.oltp.rand_seed))?;
+    runner::prepare(&target, &*w, loaders, a.load_method, plan::seed(a.workload_args.oltp.rand_seed))?;
     Ok(0)
 }
 

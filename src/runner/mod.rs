@@ -15,6 +15,7 @@ use crate::result::{RunConfig, RunDocument};
 use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
 use crate::target::{self, Target};
+use crate::workload::bulk::LoadMethod;
 use crate::workload::{ownership, Unit, Workload};
 use crate::{monitor, option_file, report, store, Error};
 use std::collections::BTreeMap;
@@ -515,7 +516,13 @@ pub fn loaders() -> u32 {
 }
 
 /// Loads a workload's data into `target` with `loaders` connections and a progress bar.
-pub fn prepare(target: &Target, workload: &dyn Workload, loaders: u32, seed: u64) -> Result<(), Error> {
+pub fn prepare(
+    target: &Target,
+    workload: &dyn Workload,
+    loaders: u32,
+    method: LoadMethod,
+    seed: u64,
+) -> Result<(), Error> {
     let loaders = loaders.max(1);
     report::note(&format!(
         "preparing {}: {} in {} on {} with {loaders} connection(s)",
@@ -536,7 +543,7 @@ pub fn prepare(target: &Target, workload: &dyn Workload, loaders: u32, seed: u64
             }
         })
     };
-    let result = rt.block_on(workload.prepare(target, loaders, seed, rows));
+    let result = rt.block_on(workload.prepare(target, loaders, method, seed, rows));
     watcher.abort();
     bar.finish_and_clear();
     let line = result.map_err(Error::Failed)?;
@@ -662,7 +669,8 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
             workload.name()
         ))),
         Some(None) => {
-            prepare(&target, workload, workload.default_loaders().unwrap_or_else(loaders), req.spec.seed)?;
+            let loaders = workload.default_loaders().unwrap_or_else(loaders);
+            prepare(&target, workload, loaders, LoadMethod::Auto, req.spec.seed)?;
             Ok(true)
         }
     }

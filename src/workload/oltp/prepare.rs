@@ -1,10 +1,10 @@
 //! Creating and dropping the sbtest tables.
 //!
-//! The load is what makes prepare fast: rows go in as `LOAD DATA LOCAL INFILE` streams
-//! (far less server parsing per row than sysbench's multi-row INSERTs), in chunks spread
-//! over the loader connections, and the k index is built once per table after its last
-//! chunk, as a sorted index build. When the server forbids LOCAL INFILE, multi-row
-//! INSERTs take over. Rows match sysbench's: k from the configured distribution, c and
+//! The load is what makes prepare fast: rows go in by array binding on MariaDB, else as
+//! `LOAD DATA LOCAL INFILE` streams (both far less server parsing per row than sysbench's
+//! multi-row INSERTs; see `workload::bulk`), in chunks spread over the loader
+//! connections, and the k index is built once per table after its last chunk, as a
+//! sorted index build. Rows match sysbench's: k from the configured distribution, c and
 //! pad as random digit groups.
 
 use super::OltpOptions;
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Rows per LOAD DATA statement: big enough that per-statement cost vanishes, small
+/// Rows per load (one transaction): big enough that per-statement cost vanishes, small
 /// enough to spread one big table over all loaders and keep undo logs short.
 const CHUNK_ROWS: u32 = 25_000;
 
@@ -100,7 +100,7 @@ struct Loading {
     queue: Mutex<VecDeque<Chunk>>,
     chunks_left: Vec<AtomicU32>,
     rows_done: Arc<AtomicU64>,
-    use_insert: AtomicBool,
+    sending: bulk::Sending,
     failed: AtomicBool,
 }
 
@@ -109,6 +109,7 @@ pub async fn prepare(
     target: &Target,
     o: &OltpOptions,
     threads: u32,
+    method: bulk::LoadMethod,
     seed: u64,
     rows_done: Arc<AtomicU64>,
 ) -> Result<PrepareReport, String> {
@@ -128,7 +129,7 @@ pub async fn prepare(
             return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await);
         }
     }
-    let method = match load_all(target, o, threads, seed, rows_done, &mut conn).await {
+    let method = match load_all(target, o, threads, method, seed, rows_done, &mut conn).await {
         Ok(m) => m,
         Err(e) => return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await),
     };
@@ -146,6 +147,7 @@ async fn load_all(
     target: &Target,
     o: &OltpOptions,
     threads: u32,
+    method: bulk::LoadMethod,
     seed: u64,
     rows_done: Arc<AtomicU64>,
     conn: &mut Conn,
@@ -159,7 +161,7 @@ async fn load_all(
         queue: Mutex::new(queue),
         chunks_left: left,
         rows_done,
-        use_insert: AtomicBool::new(false),
+        sending: bulk::Sending::new(method),
         failed: AtomicBool::new(false),
     });
     let ids = Arc::new(IdDistribution::new(&o.rand, o.table_size));
@@ -177,16 +179,17 @@ async fn load_all(
     // Tables with no rows still get their index.
     if o.table_size == 0 && o.create_secondary {
         for t in 1..=o.tables {
-            create_index(conn, t).await?;
+            let (sql, what) = create_index(t);
+            bulk::exec_retrying(conn, &sql, &what).await?;
         }
     }
     bulk::join_loaders(loaders).await?;
-    Ok(if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" })
+    Ok(state.sending.describe())
 }
 
-async fn create_index(conn: &mut Conn, table: u32) -> Result<(), String> {
-    let sql = format!("CREATE INDEX k_{table} ON sbtest{table}(k)");
-    bulk::exec_retrying(conn, &sql, &format!("creating index k_{table}")).await
+/// The k index of a table, and what a failure to build it says.
+fn create_index(table: u32) -> (String, String) {
+    (format!("CREATE INDEX k_{table} ON sbtest{table}(k)"), format!("creating index k_{table}"))
 }
 
 async fn loader(
@@ -196,9 +199,19 @@ async fn loader(
     ids: &IdDistribution,
     seed: u64,
 ) -> Result<(), String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    // Our own fresh tables: nothing to check unique keys against but what we generate.
-    conn.query_drop("SET SESSION unique_checks=0, foreign_key_checks=0").await.map_err(|e| short_error(&e))?;
+    let mut conn = bulk::Loader::open(target, &state.sending).await?;
+    let r = load_chunks(&mut conn, o, state, ids, seed).await;
+    conn.close().await;
+    r
+}
+
+async fn load_chunks(
+    conn: &mut bulk::Loader,
+    o: &OltpOptions,
+    state: &Loading,
+    ids: &IdDistribution,
+    seed: u64,
+) -> Result<(), String> {
     loop {
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
@@ -208,11 +221,12 @@ async fn loader(
         };
         let pieces = chunk_rows(chunk, ids, seed);
         let table = format!("sbtest{}", chunk.table);
-        bulk::load(&mut conn, &table, "id, k, c, pad", pieces, &state.use_insert).await?;
+        conn.load(&table, "id, k, c, pad", pieces, &state.sending).await?;
         state.rows_done.fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
         let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
         if left == 0 && o.create_secondary {
-            create_index(&mut conn, chunk.table).await?;
+            let (sql, what) = create_index(chunk.table);
+            conn.exec(&sql, &what).await?;
         }
     }
 }

@@ -237,10 +237,16 @@ impl Workload for ScriptWorkload {
         &'a self,
         target: &'a Target,
         loaders: u32,
+        method: crate::workload::bulk::LoadMethod,
         _seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
+            if method != crate::workload::bulk::LoadMethod::Auto {
+                return Err("--load-method is for tpcc and the built-in OLTP workloads: a script's prepare \
+                            sends its rows as the script says; leave it out"
+                    .into());
+            }
             let started = std::time::Instant::now();
             // As for the built-in workloads, the database is made when missing.
             target.ensure_database().await.map_err(|e| e.to_string())?;

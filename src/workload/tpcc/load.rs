@@ -3,8 +3,9 @@
 //! The population is cut into units (a quarter of the items, a quarter of a warehouse's
 //! stock, one district's customers with their history, one district's orders with their
 //! lines and new-orders) that the loader connections take from one queue, so loading is
-//! parallel across warehouses and tables. Rows go in as LOAD DATA LOCAL streams, one
-//! commit per unit's table; the two secondary indexes are built once after the load,
+//! parallel across warehouses and tables. Rows go in the cheapest way the server takes
+//! (`workload::bulk`: array binding on MariaDB, else LOAD DATA LOCAL), one commit per
+//! unit's table; the two secondary indexes are built once after the load,
 //! as sorted index builds.
 
 use super::random::{self as r, Constants};
@@ -300,7 +301,7 @@ struct Loading {
     queue: Mutex<VecDeque<Unit>>,
     rows_done: Arc<AtomicU64>,
     bytes: AtomicU64,
-    use_insert: AtomicBool,
+    sending: bulk::Sending,
     failed: AtomicBool,
 }
 
@@ -310,6 +311,7 @@ pub async fn prepare(
     target: &Target,
     warehouses: u32,
     threads: u32,
+    method: bulk::LoadMethod,
     seed: u64,
     rows_done: Arc<AtomicU64>,
 ) -> Result<LoadReport, String> {
@@ -330,10 +332,16 @@ pub async fn prepare(
             return Err(ownership::undo_prepare(target, &names, e, "tpcc").await);
         }
     }
-    let state = match load_all(target, warehouses, threads, seed, rows_done, &k, &mut conn).await {
-        Ok(s) => s,
-        Err(e) => return Err(ownership::undo_prepare(target, &names, e, "tpcc").await),
-    };
+    let state = Arc::new(Loading {
+        queue: Mutex::new(units(warehouses)),
+        rows_done,
+        bytes: AtomicU64::new(0),
+        sending: bulk::Sending::new(method),
+        failed: AtomicBool::new(false),
+    });
+    if let Err(e) = load_all(target, &state, threads, seed, &k, &mut conn).await {
+        return Err(ownership::undo_prepare(target, &names, e, "tpcc").await);
+    }
     for t in TABLES {
         ownership::mark_complete(&mut conn, t, &schema::comment(t, k.c_last)).await?;
     }
@@ -346,7 +354,7 @@ pub async fn prepare(
         bytes: state.bytes.load(Ordering::Relaxed),
         seconds,
         rows_per_second: rows as f64 / seconds.max(1e-9),
-        method: if state.use_insert.load(Ordering::Relaxed) { "multi-row INSERT" } else { "LOAD DATA LOCAL" },
+        method: state.sending.describe(),
         constants: k,
     })
 }
@@ -354,26 +362,18 @@ pub async fn prepare(
 /// Loads the created tables and builds their secondary indexes.
 async fn load_all(
     target: &Target,
-    warehouses: u32,
+    state: &Arc<Loading>,
     threads: u32,
     seed: u64,
-    rows_done: Arc<AtomicU64>,
     k: &Constants,
     conn: &mut mysql_async::Conn,
-) -> Result<Arc<Loading>, String> {
+) -> Result<(), String> {
     let k = *k;
     let now: String = conn
         .query_first("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
         .await
         .map_err(|e| short_error(&e))?
         .unwrap_or_default();
-    let state = Arc::new(Loading {
-        queue: Mutex::new(units(warehouses)),
-        rows_done,
-        bytes: AtomicU64::new(0),
-        use_insert: AtomicBool::new(false),
-        failed: AtomicBool::new(false),
-    });
     let mut loaders = Vec::new();
     for _ in 0..threads.max(1) {
         let (target, state, now) = (target.clone(), state.clone(), now.clone());
@@ -403,13 +403,23 @@ async fn load_all(
             first_error.get_or_insert(e);
         }
     }
-    first_error.map_or(Ok(state), Err)
+    first_error.map_or(Ok(()), Err)
 }
 
 async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], seed: u64) -> Result<(), String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    // Our own fresh tables: nothing to check unique keys against but what we generate.
-    conn.query_drop("SET SESSION unique_checks=0, foreign_key_checks=0").await.map_err(|e| short_error(&e))?;
+    let mut conn = bulk::Loader::open(target, &state.sending).await?;
+    let r = load_units(&mut conn, state, k, now, seed).await;
+    conn.close().await;
+    r
+}
+
+async fn load_units(
+    conn: &mut bulk::Loader,
+    state: &Loading,
+    k: &Constants,
+    now: &[u8],
+    seed: u64,
+) -> Result<(), String> {
     loop {
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
@@ -421,7 +431,7 @@ async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], see
             let count = batch.rows.count;
             let pieces = batch.rows.finish();
             state.bytes.fetch_add(pieces.iter().map(|p| p.len() as u64).sum(), Ordering::Relaxed);
-            bulk::load(&mut conn, batch.table, batch.columns, pieces, &state.use_insert).await?;
+            conn.load(batch.table, batch.columns, pieces, &state.sending).await?;
             state.rows_done.fetch_add(count, Ordering::Relaxed);
         }
     }
