@@ -287,37 +287,58 @@ fn run_options(args: &[String]) -> sizeup::options::RunOptions {
 #[test]
 fn a_failed_prepare_drops_what_it_created() {
     let srv = TestServer::start();
-    let socket = srv.socket.clone();
-    // Interrupt one of the loader's statements from outside, as a DBA's KILL QUERY or a
-    // server error would: the load fails with an error it does not retry.
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let over = done.clone();
-    let mariadb = move |sql: &str| {
-        Command::new("mariadb")
-            .args(["--no-defaults", "-uroot", "-N", "-B"])
-            .arg(format!("--socket={}", socket.display()))
-            .args(["-e", sql])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_default()
-    };
-    let killer = std::thread::spawn(move || {
-        while !over.load(std::sync::atomic::Ordering::Relaxed) {
-            let id = mariadb("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA%' LIMIT 1");
-            if !id.is_empty() {
-                mariadb(&format!("KILL QUERY {id}"));
-                return true;
+    // End one of the loaders' statements from outside, as a DBA's KILL or a server error
+    // would: the load fails with an error it does not retry. Both ways rows go in on
+    // MariaDB: LOAD DATA, by KILL QUERY; array binding (its prepared INSERT) by KILL,
+    // since MariaDB 10.11 lets a COM_STMT_BULK_EXECUTE finish through a KILL QUERY (seen:
+    // every row in, no error).
+    let ways = [
+        ("load-data", "LOAD DATA%", "KILL QUERY", "interrupted"),
+        ("auto", "INSERT INTO sbtest%", "KILL", "the server closed the connection"),
+    ];
+    for (method, statement, kill, says) in ways {
+        let socket = srv.socket.clone();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let over = done.clone();
+        let mariadb = move |sql: &str| {
+            Command::new("mariadb")
+                .args(["--no-defaults", "-uroot", "-N", "-B"])
+                .arg(format!("--socket={}", socket.display()))
+                .args(["-e", sql])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default()
+        };
+        let find = format!("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '{statement}' LIMIT 1");
+        let killer = std::thread::spawn(move || {
+            while !over.load(std::sync::atomic::Ordering::Relaxed) {
+                let id = mariadb(&find);
+                if !id.is_empty() {
+                    mariadb(&format!("{kill} {id}"));
+                    return true;
+                }
             }
-        }
-        false
-    });
-    let r = srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"]);
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    assert!(killer.join().unwrap(), "no LOAD DATA was seen to interrupt");
-    let e = err_of(r);
-    assert!(e.contains("interrupted") && e.contains("dropped"), "{e}");
-    assert!(e.lines().count() <= 2, "{e}");
-    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-loaded table stayed");
+            false
+        });
+        let method = format!("--load-method={method}");
+        let r = srv.sizeup(&[
+            "prepare",
+            "oltp_read_write",
+            "--tables",
+            "2",
+            "--table-size",
+            "500000",
+            "--threads",
+            "2",
+            &method,
+        ]);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(killer.join().unwrap(), "{method}: no {statement} was seen to interrupt");
+        let e = err_of(r);
+        assert!(e.contains(says) && e.contains("dropped"), "{method}: {e}");
+        assert!(e.lines().count() <= 2, "{e}");
+        assert!(tables_of(&srv, "sbtest").is_empty(), "{method}: a half-loaded table stayed");
+    }
     // And a prepare afterwards simply works.
     assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "1000"]).unwrap(), 0);
 }
@@ -539,4 +560,46 @@ fn cleanup_waits_a_bounded_time_for_a_held_table_and_names_the_holder() {
     drop(_reap);
     assert_eq!(srv.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
     assert!(tables_of(&srv, "sbtest").is_empty());
+}
+
+/// Held by a session idle in its transaction (not in PROCESSLIST as busy), cleanup said
+/// the table was held "for more than 60 s" whatever it had waited: it waited the
+/// server's lock_wait_timeout, 2 s here, and now says so.
+#[test]
+fn cleanup_says_the_wait_it_had_not_60_s() {
+    let srv = TestServer::start();
+    assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "1", "--table-size", "100"]).unwrap(), 0);
+    srv.sql("SET GLOBAL lock_wait_timeout = 2");
+    let mut holder = Command::new("mariadb")
+        .args(["--no-defaults", "-uroot", "sbtest"])
+        .arg(format!("--socket={}", srv.socket.display()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    let mut input = holder.stdin.take().unwrap();
+    input.write_all(b"BEGIN; SELECT COUNT(*) FROM sbtest1;\n").unwrap();
+    input.flush().unwrap();
+    struct Reap<'a>(&'a mut std::process::Child);
+    impl Drop for Reap<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _reap = Reap(&mut holder);
+    let t0 = std::time::Instant::now();
+    // Its transaction has read the table (and holds it) once InnoDB lists it.
+    while srv.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX").trim() == "0" {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the holding transaction never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let e = err_of(srv.sizeup(&["cleanup", "oltp_read_write"]));
+    assert!(e.contains("Lock wait timeout") && e.contains("cleanup waited 2 s"), "{e}");
+    assert!(!e.contains("60 s"), "{e}");
+    drop(input);
+    drop(_reap);
+    assert_eq!(srv.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
 }

@@ -189,7 +189,7 @@ impl Loader {
                     // A lock wait timeout leaves the transaction open: end it either way.
                     let _ = conn.query_drop("ROLLBACK").await;
                     if !retry(client_code(&e), &mut attempt).await {
-                        return Err(format!("loading {table}: {e}"));
+                        return Err(format!("loading {table}: {}", said(&e)));
                     }
                 }
             }
@@ -208,7 +208,7 @@ impl Loader {
                         Err(e) => e,
                     };
                     if !retry(client_code(&e), &mut attempt).await {
-                        return Err(format!("{what}: {e}"));
+                        return Err(format!("{what}: {}", said(&e)));
                     }
                 }
             }
@@ -347,6 +347,18 @@ fn control_code(e: &mysql_async::Error) -> Option<u16> {
     match e {
         mysql_async::Error::Server(s) => Some(s.code),
         _ => None,
+    }
+}
+
+/// A loader's client error in words: a connection the server ended (KILL, a restart)
+/// says so rather than only "Broken pipe".
+fn said(e: &client::Error) -> String {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    match e {
+        client::Error::Io(io) if matches!(io.kind(), BrokenPipe | ConnectionReset | ConnectionAborted) => {
+            format!("the server closed the connection ({io})")
+        }
+        e => e.to_string(),
     }
 }
 

@@ -148,7 +148,14 @@ async fn holders(conn: &mut Conn, database: &str) -> String {
         .await
         .unwrap_or_default();
     if rows.is_empty() {
-        return format!(" (another connection holds the table for more than {DROP_LOCK_WAIT_S} s)");
+        // An idle session with an open transaction: not in the list above, and the wait
+        // was this session's lock_wait_timeout (the server's own when below 60 s).
+        let waited: Option<u64> = conn.query_first("SELECT @@SESSION.lock_wait_timeout").await.ok().flatten();
+        return format!(
+            " (another connection holds the table, idle in a transaction: cleanup waited {} s for it; end that \
+             transaction or connection, then run cleanup again)",
+            waited.unwrap_or(DROP_LOCK_WAIT_S as u64)
+        );
     }
     let list: Vec<String> = rows
         .iter()
