@@ -570,36 +570,23 @@ fn cleanup_says_the_wait_it_had_not_60_s() {
     let srv = TestServer::start();
     assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "1", "--table-size", "100"]).unwrap(), 0);
     srv.sql("SET GLOBAL lock_wait_timeout = 2");
-    let mut holder = Command::new("mariadb")
-        .args(["--no-defaults", "-uroot", "sbtest"])
-        .arg(format!("--socket={}", srv.socket.display()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    let mut input = holder.stdin.take().unwrap();
-    input.write_all(b"BEGIN; SELECT COUNT(*) FROM sbtest1;\n").unwrap();
-    input.flush().unwrap();
-    struct Reap<'a>(&'a mut std::process::Child);
-    impl Drop for Reap<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _reap = Reap(&mut holder);
-    let t0 = std::time::Instant::now();
-    // Its transaction has read the table (and holds it) once InnoDB lists it.
-    while srv.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX").trim() == "0" {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the holding transaction never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The holder: a session that read the table in a transaction and then sits idle.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let o = sizeup::client::ConnectOptions {
+        socket: Some(srv.socket.clone()),
+        user: "root".into(),
+        database: Some("sbtest".into()),
+        ..Default::default()
+    };
+    let holder = rt.block_on(async {
+        let mut c = sizeup::client::Conn::connect(&o).await.unwrap();
+        c.query_drop("BEGIN").await.unwrap();
+        c.query_drop("SELECT COUNT(*) FROM sbtest1").await.unwrap();
+        c
+    });
     let e = err_of(srv.sizeup(&["cleanup", "oltp_read_write"]));
     assert!(e.contains("Lock wait timeout") && e.contains("cleanup waited 2 s"), "{e}");
     assert!(!e.contains("60 s"), "{e}");
-    drop(input);
-    drop(_reap);
+    rt.block_on(holder.close());
     assert_eq!(srv.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
 }
