@@ -575,6 +575,10 @@ def main():
         # A failed step (sys.exit) still stops the server this script started.
         if not os.environ.get("SIZEUP_HOME"):
             subprocess.run([SIZEUP, "server", "stop", "--purge"], env=env, stdout=subprocess.DEVNULL)
+            # The state directory this script made (the purge leaves its bookkeeping).
+            shutil.rmtree(home, ignore_errors=True)
+        if certs:
+            shutil.rmtree(certs, ignore_errors=True)
 
 
 if __name__ == "__main__":
