@@ -781,18 +781,33 @@ fn client_thread<W: Sessions>(
             statement_timeout: spec.statement_timeout,
         };
         let connections = ready.len();
-        let workers = futures_util::future::join_all(
-            ready
-                .into_iter()
-                .enumerate()
-                .map(|(slot, (w, s, c))| worker::run_worker(&shard, slot, w, targets.for_connection(w), s, c)),
-        );
+        // Each worker and the ticker is polled only when its own waker fired: a join or
+        // select would poll all of them (and the ticker's timer) at every answer.
+        use futures_util::future::{Either, FutureExt};
+        let all: futures_util::stream::FuturesUnordered<_> = ready
+            .into_iter()
+            .enumerate()
+            .map(|(slot, (w, s, c))| {
+                Either::Left(
+                    worker::run_worker(&shard, slot, w, targets.for_connection(w), s, c).map(move |t| Some((slot, t))),
+                )
+            })
+            .collect();
+        all.push(Either::Right(ticker(&shard, spec.interval, &tx, types, reports_backlog).map(|()| None)));
         // Commands of all this thread's workers go out together (see client::outbox).
         let tallies = crate::client::outbox::batched(connections, async {
-            tokio::select! {
-                t = workers => t,
-                _ = ticker(&shard, spec.interval, &tx, types, reports_backlog) => Vec::new(),
+            // Moved in, so that the workers (and their connections) end with this block.
+            let mut all = all;
+            let mut tallies = Vec::with_capacity(connections);
+            while tallies.len() < connections {
+                match all.next().await {
+                    Some(Some(ended)) => tallies.push(ended),
+                    // The ticker ended first: the run is over, the workers are dropped.
+                    _ => return Vec::new(),
+                }
             }
+            tallies.sort_by_key(|&(slot, _)| slot);
+            tallies.into_iter().map(|(_, t)| t).collect()
         })
         .await;
         let rec = shard.recorder.replace(Recorder::new(types));
