@@ -12,7 +12,8 @@
 //! one io_uring_enter). bench/vs_sysbench.py takes the cheapest as the floor.
 //!
 //! usage: round_trip_floor (--socket PATH | --host H --port P) --threads N --time S
-//!        [--tables 8] [--table-size 250000]   (user root, no password, database sbtest)
+//!        [--tables 8] [--table-size 250000] [--mode blocking|poll|epoll|uring]
+//!        (user root, no password, database sbtest; --mode: that way only, the whole time)
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +29,8 @@ struct Args {
     time: f64,
     tables: u32,
     table_size: u64,
+    /// Only this way of waiting, for the whole time (to set its rate beside a tool's).
+    mode: Option<String>,
 }
 
 fn args() -> Args {
@@ -39,6 +42,7 @@ fn args() -> Args {
         time: 8.0,
         tables: 8,
         table_size: 250_000,
+        mode: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     for pair in v.chunks(2) {
@@ -52,6 +56,7 @@ fn args() -> Args {
             "--time" => a.time = val.parse().expect("--time"),
             "--tables" => a.tables = val.parse().expect("--tables"),
             "--table-size" => a.table_size = val.parse().expect("--table-size"),
+            "--mode" if MODES.contains(&val.as_str()) => a.mode = Some(val),
             _ => panic!("unknown option {k}"),
         }
     }
@@ -262,8 +267,9 @@ fn drive(s: &Sock, stmts: &[u32], mode: &str, until: Instant, seed: u64, table_s
 fn main() {
     let a = args();
     let sessions: Vec<_> = (0..a.threads).map(|_| session(&a)).collect();
-    let slice = Duration::from_secs_f64(a.time / MODES.len() as f64);
-    for mode in MODES {
+    let modes: Vec<&str> = MODES.into_iter().filter(|m| a.mode.as_deref().is_none_or(|only| only == *m)).collect();
+    let slice = Duration::from_secs_f64(a.time / modes.len() as f64);
+    for mode in modes {
         let done = AtomicU64::new(0);
         let (c0, t0) = (process_cpu(), Instant::now());
         let until = t0 + slice;
