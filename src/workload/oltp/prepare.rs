@@ -196,7 +196,7 @@ async fn loader(
     target: &Target,
     o: &OltpOptions,
     state: &Loading,
-    ids: &Arc<IdDistribution>,
+    ids: &IdDistribution,
     seed: u64,
 ) -> Result<(), String> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
@@ -209,23 +209,17 @@ async fn load_chunks(
     conn: &mut bulk::Loader,
     o: &OltpOptions,
     state: &Loading,
-    ids: &Arc<IdDistribution>,
+    ids: &IdDistribution,
     seed: u64,
 ) -> Result<(), String> {
-    // The next chunk's rows are made on a blocking thread while this one loads, so that
-    // the server's thread does not wait for the client between chunks.
-    let take = || {
-        let chunk = state.queue.lock().expect("no panics while held").pop_front()?;
-        let ids = ids.clone();
-        Some((chunk, tokio::task::spawn_blocking(move || chunk_rows(chunk, &ids, seed))))
-    };
-    let mut next = take();
-    while let Some((chunk, rows)) = next.take() {
+    loop {
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        next = take();
-        let pieces = rows.await.map_err(|e| format!("making the rows of sbtest{}: {e}", chunk.table))?;
+        let Some(chunk) = state.queue.lock().expect("no panics while held").pop_front() else {
+            return Ok(());
+        };
+        let pieces = chunk_rows(chunk, ids, seed);
         let table = format!("sbtest{}", chunk.table);
         conn.load(&table, "id, k, c, pad", pieces, &state.sending).await?;
         state.rows_done.fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
@@ -235,7 +229,6 @@ async fn load_chunks(
             conn.exec(&sql, &what).await?;
         }
     }
-    Ok(())
 }
 
 /// Reads every row of each table through its primary key and every k index entry, so
