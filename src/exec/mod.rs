@@ -788,9 +788,7 @@ fn client_thread<W: Sessions>(
             .into_iter()
             .enumerate()
             .map(|(slot, (w, s, c))| {
-                Either::Left(
-                    worker::run_worker(&shard, slot, w, targets.for_connection(w), s, c).map(move |t| Some((slot, t))),
-                )
+                Either::Left(worker::run_worker(&shard, slot, w, targets.for_connection(w), s, c).map(Some))
             })
             .collect();
         all.push(Either::Right(ticker(&shard, spec.interval, &tx, types, reports_backlog).map(|()| None)));
@@ -806,8 +804,7 @@ fn client_thread<W: Sessions>(
                     _ => return Vec::new(),
                 }
             }
-            tallies.sort_by_key(|&(slot, _)| slot);
-            tallies.into_iter().map(|(_, t)| t).collect()
+            tallies
         })
         .await;
         let rec = shard.recorder.replace(Recorder::new(types));
