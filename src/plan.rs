@@ -136,14 +136,19 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
 ///   92k), and an idle virtual CPU is slow to wake.
 /// - Closed loop, more connections: one per 4 CPUs, the cheapest under load (8
 ///   connections: 107k tps at 3.7 us client CPU per query against 103k at 4.8 us with
-///   2 threads; 6 connections: 103k against 93k).
+///   2 threads; 6 connections: 103k against 93k), but at least one per 16 connections
+///   up to one per CPU. A lone thread serving 32 or more is a serial stage the server
+///   waits on (point select, 32 connections: 28-32k tps with the host 3.5-7 % idle and
+///   the server paying 52-58 us per query, against 35-39k, 0.1-0.4 % idle and 43-49 us
+///   with 2 threads, at 7.8-8.4 us client CPU per query either way; 64: 29k against
+///   40k); up to 24 a second thread only costs (16: 7.7 against 10.5 us, same tps).
 pub fn default_client_threads(connections: u32, cpus: u32, open_loop: bool) -> u32 {
     if open_loop {
         connections.min(256)
     } else if connections <= 2 * cpus {
         connections.min(cpus)
     } else {
-        cpus.div_ceil(4)
+        cpus.div_ceil(4).max(connections / 16).min(cpus)
     }
     .max(1)
 }
@@ -361,13 +366,19 @@ mod tests {
 
     #[test]
     fn client_threads_follow_the_measured_rule() {
-        // 2 CPUs: a thread per connection up to 2 per CPU, then one thread.
+        // 2 CPUs: a thread per connection up to 2 per CPU, then one thread, then from
+        // 32 connections one per 16 up to one per CPU.
         let on2: Vec<u32> = (1..=8).map(|c| default_client_threads(c, 2, false)).collect();
         assert_eq!(on2, [1, 2, 2, 2, 1, 1, 1, 1]);
-        // 32 CPUs: up to 64 connections get a thread per connection up to 32; then 8.
+        let more: Vec<u32> = [16, 24, 31, 32, 64, 1000].map(|c| default_client_threads(c, 2, false)).to_vec();
+        assert_eq!(more, [1, 1, 1, 2, 2, 2]);
+        // 32 CPUs: up to 64 connections get a thread per connection up to 32; then one
+        // per 4 CPUs, or one per 16 connections where that is more, up to 32.
         assert_eq!(default_client_threads(20, 32, false), 20);
         assert_eq!(default_client_threads(64, 32, false), 32);
-        assert_eq!(default_client_threads(200, 32, false), 8);
+        assert_eq!(default_client_threads(100, 32, false), 8);
+        assert_eq!(default_client_threads(200, 32, false), 12);
+        assert_eq!(default_client_threads(1024, 32, false), 32);
         // Open loop: a thread per connection, capped.
         assert_eq!(default_client_threads(8, 2, true), 8);
         assert_eq!(default_client_threads(1000, 2, true), 256);
