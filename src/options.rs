@@ -248,7 +248,8 @@ pub struct SessionArgs {
     pub delay: f64,
     /// OS threads that drive the connections (default, closed loop: 1 per connection up
     /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
-    /// cheapest under load, but at least 1 per 16 connections up to 1 per CPU; with --rate: 1 per connection, the most faithful latency).
+    /// cheapest under load, but at least 1 per 16 connections up to 1 per CPU; with
+    /// --rate: 1 per connection, the most faithful latency).
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
     pub client_threads: Option<u32>,
     /// Server error codes that are counted and retried instead of stopping the run:
