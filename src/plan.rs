@@ -121,6 +121,15 @@ pub fn seconds_in(name: &str, v: f64, max: f64) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// `--statement-timeout` (a run's and a prepare's): at least a second.
+pub fn statement_timeout(v: f64) -> Result<Duration, String> {
+    let d = seconds_in("--statement-timeout", v, MAX_SECONDS)?;
+    if d < Duration::from_secs(1) {
+        return Err(format!("--statement-timeout must be at least 1 second (got {v})"));
+    }
+    Ok(d)
+}
+
 fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     seconds_in(&format!("--{name}"), v, MAX_SECONDS)
 }
@@ -196,10 +205,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     }
     let delay = Duration::from_secs_f64(a.session.delay / 1000.0);
     let server_lost_timeout = seconds_in("--server-lost-timeout", a.server_lost_timeout, MAX_INTERVAL_SECONDS)?;
-    let statement_timeout = seconds_in("--statement-timeout", a.statement_timeout, MAX_SECONDS)?;
-    if statement_timeout < Duration::from_secs(1) {
-        return Err(format!("--statement-timeout must be at least 1 second (got {})", a.statement_timeout));
-    }
+    let statement_timeout = statement_timeout(a.statement_timeout)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let default_threads = default_client_threads(threads, cpus, a.rate > 0.0);
     let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);

@@ -42,6 +42,8 @@ const CASES: &[(&[&str], &str)] = &[
     (&["prepare", "tpcc", "--database", "information_schema"], "system schema"),
     (&["prepare", "oltp_read_write", "--database", "PERFORMANCE_SCHEMA"], "system schema"),
     (&["prepare", "tpcc", "--database", ""], "not a database name"),
+    (&["prepare", "oltp_read_write", "--statement-timeout", "0"], "--statement-timeout must be at least 1"),
+    (&["prepare", "tpcc", "--statement-timeout", "-1"], "--statement-timeout"),
     // cleanup, check, prewarm
     (&["cleanup", "nosuchworkload"], "unknown workload"),
     (&["cleanup", "oltp_read_write", "--database", "sys"], "system schema"),

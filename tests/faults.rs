@@ -303,6 +303,57 @@ fn stalled_server_statement_timeout_fails_the_run_and_a_second_ctrl_c_ends_it_at
     assert!(!stored.intervals.is_empty(), "what was recorded is kept");
 }
 
+/// A prepare on a server that stops answering mid-load (SIGSTOP) waited for ever: it had
+/// no statement timeout. Now a load that gets no answer within `--statement-timeout`
+/// fails the prepare, which says the tables stay marked incomplete when it cannot reach
+/// the server to drop them, and the cleanup it names works once the server is back.
+#[test]
+fn stalled_server_sigstop_prepare_fails_after_the_statement_timeout() {
+    let s = TestServer::start();
+    let home = s.home();
+    let _resume = Resume(s.pid);
+    let mut p = Proc::spawn(&[
+        "--home",
+        &home,
+        "prepare",
+        "oltp_read_write",
+        "--tables",
+        "2",
+        "--table-size",
+        "2000000",
+        "--threads",
+        "2",
+        "--statement-timeout",
+        "2",
+    ]);
+    // Loading: the tables exist and rows are going in.
+    let t0 = Instant::now();
+    let count =
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = 'sbtest' AND INFO LIKE 'INSERT INTO sbtest%'";
+    while s.sql(count).trim() == "0" {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no load was seen; stderr: {}", p.stderr());
+        assert!(p.child.try_wait().unwrap().is_none(), "the prepare ended before a load was seen: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(s.pid, libc::SIGSTOP);
+    // The timeout, then at most the 10-s connect of the undo that cannot reach the server.
+    let code = p.exit_within(Duration::from_secs(2 + 10) + SLACK);
+    let err = p.stderr();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no answer from the server within 2 s (--statement-timeout)"), "{err}");
+    assert!(err.contains("marked incomplete") && err.contains("sizeup cleanup oltp_read_write"), "{err}");
+    let said = &err[err.find("error:").expect("an error line")..];
+    assert!(said.trim_end().lines().count() <= 2, "{err}");
+    signal(s.pid, libc::SIGCONT);
+    // What it said holds: the tables are there, marked incomplete, and a run refuses them.
+    let comments = s.sql("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'");
+    assert_eq!(comments.lines().filter(|c| c.contains("incomplete")).count(), 2, "{comments}");
+    let run = s.sizeup(&["run", "oltp_read_write", "--tables", "2", "--table-size", "2000000", "--time", "1"]);
+    assert!(run.unwrap_err().to_string().contains("incomplete"));
+    assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'").trim(), "0");
+}
+
 #[test]
 fn stalled_server_a_listener_that_never_greets_times_out() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

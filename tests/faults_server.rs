@@ -493,6 +493,49 @@ fn prepare_loaders_retry_lock_waits_and_deadlocks() {
     assert!(tables.iter().all(|(_, c)| c == "created by sizeup (oltp)"), "{tables:?}");
 }
 
+/// A load waiting on a table someone else holds got no answer and the prepare waited
+/// with it (for the server's lock_wait_timeout, a day by default). Now it fails after
+/// `--statement-timeout`, ends the waiting load on the server (KILL), says what the
+/// server showed it doing, and drops what it created once the holder lets go.
+#[test]
+fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() {
+    let srv = TestServer::start();
+    let kills = || -> u64 {
+        let line = srv.sql("SHOW GLOBAL STATUS LIKE 'Com_kill'");
+        line.split('\t').nth(1).unwrap_or("0").trim().parse().unwrap()
+    };
+    let killed_before = kills();
+    std::thread::scope(|s| {
+        let prepare = s.spawn(|| {
+            let args = ["--tables", "2", "--table-size", "1000000", "--threads", "2", "--statement-timeout", "2"];
+            srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
+        });
+        loop {
+            if tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
+                break;
+            }
+            assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Hold sbtest1 past the statement timeout (the loads wait on it without end:
+        // the server's lock_wait_timeout is a day), then let go so the undo can drop it.
+        let held = srv.sql(
+            "LOCK TABLES sbtest.sbtest1 WRITE; \
+             SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest1'; \
+             SELECT SLEEP(6); UNLOCK TABLES",
+        );
+        assert!(held.contains("incomplete"), "the lock came after the load: {held}");
+        let e = err_of(prepare.join().unwrap());
+        assert!(e.contains("loading sbtest1: no answer from the server within 2 s (--statement-timeout)"), "{e}");
+        assert!(e.contains("Waiting for table metadata lock") && e.contains("ended (KILL)"), "{e}");
+        assert!(e.contains("dropped"), "{e}");
+        assert!(e.lines().count() <= 2, "{e}");
+    });
+    assert!(kills() > killed_before, "the stalled loads were ended on the server");
+    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-loaded table stayed");
+    assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "1000"]).unwrap(), 0);
+}
+
 #[test]
 fn an_interrupted_tpcc_load_is_refused_by_check_and_run() {
     let srv = TestServer::start();

@@ -272,6 +272,11 @@ pub struct PrepareArgs {
     /// LOAD DATA LOCAL, else multi-row INSERTs where the server refuses LOCAL INFILE.
     #[arg(long, value_enum, default_value_t)]
     pub load_method: crate::workload::bulk::LoadMethod,
+    /// Seconds one load of rows may wait for the server before the prepare fails as
+    /// stalled and undoes itself; index builds are not bounded (they take as long as
+    /// their table needs).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    pub statement_timeout: f64,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 use super::Context;
 use crate::cli::{CheckArgs, CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
 use crate::runner::{self, resolve_target, runtime};
+use crate::workload::bulk::LoadSettings;
 use crate::workload::{self, Optional, Workload};
 use crate::{plan, Error};
 
@@ -12,9 +13,11 @@ fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Err
 
 pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
+    let statement_timeout = plan::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
-    runner::prepare(&target, &*w, loaders, a.load_method, plan::seed(a.workload_args.oltp.rand_seed))?;
+    let load = LoadSettings { method: a.load_method, statement_timeout };
+    runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;
     Ok(0)
 }
 

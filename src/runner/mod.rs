@@ -15,7 +15,7 @@ use crate::result::{RunConfig, RunDocument};
 use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
 use crate::target::{self, Target};
-use crate::workload::bulk::LoadMethod;
+use crate::workload::bulk::{LoadMethod, LoadSettings};
 use crate::workload::{ownership, Unit, Workload};
 use crate::{monitor, option_file, report, store, Error};
 use std::collections::BTreeMap;
@@ -520,7 +520,7 @@ pub fn prepare(
     target: &Target,
     workload: &dyn Workload,
     loaders: u32,
-    method: LoadMethod,
+    load: LoadSettings,
     seed: u64,
 ) -> Result<(), Error> {
     let loaders = loaders.max(1);
@@ -543,7 +543,7 @@ pub fn prepare(
             }
         })
     };
-    let result = rt.block_on(workload.prepare(target, loaders, method, seed, rows));
+    let result = rt.block_on(workload.prepare(target, loaders, load, seed, rows));
     watcher.abort();
     bar.finish_and_clear();
     let line = result.map_err(Error::Failed)?;
@@ -670,7 +670,8 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         ))),
         Some(None) => {
             let loaders = workload.default_loaders().unwrap_or_else(loaders);
-            prepare(&target, workload, loaders, LoadMethod::Auto, req.spec.seed)?;
+            let load = LoadSettings { method: LoadMethod::Auto, statement_timeout: req.spec.statement_timeout };
+            prepare(&target, workload, loaders, load, req.spec.seed)?;
             Ok(true)
         }
     }

@@ -17,6 +17,8 @@ use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Bytes per piece handed to the driver while streaming rows.
 pub const PIECE_BYTES: usize = 256 * 1024;
@@ -75,6 +77,23 @@ pub enum LoadMethod {
     Insert,
 }
 
+/// How a prepare loads: the method, and how long one load of rows may wait for the
+/// server before the prepare fails as stalled (the run's `--statement-timeout`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadSettings {
+    pub method: LoadMethod,
+    pub statement_timeout: Duration,
+}
+
+impl Default for LoadSettings {
+    fn default() -> Self {
+        LoadSettings {
+            method: LoadMethod::Auto,
+            statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
+        }
+    }
+}
+
 /// Largest array-binding command: a 25,000-row sbtest chunk (about 5 MB) goes in one,
 /// and the server's max_allowed_packet (16 MB by default) halves it when smaller.
 const BULK_COMMAND_MAX: usize = 8 << 20;
@@ -83,8 +102,15 @@ const BULK_COMMAND_MAX: usize = 8 << 20;
 /// check unique or foreign keys against but what we generate.
 const LOADER_SESSION: &str = "SET SESSION unique_checks=0, foreign_key_checks=0";
 
-/// A loader's connection, and how it loads.
-pub enum Loader {
+/// A loader's connection: how it loads, its id on the server, and whether a load on it
+/// stalled (then it is only dropped: a polite close could wait on the server forever).
+pub struct Loader {
+    link: Link,
+    id: u32,
+    stalled: bool,
+}
+
+enum Link {
     /// Array binding, on sizeup's own client: prepared INSERTs per table and columns,
     /// and the largest command to send.
     Bulk { conn: Box<client::Conn>, inserts: HashMap<(String, String), client::Statement>, limit: usize },
@@ -95,7 +121,7 @@ pub enum Loader {
 impl Loader {
     /// Connects a loader that sends rows as `sending` says.
     pub async fn open(target: &Target, sending: &Sending) -> Result<Loader, String> {
-        let method = sending.method;
+        let method = sending.settings.method;
         if matches!(method, LoadMethod::Auto | LoadMethod::ArrayBinding) {
             match client::Conn::connect(&target.client_options()).await {
                 Ok(conn) if conn.bulk() => {
@@ -117,7 +143,7 @@ impl Loader {
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
         conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
-        Ok(Loader::Text { conn, method })
+        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false })
     }
 
     async fn bulk(mut conn: client::Conn) -> Result<Loader, client::Error> {
@@ -132,16 +158,43 @@ impl Loader {
                  character_set_connection=@@character_set_database",
             )
             .await;
-        let mut packet = None;
-        conn.query_rows("SELECT @@max_allowed_packet", &mut |r| packet = r[0].as_i64()).await?;
+        let (mut packet, mut id) = (None, None);
+        conn.query_rows("SELECT @@max_allowed_packet, CONNECTION_ID()", &mut |r| {
+            (packet, id) = (r[0].as_i64(), r[1].as_i64());
+        })
+        .await?;
         let limit = (packet.unwrap_or(0).max(0) as usize / 2).min(BULK_COMMAND_MAX);
-        Ok(Loader::Bulk { conn: Box::new(conn), inserts: HashMap::new(), limit })
+        let link = Link::Bulk { conn: Box::new(conn), inserts: HashMap::new(), limit };
+        Ok(Loader { link, id: id.unwrap_or(0) as u32, stalled: false })
     }
 
     /// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
     /// Under `auto`, when the server refuses LOCAL INFILE, this and every later load of
-    /// the prepare send INSERTs.
+    /// the prepare send INSERTs. A load the server has not finished within the statement
+    /// timeout fails the prepare as stalled (retries included: rows waiting that long
+    /// are no longer a load's pace).
     pub async fn load(
+        &mut self,
+        table: &str,
+        columns: &str,
+        pieces: Vec<Bytes>,
+        sending: &Sending,
+    ) -> Result<(), String> {
+        let bound = sending.settings.statement_timeout;
+        match tokio::time::timeout(bound, self.load_rows(table, columns, pieces, sending)).await {
+            Ok(r) => r,
+            Err(_) => {
+                self.stalled = true;
+                sending.stalled.lock().expect("no panics while held").push(self.id);
+                Err(format!(
+                    "loading {table}: no answer from the server within {} s (--statement-timeout): the load stalled",
+                    bound.as_secs_f64()
+                ))
+            }
+        }
+    }
+
+    async fn load_rows(
         &mut self,
         table: &str,
         columns: &str,
@@ -152,19 +205,19 @@ impl Loader {
         if pieces.is_empty() {
             return Ok(());
         }
-        match self {
-            Loader::Text { conn, method: LoadMethod::Insert } => {
+        match &mut self.link {
+            Link::Text { conn, method: LoadMethod::Insert } => {
                 use_insert.store(true, Ordering::Relaxed);
                 insert(conn, table, columns, &pieces).await
             }
-            Loader::Text { conn, method } => {
+            Link::Text { conn, method } => {
                 if !use_insert.load(Ordering::Relaxed) && load_data(conn, table, columns, &pieces, *method).await? {
                     return Ok(());
                 }
                 use_insert.store(true, Ordering::Relaxed);
                 insert(conn, table, columns, &pieces).await
             }
-            Loader::Bulk { conn, inserts, limit } => {
+            Link::Bulk { conn, inserts, limit } => {
                 let key = (table.to_string(), columns.to_string());
                 if !inserts.contains_key(&key) {
                     let marks = vec!["?"; columns.split(',').count()].join(",");
@@ -196,11 +249,12 @@ impl Loader {
         }
     }
 
-    /// Runs one statement, retried as loads are.
+    /// Runs one statement, retried as loads are. Not bounded by the statement timeout:
+    /// it builds indexes, which take as long as their table needs.
     pub async fn exec(&mut self, sql: &str, what: &str) -> Result<(), String> {
-        match self {
-            Loader::Text { conn, .. } => exec_retrying(conn, sql, what).await,
-            Loader::Bulk { conn, .. } => {
+        match &mut self.link {
+            Link::Text { conn, .. } => exec_retrying(conn, sql, what).await,
+            Link::Bulk { conn, .. } => {
                 let mut attempt = 0;
                 loop {
                     let e = match conn.query_drop(sql).await {
@@ -216,28 +270,38 @@ impl Loader {
     }
 
     pub async fn close(self) {
-        match self {
-            Loader::Bulk { conn, .. } => conn.close().await,
-            Loader::Text { conn, .. } => {
+        if self.stalled {
+            return; // dropped: the server may never read a goodbye
+        }
+        match self.link {
+            Link::Bulk { conn, .. } => conn.close().await,
+            Link::Text { conn, .. } => {
                 let _ = conn.disconnect().await;
             }
         }
     }
 }
 
-/// How the loaders of one prepare send rows: the method asked for, and what they found.
+/// How the loaders of one prepare send rows: what was asked for, and what they found.
 #[derive(Debug, Default)]
 pub struct Sending {
-    pub method: LoadMethod,
+    pub settings: LoadSettings,
     /// A loader used array binding.
     bulk: AtomicBool,
     /// INSERTs: asked for, or the server refused LOCAL INFILE (then for every later load).
     use_insert: AtomicBool,
+    /// Server ids of the loader connections whose load stalled, for the undo to end.
+    stalled: Mutex<Vec<u32>>,
 }
 
 impl Sending {
-    pub fn new(method: LoadMethod) -> Self {
-        Sending { method, ..Default::default() }
+    pub fn new(settings: LoadSettings) -> Self {
+        Sending { settings, ..Default::default() }
+    }
+
+    /// The server ids of the connections whose load stalled.
+    pub fn stalled(&self) -> Vec<u32> {
+        self.stalled.lock().expect("no panics while held").clone()
     }
 
     /// How rows went in, for the report.

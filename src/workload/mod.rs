@@ -21,7 +21,7 @@ use crate::exec::{RunResult, RunSpec};
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
 use crate::target::{Target, Targets};
-use bulk::LoadMethod;
+use bulk::LoadSettings;
 use futures_util::future::BoxFuture;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -146,13 +146,13 @@ pub trait Workload: Send + Sync {
     fn statements_per_connection(&self) -> u32 {
         0
     }
-    /// Creates and loads the tables with `loaders` connections sending rows by `method`;
-    /// says what it loaded.
+    /// Creates and loads the tables with `loaders` connections sending rows as `load`
+    /// says; says what it loaded.
     fn prepare<'a>(
         &'a self,
         target: &'a Target,
         loaders: u32,
-        method: LoadMethod,
+        load: LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>>;

@@ -170,10 +170,24 @@ async fn holders(conn: &mut Conn, database: &str) -> String {
     )
 }
 
-/// After a prepare failed part-way: drops the tables it created (only sizeup's, of
-/// `names`) so nothing half-done stays behind, and returns `error` with what became
-/// of them.
-pub async fn undo_prepare(target: &crate::target::Target, names: &[String], error: String, workload: &str) -> String {
+/// After a prepare failed part-way: ends its loader connections whose load stalled
+/// (`stalled`, their server ids: the server may still hold their tables), drops the
+/// tables it created (only sizeup's, of `names`) so nothing half-done stays behind, and
+/// returns `error` with what became of them.
+pub async fn undo_prepare(
+    target: &crate::target::Target,
+    names: &[String],
+    mut error: String,
+    workload: &str,
+    stalled: &[u32],
+) -> String {
+    if !stalled.is_empty() {
+        match tokio::time::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
+            Ok(Ok(seen)) => error.push_str(&seen),
+            Ok(Err(why)) => return stay(&error, &why, workload),
+            Err(_) => return stay(&error, "the server did not answer within 15 s", workload),
+        }
+    }
     match drop_ours(target, names, "%", |_| true).await {
         Ok(r) if r.dropped.is_empty() => error,
         Ok(_) => format!("{error}\nThe partly loaded tables were dropped; nothing is left half-done: prepare again."),
@@ -181,6 +195,45 @@ pub async fn undo_prepare(target: &crate::target::Target, names: &[String], erro
             "{error}\nThe partly loaded tables stay, marked incomplete: `sizeup cleanup {workload}`, then prepare again."
         ),
     }
+}
+
+/// The longest the undo of a stalled prepare tries to reach the server (a connect is
+/// bounded at 10 s; the rest is two short statements per stalled connection).
+const END_STALLED_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The undo's answer when the server cannot be reached to end the stalled loads.
+fn stay(error: &str, why: &str, workload: &str) -> String {
+    format!(
+        "{error}\nIt cannot be cleaned up now ({why}): the partly loaded tables stay, marked incomplete; \
+         `sizeup cleanup {workload}` once the server answers, then prepare again."
+    )
+}
+
+/// Ends (KILL) the loader connections `ids`, which sizeup opened and whose loads got no
+/// answer, and says what the server showed the first one doing, e.g.
+/// "; the server showed that load 'Waiting for table metadata lock' for 2 s: ended (KILL)".
+async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<String, String> {
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let mut seen = String::new();
+    for &id in ids {
+        let row: Option<(Option<String>, Option<u64>)> = conn
+            .exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,))
+            .await
+            .map_err(|e| short_error(&e))?;
+        let Some((state, time)) = row else { continue }; // gone: the server ended it already
+                                                         // 1094: it ended between the two statements.
+        match conn.query_drop(format!("KILL CONNECTION {id}")).await {
+            Err(mysql_async::Error::Server(e)) if e.code != 1094 => return Err(e.message),
+            Err(e @ mysql_async::Error::Io(_)) => return Err(e.to_string()),
+            _ => {}
+        }
+        if seen.is_empty() {
+            let state = state.filter(|s| !s.is_empty()).unwrap_or_else(|| "busy".into());
+            seen = format!("; the server showed that load '{state}' for {} s: ended (KILL)", time.unwrap_or(0));
+        }
+    }
+    let _ = conn.disconnect().await;
+    Ok(seen)
 }
 
 /// The refusal when tables are in the way of a prepare, or `None` when all are free.

@@ -135,12 +135,12 @@ impl Workload for OltpWorkload {
         &'a self,
         target: &'a Target,
         loaders: u32,
-        method: crate::workload::bulk::LoadMethod,
+        load: crate::workload::bulk::LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let r = super::prepare(target, &self.options, loaders, method, seed, rows).await?;
+            let r = super::prepare(target, &self.options, loaders, load, seed, rows).await?;
             Ok(format!(
                 "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
                 r.tables, r.rows, r.seconds, r.rows_per_second, r.method

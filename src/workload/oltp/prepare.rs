@@ -100,7 +100,7 @@ struct Loading {
     queue: Mutex<VecDeque<Chunk>>,
     chunks_left: Vec<AtomicU32>,
     rows_done: Arc<AtomicU64>,
-    sending: bulk::Sending,
+    sending: Arc<bulk::Sending>,
     failed: AtomicBool,
 }
 
@@ -109,7 +109,7 @@ pub async fn prepare(
     target: &Target,
     o: &OltpOptions,
     threads: u32,
-    method: bulk::LoadMethod,
+    load: bulk::LoadSettings,
     seed: u64,
     rows_done: Arc<AtomicU64>,
 ) -> Result<PrepareReport, String> {
@@ -126,13 +126,14 @@ pub async fn prepare(
     for t in 1..=o.tables {
         if let Err(e) = conn.query_drop(create_sql_with(o, t, &loading)).await {
             let e = format!("creating sbtest{t}: {}", short_error(&e));
-            return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await);
+            return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &[]).await);
         }
     }
-    let method = match load_all(target, o, threads, method, seed, rows_done, &mut conn).await {
-        Ok(m) => m,
-        Err(e) => return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write").await),
-    };
+    let sending = Arc::new(bulk::Sending::new(load));
+    if let Err(e) = load_all(target, o, threads, &sending, seed, rows_done, &mut conn).await {
+        return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &sending.stalled()).await);
+    }
+    let method = sending.describe();
     for t in &names {
         ownership::mark_complete(&mut conn, t, &comment_clause("oltp")).await?;
     }
@@ -142,16 +143,16 @@ pub async fn prepare(
     Ok(PrepareReport { tables: o.tables, rows, seconds, rows_per_second: rows as f64 / seconds.max(1e-9), method })
 }
 
-/// Loads the created tables; returns the method used.
+/// Loads the created tables.
 async fn load_all(
     target: &Target,
     o: &OltpOptions,
     threads: u32,
-    method: bulk::LoadMethod,
+    sending: &Arc<bulk::Sending>,
     seed: u64,
     rows_done: Arc<AtomicU64>,
     conn: &mut Conn,
-) -> Result<&'static str, String> {
+) -> Result<(), String> {
     let queue = chunks(o);
     let mut left: Vec<AtomicU32> = (0..o.tables).map(|_| AtomicU32::new(0)).collect();
     for c in &queue {
@@ -161,7 +162,7 @@ async fn load_all(
         queue: Mutex::new(queue),
         chunks_left: left,
         rows_done,
-        sending: bulk::Sending::new(method),
+        sending: sending.clone(),
         failed: AtomicBool::new(false),
     });
     let ids = Arc::new(IdDistribution::new(&o.rand, o.table_size));
@@ -183,8 +184,7 @@ async fn load_all(
             bulk::exec_retrying(conn, &sql, &what).await?;
         }
     }
-    bulk::join_loaders(loaders).await?;
-    Ok(state.sending.describe())
+    bulk::join_loaders(loaders).await
 }
 
 /// The k index of a table, and what a failure to build it says.

@@ -237,12 +237,12 @@ impl Workload for ScriptWorkload {
         &'a self,
         target: &'a Target,
         loaders: u32,
-        method: crate::workload::bulk::LoadMethod,
+        load: crate::workload::bulk::LoadSettings,
         _seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            if method != crate::workload::bulk::LoadMethod::Auto {
+            if load.method != crate::workload::bulk::LoadMethod::Auto {
                 return Err("--load-method is for tpcc and the built-in OLTP workloads: a script's prepare \
                             sends its rows as the script says; leave it out"
                     .into());

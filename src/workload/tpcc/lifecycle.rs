@@ -103,12 +103,12 @@ impl Workload for TpccWorkload {
         &'a self,
         target: &'a Target,
         loaders: u32,
-        method: crate::workload::bulk::LoadMethod,
+        load: crate::workload::bulk::LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let r = load::prepare(target, self.warehouses, loaders, method, seed, rows).await?;
+            let r = load::prepare(target, self.warehouses, loaders, load, seed, rows).await?;
             Ok(format!(
                 "prepared tpcc: {} warehouse(s), {} rows, {:.0} MB of row text in {:.1} s ({:.0} rows/s, {})",
                 r.warehouses,

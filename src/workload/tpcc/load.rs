@@ -311,7 +311,7 @@ pub async fn prepare(
     target: &Target,
     warehouses: u32,
     threads: u32,
-    method: bulk::LoadMethod,
+    load: bulk::LoadSettings,
     seed: u64,
     rows_done: Arc<AtomicU64>,
 ) -> Result<LoadReport, String> {
@@ -329,18 +329,18 @@ pub async fn prepare(
         let sql = schema::create_sql(t, &ownership::while_loading(&schema::comment(t, k.c_last)));
         if let Err(e) = conn.query_drop(sql).await {
             let e = format!("creating {t}: {}", short_error(&e));
-            return Err(ownership::undo_prepare(target, &names, e, "tpcc").await);
+            return Err(ownership::undo_prepare(target, &names, e, "tpcc", &[]).await);
         }
     }
     let state = Arc::new(Loading {
         queue: Mutex::new(units(warehouses)),
         rows_done,
         bytes: AtomicU64::new(0),
-        sending: bulk::Sending::new(method),
+        sending: bulk::Sending::new(load),
         failed: AtomicBool::new(false),
     });
     if let Err(e) = load_all(target, &state, threads, seed, &k, &mut conn).await {
-        return Err(ownership::undo_prepare(target, &names, e, "tpcc").await);
+        return Err(ownership::undo_prepare(target, &names, e, "tpcc", &state.sending.stalled()).await);
     }
     for t in TABLES {
         ownership::mark_complete(&mut conn, t, &schema::comment(t, k.c_last)).await?;
