@@ -354,6 +354,42 @@ fn stalled_server_sigstop_prepare_fails_after_the_statement_timeout() {
     assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'").trim(), "0");
 }
 
+/// An index build has no time bound of its own (2,000,000 rows take about 2 s here, a
+/// big table minutes), so it is watched instead: a build the server works on passes
+/// however long it takes (here past a 1-s statement timeout), and one on a server that
+/// stops answering (SIGSTOP) fails the prepare rather than waiting for ever.
+#[test]
+fn stalled_server_sigstop_during_an_index_build_fails_the_prepare() {
+    let s = TestServer::start();
+    let home = s.home();
+    let _resume = Resume(s.pid);
+    let prepare = |database: &str, timeout: &str| {
+        let args = ["--database", database, "--tables", "1", "--table-size", "2000000", "--statement-timeout", timeout];
+        Proc::spawn(&[&["--home", &home, "prepare", "oltp_read_write"][..], &args[..]].concat())
+    };
+    let mut p = prepare("long", "1");
+    assert_eq!(p.exit_within(Duration::from_secs(300)), 0, "{}", p.stderr());
+    assert!(s.sql("SHOW INDEX FROM long.sbtest1").contains("k_1"), "the index was built");
+
+    let mut p = prepare("sbtest", "2");
+    let t0 = Instant::now();
+    let building = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'CREATE INDEX%'";
+    while s.sql(building).trim() == "0" {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no index build was seen; stderr: {}", p.stderr());
+        assert!(p.child.try_wait().unwrap().is_none(), "the prepare ended first: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(s.pid, libc::SIGSTOP);
+    // The timeout, the watch's 8-s question, then the undo's reach (at most 15 s).
+    let code = p.exit_within(Duration::from_secs(2 + 8 + 15) + SLACK);
+    let err = p.stderr();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("creating index k_1: the server stopped answering"), "{err}");
+    assert!(err.contains("marked incomplete"), "{err}");
+    signal(s.pid, libc::SIGCONT);
+    assert_eq!(s.sizeup(&["cleanup", "oltp_read_write"]).unwrap(), 0);
+}
+
 #[test]
 fn stalled_server_a_listener_that_never_greets_times_out() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

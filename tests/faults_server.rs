@@ -536,6 +536,36 @@ fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() 
     assert_eq!(srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "1000"]).unwrap(), 0);
 }
 
+/// The index build (watched, not bounded) waiting on a table another session holds: the
+/// watch sees the server show it waiting for a lock past the statement timeout, fails
+/// the prepare, and the undo ends it and drops the table once the holder lets go.
+#[test]
+fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
+    let srv = TestServer::start();
+    std::thread::scope(|s| {
+        let prepare = s.spawn(|| {
+            let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "2"];
+            srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
+        });
+        while !tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
+            assert!(!prepare.is_finished(), "the prepare ended before its table was seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // A transaction that read the table: loads go on beside it, the index build's
+        // metadata lock waits for its end.
+        let held = srv.sql(
+            "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
+             SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(10); COMMIT",
+        );
+        assert!(held.contains("incomplete"), "the transaction came after the load: {held}");
+        let e = err_of(prepare.join().unwrap());
+        assert!(e.contains("creating index k_1: the server showed it 'Waiting for table metadata lock'"), "{e}");
+        assert!(e.contains("ended (KILL)") && e.contains("dropped"), "{e}");
+        assert!(e.lines().count() <= 2, "{e}");
+    });
+    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+}
+
 #[test]
 fn an_interrupted_tpcc_load_is_refused_by_check_and_run() {
     let srv = TestServer::start();

@@ -273,8 +273,8 @@ pub struct PrepareArgs {
     #[arg(long, value_enum, default_value_t)]
     pub load_method: crate::workload::bulk::LoadMethod,
     /// Seconds one load of rows may wait for the server before the prepare fails as
-    /// stalled and undoes itself; index builds are not bounded (they take as long as
-    /// their table needs).
+    /// stalled and undoes itself. Index builds take as long as their table needs: they
+    /// fail only when the server stops answering or they wait this long for a lock.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     pub statement_timeout: f64,
 }

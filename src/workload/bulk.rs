@@ -108,6 +108,8 @@ pub struct Loader {
     link: Link,
     id: u32,
     stalled: bool,
+    /// Where it loads, for the watch over statements with no bound of their own.
+    target: Target,
 }
 
 enum Link {
@@ -126,7 +128,7 @@ impl Loader {
             match client::Conn::connect(&target.client_options()).await {
                 Ok(conn) if conn.bulk() => {
                     sending.bulk.store(true, Ordering::Relaxed);
-                    return Self::bulk(conn).await.map_err(|e| e.to_string());
+                    return Self::bulk(conn, target).await.map_err(|e| e.to_string());
                 }
                 Ok(conn) => conn.close().await,
                 Err(e) if method == LoadMethod::ArrayBinding => return Err(e.to_string()),
@@ -143,10 +145,10 @@ impl Loader {
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
         conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
-        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false })
+        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false, target: target.clone() })
     }
 
-    async fn bulk(mut conn: client::Conn) -> Result<Loader, client::Error> {
+    async fn bulk(mut conn: client::Conn, target: &Target) -> Result<Loader, client::Error> {
         conn.query_drop(LOADER_SESSION).await?;
         // Values in the tables' own character set, so the server stores them as they
         // come: converting from utf8mb4 was 14 % of its work loading latin1 tables.
@@ -165,7 +167,7 @@ impl Loader {
         .await?;
         let limit = (packet.unwrap_or(0).max(0) as usize / 2).min(BULK_COMMAND_MAX);
         let link = Link::Bulk { conn: Box::new(conn), inserts: HashMap::new(), limit };
-        Ok(Loader { link, id: id.unwrap_or(0) as u32, stalled: false })
+        Ok(Loader { link, id: id.unwrap_or(0) as u32, stalled: false, target: target.clone() })
     }
 
     /// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
@@ -185,7 +187,7 @@ impl Loader {
             Ok(r) => r,
             Err(_) => {
                 self.stalled = true;
-                sending.stalled.lock().expect("no panics while held").push(self.id);
+                sending.stall(self.id);
                 Err(format!(
                     "loading {table}: no answer from the server within {} s (--statement-timeout): the load stalled",
                     bound.as_secs_f64()
@@ -249,9 +251,16 @@ impl Loader {
         }
     }
 
-    /// Runs one statement, retried as loads are. Not bounded by the statement timeout:
-    /// it builds indexes, which take as long as their table needs.
-    pub async fn exec(&mut self, sql: &str, what: &str) -> Result<(), String> {
+    /// Runs one statement (an index build), retried as loads are, and [`watched`]: it
+    /// takes as long as its table needs, as long as the server is working on it.
+    pub async fn exec(&mut self, sql: &str, what: &str, sending: &Sending) -> Result<(), String> {
+        let (target, id) = (self.target.clone(), self.id);
+        let r = watched(&target, id, sending, what, self.exec_unwatched(sql, what)).await;
+        self.stalled = r.is_err() && sending.stalled().contains(&id);
+        r
+    }
+
+    async fn exec_unwatched(&mut self, sql: &str, what: &str) -> Result<(), String> {
         match &mut self.link {
             Link::Text { conn, .. } => exec_retrying(conn, sql, what).await,
             Link::Bulk { conn, .. } => {
@@ -304,6 +313,10 @@ impl Sending {
         self.stalled.lock().expect("no panics while held").clone()
     }
 
+    fn stall(&self, id: u32) {
+        self.stalled.lock().expect("no panics while held").push(id);
+    }
+
     /// How rows went in, for the report.
     pub fn describe(&self) -> &'static str {
         if self.bulk.load(Ordering::Relaxed) {
@@ -313,6 +326,65 @@ impl Sending {
         } else {
             "LOAD DATA LOCAL"
         }
+    }
+}
+
+/// The longest the watch of [`watched`] waits for the server to say what a connection
+/// is doing (below the 10-s connect bound, so a server that does not answer is told
+/// from one that refuses, which the statement's own connection reports).
+const PROBE_WITHIN: Duration = Duration::from_secs(8);
+
+/// Runs `statement`, which has no time bound of its own (an index build takes as long
+/// as its table needs), on connection `id`, watching that the server still works on it:
+/// every statement timeout a new connection asks what `id` is doing. No answer within
+/// 8 s, or `id` waiting (on a lock) for a statement timeout or longer, fails it as
+/// stalled, with `id` kept in `sending` for the undo to end.
+pub async fn watched<T>(
+    target: &Target,
+    id: u32,
+    sending: &Sending,
+    what: &str,
+    statement: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    let every = sending.settings.statement_timeout;
+    tokio::pin!(statement);
+    loop {
+        tokio::select! {
+            r = &mut statement => return r,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let probe = stalled_because(target, id, every);
+        let why = tokio::select! {
+            r = &mut statement => return r,
+            why = probe => why,
+        };
+        if let Some(why) = why {
+            sending.stall(id);
+            return Err(format!("{what}: {why}: the statement stalled"));
+        }
+    }
+}
+
+/// Why connection `id`'s statement counts as stalled, or `None` while the server works
+/// on it (or cannot say: a refused probe leaves the verdict to the statement's own
+/// connection).
+async fn stalled_because(target: &Target, id: u32, every: Duration) -> Option<String> {
+    let probe = async {
+        let mut conn = target.connect().await.ok()?;
+        let row: Option<(Option<String>, Option<u64>)> =
+            conn.exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,)).await.ok()?;
+        let _ = conn.disconnect().await;
+        row
+    };
+    match tokio::time::timeout(PROBE_WITHIN, probe).await {
+        Err(_) => Some(format!(
+            "the server stopped answering (a new connection got no answer within {} s)",
+            PROBE_WITHIN.as_secs()
+        )),
+        Ok(Some((Some(state), Some(t)))) if state.starts_with("Waiting for") && t >= every.as_secs() => {
+            Some(format!("the server showed it '{state}' for {t} s (--statement-timeout {} s)", every.as_secs_f64()))
+        }
+        Ok(_) => None,
     }
 }
 

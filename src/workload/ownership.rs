@@ -211,7 +211,7 @@ fn stay(error: &str, why: &str, workload: &str) -> String {
 
 /// Ends (KILL) the loader connections `ids`, which sizeup opened and whose loads got no
 /// answer, and says what the server showed the first one doing, e.g.
-/// "; the server showed that load 'Waiting for table metadata lock' for 2 s: ended (KILL)".
+/// "; the server showed that connection 'Waiting for table metadata lock' for 2 s: ended (KILL)".
 async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<String, String> {
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let mut seen = String::new();
@@ -229,7 +229,7 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
         }
         if seen.is_empty() {
             let state = state.filter(|s| !s.is_empty()).unwrap_or_else(|| "busy".into());
-            seen = format!("; the server showed that load '{state}' for {} s: ended (KILL)", time.unwrap_or(0));
+            seen = format!("; the server showed that connection '{state}' for {} s: ended (KILL)", time.unwrap_or(0));
         }
     }
     let _ = conn.disconnect().await;

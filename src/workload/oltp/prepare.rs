@@ -226,7 +226,7 @@ async fn load_chunks(
         let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
         if left == 0 && o.create_secondary {
             let (sql, what) = create_index(chunk.table);
-            conn.exec(&sql, &what).await?;
+            conn.exec(&sql, &what, &state.sending).await?;
         }
     }
 }

@@ -391,10 +391,16 @@ async fn load_all(
     // either way, docs/PERFORMANCE.md); this way the load's undo and redo stay smaller.
     let mut builders = Vec::new();
     for (table, sql) in schema::INDEXES {
-        let target = target.clone();
+        let (target, state) = (target.clone(), state.clone());
         builders.push(tokio::spawn(async move {
             let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-            bulk::exec_retrying(&mut conn, sql, &format!("indexing {table}")).await
+            let (id, what) = (conn.id(), format!("indexing {table}"));
+            let built =
+                bulk::watched(&target, id, &state.sending, &what, bulk::exec_retrying(&mut conn, sql, &what)).await;
+            if built.is_ok() {
+                let _ = conn.disconnect().await;
+            }
+            built
         }));
     }
     let mut first_error = None;
