@@ -460,6 +460,14 @@ fn server_start_on_a_running_instance_says_what_it_ignored() {
     assert!(!text(&o).1.contains("not applied"), "{:?}", text(&o));
 }
 
+/// Waits until the prepare running in `prepare` has created sbtest1 (and is loading).
+fn wait_for_sbtest1<T>(srv: &TestServer, prepare: &std::thread::ScopedJoinHandle<T>) {
+    while !tables_of(srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
+        assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn prepare_loaders_retry_lock_waits_and_deadlocks() {
     let srv = TestServer::start();
@@ -470,13 +478,7 @@ fn prepare_loaders_retry_lock_waits_and_deadlocks() {
         let prepare = s.spawn(|| {
             srv.sizeup(&["prepare", "oltp_read_write", "--tables", "2", "--table-size", "500000", "--threads", "2"])
         });
-        loop {
-            if tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
-                break;
-            }
-            assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_sbtest1(&srv, &prepare);
         // Hold sbtest1 for a few lock-wait timeouts while the load goes on: the loader's
         // next statement on it times out (1205) and must be retried, not fail the prepare.
         let held = srv.sql(
@@ -510,13 +512,7 @@ fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() 
             let args = ["--tables", "2", "--table-size", "1000000", "--threads", "2", "--statement-timeout", "2"];
             srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
         });
-        loop {
-            if tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
-                break;
-            }
-            assert!(!prepare.is_finished(), "the prepare ended before its tables were seen");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_sbtest1(&srv, &prepare);
         // Hold sbtest1 past the statement timeout (the loads wait on it without end:
         // the server's lock_wait_timeout is a day), then let go so the undo can drop it.
         let held = srv.sql(
@@ -547,10 +543,7 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
             let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "2"];
             srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
         });
-        while !tables_of(&srv, "sbtest").iter().any(|(n, _)| n == "sbtest1") {
-            assert!(!prepare.is_finished(), "the prepare ended before its table was seen");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_sbtest1(&srv, &prepare);
         // A transaction that read the table: loads go on beside it, the index build's
         // metadata lock waits for its end.
         let held = srv.sql(
