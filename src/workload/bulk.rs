@@ -371,8 +371,7 @@ pub async fn watched<T>(
 async fn stalled_because(target: &Target, id: u32, every: Duration) -> Option<String> {
     let probe = async {
         let mut conn = target.connect().await.ok()?;
-        let row: Option<(Option<String>, Option<u64>)> =
-            conn.exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,)).await.ok()?;
+        let row = super::ownership::doing(&mut conn, id).await.ok()?;
         let _ = conn.disconnect().await;
         row
     };

@@ -197,6 +197,12 @@ pub async fn undo_prepare(
     }
 }
 
+/// What connection `id` is doing in the server (its PROCESSLIST state and seconds in
+/// it), or `None` when it is gone.
+pub async fn doing(conn: &mut Conn, id: u32) -> Result<Option<(Option<String>, Option<u64>)>, mysql_async::Error> {
+    conn.exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,)).await
+}
+
 /// The longest the undo of a stalled prepare tries to reach the server (a connect is
 /// bounded at 10 s; the rest is two short statements per stalled connection).
 const END_STALLED_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
@@ -216,12 +222,9 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let mut seen = String::new();
     for &id in ids {
-        let row: Option<(Option<String>, Option<u64>)> = conn
-            .exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,))
-            .await
-            .map_err(|e| short_error(&e))?;
-        let Some((state, time)) = row else { continue }; // gone: the server ended it already
-                                                         // 1094: it ended between the two statements.
+        // None: gone, the server ended it already.
+        let Some((state, time)) = doing(&mut conn, id).await.map_err(|e| short_error(&e))? else { continue };
+        // 1094: it ended between the two statements.
         match conn.query_drop(format!("KILL CONNECTION {id}")).await {
             Err(mysql_async::Error::Server(e)) if e.code != 1094 => return Err(e.message),
             Err(e @ mysql_async::Error::Io(_)) => return Err(e.to_string()),
