@@ -509,7 +509,8 @@ fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() 
     let killed_before = kills();
     std::thread::scope(|s| {
         let prepare = s.spawn(|| {
-            let args = ["--tables", "2", "--table-size", "1000000", "--threads", "2", "--statement-timeout", "2"];
+            // 5 s: a 25,000-row load on a box busy with other tests must not stall first.
+            let args = ["--tables", "2", "--table-size", "1000000", "--threads", "2", "--statement-timeout", "5"];
             srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
         });
         wait_for_sbtest1(&srv, &prepare);
@@ -518,11 +519,11 @@ fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() 
         let held = srv.sql(
             "LOCK TABLES sbtest.sbtest1 WRITE; \
              SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest' AND TABLE_NAME='sbtest1'; \
-             SELECT SLEEP(6); UNLOCK TABLES",
+             SELECT SLEEP(12); UNLOCK TABLES",
         );
         assert!(held.contains("incomplete"), "the lock came after the load: {held}");
         let e = err_of(prepare.join().unwrap());
-        assert!(e.contains("loading sbtest1: no answer from the server within 2 s (--statement-timeout)"), "{e}");
+        assert!(e.contains("loading sbtest1: no answer from the server within 5 s (--statement-timeout)"), "{e}");
         assert!(e.contains("Waiting for table metadata lock") && e.contains("ended (KILL)"), "{e}");
         assert!(e.contains("dropped"), "{e}");
         assert!(e.lines().count() <= 2, "{e}");
@@ -540,7 +541,7 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
     let srv = TestServer::start();
     std::thread::scope(|s| {
         let prepare = s.spawn(|| {
-            let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "2"];
+            let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "5"];
             srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
         });
         wait_for_sbtest1(&srv, &prepare);
@@ -548,7 +549,7 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
         // metadata lock waits for its end.
         let held = srv.sql(
             "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
-             SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(10); COMMIT",
+             SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(25); COMMIT",
         );
         assert!(held.contains("incomplete"), "the transaction came after the load: {held}");
         let e = err_of(prepare.join().unwrap());
@@ -557,6 +558,39 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
         assert!(e.lines().count() <= 2, "{e}");
     });
     assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+}
+
+/// The watch over statements with no bound of their own (index builds) leaves one the
+/// server works on alone however long it takes: a 3-s statement under a 1-s statement
+/// timeout (the server shows it 'User sleep', not waiting for a lock) completes, and no
+/// connection is recorded as stalled. Timed by the server's SLEEP, not the box's speed.
+#[test]
+fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
+    use mysql_async::prelude::Queryable;
+    use sizeup::workload::bulk::{watched, LoadSettings, Sending};
+    let srv = TestServer::start();
+    let target = sizeup::target::Target {
+        host: "localhost".into(),
+        port: 0,
+        socket: Some(srv.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: "mysql".into(),
+        tls: Default::default(),
+    };
+    let sending = Sending::new(LoadSettings { statement_timeout: Duration::from_secs(1), ..Default::default() });
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut conn = target.connect().await.unwrap();
+        let id = conn.id();
+        let started = std::time::Instant::now();
+        let slept = async { conn.query_drop("SELECT SLEEP(3)").await.map_err(|e| e.to_string()) };
+        let r = watched(&target, id, &sending, "sleeping", slept).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert!(started.elapsed() >= Duration::from_secs(3), "it ran to its end");
+        assert!(sending.stalled().is_empty());
+        let _ = conn.disconnect().await;
+    });
 }
 
 #[test]
