@@ -108,8 +108,6 @@ pub struct Loader {
     link: Link,
     id: u32,
     stalled: bool,
-    /// Where it loads, for the watch over statements with no bound of their own.
-    target: Target,
 }
 
 enum Link {
@@ -128,7 +126,7 @@ impl Loader {
             match client::Conn::connect(&target.client_options()).await {
                 Ok(conn) if conn.bulk() => {
                     sending.bulk.store(true, Ordering::Relaxed);
-                    return Self::bulk(conn, target).await.map_err(|e| e.to_string());
+                    return Self::bulk(conn).await.map_err(|e| e.to_string());
                 }
                 Ok(conn) => conn.close().await,
                 Err(e) if method == LoadMethod::ArrayBinding => return Err(e.to_string()),
@@ -145,10 +143,10 @@ impl Loader {
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
         conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
-        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false, target: target.clone() })
+        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false })
     }
 
-    async fn bulk(mut conn: client::Conn, target: &Target) -> Result<Loader, client::Error> {
+    async fn bulk(mut conn: client::Conn) -> Result<Loader, client::Error> {
         conn.query_drop(LOADER_SESSION).await?;
         // Values in the tables' own character set, so the server stores them as they
         // come: converting from utf8mb4 was 14 % of its work loading latin1 tables.
@@ -167,7 +165,7 @@ impl Loader {
         .await?;
         let limit = (packet.unwrap_or(0).max(0) as usize / 2).min(BULK_COMMAND_MAX);
         let link = Link::Bulk { conn: Box::new(conn), inserts: HashMap::new(), limit };
-        Ok(Loader { link, id: id.unwrap_or(0) as u32, stalled: false, target: target.clone() })
+        Ok(Loader { link, id: id.unwrap_or(0) as u32, stalled: false })
     }
 
     /// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
@@ -252,10 +250,10 @@ impl Loader {
     }
 
     /// Runs one statement (an index build), retried as loads are, and [`watched`]: it
-    /// takes as long as its table needs, as long as the server is working on it.
-    pub async fn exec(&mut self, sql: &str, what: &str, sending: &Sending) -> Result<(), String> {
-        let (target, id) = (self.target.clone(), self.id);
-        let r = watched(&target, id, sending, what, self.exec_unwatched(sql, what)).await;
+    /// takes as long as its table needs, as long as the server (`target`) works on it.
+    pub async fn exec(&mut self, target: &Target, sql: &str, what: &str, sending: &Sending) -> Result<(), String> {
+        let id = self.id;
+        let r = watched(target, id, sending, what, self.exec_unwatched(sql, what)).await;
         self.stalled = r.is_err() && sending.stalled().contains(&id);
         r
     }

@@ -200,12 +200,13 @@ async fn loader(
     seed: u64,
 ) -> Result<(), String> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
-    let r = load_chunks(&mut conn, o, state, ids, seed).await;
+    let r = load_chunks(target, &mut conn, o, state, ids, seed).await;
     conn.close().await;
     r
 }
 
 async fn load_chunks(
+    target: &Target,
     conn: &mut bulk::Loader,
     o: &OltpOptions,
     state: &Loading,
@@ -226,7 +227,7 @@ async fn load_chunks(
         let left = state.chunks_left[chunk.table as usize - 1].fetch_sub(1, Ordering::AcqRel) - 1;
         if left == 0 && o.create_secondary {
             let (sql, what) = create_index(chunk.table);
-            conn.exec(&sql, &what, &state.sending).await?;
+            conn.exec(target, &sql, &what, &state.sending).await?;
         }
     }
 }
