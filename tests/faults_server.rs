@@ -593,6 +593,52 @@ fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
     });
 }
 
+/// A stalled loader used to be dropped at once, and MariaDB ends a lock wait whose client
+/// went away within about a second: when the undo looked a moment later (as it did on a
+/// CI machine) the connection was gone, and so was what it had waited on. The loader is
+/// now held open until the undo has looked and ended it: seconds after its load stalled
+/// and it was closed, the server still shows it waiting.
+#[test]
+fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
+    use sizeup::workload::bulk::{LoadSettings, Loader, Sending};
+    let srv = TestServer::start();
+    srv.sql("CREATE DATABASE held; CREATE TABLE held.a (i INT)");
+    let target = sizeup::target::Target {
+        host: "localhost".into(),
+        port: 0,
+        socket: Some(srv.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: "held".into(),
+        tls: Default::default(),
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| srv.sql("LOCK TABLES held.a WRITE; SELECT SLEEP(10); UNLOCK TABLES"));
+        while !srv.sql("SELECT STATE FROM information_schema.PROCESSLIST").contains("User sleep") {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let sending = Sending::new(LoadSettings { statement_timeout: Duration::from_secs(1), ..Default::default() });
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let mut loader = Loader::open(&target, &sending).await.unwrap();
+            let r = loader.load("a", "i", vec![bytes::Bytes::from_static(b"1\n2\n")], &sending).await;
+            assert!(r.as_ref().is_err_and(|e| e.contains("the load stalled")), "{r:?}");
+            let ids = sending.stalled();
+            assert_eq!(ids.len(), 1);
+            loader.close(&sending).await;
+            // Past the second in which the server ends a lock wait whose client left.
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            let mut conn = target.connect().await.unwrap();
+            let seen = sizeup::workload::ownership::doing(&mut conn, ids[0]).await.unwrap();
+            let state = seen.and_then(|(state, _)| state);
+            assert_eq!(state.as_deref(), Some("Waiting for table metadata lock"));
+            let _ = conn.disconnect().await;
+        });
+        // The held connection goes with `sending`; the holder lets go at the end of its sleep.
+    });
+    assert_eq!(srv.sql("SELECT COUNT(*) FROM held.a").trim(), "0");
+}
+
 #[test]
 fn an_interrupted_tpcc_load_is_refused_by_check_and_run() {
     let srv = TestServer::start();

@@ -103,7 +103,8 @@ const BULK_COMMAND_MAX: usize = 8 << 20;
 const LOADER_SESSION: &str = "SET SESSION unique_checks=0, foreign_key_checks=0";
 
 /// A loader's connection: how it loads, its id on the server, and whether a load on it
-/// stalled (then it is only dropped: a polite close could wait on the server forever).
+/// stalled (then it is held open for the undo, never closed: a polite close could wait
+/// on the server forever).
 pub struct Loader {
     link: Link,
     id: u32,
@@ -276,9 +277,14 @@ impl Loader {
         }
     }
 
-    pub async fn close(self) {
+    /// Closes the connection, or, when a load on it stalled, hands it to `sending` to hold
+    /// open until the undo has seen what the server shows it doing and ended it: MariaDB
+    /// ends a lock wait whose client went away within a second, and with it the undo's
+    /// only sight of what the load waited on.
+    pub async fn close(self, sending: &Sending) {
         if self.stalled {
-            return; // dropped: the server may never read a goodbye
+            sending.held.lock().expect("no panics while held").push(self.link);
+            return; // no goodbye: the server may never read one
         }
         match self.link {
             Link::Bulk { conn, .. } => conn.close().await,
@@ -290,7 +296,7 @@ impl Loader {
 }
 
 /// How the loaders of one prepare send rows: what was asked for, and what they found.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Sending {
     pub settings: LoadSettings,
     /// A loader used array binding.
@@ -299,6 +305,8 @@ pub struct Sending {
     use_insert: AtomicBool,
     /// Server ids of the loader connections whose load stalled, for the undo to end.
     stalled: Mutex<Vec<u32>>,
+    /// Those connections, open until the prepare (and its undo) ends and drops them.
+    held: Mutex<Vec<Link>>,
 }
 
 impl Sending {

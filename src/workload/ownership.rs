@@ -236,6 +236,9 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
         }
     }
     let _ = conn.disconnect().await;
+    if seen.is_empty() {
+        seen = "; the server had already ended that connection".into();
+    }
     Ok(seen)
 }
 

@@ -201,7 +201,7 @@ async fn loader(
 ) -> Result<(), String> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
     let r = load_chunks(target, &mut conn, o, state, ids, seed).await;
-    conn.close().await;
+    conn.close(&state.sending).await;
     r
 }
 

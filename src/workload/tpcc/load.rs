@@ -415,7 +415,7 @@ async fn load_all(
 async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], seed: u64) -> Result<(), String> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
     let r = load_units(&mut conn, state, k, now, seed).await;
-    conn.close().await;
+    conn.close(&state.sending).await;
     r
 }
 
