@@ -544,14 +544,28 @@ impl Target {
     }
 
     /// Creates the target database when missing (as sysbench users expect `sbtest`).
-    pub async fn ensure_database(&self) -> Result<(), ConnectError> {
+    /// One that exists is left alone: `CREATE DATABASE IF NOT EXISTS` would wait for the
+    /// schema's metadata lock while another session holds one of its tables (and need a
+    /// privilege a user of one database may not have). The CREATE is watched (`every`).
+    pub async fn ensure_database(&self, every: std::time::Duration) -> Result<(), ConnectError> {
         let mut conn = self.connect_server().await?;
-        let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
-        conn.query_drop(sql).await.map_err(|e| ConnectError::Setup {
-            what: format!("creating database {}", self.database),
-            target: self.describe(),
-            reason: short_error(&e),
-        })?;
+        let what = format!("creating database {}", self.database);
+        let failed = |reason: String| ConnectError::Setup { what: what.clone(), target: self.describe(), reason };
+        let exists: Option<u8> = conn
+            .exec_first("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", (&self.database,))
+            .await
+            .map_err(|e| failed(short_error(&e)))?;
+        if exists.is_none() {
+            let id = conn.id();
+            let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
+            // The watch's probe cannot name a database that is not there yet.
+            let probe = Target { database: "information_schema".into(), ..self.clone() };
+            let created = crate::workload::stall::watched(&probe, id, every, "CREATE DATABASE", conn.query_drop(sql));
+            match created.await {
+                Ok(r) => r.map_err(|e| failed(short_error(&e)))?,
+                Err(crate::workload::stall::Stalled(why)) => return Err(failed(why)),
+            }
+        }
         let _ = conn.disconnect().await;
         Ok(())
     }

@@ -44,6 +44,8 @@ const CASES: &[(&[&str], &str)] = &[
     (&["prepare", "tpcc", "--database", ""], "not a database name"),
     (&["prepare", "oltp_read_write", "--statement-timeout", "0"], "--statement-timeout must be at least 1"),
     (&["prepare", "tpcc", "--statement-timeout", "-1"], "--statement-timeout"),
+    (&["prewarm", "oltp_read_write", "--statement-timeout", "0.5"], "--statement-timeout must be at least 1"),
+    (&["check", "tpcc", "--statement-timeout", "0"], "--statement-timeout must be at least 1"),
     // cleanup, check, prewarm
     (&["cleanup", "nosuchworkload"], "unknown workload"),
     (&["cleanup", "oltp_read_write", "--database", "sys"], "system schema"),

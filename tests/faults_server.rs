@@ -560,14 +560,14 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
     assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
 }
 
-/// The watch over statements with no bound of their own (index builds) leaves one the
-/// server works on alone however long it takes: a 3-s statement under a 1-s statement
-/// timeout (the server shows it 'User sleep', not waiting for a lock) completes, and no
-/// connection is recorded as stalled. Timed by the server's SLEEP, not the box's speed.
+/// The watch over statements with no bound of their own (index builds, prewarm and check
+/// scans) leaves one the server works on alone however long it takes: a 3-s statement
+/// under a 1-s statement timeout (the server shows it 'User sleep', not waiting for a
+/// lock) completes. Timed by the server's SLEEP, not the box's speed.
 #[test]
 fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
     use mysql_async::prelude::Queryable;
-    use sizeup::workload::bulk::{watched, LoadSettings, Sending};
+    use sizeup::workload::stall::watched;
     let srv = TestServer::start();
     let target = sizeup::target::Target {
         host: "localhost".into(),
@@ -578,17 +578,15 @@ fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
         database: "mysql".into(),
         tls: Default::default(),
     };
-    let sending = Sending::new(LoadSettings { statement_timeout: Duration::from_secs(1), ..Default::default() });
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut conn = target.connect().await.unwrap();
         let id = conn.id();
         let started = std::time::Instant::now();
         let slept = async { conn.query_drop("SELECT SLEEP(3)").await.map_err(|e| e.to_string()) };
-        let r = watched(&target, id, &sending, "sleeping", slept).await;
-        assert!(r.is_ok(), "{r:?}");
+        let r = watched(&target, id, Duration::from_secs(1), "sleeping", slept).await;
+        assert!(matches!(r, Ok(Ok(()))), "{r:?}");
         assert!(started.elapsed() >= Duration::from_secs(3), "it ran to its end");
-        assert!(sending.stalled().is_empty());
         let _ = conn.disconnect().await;
     });
 }
@@ -614,9 +612,7 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
     };
     std::thread::scope(|s| {
         s.spawn(|| srv.sql("LOCK TABLES held.a WRITE; SELECT SLEEP(10); UNLOCK TABLES"));
-        while !srv.sql("SELECT STATE FROM information_schema.PROCESSLIST").contains("User sleep") {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_for_holder(&srv);
         let sending = Sending::new(LoadSettings { statement_timeout: Duration::from_secs(1), ..Default::default() });
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
@@ -629,7 +625,7 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
             // Past the second in which the server ends a lock wait whose client left.
             tokio::time::sleep(Duration::from_millis(2500)).await;
             let mut conn = target.connect().await.unwrap();
-            let seen = sizeup::workload::ownership::doing(&mut conn, ids[0]).await.unwrap();
+            let seen = sizeup::workload::stall::doing(&mut conn, ids[0]).await.unwrap();
             let state = seen.and_then(|(state, _)| state);
             assert_eq!(state.as_deref(), Some("Waiting for table metadata lock"));
             let _ = conn.disconnect().await;
@@ -637,6 +633,134 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
         // The held connection goes with `sending`; the holder lets go at the end of its sleep.
     });
     assert_eq!(srv.sql("SELECT COUNT(*) FROM held.a").trim(), "0");
+}
+
+/// Waits until another session's `SELECT SLEEP` (a holder's) is running.
+fn wait_for_holder(srv: &TestServer) {
+    while !srv.sql("SELECT STATE FROM information_schema.PROCESSLIST").contains("User sleep") {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The ALTER that marks a loaded table complete waited for the table's metadata lock
+/// without end (the server's lock_wait_timeout is a day) while another session had the
+/// table open in a transaction, and the prepare with it. It is watched now: it fails
+/// as stalled, and the undo ends it (KILL) and drops the tables once the holder lets go.
+#[test]
+fn marking_tables_complete_behind_a_held_table_fails_the_prepare_and_is_undone() {
+    let srv = TestServer::start();
+    std::thread::scope(|s| {
+        let prepare = s.spawn(|| {
+            let args =
+                ["--tables", "1", "--table-size", "200000", "--create-secondary=off", "--statement-timeout", "5"];
+            srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
+        });
+        wait_for_sbtest1(&srv, &prepare);
+        // A transaction that read the table: loads go on beside it, the ALTER's metadata
+        // lock waits for its end.
+        let held = srv.sql(
+            "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
+             SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(25); COMMIT",
+        );
+        assert!(held.contains("incomplete"), "the transaction came after the load: {held}");
+        let e = err_of(prepare.join().unwrap());
+        assert!(e.contains("marking sbtest1 complete: the server showed it 'Waiting for table metadata lock'"), "{e}");
+        assert!(e.contains("ended (KILL)") && e.contains("dropped"), "{e}");
+        assert!(e.lines().count() <= 2, "{e}");
+    });
+    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+}
+
+/// prewarm's scans had no bound: one behind a table another session holds (LOCK TABLES
+/// ... WRITE) waited with it for the server's lock_wait_timeout, a day. Now it fails
+/// as stalled once the server shows it waiting for a statement timeout.
+#[test]
+fn a_prewarm_behind_a_held_table_fails_as_stalled() {
+    let srv = TestServer::start();
+    let size = ["--tables", "2", "--table-size", "10000"];
+    assert_eq!(srv.sizeup(&[&["prepare", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
+    std::thread::scope(|s| {
+        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
+        wait_for_holder(&srv);
+        let r = srv.sizeup(&[&["prewarm", "oltp_read_write", "--statement-timeout", "2"][..], &size[..]].concat());
+        let e = err_of(r);
+        assert!(e.contains("prewarming sbtest1: the server showed it 'Waiting for table metadata lock'"), "{e}");
+        assert!(e.contains("the statement stalled"), "{e}");
+    });
+    // The same prewarm with nobody in the way.
+    assert_eq!(srv.sizeup(&[&["prewarm", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
+}
+
+/// A sysbench Lua script's commands ran their statements unbounded: sysbench's own
+/// `prewarm`, or a prepare of the script's own, behind a held table waited with it. Their
+/// statements are watched now, and the command fails with why, whatever the script did
+/// with the error its statement got. (Before the script's prepare ran, prepare's
+/// `CREATE DATABASE IF NOT EXISTS sbtest` waited too, for the schema's metadata lock: a
+/// database that exists is no longer created again.)
+#[test]
+fn a_script_command_behind_a_held_table_fails_as_stalled() {
+    let srv = TestServer::start();
+    let size = ["--tables=1", "--table-size=10000"];
+    assert_eq!(srv.sizeup(&[&["prepare", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("reads_in_prepare.lua");
+    // The script ignores its statement's error: the command still fails, with the stall.
+    std::fs::write(
+        &own,
+        "function prepare()\n  local con = sysbench.sql.driver():connect()\n  \
+         pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n",
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(15); UNLOCK TABLES"));
+        wait_for_holder(&srv);
+        let sysbench = "/usr/share/sysbench/oltp_read_write.lua";
+        let r = srv.sizeup(&[&["prewarm", sysbench, "--statement-timeout", "2"][..], &size[..]].concat());
+        let e = err_of(r);
+        assert!(
+            e.contains("oltp_read_write.lua's prewarm: the server showed it 'Waiting for table metadata lock'"),
+            "{e}"
+        );
+        assert!(e.contains("the statement stalled"), "{e}");
+        let e = err_of(srv.sizeup(&["prepare", own.to_str().unwrap(), "--statement-timeout", "2"]));
+        assert!(
+            e.contains("reads_in_prepare.lua's prepare: the server showed it 'Waiting for table metadata lock'"),
+            "{e}"
+        );
+    });
+}
+
+/// The same for TPC-C's consistency check, and for what a check or a run reads of the
+/// data set before it starts (a run waited there before its workers, and its own
+/// statement timeout, began).
+#[test]
+fn a_tpcc_check_or_run_behind_a_held_table_fails_as_stalled() {
+    let srv = TestServer::start();
+    assert_eq!(srv.sizeup(&["prepare", "tpcc", "--warehouses", "1"]).unwrap(), 0);
+    let runs = || sizeup::store::Store::open(&srv.results()).map(|s| s.list_runs().unwrap().len()).unwrap_or(0);
+    let runs_before = runs();
+    std::thread::scope(|s| {
+        s.spawn(|| srv.sql("LOCK TABLES tpcc.warehouse WRITE; SELECT SLEEP(20); UNLOCK TABLES"));
+        wait_for_holder(&srv);
+        let e = err_of(srv.sizeup(&["check", "tpcc", "--statement-timeout", "2"]));
+        assert!(
+            e.contains("reading the data set in tpcc (") && e.contains("): the server showed it 'Waiting for table"),
+            "{e}"
+        );
+        let e = err_of(srv.sizeup(&["run", "tpcc", "--time", "5", "--statement-timeout", "2"]));
+        assert!(e.contains("reading the data set in tpcc (") && e.contains("'Waiting for table metadata lock'"), "{e}");
+        assert!(e.contains("the statement stalled") && e.lines().count() <= 2, "{e}");
+    });
+    assert_eq!(runs(), runs_before, "a run that never started was stored");
+    assert_eq!(srv.sizeup(&["check", "tpcc"]).unwrap(), 0);
+    // The conditions themselves, held once the preamble has read the data set: a lock on a
+    // table only the conditions read (the preamble counts warehouses, and reads comments).
+    std::thread::scope(|s| {
+        s.spawn(|| srv.sql("LOCK TABLES tpcc.district WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
+        wait_for_holder(&srv);
+        let e = err_of(srv.sizeup(&["check", "tpcc", "--statement-timeout", "2"]));
+        assert!(e.contains("checking condition 1: the server showed it 'Waiting for table metadata lock'"), "{e}");
+    });
 }
 
 #[test]

@@ -289,6 +289,18 @@ pub struct PrewarmArgs {
     /// Connections reading in parallel (default: the number of CPUs).
     #[arg(long)]
     pub threads: Option<u32>,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// When a command's long statements (scans that take as long as their tables need)
+/// count as stalled.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct WatchArgs {
+    /// Seconds a statement may wait for a lock, or the server go without answering,
+    /// before the command fails as stalled. Scans the server works on run to their end.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    pub statement_timeout: f64,
 }
 
 #[derive(Args, Debug)]
@@ -309,6 +321,8 @@ pub struct CheckArgs {
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -4,7 +4,7 @@ use super::Context;
 use crate::cli::{CheckArgs, CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
 use crate::runner::{self, resolve_target, runtime};
 use crate::workload::bulk::LoadSettings;
-use crate::workload::{self, Optional, Workload};
+use crate::workload::{self, stall, Optional, Workload};
 use crate::{plan, Error};
 
 fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {
@@ -39,18 +39,24 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     if !w.supports(Optional::Check) {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
     }
+    let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let rt = runtime(1)?;
     // The same check of the data a run makes first, so a missing prepare says so.
     rt.block_on(async {
         let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
-        runner::check_data(&mut conn, &target.database, &*w, false).await?;
-        let spec = crate::exec::RunSpec::default();
-        w.start(&mut conn, &target.database, &spec, false).await?;
+        let id = conn.id();
+        let checked = async {
+            runner::check_data(&mut conn, &target.database, &*w, false).await?;
+            let spec = crate::exec::RunSpec::default();
+            w.start(&mut conn, &target.database, &spec, false).await.map(drop)
+        };
+        let what = format!("reading the data set in {} ({})", target.database, target.describe());
+        stall::watched(&target, id, every, &what, checked).await.map_err(|e| Error::Failed(e.0))??;
         let _ = conn.disconnect().await;
         Ok::<_, Error>(())
     })?;
-    let outcomes = rt.block_on(w.check(&target)).map_err(Error::Failed)?;
+    let outcomes = rt.block_on(w.check(&target, every)).map_err(Error::Failed)?;
     let mut failed = 0;
     for o in &outcomes {
         println!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
@@ -71,10 +77,11 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     if !w.supports(Optional::Prewarm) {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }
+    let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
     let started = std::time::Instant::now();
-    runtime(threads)?.block_on(w.prewarm(&target, threads)).map_err(Error::Failed)?;
+    runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::Failed)?;
     println!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
     Ok(0)
 }

@@ -16,7 +16,7 @@ use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
 use crate::target::{self, Target};
 use crate::workload::bulk::{LoadMethod, LoadSettings};
-use crate::workload::{ownership, Unit, Workload};
+use crate::workload::{ownership, stall, Unit, Workload};
 use crate::{monitor, option_file, report, store, Error};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -86,16 +86,25 @@ pub fn measure(
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
             let mut conn = t.connect().await.map_err(|e| missing_database(e, t, &*workload))?;
-            let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
-            check_connections(&server, share)?;
-            check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
-            check_prepared_statements(&server, share, workload.statements_per_connection())?;
-            if i == 0 {
-                first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server.clone()));
-            }
-            let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
-            conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
-            replica |= server.get("replica").is_some();
+            let id = conn.id();
+            // Watched: a table another session holds, or a server that stops answering,
+            // fails the run here after a statement timeout instead of holding it forever.
+            let checked = async {
+                let server =
+                    target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+                check_connections(&server, share)?;
+                check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
+                check_prepared_statements(&server, share, workload.statements_per_connection())?;
+                if i == 0 {
+                    first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server.clone()));
+                }
+                let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
+                conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
+                replica |= server.get("replica").is_some();
+                Ok::<_, Error>(())
+            };
+            let what = format!("reading the data set in {} ({})", t.database, t.describe());
+            stall::watched(t, id, spec.statement_timeout, &what, checked).await.map_err(|e| Error::Failed(e.0))??;
             let _ = conn.disconnect().await;
         }
         let (ready, server) = first.expect("a run has a server");
@@ -629,7 +638,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
     }
     let mismatch = runtime(1)?.block_on(async {
         use mysql_async::prelude::Queryable;
-        target.ensure_database().await?;
+        target.ensure_database(req.spec.statement_timeout).await?;
         let mut conn = target.connect().await?;
         let existing =
             ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;

@@ -10,6 +10,7 @@
 //!
 //! Generated fields never contain tabs, newlines or backslashes; `\N` is NULL.
 
+use super::stall::{self, Stalled};
 use crate::client;
 use crate::target::{short_error, Target};
 use bytes::Bytes;
@@ -250,13 +251,15 @@ impl Loader {
         }
     }
 
-    /// Runs one statement (an index build), retried as loads are, and [`watched`]: it
-    /// takes as long as its table needs, as long as the server (`target`) works on it.
+    /// Runs one statement (an index build), retried as loads are, and watched: it takes
+    /// as long as its table needs, as long as the server (`target`) works on it.
     pub async fn exec(&mut self, target: &Target, sql: &str, what: &str, sending: &Sending) -> Result<(), String> {
-        let id = self.id;
-        let r = watched(target, id, sending, what, self.exec_unwatched(sql, what)).await;
-        self.stalled = r.is_err() && sending.stalled().contains(&id);
-        r
+        let (id, every) = (self.id, sending.settings.statement_timeout);
+        stall::watched(target, id, every, what, self.exec_unwatched(sql, what)).await.unwrap_or_else(|Stalled(e)| {
+            self.stalled = true;
+            sending.stall(id);
+            Err(e)
+        })
     }
 
     async fn exec_unwatched(&mut self, sql: &str, what: &str) -> Result<(), String> {
@@ -278,12 +281,10 @@ impl Loader {
     }
 
     /// Closes the connection, or, when a load on it stalled, hands it to `sending` to hold
-    /// open until the undo has seen what the server shows it doing and ended it: MariaDB
-    /// ends a lock wait whose client went away within a second, and with it the undo's
-    /// only sight of what the load waited on.
+    /// open until the undo has seen what the server shows it doing and ended it.
     pub async fn close(self, sending: &Sending) {
         if self.stalled {
-            sending.held.lock().expect("no panics while held").push(self.link);
+            sending.hold(self.link);
             return; // no goodbye: the server may never read one
         }
         match self.link {
@@ -306,7 +307,7 @@ pub struct Sending {
     /// Server ids of the loader connections whose load stalled, for the undo to end.
     stalled: Mutex<Vec<u32>>,
     /// Those connections, open until the prepare (and its undo) ends and drops them.
-    held: Mutex<Vec<Link>>,
+    held: Mutex<Vec<Box<dyn Send>>>,
 }
 
 impl Sending {
@@ -319,8 +320,16 @@ impl Sending {
         self.stalled.lock().expect("no panics while held").clone()
     }
 
-    fn stall(&self, id: u32) {
+    /// Records that the statement on connection `id` stalled, for the undo to end.
+    pub fn stall(&self, id: u32) {
         self.stalled.lock().expect("no panics while held").push(id);
+    }
+
+    /// Keeps a stalled statement's connection open until the prepare (and its undo) ends:
+    /// MariaDB ends a lock wait whose client went away within a second, and with it the
+    /// undo's only sight of what the statement waited on.
+    pub fn hold(&self, conn: impl Send + 'static) {
+        self.held.lock().expect("no panics while held").push(Box::new(conn));
     }
 
     /// How rows went in, for the report.
@@ -332,64 +341,6 @@ impl Sending {
         } else {
             "LOAD DATA LOCAL"
         }
-    }
-}
-
-/// The longest the watch of [`watched`] waits for the server to say what a connection
-/// is doing (below the 10-s connect bound, so a server that does not answer is told
-/// from one that refuses, which the statement's own connection reports).
-const PROBE_WITHIN: Duration = Duration::from_secs(8);
-
-/// Runs `statement`, which has no time bound of its own (an index build takes as long
-/// as its table needs), on connection `id`, watching that the server still works on it:
-/// every statement timeout a new connection asks what `id` is doing. No answer within
-/// 8 s, or `id` waiting (on a lock) for a statement timeout or longer, fails it as
-/// stalled, with `id` kept in `sending` for the undo to end.
-pub async fn watched<T>(
-    target: &Target,
-    id: u32,
-    sending: &Sending,
-    what: &str,
-    statement: impl std::future::Future<Output = Result<T, String>>,
-) -> Result<T, String> {
-    let every = sending.settings.statement_timeout;
-    tokio::pin!(statement);
-    loop {
-        tokio::select! {
-            r = &mut statement => return r,
-            _ = tokio::time::sleep(every) => {}
-        }
-        let probe = stalled_because(target, id, every);
-        let why = tokio::select! {
-            r = &mut statement => return r,
-            why = probe => why,
-        };
-        if let Some(why) = why {
-            sending.stall(id);
-            return Err(format!("{what}: {why}: the statement stalled"));
-        }
-    }
-}
-
-/// Why connection `id`'s statement counts as stalled, or `None` while the server works
-/// on it (or cannot say: a refused probe leaves the verdict to the statement's own
-/// connection).
-async fn stalled_because(target: &Target, id: u32, every: Duration) -> Option<String> {
-    let probe = async {
-        let mut conn = target.connect().await.ok()?;
-        let row = super::ownership::doing(&mut conn, id).await.ok()?;
-        let _ = conn.disconnect().await;
-        row
-    };
-    match tokio::time::timeout(PROBE_WITHIN, probe).await {
-        Err(_) => Some(format!(
-            "the server stopped answering (a new connection got no answer within {} s)",
-            PROBE_WITHIN.as_secs()
-        )),
-        Ok(Some((Some(state), Some(t)))) if state.starts_with("Waiting for") && t >= every.as_secs() => {
-            Some(format!("the server showed it '{state}' for {t} s (--statement-timeout {} s)", every.as_secs_f64()))
-        }
-        Ok(_) => None,
     }
 }
 

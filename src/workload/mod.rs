@@ -15,6 +15,7 @@ pub mod bulk;
 pub mod oltp;
 pub mod ownership;
 pub mod script;
+pub mod stall;
 pub mod tpcc;
 
 use crate::exec::{RunResult, RunSpec};
@@ -25,6 +26,7 @@ use bulk::LoadSettings;
 use futures_util::future::BoxFuture;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use crate::exec::session::{Done, Failed, Session, Sessions};
 pub use ownership::CleanupReport;
@@ -165,12 +167,24 @@ pub trait Workload: Send + Sync {
         false
     }
     /// Checks the consistency conditions of its data ([`Optional::Check`]).
-    fn check<'a>(&'a self, _target: &'a Target) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+    /// Its statements are watched: one waiting for a lock for `statement_timeout`, or on
+    /// a server that stopped answering, fails it as stalled.
+    fn check<'a>(
+        &'a self,
+        _target: &'a Target,
+        _statement_timeout: Duration,
+    ) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
         let name = self.name().to_string();
         Box::pin(async move { Err(format!("{name} has no consistency conditions to check")) })
     }
     /// Reads the tables into the buffer pool, as sysbench's `prewarm` ([`Optional::Prewarm`]).
-    fn prewarm<'a>(&'a self, _target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<(), String>> {
+    /// Its statements are watched as [`Workload::check`]'s are.
+    fn prewarm<'a>(
+        &'a self,
+        _target: &'a Target,
+        _threads: u32,
+        _statement_timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), String>> {
         let name = self.name().to_string();
         Box::pin(async move { Err(format!("{name} has no prewarm")) })
     }

@@ -23,11 +23,31 @@ pub fn while_loading(clause: &str) -> String {
     format!("{}{INCOMPLETE}'", clause.trim_end_matches('\''))
 }
 
-/// Replaces a table's comment with the final `clause` (the data set is complete).
-pub async fn mark_complete(conn: &mut Conn, table: &str, clause: &str) -> Result<(), String> {
-    conn.query_drop(format!("ALTER TABLE {} {clause}", crate::target::quote_ident(table)))
-        .await
-        .map_err(|e| format!("marking {table} complete: {}", short_error(&e)))
+/// Replaces the comment of each of `names` with its final clause (`clause_of`: the data
+/// set is complete). Each ALTER is watched (it waits for the table's metadata lock while
+/// another session holds the table); one that fails or stalls undoes the prepare.
+pub async fn mark_complete(
+    target: &crate::target::Target,
+    conn: &mut Conn,
+    names: &[String],
+    clause_of: impl Fn(&str) -> String,
+    every: std::time::Duration,
+    workload: &str,
+) -> Result<(), String> {
+    let id = conn.id();
+    for table in names {
+        let sql = format!("ALTER TABLE {} {}", crate::target::quote_ident(table), clause_of(table));
+        let what = format!("marking {table} complete");
+        let altered = async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
+        // A stalled one's connection stays open (it is the caller's) until the undo has ended it.
+        let (e, stalled) = match super::stall::watched(target, id, every, &what, altered).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => (e, vec![]),
+            Err(super::stall::Stalled(e)) => (e, vec![id]),
+        };
+        return Err(undo_prepare(target, names, e, workload, &stalled).await);
+    }
+    Ok(())
 }
 
 /// What to say about a data set a prepare did not finish, and what to do.
@@ -197,12 +217,6 @@ pub async fn undo_prepare(
     }
 }
 
-/// What connection `id` is doing in the server (its PROCESSLIST state and seconds in
-/// it), or `None` when it is gone.
-pub async fn doing(conn: &mut Conn, id: u32) -> Result<Option<(Option<String>, Option<u64>)>, mysql_async::Error> {
-    conn.exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,)).await
-}
-
 /// The longest the undo of a stalled prepare tries to reach the server (a connect is
 /// bounded at 10 s; the rest is two short statements per stalled connection).
 const END_STALLED_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
@@ -223,7 +237,9 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
     let mut seen = String::new();
     for &id in ids {
         // None: gone, the server ended it already.
-        let Some((state, time)) = doing(&mut conn, id).await.map_err(|e| short_error(&e))? else { continue };
+        let Some((state, time)) = super::stall::doing(&mut conn, id).await.map_err(|e| short_error(&e))? else {
+            continue;
+        };
         // 1094: it ended between the two statements.
         match conn.query_drop(format!("KILL CONNECTION {id}")).await {
             Err(mysql_async::Error::Server(e)) if e.code != 1094 => return Err(e.message),

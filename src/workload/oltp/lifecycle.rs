@@ -12,6 +12,7 @@ use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub struct OltpKind;
 pub static OLTP: OltpKind = OltpKind;
@@ -156,8 +157,8 @@ impl Workload for OltpWorkload {
     fn writes(&self) -> bool {
         !matches!(self.variant, super::Variant::ReadOnly | super::Variant::PointSelect)
     }
-    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(super::prewarm(target, self.options.tables, self.options.table_size, threads))
+    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(super::prewarm(target, self.options.tables, self.options.table_size, threads, every))
     }
     fn start<'a>(
         &'a self,

@@ -12,13 +12,14 @@ use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PA
 use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership::{self, comment_clause};
+use crate::workload::stall;
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Rows per load (one transaction): big enough that per-statement cost vanishes, small
 /// enough to spread one big table over all loaders and keep undo logs short.
@@ -114,7 +115,7 @@ pub async fn prepare(
     rows_done: Arc<AtomicU64>,
 ) -> Result<PrepareReport, String> {
     let started = Instant::now();
-    target.ensure_database().await.map_err(|e| e.to_string())?;
+    target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let names = table_names(o.tables);
     let existing = ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%").await?;
@@ -134,9 +135,8 @@ pub async fn prepare(
         return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &sending.stalled()).await);
     }
     let method = sending.describe();
-    for t in &names {
-        ownership::mark_complete(&mut conn, t, &comment_clause("oltp")).await?;
-    }
+    let clause = |_: &str| comment_clause("oltp");
+    ownership::mark_complete(target, &mut conn, &names, clause, load.statement_timeout, "oltp_read_write").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = o.tables as u64 * o.table_size as u64;
@@ -235,13 +235,22 @@ async fn load_chunks(
 /// Reads every row of each table through its primary key and every k index entry, so
 /// the buffer pool holds them before a run: the statements sysbench's `prewarm` sends.
 /// Reads only, so it is safe on tables sizeup did not create.
-pub async fn prewarm(target: &Target, tables: u32, table_size: u32, threads: u32) -> Result<(), String> {
+/// Each scan takes as long as its table needs; one that waits for a lock for `every`, or
+/// on a server that stopped answering, fails the prewarm as stalled.
+pub async fn prewarm(
+    target: &Target,
+    tables: u32,
+    table_size: u32,
+    threads: u32,
+    every: Duration,
+) -> Result<(), String> {
     let next = Arc::new(AtomicU32::new(1));
     let mut workers = Vec::new();
     for _ in 0..threads.min(tables).max(1) {
         let (target, next) = (target.clone(), next.clone());
         workers.push(tokio::spawn(async move {
             let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+            let id = conn.id();
             // Keep the derived tables of the statements below in memory, as sysbench does.
             conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
                 .await
@@ -256,7 +265,10 @@ pub async fn prewarm(target: &Target, tables: u32, table_size: u32, threads: u32
                     format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {table_size}) t"),
                     format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {table_size}) t"),
                 ] {
-                    conn.query_drop(&sql).await.map_err(|e| format!("prewarming sbtest{t}: {}", short_error(&e)))?;
+                    let what = format!("prewarming sbtest{t}");
+                    let scan =
+                        async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
+                    stall::watched(&target, id, every, &what, scan).await.map_err(|e| e.0)??;
                 }
             }
         }));

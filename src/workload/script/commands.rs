@@ -7,22 +7,25 @@
 //! Lua states are not `Send`, so a command runs on a thread of its own with a
 //! single-threaded runtime; the caller awaits its answer.
 
-use super::state::{Env, Outcome, State};
+use super::state::{Env, Outcome, State, Watch};
 use super::Script;
 use crate::exec::errors::RetryOn;
 use crate::random::SharedUniqueIds;
 use crate::target::Target;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Runs the script's command `name` with `threads` (`sysbench.opt.threads`), counting
-/// bulk-inserted rows into `rows`.
+/// bulk-inserted rows into `rows`. A statement waiting for a lock for `every`, or on a
+/// server that stopped answering, fails the command as stalled.
 pub async fn run(
     script: Arc<Script>,
     name: &str,
     target: &Target,
     threads: u32,
     rows: Option<Arc<AtomicU64>>,
+    every: Duration,
 ) -> Result<(), String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (name, target) = (name.to_string(), target.clone());
@@ -30,7 +33,7 @@ pub async fn run(
         .name(format!("sizeup-{name}"))
         .spawn(move || {
             let result = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt.block_on(command(&script, &name, &target, threads.max(1), rows)),
+                Ok(rt) => rt.block_on(command(&script, &name, &target, threads.max(1), rows, every)),
                 Err(e) => Err(format!("cannot start a runtime: {e}")),
             };
             super::state::flush_c_stdout();
@@ -46,6 +49,7 @@ async fn command(
     target: &Target,
     threads: u32,
     rows: Option<Arc<AtomicU64>>,
+    every: Duration,
 ) -> Result<(), String> {
     let env = Env {
         opt: super::opt_table(script, threads, None, Some(target)),
@@ -55,27 +59,39 @@ async fn command(
         unique: Arc::new(SharedUniqueIds::new(script.command_seed())),
         seed: script.command_seed(),
         rows,
+        watch: Some(Watch { target: target.clone(), every, what: format!("{}'s {name}", script.path) }),
     };
     let main = State::new(script, &env, 0, None)?;
-    let failed = || format!("{}: the {name} command failed", script.path);
     if let Some(&(_, parallel)) = script.commands.iter().find(|(c, _)| c == name) {
         if !(parallel && threads > 1) {
-            return main.call_command(name).await?.then_some(()).ok_or_else(failed);
+            let r = main.call_command(name).await;
+            return ended(script, name, &[main], vec![r]);
         }
         drop(main);
         let states = (0..threads).map(|t| State::new(script, &env, t, None)).collect::<Result<Vec<_>, _>>()?;
         let results = futures_util::future::join_all(states.iter().map(|s| s.call_command(name))).await;
-        for r in results {
-            r?.then_some(()).ok_or_else(failed)?;
-        }
-        return Ok(());
+        return ended(script, name, &states, results);
     }
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
         return Err(format!("{} has no {name} command", script.path));
     };
-    match main.call(&f, mlua::Value::Nil).await {
-        Outcome::Returned(_) => Ok(()),
+    let r = match main.call(&f, mlua::Value::Nil).await {
+        Outcome::Returned(_) => Ok(true),
         Outcome::Restart(_) => Err(main.restart_message()),
         Outcome::Failed(m) => Err(m),
+    };
+    ended(script, name, &[main], vec![r])
+}
+
+/// How a command ended, from what its states returned (`Ok(false)`: the command said it
+/// failed). A statement that stalled fails it with why, whatever the script made of the
+/// error the statement got.
+fn ended(script: &Script, name: &str, states: &[State], results: Vec<Result<bool, String>>) -> Result<(), String> {
+    if let Some(why) = states.iter().find_map(|s| s.ctx.stalled.borrow_mut().take()) {
+        return Err(why);
     }
+    for r in results {
+        r?.then_some(()).ok_or_else(|| format!("{}: the {name} command failed", script.path))?;
+    }
+    Ok(())
 }

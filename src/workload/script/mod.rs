@@ -29,6 +29,7 @@ use options::{OptValue, OptionDef};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A workload name that is a script: a `.lua` file named by a path, or by a name that is
 /// not one of the built-in oltp_* names (`oltp_read_write.lua` stays the built-in;
@@ -82,6 +83,7 @@ impl Script {
             unique: Arc::new(crate::random::SharedUniqueIds::new(1)),
             seed: 1,
             rows: None,
+            watch: None,
         };
         let probe = state::State::new(&script, &env, 0, None)?;
         script.defs = probe.option_defs()?;
@@ -249,8 +251,9 @@ impl Workload for ScriptWorkload {
             }
             let started = std::time::Instant::now();
             // As for the built-in workloads, the database is made when missing.
-            target.ensure_database().await.map_err(|e| e.to_string())?;
-            commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone())).await?;
+            target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
+            let every = load.statement_timeout;
+            commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone()), every).await?;
             let rows = match rows.load(std::sync::atomic::Ordering::Relaxed) {
                 0 => String::new(),
                 n => format!(", {n} rows through bulk inserts"),
@@ -261,7 +264,8 @@ impl Workload for ScriptWorkload {
     fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(async move {
             let before = Self::tables(target).await?;
-            commands::run(self.script.clone(), "cleanup", target, threads, None).await?;
+            let every = Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT);
+            commands::run(self.script.clone(), "cleanup", target, threads, None, every).await?;
             let after = Self::tables(target).await?;
             let dropped = before.into_iter().filter(|t| !after.contains(t)).collect();
             Ok(CleanupReport { dropped, kept: Vec::new() })
@@ -270,8 +274,8 @@ impl Workload for ScriptWorkload {
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Prewarm && self.script.has_command("prewarm")
     }
-    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None))
+    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None, every))
     }
     fn start<'a>(
         &'a self,

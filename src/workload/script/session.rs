@@ -56,6 +56,7 @@ impl Sessions for ScriptSessions {
             unique: self.unique.clone(),
             seed: self.seed,
             rows: None,
+            watch: None,
         };
         ScriptSession {
             state: State::new(&self.script, &env, worker, Some(slot.clone())),
@@ -232,6 +233,7 @@ impl Runnable for ScriptRun {
             unique: unique.clone(),
             seed: spec.seed as u32,
             rows: None,
+            watch: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         let main = State::new(&self.script, &env, 0, None)?;

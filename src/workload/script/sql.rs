@@ -16,6 +16,7 @@
 use super::state::{class_name, Ctx};
 use crate::client::{self, Conn, Param, StoredRows};
 use crate::exec::errors::{classify, ErrorClass};
+use crate::workload::stall::{self, Stalled};
 use mlua::{Lua, LuaString, Table, UserData, UserDataRef, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -48,6 +49,8 @@ pub struct Slot {
     /// The rows of the last text query, valid until the next one (as sysbench's).
     rows: RefCell<StoredRows>,
     next_row: Cell<usize>,
+    /// The connection's id on the server, once a command's watch asked (0: not yet).
+    server_id: Cell<u32>,
 }
 
 impl Slot {
@@ -59,6 +62,7 @@ impl Slot {
             worker,
             rows: RefCell::new(StoredRows::default()),
             next_row: Cell::new(0),
+            server_id: Cell::new(0),
         })
     }
 
@@ -80,6 +84,7 @@ impl Slot {
     /// A new connection is in place (a worker reconnected).
     pub fn replaced(&self) {
         self.generation.set(self.generation.get() + 1);
+        self.server_id.set(0);
     }
 }
 
@@ -216,9 +221,30 @@ async fn on_conn<T>(
             c
         }
     };
-    let result = f(&mut conn).await;
-    *slot.conn.borrow_mut() = Some(conn);
-    result
+    let Some(watch) = &ctx.watch else {
+        let result = f(&mut conn).await;
+        *slot.conn.borrow_mut() = Some(conn);
+        return result;
+    };
+    // A command's statement: watched (an index build or a scan takes as long as its
+    // table needs; a lock wait or a server that stopped answering does not end).
+    if slot.server_id.get() == 0 {
+        let mut id = None;
+        conn.query_rows("SELECT CONNECTION_ID()", &mut |r| id = r[0].as_i64()).await?;
+        slot.server_id.set(id.unwrap_or(0) as u32);
+    }
+    match stall::watched(&watch.target, slot.server_id.get(), watch.every, &watch.what, f(&mut conn)).await {
+        Ok(result) => {
+            *slot.conn.borrow_mut() = Some(conn);
+            result
+        }
+        // The connection is dropped: it is mid-statement, and the command ends here.
+        Err(Stalled(why)) => {
+            let e = std::io::Error::new(std::io::ErrorKind::TimedOut, why.clone());
+            *ctx.stalled.borrow_mut() = Some(why);
+            Err(client::Error::Io(e))
+        }
+    }
 }
 
 /// Counts a statement's outcome as sysbench's driver does.

@@ -38,6 +38,19 @@ pub struct Env {
     pub seed: u32,
     /// Rows added by bulk inserts, for a prepare's progress bar.
     pub rows: Option<Arc<AtomicU64>>,
+    /// A command's statements are watched (see `workload::stall`); a run's have the
+    /// worker loop's statement timeout instead.
+    pub watch: Option<Watch>,
+}
+
+/// How a command's statements are watched: the server to ask, and how long a statement
+/// may wait for a lock or go unanswered.
+#[derive(Clone)]
+pub struct Watch {
+    pub target: crate::target::Target,
+    pub every: std::time::Duration,
+    /// What a stall says failed ("script.lua's prepare").
+    pub what: String,
 }
 
 /// What the Rust half of the API shares within one state.
@@ -55,6 +68,10 @@ pub struct Ctx {
     /// `--db-ps-mode=disable`: prepared statements are sent as text.
     pub text_protocol: bool,
     pub rows: Option<Arc<AtomicU64>>,
+    pub watch: Option<Watch>,
+    /// Why a watched statement stalled: the command fails with it, whatever the script
+    /// did with the error its statement got.
+    pub stalled: RefCell<Option<String>>,
     /// The last statement error: what sizeup's worker loop is told when it restarts
     /// the event.
     pub last_error: RefCell<Option<sql::Failure>>,
@@ -131,6 +148,8 @@ impl State {
             worker_claimed: Cell::new(false),
             text_protocol: script.text_protocol,
             rows: env.rows.clone(),
+            watch: env.watch.clone(),
+            stalled: RefCell::new(None),
             last_error: RefCell::new(None),
             scratch: RefCell::new(Vec::new()),
             pending: RefCell::new(None),

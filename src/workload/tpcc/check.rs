@@ -3,7 +3,9 @@
 //! Conditions 1-10 and 12 are checked; 11 holds only right after the load and is left out.
 
 use crate::target::{short_error, Target};
+use crate::workload::stall;
 use mysql_async::prelude::Queryable;
+use std::time::Duration;
 
 /// (number, what must hold, query returning the offending rows).
 pub const CONDITIONS: [(u32, &str, &str); 11] = [
@@ -113,14 +115,18 @@ pub struct Outcome {
 }
 
 /// Checks every condition on the target's TPC-C tables.
-pub async fn check(target: &Target) -> Result<Vec<Outcome>, String> {
+/// Each scan takes as long as its tables need; one that waits for a lock for `every`, or
+/// on a server that stopped answering, fails the check as stalled.
+pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, String> {
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let id = conn.id();
     // The checks read a consistent snapshot of all the tables.
     conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await.map_err(|e| short_error(&e))?;
     let mut out = Vec::new();
     for (number, condition, sql) in CONDITIONS {
-        let rows: Vec<mysql_async::Row> =
-            conn.query(sql).await.map_err(|e| format!("checking condition {number}: {}", short_error(&e)))?;
+        let what = format!("checking condition {number}");
+        let scan = async { conn.query(sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
+        let rows: Vec<mysql_async::Row> = stall::watched(target, id, every, &what, scan).await.map_err(|e| e.0)??;
         out.push(Outcome {
             number,
             condition,

@@ -15,6 +15,7 @@ use futures_util::future::BoxFuture;
 use mysql_async::prelude::Queryable;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub struct TpccKind;
 pub static TPCC: TpccKind = TpccKind;
@@ -126,8 +127,8 @@ impl Workload for TpccWorkload {
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Check
     }
-    fn check<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
-        Box::pin(check::check(target))
+    fn check<'a>(&'a self, target: &'a Target, every: Duration) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+        Box::pin(check::check(target, every))
     }
     fn check_run(&self, spec: &RunSpec) -> Result<(), String> {
         if self.think_time && spec.rate.is_some() {

@@ -14,6 +14,7 @@ use crate::random::{rng_from_seed, WorkerRng};
 use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership;
+use crate::workload::stall::{self, Stalled};
 use mysql_async::prelude::Queryable;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -316,7 +317,7 @@ pub async fn prepare(
     rows_done: Arc<AtomicU64>,
 ) -> Result<LoadReport, String> {
     let started = Instant::now();
-    target.ensure_database().await.map_err(|e| e.to_string())?;
+    target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
     let existing = ownership::existing_tables(&mut conn, &target.database, &names, "%").await?;
@@ -342,9 +343,8 @@ pub async fn prepare(
     if let Err(e) = load_all(target, &state, threads, seed, &k, &mut conn).await {
         return Err(ownership::undo_prepare(target, &names, e, "tpcc", &state.sending.stalled()).await);
     }
-    for t in TABLES {
-        ownership::mark_complete(&mut conn, t, &schema::comment(t, k.c_last)).await?;
-    }
+    let clause = |t: &str| schema::comment(t, k.c_last);
+    ownership::mark_complete(target, &mut conn, &names, clause, load.statement_timeout, "tpcc").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = state.rows_done.load(Ordering::Relaxed);
@@ -395,12 +395,20 @@ async fn load_all(
         builders.push(tokio::spawn(async move {
             let mut conn = target.connect().await.map_err(|e| e.to_string())?;
             let (id, what) = (conn.id(), format!("indexing {table}"));
-            let built =
-                bulk::watched(&target, id, &state.sending, &what, bulk::exec_retrying(&mut conn, sql, &what)).await;
-            if built.is_ok() {
-                let _ = conn.disconnect().await;
+            let every = state.sending.settings.statement_timeout;
+            match stall::watched(&target, id, every, &what, bulk::exec_retrying(&mut conn, sql, &what)).await {
+                Ok(built) => {
+                    if built.is_ok() {
+                        let _ = conn.disconnect().await;
+                    }
+                    built
+                }
+                Err(Stalled(e)) => {
+                    state.sending.stall(id);
+                    state.sending.hold(conn);
+                    Err(e)
+                }
             }
-            built
         }));
     }
     let mut first_error = None;
