@@ -538,26 +538,43 @@ fn a_prepare_stalled_on_a_held_table_ends_its_loads_and_drops_what_it_created() 
 /// the prepare, and the undo ends it and drops the table once the holder lets go.
 #[test]
 fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
+    let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "5"];
+    prepare_behind_an_open_transaction(&args, "creating index k_1");
+}
+
+/// A prepare (`args`) while another session's transaction has read sbtest1: the step
+/// `what` waits for the table's metadata lock, is found stalled, and the undo ends it
+/// (KILL) and drops the tables once the transaction ends.
+fn prepare_behind_an_open_transaction(args: &[&str], what: &str) {
     let srv = TestServer::start();
     std::thread::scope(|s| {
-        let prepare = s.spawn(|| {
-            let args = ["--tables", "1", "--table-size", "500000", "--threads", "2", "--statement-timeout", "5"];
-            srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
-        });
+        let prepare = s.spawn(|| srv.sizeup(&[&["prepare", "oltp_read_write"][..], args].concat()));
         wait_for_sbtest1(&srv, &prepare);
-        // A transaction that read the table: loads go on beside it, the index build's
-        // metadata lock waits for its end.
+        // Loads go on beside the transaction; an index build or ALTER waits for its end.
         let held = srv.sql(
             "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
              SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(25); COMMIT",
         );
         assert!(held.contains("incomplete"), "the transaction came after the load: {held}");
         let e = err_of(prepare.join().unwrap());
-        assert!(e.contains("creating index k_1: the server showed it 'Waiting for table metadata lock'"), "{e}");
+        assert!(e.contains(&format!("{what}: the server showed it 'Waiting for table metadata lock'")), "{e}");
         assert!(e.contains("ended (KILL)") && e.contains("dropped"), "{e}");
         assert!(e.lines().count() <= 2, "{e}");
     });
     assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+}
+
+/// The test server's root account over its socket, in `database`.
+fn root_on(srv: &TestServer, database: &str) -> sizeup::target::Target {
+    sizeup::target::Target {
+        host: "localhost".into(),
+        port: 0,
+        socket: Some(srv.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: database.into(),
+        tls: Default::default(),
+    }
 }
 
 /// The watch over statements with no bound of their own (index builds, prewarm and check
@@ -569,15 +586,7 @@ fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
     use mysql_async::prelude::Queryable;
     use sizeup::workload::stall::watched;
     let srv = TestServer::start();
-    let target = sizeup::target::Target {
-        host: "localhost".into(),
-        port: 0,
-        socket: Some(srv.socket.clone()),
-        user: "root".into(),
-        password: None,
-        database: "mysql".into(),
-        tls: Default::default(),
-    };
+    let target = root_on(&srv, "mysql");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut conn = target.connect().await.unwrap();
@@ -601,15 +610,7 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
     use sizeup::workload::bulk::{LoadSettings, Loader, Sending};
     let srv = TestServer::start();
     srv.sql("CREATE DATABASE held; CREATE TABLE held.a (i INT)");
-    let target = sizeup::target::Target {
-        host: "localhost".into(),
-        port: 0,
-        socket: Some(srv.socket.clone()),
-        user: "root".into(),
-        password: None,
-        database: "held".into(),
-        tls: Default::default(),
-    };
+    let target = root_on(&srv, "held");
     std::thread::scope(|s| {
         s.spawn(|| srv.sql("LOCK TABLES held.a WRITE; SELECT SLEEP(10); UNLOCK TABLES"));
         wait_for_holder(&srv);
@@ -648,27 +649,8 @@ fn wait_for_holder(srv: &TestServer) {
 /// as stalled, and the undo ends it (KILL) and drops the tables once the holder lets go.
 #[test]
 fn marking_tables_complete_behind_a_held_table_fails_the_prepare_and_is_undone() {
-    let srv = TestServer::start();
-    std::thread::scope(|s| {
-        let prepare = s.spawn(|| {
-            let args =
-                ["--tables", "1", "--table-size", "200000", "--create-secondary=off", "--statement-timeout", "5"];
-            srv.sizeup(&[&["prepare", "oltp_read_write"][..], &args[..]].concat())
-        });
-        wait_for_sbtest1(&srv, &prepare);
-        // A transaction that read the table: loads go on beside it, the ALTER's metadata
-        // lock waits for its end.
-        let held = srv.sql(
-            "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
-             SELECT COUNT(*) >= 0 FROM sbtest.sbtest1; SELECT SLEEP(25); COMMIT",
-        );
-        assert!(held.contains("incomplete"), "the transaction came after the load: {held}");
-        let e = err_of(prepare.join().unwrap());
-        assert!(e.contains("marking sbtest1 complete: the server showed it 'Waiting for table metadata lock'"), "{e}");
-        assert!(e.contains("ended (KILL)") && e.contains("dropped"), "{e}");
-        assert!(e.lines().count() <= 2, "{e}");
-    });
-    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+    let args = ["--tables", "1", "--table-size", "200000", "--create-secondary=off", "--statement-timeout", "5"];
+    prepare_behind_an_open_transaction(&args, "marking sbtest1 complete");
 }
 
 /// prewarm's scans had no bound: one behind a table another session holds (LOCK TABLES
