@@ -201,19 +201,21 @@ pub async fn undo_prepare(
     workload: &str,
     stalled: &[u32],
 ) -> String {
+    // The data set's own database named: a prepare elsewhere than the default asks for it.
+    let cleanup = format!("sizeup cleanup {workload} --database {}", target.database);
     if !stalled.is_empty() {
         match tokio::time::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
             Ok(Ok(seen)) => error.push_str(&seen),
-            Ok(Err(why)) => return stay(&error, &why, workload),
-            Err(_) => return stay(&error, "the server did not answer within 15 s", workload),
+            Ok(Err(why)) => return stay(&error, &why, &cleanup),
+            Err(_) => return stay(&error, "the server did not answer within 15 s", &cleanup),
         }
     }
     match drop_ours(target, names, "%", |_| true).await {
         Ok(r) if r.dropped.is_empty() => error,
         Ok(_) => format!("{error}\nThe partly loaded tables were dropped; nothing is left half-done: prepare again."),
-        Err(_) => format!(
-            "{error}\nThe partly loaded tables stay, marked incomplete: `sizeup cleanup {workload}`, then prepare again."
-        ),
+        Err(_) => {
+            format!("{error}\nThe partly loaded tables stay, marked incomplete: `{cleanup}`, then prepare again.")
+        }
     }
 }
 
@@ -222,10 +224,10 @@ pub async fn undo_prepare(
 const END_STALLED_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// The undo's answer when the server cannot be reached to end the stalled loads.
-fn stay(error: &str, why: &str, workload: &str) -> String {
+fn stay(error: &str, why: &str, cleanup: &str) -> String {
     format!(
         "{error}\nIt cannot be cleaned up now ({why}): the partly loaded tables stay, marked incomplete; \
-         `sizeup cleanup {workload}` once the server answers, then prepare again."
+         `{cleanup}` once the server answers, then prepare again."
     )
 }
 
