@@ -123,6 +123,24 @@ pub async fn drop_ours(
         }
         Err(e) => return Err(e.to_string()),
     };
+    // The server-side lock wait below bounds a held table; the watch, slower than it,
+    // bounds a server that stops answering.
+    let id = conn.id();
+    let every = std::time::Duration::from_secs(DROP_LOCK_WAIT_S as u64 + 15);
+    let dropping = drop_on(&mut conn, target, names, pattern, is_workload_table);
+    let what = format!("dropping sizeup's tables in {}", target.database);
+    let report = super::stall::watched(target, id, every, &what, dropping).await.map_err(|e| e.0)??;
+    let _ = conn.disconnect().await;
+    Ok(report)
+}
+
+async fn drop_on(
+    conn: &mut Conn,
+    target: &crate::target::Target,
+    names: &[String],
+    pattern: &str,
+    is_workload_table: fn(&str) -> bool,
+) -> Result<CleanupReport, String> {
     let mut report = CleanupReport::default();
     // A table another connection holds (a load whose client was killed can stay in the
     // server, seen with MariaDB 10.11) would hold the DROP for a day, the server's
@@ -130,7 +148,7 @@ pub async fn drop_ours(
     conn.query_drop(format!("SET SESSION lock_wait_timeout = LEAST(@@GLOBAL.lock_wait_timeout, {DROP_LOCK_WAIT_S})"))
         .await
         .map_err(|e| format!("setting lock_wait_timeout: {}", short_error(&e)))?;
-    for t in existing_tables(&mut conn, &target.database, names, pattern).await? {
+    for t in existing_tables(conn, &target.database, names, pattern).await? {
         if !is_workload_table(&t.name) {
             continue;
         }
@@ -140,7 +158,7 @@ pub async fn drop_ours(
             if let Err(e) = dropped {
                 let mut why = format!("dropping {}: {}", t.name, short_error(&e));
                 if matches!(&e, mysql_async::Error::Server(s) if s.code == 1205) {
-                    why.push_str(&holders(&mut conn, &target.database).await);
+                    why.push_str(&holders(conn, &target.database).await);
                 }
                 return Err(why);
             }
