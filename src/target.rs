@@ -560,7 +560,7 @@ impl Target {
             let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
             // The watch's probe cannot name a database that is not there yet.
             let probe = Target { database: "information_schema".into(), ..self.clone() };
-            let created = crate::workload::stall::watched(&probe, id, every, "CREATE DATABASE", conn.query_drop(sql));
+            let created = crate::workload::stall::watched(&probe, id, every, "", conn.query_drop(sql));
             match created.await {
                 Ok(r) => r.map_err(|e| failed(short_error(&e)))?,
                 Err(crate::workload::stall::Stalled(why)) => return Err(failed(why)),

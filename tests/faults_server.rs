@@ -693,8 +693,16 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
          pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n",
     )
     .unwrap();
+    // A run's init() runs outside the worker loop and its statement bound: watched too.
+    let init = dir.path().join("reads_in_init.lua");
+    std::fs::write(
+        &init,
+        "function init()\n  local con = sysbench.sql.driver():connect()\n  \
+         pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n",
+    )
+    .unwrap();
     std::thread::scope(|s| {
-        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(15); UNLOCK TABLES"));
+        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(30); UNLOCK TABLES"));
         wait_for_holder(&srv);
         let sysbench = "/usr/share/sysbench/oltp_read_write.lua";
         let r = srv.sizeup(&[&["prewarm", sysbench, "--statement-timeout", "2"][..], &size[..]].concat());
@@ -707,6 +715,11 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
         let e = err_of(srv.sizeup(&["prepare", own.to_str().unwrap(), "--statement-timeout", "2"]));
         assert!(
             e.contains("reads_in_prepare.lua's prepare: the server showed it 'Waiting for table metadata lock'"),
+            "{e}"
+        );
+        let e = err_of(srv.sizeup(&["run", init.to_str().unwrap(), "--time", "2", "--statement-timeout", "2"]));
+        assert!(
+            e.contains("init(): ") && e.contains("reads_in_init.lua: the server showed it 'Waiting for table"),
             "{e}"
         );
     });

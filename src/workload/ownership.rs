@@ -23,24 +23,23 @@ pub fn while_loading(clause: &str) -> String {
     format!("{}{INCOMPLETE}'", clause.trim_end_matches('\''))
 }
 
-/// Replaces the comment of each of `names` with its final clause (`clause_of`: the data
-/// set is complete). Each ALTER is watched (it waits for the table's metadata lock while
-/// another session holds the table); one that fails or stalls undoes the prepare.
-pub async fn mark_complete(
+/// Runs a prepare's own statements on its tables (`(sql, what)`: CREATE TABLE, the
+/// ALTER that marks a table complete), in order on `conn`, each watched: one waits for its
+/// table's metadata lock while another session holds the table, or for a backup lock.
+/// One that fails or stalls undoes the prepare (`names`).
+pub async fn run_or_undo(
     target: &crate::target::Target,
     conn: &mut Conn,
     names: &[String],
-    clause_of: impl Fn(&str) -> String,
+    statements: impl IntoIterator<Item = (String, String)>,
     every: std::time::Duration,
     workload: &str,
 ) -> Result<(), String> {
     let id = conn.id();
-    for table in names {
-        let sql = format!("ALTER TABLE {} {}", crate::target::quote_ident(table), clause_of(table));
-        let what = format!("marking {table} complete");
-        let altered = async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
+    for (sql, what) in statements {
+        let done = super::bulk::exec_retrying(conn, &sql, &what);
         // A stalled one's connection stays open (it is the caller's) until the undo has ended it.
-        let (e, stalled) = match super::stall::watched(target, id, every, &what, altered).await {
+        let (e, stalled) = match super::stall::watched(target, id, every, &what, done).await {
             Ok(Ok(())) => continue,
             Ok(Err(e)) => (e, vec![]),
             Err(super::stall::Stalled(e)) => (e, vec![id]),
@@ -48,6 +47,18 @@ pub async fn mark_complete(
         return Err(undo_prepare(target, names, e, workload, &stalled).await);
     }
     Ok(())
+}
+
+/// The statements that replace each table's comment with its final `clause` (the data
+/// set is complete), for [`run_or_undo`].
+pub fn mark_complete(names: &[String], clause_of: impl Fn(&str) -> String) -> Vec<(String, String)> {
+    names
+        .iter()
+        .map(|t| {
+            let sql = format!("ALTER TABLE {} {}", crate::target::quote_ident(t), clause_of(t));
+            (sql, format!("marking {t} complete"))
+        })
+        .collect()
 }
 
 /// What to say about a data set a prepare did not finish, and what to do.
@@ -273,7 +284,12 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
     }
     let _ = conn.disconnect().await;
     if seen.is_empty() {
-        seen = "; the server had already ended that connection".into();
+        seen = if ids.len() > 1 {
+            "; the server had already ended those connections"
+        } else {
+            "; the server had already ended that connection"
+        }
+        .into();
     }
     Ok(seen)
 }

@@ -20,10 +20,11 @@ const PROBE_WITHIN: Duration = Duration::from_secs(8);
 pub struct Stalled(pub String);
 
 /// Runs `statements` on connection `id` of `target`, watching that the server still
-/// works on them: every `every` a new connection asks what `id` is doing. No answer
-/// within 8 s, or `id` waiting for something for `every` or longer, ends them as
-/// stalled ("`what`: why: the statement stalled"); otherwise they run as long as they
-/// take, and their own outcome is returned.
+/// works on them: every `every` (at most 10 s) a new connection asks what `id` is doing.
+/// Once they have run for `every`, a probe with no answer within 8 s ends them as stalled;
+/// so does `id` seen waiting for something (a lock) at every probe for `every` or longer
+/// ("`what`: why: the statement stalled"). Otherwise they run as long as they take, and
+/// their own outcome is returned.
 pub async fn watched<F: std::future::Future>(
     target: &Target,
     id: u32,
@@ -31,49 +32,140 @@ pub async fn watched<F: std::future::Future>(
     what: &str,
     statements: F,
 ) -> Result<F::Output, Stalled> {
+    let step = every.min(Duration::from_secs(10));
+    let started = tokio::time::Instant::now();
+    let mut first_wait = None;
     tokio::pin!(statements);
     loop {
+        // biased: statements that end as a verdict comes in have ended, not stalled.
         tokio::select! {
+            biased;
             r = &mut statements => return Ok(r),
-            _ = tokio::time::sleep(every) => {}
+            _ = tokio::time::sleep(step) => {}
         }
-        let probe = stalled_because(target, id, every);
-        let why = tokio::select! {
+        let seen = tokio::select! {
+            biased;
             r = &mut statements => return Ok(r),
-            why = probe => why,
+            seen = probe(target, id) => seen,
         };
-        if let Some(why) = why {
-            return Err(Stalled(format!("{what}: {why}: the statement stalled")));
+        if let Some(why) = verdict(seen, started.elapsed(), &mut first_wait, every) {
+            let what = if what.is_empty() { String::new() } else { format!("{what}: ") };
+            return Err(Stalled(format!("{what}{why}: the statement stalled")));
         }
     }
 }
 
-/// Why connection `id`'s statement counts as stalled, or `None` while the server works
-/// on it (or cannot say: a refused probe leaves the verdict to the statement's own
-/// connection).
-async fn stalled_because(target: &Target, id: u32, every: Duration) -> Option<String> {
-    let probe = async {
+/// What one probe saw of the watched connection.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    /// No answer within 8 s.
+    NoAnswer,
+    /// Waiting for something: PROCESSLIST's state (`Waiting for table metadata lock`).
+    Waiting(String),
+    /// Working, gone, or the probe was refused (the statement's own connection then
+    /// says why).
+    Other,
+}
+
+async fn probe(target: &Target, id: u32) -> Seen {
+    let asked = async {
         let mut conn = target.connect().await.ok()?;
         let row = doing(&mut conn, id).await.ok()?;
         let _ = conn.disconnect().await;
         row
     };
-    match tokio::time::timeout(PROBE_WITHIN, probe).await {
-        Err(_) => Some(format!(
+    match tokio::time::timeout(PROBE_WITHIN, asked).await {
+        Err(_) => Seen::NoAnswer,
+        Ok(Some((Some(state), _))) if state.starts_with("Waiting for") => Seen::Waiting(state),
+        Ok(_) => Seen::Other,
+    }
+}
+
+/// Why the watched statements count as stalled after a probe `elapsed` into them, or
+/// `None`. `first_wait` is when probes began to see the connection waiting (reset when
+/// one sees it otherwise). The client's clock, not PROCESSLIST's TIME: that counts from
+/// the statement's start, so an index build that worked for minutes and then waits a
+/// moment for its table's lock would look long stalled.
+fn verdict(seen: Seen, elapsed: Duration, first_wait: &mut Option<Duration>, every: Duration) -> Option<String> {
+    let bound = every.as_secs_f64();
+    match seen {
+        Seen::NoAnswer if elapsed >= every => Some(format!(
             "the server stopped answering (a new connection got no answer within {} s)",
             PROBE_WITHIN.as_secs()
         )),
-        // PROCESSLIST's TIME, not the client's clock: a lock wait's starts when the
-        // statement reaches it.
-        Ok(Some((Some(state), Some(t)))) if state.starts_with("Waiting for") && t >= every.as_secs() => {
-            Some(format!("the server showed it '{state}' for {t} s (--statement-timeout {} s)", every.as_secs_f64()))
+        Seen::NoAnswer => None,
+        Seen::Waiting(state) => {
+            let waited = elapsed - *first_wait.get_or_insert(elapsed);
+            (waited >= every).then(|| {
+                format!(
+                    "the server showed it '{state}' for at least {} s (--statement-timeout {bound} s)",
+                    waited.as_secs()
+                )
+            })
         }
-        Ok(_) => None,
+        Seen::Other => {
+            *first_wait = None;
+            None
+        }
     }
 }
 
 /// What connection `id` is doing in the server (its PROCESSLIST state and seconds in
 /// it), or `None` when it is gone.
+/// Only a connection of this login's user: behind a proxy an id may be another's.
 pub async fn doing(conn: &mut Conn, id: u32) -> Result<Option<(Option<String>, Option<u64>)>, mysql_async::Error> {
-    conn.exec_first("SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ?", (id,)).await
+    let sql = "SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ? AND USER = SUBSTRING_INDEX(USER(), '@', 1)";
+    conn.exec_first(sql, (id,)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVERY: Duration = Duration::from_secs(60);
+
+    fn at(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    fn waiting() -> Seen {
+        Seen::Waiting("Waiting for table metadata lock".into())
+    }
+
+    /// The false stall a review found: a build that worked for minutes, then waits a
+    /// moment for its lock at one probe (PROCESSLIST's TIME then reads minutes), is left
+    /// alone; only waiting at every probe for the bound is a stall.
+    #[test]
+    fn a_long_statement_seen_waiting_once_is_not_stalled() {
+        let mut first = None;
+        assert_eq!(verdict(Seen::Other, at(600), &mut first, EVERY), None);
+        assert_eq!(verdict(waiting(), at(610), &mut first, EVERY), None);
+        assert_eq!(verdict(Seen::Other, at(620), &mut first, EVERY), None);
+        assert_eq!(first, None, "working again resets the wait");
+        assert_eq!(verdict(waiting(), at(630), &mut first, EVERY), None);
+        assert_eq!(verdict(waiting(), at(680), &mut first, EVERY), None);
+        let why = verdict(waiting(), at(690), &mut first, EVERY).expect("60 s of waiting");
+        assert!(
+            why.contains("'Waiting for table metadata lock' for at least 60 s (--statement-timeout 60 s)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn no_answer_is_a_stall_only_once_the_statement_ran_its_bound() {
+        let mut first = None;
+        assert_eq!(verdict(Seen::NoAnswer, at(10), &mut first, EVERY), None);
+        let why = verdict(Seen::NoAnswer, at(60), &mut first, EVERY).expect("a stall");
+        assert!(why.contains("stopped answering"), "{why}");
+    }
+
+    #[test]
+    fn a_fractional_bound_is_not_truncated() {
+        let every = Duration::from_millis(1500);
+        let mut first = None;
+        assert_eq!(verdict(waiting(), Duration::from_millis(1500), &mut first, every), None);
+        assert_eq!(verdict(waiting(), Duration::from_millis(2900), &mut first, every), None);
+        let why = verdict(waiting(), Duration::from_millis(3000), &mut first, every).expect("1.5 s of waiting");
+        assert!(why.contains("(--statement-timeout 1.5 s)"), "{why}");
+    }
 }

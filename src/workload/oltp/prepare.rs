@@ -124,19 +124,16 @@ pub async fn prepare(
     }
     // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
     let loading = ownership::while_loading(&comment_clause("oltp"));
-    for t in 1..=o.tables {
-        if let Err(e) = conn.query_drop(create_sql_with(o, t, &loading)).await {
-            let e = format!("creating sbtest{t}: {}", short_error(&e));
-            return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &[]).await);
-        }
-    }
+    let creates: Vec<_> =
+        (1..=o.tables).map(|t| (create_sql_with(o, t, &loading), format!("creating sbtest{t}"))).collect();
+    ownership::run_or_undo(target, &mut conn, &names, creates, load.statement_timeout, "oltp_read_write").await?;
     let sending = Arc::new(bulk::Sending::new(load));
     if let Err(e) = load_all(target, o, threads, &sending, seed, rows_done, &mut conn).await {
         return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &sending.stalled()).await);
     }
     let method = sending.describe();
-    let clause = |_: &str| comment_clause("oltp");
-    ownership::mark_complete(target, &mut conn, &names, clause, load.statement_timeout, "oltp_read_write").await?;
+    let marks = ownership::mark_complete(&names, |_| comment_clause("oltp"));
+    ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "oltp_read_write").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = o.tables as u64 * o.table_size as u64;
@@ -179,9 +176,16 @@ async fn load_all(
     }
     // Tables with no rows still get their index.
     if o.table_size == 0 && o.create_secondary {
+        let (id, every) = (conn.id(), sending.settings.statement_timeout);
         for t in 1..=o.tables {
             let (sql, what) = create_index(t);
-            bulk::exec_retrying(conn, &sql, &what).await?;
+            match stall::watched(target, id, every, &what, bulk::exec_retrying(conn, &sql, &what)).await {
+                Ok(built) => built?,
+                Err(stall::Stalled(e)) => {
+                    sending.stall(id); // the caller's undo ends it
+                    return Err(e);
+                }
+            }
         }
     }
     bulk::join_loaders(loaders).await
@@ -249,34 +253,48 @@ pub async fn prewarm(
     for _ in 0..threads.min(tables).max(1) {
         let (target, next) = (target.clone(), next.clone());
         workers.push(tokio::spawn(async move {
-            let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-            let id = conn.id();
-            // Keep the derived tables of the statements below in memory, as sysbench does.
-            conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
-                .await
-                .map_err(|e| short_error(&e))?;
-            loop {
-                let t = next.fetch_add(1, Ordering::Relaxed);
-                if t > tables {
-                    return Ok::<(), String>(());
-                }
-                for sql in [
-                    format!("ANALYZE TABLE sbtest{t}"),
-                    format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {table_size}) t"),
-                    format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {table_size}) t"),
-                ] {
-                    let what = format!("prewarming sbtest{t}");
-                    let scan =
-                        async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
-                    stall::watched(&target, id, every, &what, scan).await.map_err(|e| e.0)??;
-                }
+            let r = prewarm_tables(&target, &next, tables, table_size, every).await;
+            if r.is_err() {
+                next.store(tables + 1, Ordering::Relaxed); // the others stop after their table
             }
+            r
         }));
     }
     for w in workers {
         w.await.map_err(|e| format!("a prewarm connection stopped: {e}"))??;
     }
     Ok(())
+}
+
+/// One prewarm connection's work: tables from `next` until none is left.
+async fn prewarm_tables(
+    target: &Target,
+    next: &AtomicU32,
+    tables: u32,
+    table_size: u32,
+    every: Duration,
+) -> Result<(), String> {
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let id = conn.id();
+    // Keep the derived tables of the statements below in memory, as sysbench does.
+    conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
+        .await
+        .map_err(|e| short_error(&e))?;
+    loop {
+        let t = next.fetch_add(1, Ordering::Relaxed);
+        if t > tables {
+            return Ok::<(), String>(());
+        }
+        for sql in [
+            format!("ANALYZE TABLE sbtest{t}"),
+            format!("SELECT AVG(id) FROM (SELECT * FROM sbtest{t} FORCE KEY (PRIMARY) LIMIT {table_size}) t"),
+            format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {table_size}) t"),
+        ] {
+            let what = format!("prewarming sbtest{t}");
+            let scan = async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
+            stall::watched(target, id, every, &what, scan).await.map_err(|e| e.0)??;
+        }
+    }
 }
 
 /// Drops every `sbtestN` table of the target database that sizeup created, and only those.

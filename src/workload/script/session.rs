@@ -13,7 +13,7 @@
 
 use super::options::OptValue;
 use super::sql::Slot;
-use super::state::{Env, Outcome, State};
+use super::state::{Env, Outcome, State, Watch};
 use super::Script;
 use crate::client::{Conn, Error};
 use crate::exec::errors::{classify, ErrorClass, RetryOn};
@@ -233,7 +233,12 @@ impl Runnable for ScriptRun {
             unique: unique.clone(),
             seed: spec.seed as u32,
             rows: None,
-            watch: None,
+            // init() and done() run outside the worker loop and its statement bound.
+            watch: Some(Watch {
+                target: target.clone(),
+                every: spec.statement_timeout,
+                what: self.script.path.clone(),
+            }),
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         let main = State::new(&self.script, &env, 0, None)?;
@@ -271,7 +276,12 @@ impl Runnable for ScriptRun {
 /// Calls the script's global `name()` in the main state, if it defines one.
 fn call_main(rt: &tokio::runtime::Runtime, main: &State, name: &str) -> Result<(), String> {
     let Some(f): Option<Function> = main.function(name) else { return Ok(()) };
-    match rt.block_on(main.call(&f, mlua::Value::Nil)) {
+    let outcome = rt.block_on(main.call(&f, mlua::Value::Nil));
+    // A statement that stalled ends it, whatever the script made of its error.
+    if let Some(why) = main.ctx.stalled.borrow_mut().take() {
+        return Err(format!("{name}(): {why}"));
+    }
+    match outcome {
         Outcome::Returned(_) => Ok(()),
         Outcome::Restart(_) => Err(format!("{name}(): {}", main.restart_message())),
         Outcome::Failed(m) => Err(if m.is_empty() { format!("{name}() failed") } else { m }),

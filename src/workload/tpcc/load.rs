@@ -326,13 +326,13 @@ pub async fn prepare(
     }
     let k = Constants::for_load(&mut rng_from_seed(seed));
     // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
-    for t in TABLES {
-        let sql = schema::create_sql(t, &ownership::while_loading(&schema::comment(t, k.c_last)));
-        if let Err(e) = conn.query_drop(sql).await {
-            let e = format!("creating {t}: {}", short_error(&e));
-            return Err(ownership::undo_prepare(target, &names, e, "tpcc", &[]).await);
-        }
-    }
+    let creates: Vec<(String, String)> = TABLES
+        .iter()
+        .map(|t| {
+            (schema::create_sql(t, &ownership::while_loading(&schema::comment(t, k.c_last))), format!("creating {t}"))
+        })
+        .collect();
+    ownership::run_or_undo(target, &mut conn, &names, creates, load.statement_timeout, "tpcc").await?;
     let state = Arc::new(Loading {
         queue: Mutex::new(units(warehouses)),
         rows_done,
@@ -343,8 +343,8 @@ pub async fn prepare(
     if let Err(e) = load_all(target, &state, threads, seed, &k, &mut conn).await {
         return Err(ownership::undo_prepare(target, &names, e, "tpcc", &state.sending.stalled()).await);
     }
-    let clause = |t: &str| schema::comment(t, k.c_last);
-    ownership::mark_complete(target, &mut conn, &names, clause, load.statement_timeout, "tpcc").await?;
+    let marks = ownership::mark_complete(&names, |t| schema::comment(t, k.c_last));
+    ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "tpcc").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = state.rows_done.load(Ordering::Relaxed);
