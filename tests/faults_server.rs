@@ -685,22 +685,20 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
     let size = ["--tables=1", "--table-size=10000"];
     assert_eq!(srv.sizeup(&[&["prepare", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
     let dir = tempfile::tempdir().unwrap();
-    let own = dir.path().join("reads_in_prepare.lua");
-    // The script ignores its statement's error: the command still fails, with the stall.
-    std::fs::write(
-        &own,
-        "function prepare()\n  local con = sysbench.sql.driver():connect()\n  \
-         pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n",
-    )
-    .unwrap();
+    // A script whose function `f` reads the held table and ignores its statement's error:
+    // the command still fails, with the stall.
+    let reads_in = |f: &str| {
+        let path = dir.path().join(format!("reads_in_{f}.lua"));
+        let body = format!(
+            "function {f}()\n  local con = sysbench.sql.driver():connect()\n  \
+             pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n"
+        );
+        std::fs::write(&path, body).unwrap();
+        path
+    };
+    let own = reads_in("prepare");
     // A run's init() runs outside the worker loop and its statement bound: watched too.
-    let init = dir.path().join("reads_in_init.lua");
-    std::fs::write(
-        &init,
-        "function init()\n  local con = sysbench.sql.driver():connect()\n  \
-         pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\nend\nfunction event() end\n",
-    )
-    .unwrap();
+    let init = reads_in("init");
     std::thread::scope(|s| {
         s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(30); UNLOCK TABLES"));
         wait_for_holder(&srv);
