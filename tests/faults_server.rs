@@ -699,6 +699,18 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
     let own = reads_in("prepare");
     // A run's init() runs outside the worker loop and its statement bound: watched too.
     let init = reads_in("init");
+    // A parallel command: one state stalls while another sleeps, then writes a mark. The
+    // command used to wait for every state (the mark went in); it now ends at the stall.
+    let parallel = dir.path().join("parallel.lua");
+    std::fs::write(
+        &parallel,
+        "function work()\n  local con = sysbench.sql.driver():connect()\n  if sysbench.tid == 0 then\n    \
+         pcall(con.query, con, 'SELECT COUNT(*) FROM sbtest1')\n  else\n    con:query('SELECT SLEEP(10)')\n    \
+         con:query('INSERT INTO marks VALUES (1)')\n  end\nend\n\
+         sysbench.cmdline.commands = { prewarm = {work, sysbench.cmdline.PARALLEL_COMMAND} }\nfunction event() end\n",
+    )
+    .unwrap();
+    srv.sql("CREATE TABLE sbtest.marks (i INT)");
     std::thread::scope(|s| {
         s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(30); UNLOCK TABLES"));
         wait_for_holder(&srv);
@@ -720,7 +732,12 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
             e.contains("init(): ") && e.contains("reads_in_init.lua: the server showed it 'Waiting for table"),
             "{e}"
         );
+        let e =
+            err_of(srv.sizeup(&["prewarm", parallel.to_str().unwrap(), "--threads", "2", "--statement-timeout", "2"]));
+        assert!(e.contains("parallel.lua's prewarm: the server showed it 'Waiting for table"), "{e}");
     });
+    // The holder let go 30 s after it began: long past the sleeping state's 10 s.
+    assert_eq!(srv.sql("SELECT COUNT(*) FROM sbtest.marks").trim(), "0", "the other state ran on to its end");
 }
 
 /// The same for TPC-C's consistency check, and for what a check or a run reads of the

@@ -69,7 +69,18 @@ async fn command(
         }
         drop(main);
         let states = (0..threads).map(|t| State::new(script, &env, t, None)).collect::<Result<Vec<_>, _>>()?;
-        let results = futures_util::future::join_all(states.iter().map(|s| s.call_command(name))).await;
+        // As they finish: a state whose statement stalled ends the command at once (the
+        // others, cancelled, would otherwise run their whole share first).
+        let mut running: futures_util::stream::FuturesUnordered<_> =
+            states.iter().map(|s| async move { (s, s.call_command(name).await) }).collect();
+        let mut results = Vec::new();
+        while let Some((state, r)) = futures_util::StreamExt::next(&mut running).await {
+            if let Some(why) = state.ctx.stalled.borrow_mut().take() {
+                return Err(why);
+            }
+            results.push(r);
+        }
+        drop(running);
         return ended(script, name, &states, results);
     }
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
