@@ -546,10 +546,13 @@ fn an_index_build_waiting_on_a_held_table_fails_the_prepare_and_is_undone() {
 /// `what` waits for the table's metadata lock, is found stalled, and the undo ends it
 /// (KILL) and drops the tables once the transaction ends.
 fn prepare_behind_an_open_transaction(args: &[&str], what: &str) {
-    let srv = TestServer::start();
+    prepare_behind_an_open_transaction_on(&TestServer::start(), args, what);
+}
+
+fn prepare_behind_an_open_transaction_on(srv: &TestServer, args: &[&str], what: &str) {
     std::thread::scope(|s| {
         let prepare = s.spawn(|| srv.sizeup(&[&["prepare", "oltp_read_write"][..], args].concat()));
-        wait_for_sbtest1(&srv, &prepare);
+        wait_for_sbtest1(srv, &prepare);
         // Loads go on beside the transaction; an index build or ALTER waits for its end.
         let held = srv.sql(
             "BEGIN; SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'; \
@@ -561,7 +564,97 @@ fn prepare_behind_an_open_transaction(args: &[&str], what: &str) {
         assert!(e.contains("ended (KILL)") && e.contains("dropped"), "{e}");
         assert!(e.lines().count() <= 2, "{e}");
     });
-    assert!(tables_of(&srv, "sbtest").is_empty(), "a half-made table stayed");
+    assert!(tables_of(srv, "sbtest").is_empty(), "a half-made table stayed");
+}
+
+/// Behind a proxy, the handshake's connection number is the proxy's, not the server's.
+/// The watch looked the build up in PROCESSLIST by the handshake's number, found nothing
+/// (or another connection), and let it wait as long as the lock was held; the undo would
+/// have KILLed by it. Through a relay that renumbers the handshake, the stalled ALTER
+/// that marks the tables complete is found, ended and undone as it is without one.
+#[test]
+fn the_handshake_connection_id_behind_a_proxy_hid_a_stalled_prepare() {
+    let srv = TestServer::start();
+    srv.sql("CREATE USER 'px'@'127.0.0.1' IDENTIFIED BY 'Px-secret-1'; GRANT ALL ON *.* TO 'px'@'127.0.0.1'");
+    let relay = RenumberingRelay::start(srv.port);
+    let port = relay.port.to_string();
+    let args = [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--user",
+        "px",
+        "--password",
+        "Px-secret-1",
+        "--tables",
+        "1",
+        "--table-size",
+        "200000",
+        "--create-secondary=off",
+        "--statement-timeout",
+        "5",
+    ];
+    prepare_behind_an_open_transaction_on(&srv, &args, "marking sbtest1 complete");
+    assert!(relay.renumbered.load(std::sync::atomic::Ordering::Relaxed) > 0, "nothing went through the relay");
+}
+
+/// A TCP relay to the test server that, like a proxy, answers each handshake with a
+/// connection number of its own (the server's plus 100,000) and passes the rest through.
+/// Dropping it stops its listener; its relayed connections end with their client's.
+struct RenumberingRelay {
+    port: u16,
+    renumbered: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RenumberingRelay {
+    fn start(server_port: u16) -> RenumberingRelay {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::atomic::Ordering::Relaxed;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let relay = RenumberingRelay { port, renumbered: Default::default(), stop: Default::default() };
+        let (renumbered, stop) = (relay.renumbered.clone(), relay.stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Relaxed) {
+                let Ok((mut client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                let mut server = TcpStream::connect(("127.0.0.1", server_port)).unwrap();
+                // The greeting: length (3 bytes), sequence, protocol version 10, the
+                // server's version ending in NUL, then the 4-byte connection id.
+                let mut head = [0u8; 4];
+                server.read_exact(&mut head).unwrap();
+                let mut body = vec![0u8; u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize];
+                server.read_exact(&mut body).unwrap();
+                let at = 2 + body[1..].iter().position(|&b| b == 0).unwrap();
+                let id = u32::from_le_bytes(body[at..at + 4].try_into().unwrap()) + 100_000;
+                body[at..at + 4].copy_from_slice(&id.to_le_bytes());
+                client.write_all(&head).unwrap();
+                client.write_all(&body).unwrap();
+                renumbered.fetch_add(1, Relaxed);
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(Shutdown::Write);
+                    });
+                }
+            }
+        });
+        relay
+    }
+}
+
+impl Drop for RenumberingRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The test server's root account over its socket, in `database`.

@@ -45,7 +45,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     // The same check of the data a run makes first, so a missing prepare says so.
     rt.block_on(async {
         let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
-        let id = conn.id();
+        let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
         let checked = async {
             runner::check_data(&mut conn, &target.database, &*w, false).await?;
             let spec = crate::exec::RunSpec::default();

@@ -86,7 +86,7 @@ pub fn measure(
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
             let mut conn = t.connect().await.map_err(|e| missing_database(e, t, &*workload))?;
-            let id = conn.id();
+            let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
             // Watched: a table another session holds, or a server that stops answering,
             // fails the run here after a statement timeout instead of holding it forever.
             let checked = async {

@@ -145,7 +145,8 @@ impl Loader {
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
         conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
-        Ok(Loader { id: conn.id(), link: Link::Text { conn, method }, stalled: false })
+        let id = super::stall::server_id(&mut conn).await?;
+        Ok(Loader { id, link: Link::Text { conn, method }, stalled: false })
     }
 
     async fn bulk(mut conn: client::Conn) -> Result<Loader, client::Error> {

@@ -35,7 +35,10 @@ pub async fn run_or_undo(
     every: std::time::Duration,
     workload: &str,
 ) -> Result<(), String> {
-    let id = conn.id();
+    let id = match super::stall::server_id(conn).await {
+        Ok(id) => id,
+        Err(e) => return Err(undo_prepare(target, names, e, workload, &[]).await),
+    };
     for (sql, what) in statements {
         let done = super::bulk::exec_retrying(conn, &sql, &what);
         // A stalled one's connection stays open (it is the caller's) until the undo has ended it.
@@ -136,7 +139,7 @@ pub async fn drop_ours(
     };
     // The server-side lock wait below bounds a held table; the watch, slower than it,
     // bounds a server that stops answering.
-    let id = conn.id();
+    let id = super::stall::server_id(&mut conn).await?;
     let every = std::time::Duration::from_secs(DROP_LOCK_WAIT_S as u64 + 15);
     let dropping = drop_on(&mut conn, target, names, pattern, is_workload_table);
     let what = format!("dropping sizeup's tables in {}", target.database);

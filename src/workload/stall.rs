@@ -110,6 +110,18 @@ fn verdict(seen: Seen, elapsed: Duration, first_wait: &mut Option<Duration>, eve
     }
 }
 
+/// The server's own number for this connection, the one PROCESSLIST shows and KILL
+/// takes. Not the handshake's (`Conn::id`): a proxy in between answers the handshake
+/// with a number of its own, and the watch would then look up, and the undo KILL,
+/// a connection that is not this one. Bounded like a probe: it runs before the watch.
+pub async fn server_id(conn: &mut Conn) -> Result<u32, String> {
+    match tokio::time::timeout(PROBE_WITHIN, conn.query_first("SELECT CONNECTION_ID()")).await {
+        Ok(Ok(id)) => Ok(id.unwrap_or(0)),
+        Ok(Err(e)) => Err(crate::target::short_error(&e)),
+        Err(_) => Err(format!("the server did not answer within {} s", PROBE_WITHIN.as_secs())),
+    }
+}
+
 /// What connection `id` is doing in the server (its PROCESSLIST state and seconds in
 /// it), or `None` when it is gone.
 /// Only a connection of this login's user: behind a proxy an id may be another's.

@@ -176,7 +176,8 @@ async fn load_all(
     }
     // Tables with no rows still get their index.
     if o.table_size == 0 && o.create_secondary {
-        let (id, every) = (conn.id(), sending.settings.statement_timeout);
+        let id = stall::server_id(conn).await?;
+        let every = sending.settings.statement_timeout;
         for t in 1..=o.tables {
             let (sql, what) = create_index(t);
             match stall::watched(target, id, every, &what, bulk::exec_retrying(conn, &sql, &what)).await {
@@ -275,7 +276,7 @@ async fn prewarm_tables(
     every: Duration,
 ) -> Result<(), String> {
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    let id = conn.id();
+    let id = stall::server_id(&mut conn).await?;
     // Keep the derived tables of the statements below in memory, as sysbench does.
     conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
         .await

@@ -394,7 +394,8 @@ async fn load_all(
         let (target, state) = (target.clone(), state.clone());
         builders.push(tokio::spawn(async move {
             let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-            let (id, what) = (conn.id(), format!("indexing {table}"));
+            let id = stall::server_id(&mut conn).await?;
+            let what = format!("indexing {table}");
             let every = state.sending.settings.statement_timeout;
             match stall::watched(&target, id, every, &what, bulk::exec_retrying(&mut conn, sql, &what)).await {
                 Ok(built) => {
