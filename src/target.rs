@@ -576,6 +576,17 @@ pub fn quote_ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
+/// `word` as one shell word, for commands sizeup suggests: as it is when the shell
+/// would not split or expand it, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.,/:@%+=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// A one-line form of a driver error: the server's own message when there is one.
 pub fn short_error(e: &mysql_async::Error) -> String {
     use mysql_async::DriverError;
@@ -721,6 +732,18 @@ pub async fn galera_conflicts(conn: &mut Conn) -> Option<u64> {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// The undo's hint named the database as it was: `--database my db` runs a cleanup
+    /// of a database called `my`, with a stray argument.
+    #[test]
+    fn the_cleanup_hint_named_a_database_the_shell_splits() {
+        assert_eq!(shell_word("sbtest"), "sbtest");
+        assert_eq!(shell_word("e-1.x"), "e-1.x");
+        assert_eq!(shell_word("my db"), "'my db'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 
     fn args() -> TlsArgs {
         TlsArgs::default()

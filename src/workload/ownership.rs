@@ -234,7 +234,7 @@ pub async fn undo_prepare(
     stalled: &[u32],
 ) -> String {
     // The data set's own database named: a prepare elsewhere than the default asks for it.
-    let cleanup = format!("sizeup cleanup {workload} --database {}", target.database);
+    let cleanup = format!("sizeup cleanup {workload} --database {}", crate::target::shell_word(&target.database));
     if !stalled.is_empty() {
         match tokio::time::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
             Ok(Ok(seen)) => error.push_str(&seen),
@@ -246,7 +246,7 @@ pub async fn undo_prepare(
         Ok(r) if r.dropped.is_empty() => error,
         Ok(_) => format!("{error}\nThe partly loaded tables were dropped; nothing is left half-done: prepare again."),
         Err(_) => {
-            format!("{error}\nThe partly loaded tables stay, marked incomplete: `{cleanup}`, then prepare again.")
+            format!("{error}\nThe partly loaded tables stay, marked incomplete: `{cleanup}` (with this prepare's connection options), then prepare again.")
         }
     }
 }
@@ -259,7 +259,7 @@ const END_STALLED_WITHIN: std::time::Duration = std::time::Duration::from_secs(1
 fn stay(error: &str, why: &str, cleanup: &str) -> String {
     format!(
         "{error}\nIt cannot be cleaned up now ({why}): the partly loaded tables stay, marked incomplete; \
-         `{cleanup}` once the server answers, then prepare again."
+         `{cleanup}` (with this prepare's connection options) once the server answers, then prepare again."
     )
 }
 
