@@ -811,23 +811,32 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
         let r = srv.sizeup(&[&["prewarm", sysbench, "--statement-timeout", "2"][..], &size[..]].concat());
         let e = err_of(r);
         assert!(
-            e.contains("oltp_read_write.lua's prewarm: the server showed it 'Waiting for table metadata lock'"),
+            e.contains(
+                "oltp_read_write.lua's prewarm, at `ANALYZE TABLE sbtest1`: \
+                 the server showed it 'Waiting for table metadata lock'"
+            ),
             "{e}"
         );
         assert!(e.contains("the statement stalled"), "{e}");
         let e = err_of(srv.sizeup(&["prepare", own.to_str().unwrap(), "--statement-timeout", "2"]));
         assert!(
-            e.contains("reads_in_prepare.lua's prepare: the server showed it 'Waiting for table metadata lock'"),
+            e.contains(
+                "reads_in_prepare.lua's prepare, at `SELECT COUNT(*) FROM sbtest1`: \
+                 the server showed it 'Waiting for table metadata lock'"
+            ),
             "{e}"
         );
         let e = err_of(srv.sizeup(&["run", init.to_str().unwrap(), "--time", "2", "--statement-timeout", "2"]));
         assert!(
-            e.contains("init(): ") && e.contains("reads_in_init.lua: the server showed it 'Waiting for table"),
+            e.contains("init(): ")
+                && e.contains(
+                    "reads_in_init.lua, at `SELECT COUNT(*) FROM sbtest1`: the server showed it 'Waiting for"
+                ),
             "{e}"
         );
         let e =
             err_of(srv.sizeup(&["prewarm", parallel.to_str().unwrap(), "--threads", "2", "--statement-timeout", "2"]));
-        assert!(e.contains("parallel.lua's prewarm: the server showed it 'Waiting for table"), "{e}");
+        assert!(e.contains("parallel.lua's prewarm, at `SELECT COUNT(*) FROM sbtest1`: the server showed it"), "{e}");
     });
     // The holder let go 30 s after it began: long past the sleeping state's 10 s.
     assert_eq!(srv.sql("SELECT COUNT(*) FROM sbtest.marks").trim(), "0", "the other state ran on to its end");

@@ -202,11 +202,13 @@ fn not_connected() -> client::Error {
     client::Error::Io(std::io::Error::new(std::io::ErrorKind::NotConnected, "the connection was closed"))
 }
 
-/// Runs `f` on the slot's connection, taken out of the slot meanwhile (no borrow is
-/// held while it waits); a script's own connection lost earlier is made again first.
+/// Runs `f` (the statement `sql`, for messages) on the slot's connection, taken out of
+/// the slot meanwhile (no borrow is held while it waits); a script's own connection lost
+/// earlier is made again first.
 async fn on_conn<T>(
     ctx: &Ctx,
     slot: &Slot,
+    sql: &[u8],
     f: impl AsyncFnOnce(&mut Conn) -> Result<T, client::Error>,
 ) -> Result<T, client::Error> {
     let taken = slot.conn.borrow_mut().take();
@@ -233,7 +235,11 @@ async fn on_conn<T>(
         conn.query_rows("SELECT CONNECTION_ID()", &mut |r| id = r[0].as_i64()).await?;
         slot.server_id.set(id.unwrap_or(0) as u32);
     }
-    match stall::watched(&watch.target, slot.server_id.get(), watch.every, &watch.what, f(&mut conn)).await {
+    let what = match sql {
+        [] => watch.what.clone(),
+        sql => format!("{}, at `{}`", watch.what, excerpt(sql)),
+    };
+    match stall::watched(&watch.target, slot.server_id.get(), watch.every, &what, f(&mut conn)).await {
         Ok(result) => {
             *slot.conn.borrow_mut() = Some(conn);
             result
@@ -244,6 +250,16 @@ async fn on_conn<T>(
             *ctx.stalled.borrow_mut() = Some(why);
             Err(client::Error::Io(e))
         }
+    }
+}
+
+/// The start of a statement, on one line, for a message that names it.
+fn excerpt(sql: &[u8]) -> String {
+    const SHOWN: usize = 60;
+    let one_line = String::from_utf8_lossy(sql).split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}...", &one_line[..cut]),
+        None => one_line,
     }
 }
 
@@ -272,7 +288,7 @@ pub async fn perform(lua: &Lua, ctx: &Ctx, req: Request) -> mlua::Result<(Value,
         Ok((Value::String(lua.create_string(e.to_string())?), Value::Nil, Value::Nil))
     };
     match req {
-        Request::Connect(slot) => match on_conn(ctx, &slot, async |_| Ok(())).await {
+        Request::Connect(slot) => match on_conn(ctx, &slot, b"", async |_| Ok(())).await {
             Ok(()) => Ok(nothing),
             Err(e) => message(e),
         },
@@ -318,7 +334,7 @@ pub async fn perform(lua: &Lua, ctx: &Ctx, req: Request) -> mlua::Result<(Value,
             let prepared = stmt.prepared.borrow_mut().take();
             // One prepared on an earlier connection died with it.
             if let Some((_, s)) = prepared.filter(|(g, _)| *g == stmt.slot.generation.get()) {
-                let _ = on_conn(ctx, &stmt.slot, async |conn| conn.close_statement(&s).await).await;
+                let _ = on_conn(ctx, &stmt.slot, b"", async |conn| conn.close_statement(&s).await).await;
             }
             Ok(nothing)
         }
@@ -340,7 +356,7 @@ pub async fn perform(lua: &Lua, ctx: &Ctx, req: Request) -> mlua::Result<(Value,
 /// Sends `sql` as text; its rows stay in the slot for `fetch_row`.
 async fn text_query(ctx: &Ctx, slot: &Slot, sql: &[u8]) -> Result<client::Outcome, client::Error> {
     let mut rows = std::mem::take(&mut *slot.rows.borrow_mut());
-    let result = on_conn(ctx, slot, async |conn| conn.query_stored(sql, &mut rows).await).await;
+    let result = on_conn(ctx, slot, sql, async |conn| conn.query_stored(sql, &mut rows).await).await;
     *slot.rows.borrow_mut() = rows;
     slot.next_row.set(0);
     let o = result?;
@@ -353,7 +369,7 @@ async fn text_query(ctx: &Ctx, slot: &Slot, sql: &[u8]) -> Result<client::Outcom
 async fn prepare_on(ctx: &Ctx, stmt: &Stmt) -> Result<(), client::Error> {
     let text =
         std::str::from_utf8(&stmt.sql).map_err(|_| client::Error::Protocol("the statement is not UTF-8".into()))?;
-    match on_conn(ctx, &stmt.slot, async |conn| conn.prepare(text).await).await {
+    match on_conn(ctx, &stmt.slot, &stmt.sql, async |conn| conn.prepare(text).await).await {
         Ok(s) => *stmt.prepared.borrow_mut() = Some((stmt.slot.generation.get(), s)),
         Err(client::Error::Server { code: UNSUPPORTED_PS, .. }) => stmt.text.set(true),
         Err(e) => return Err(e),
@@ -401,7 +417,7 @@ async fn execute_with(ctx: &Ctx, stmt: &Stmt, p: &Params) -> Result<(client::Out
     }
     // Taken out for the execute, so no borrow is held while it waits.
     let (generation, s) = stmt.prepared.borrow_mut().take().expect("prepared above");
-    let result = on_conn(ctx, &stmt.slot, async |conn| conn.exec_drop(&s, params).await).await;
+    let result = on_conn(ctx, &stmt.slot, &stmt.sql, async |conn| conn.exec_drop(&s, params).await).await;
     let fields = s.columns() as u64;
     *stmt.prepared.borrow_mut() = Some((generation, s));
     let o = result?;
@@ -413,7 +429,7 @@ async fn execute_with(ctx: &Ctx, stmt: &Stmt, p: &Params) -> Result<(client::Out
 async fn flush(ctx: &Ctx, slot: &Slot) -> Result<(), client::Error> {
     let sql = slot.bulk.borrow_mut().as_mut().filter(|b| b.rows > 0).map(|b| std::mem::take(&mut b.buffer));
     let Some(mut sql) = sql else { return Ok(()) };
-    let result = on_conn(ctx, slot, async |conn| conn.query_stored(&sql, &mut StoredRows::default()).await).await;
+    let result = on_conn(ctx, slot, &sql, async |conn| conn.query_stored(&sql, &mut StoredRows::default()).await).await;
     if let Some(b) = slot.bulk.borrow_mut().as_mut() {
         sql.truncate(b.values_at);
         b.buffer = sql;
@@ -654,4 +670,16 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
         })?,
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A script's stalled command named the script and command, not which statement.
+    #[test]
+    fn a_script_stall_did_not_name_its_statement() {
+        assert_eq!(super::excerpt(b"SELECT COUNT(*)\n   FROM sbtest1"), "SELECT COUNT(*) FROM sbtest1");
+        let long = "SELECT AVG(id) FROM (SELECT * FROM sbtest1 FORCE KEY (PRIMARY) LIMIT 10000) t";
+        assert_eq!(super::excerpt(long.as_bytes()), format!("{}...", &long[..60]));
+        assert_eq!(super::excerpt("é".repeat(70).as_bytes()), format!("{}...", "é".repeat(60)));
+    }
 }
