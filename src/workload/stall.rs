@@ -16,7 +16,7 @@ const PROBE_WITHIN: Duration = Duration::from_secs(8);
 /// A watched statement that stalled: the server stopped answering, or showed it waiting
 /// (on a lock) for a statement timeout or longer. Its connection may still hold or wait
 /// on the server.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Stalled(pub String);
 
 /// Runs `statements` on connection `id` of `target`, watching that the server still
@@ -56,7 +56,7 @@ pub async fn watched<F: std::future::Future>(
 }
 
 /// What one probe saw of the watched connection.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Seen {
     /// No answer within 8 s.
     NoAnswer,
