@@ -11,7 +11,7 @@ use std::time::Duration;
 /// The longest the watch waits for the server to say what a connection is doing (below
 /// the 10-s connect bound, so a server that does not answer is told from one that
 /// refuses, which the statement's own connection reports).
-const PROBE_WITHIN: Duration = Duration::from_secs(8);
+pub(crate) const PROBE_WITHIN: Duration = Duration::from_secs(8);
 
 /// A watched statement that stalled: the server stopped answering, or showed it waiting
 /// (on a lock) for a statement timeout or longer. Its connection may still hold or wait

@@ -231,8 +231,14 @@ async fn on_conn<T>(
     // A command's statement: watched (an index build or a scan takes as long as its
     // table needs; a lock wait or a server that stopped answering does not end).
     if slot.server_id.get() == 0 {
+        // Bounded like the watch's probes: it runs before the watch.
         let mut id = None;
-        conn.query_rows("SELECT CONNECTION_ID()", &mut |r| id = r[0].as_i64()).await?;
+        let mut row = |r: &[client::Value]| id = r[0].as_i64();
+        let asked = conn.query_rows("SELECT CONNECTION_ID()", &mut row);
+        tokio::time::timeout(stall::PROBE_WITHIN, asked).await.map_err(|_| {
+            let why = format!("the server did not answer within {} s", stall::PROBE_WITHIN.as_secs());
+            client::Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+        })??;
         slot.server_id.set(id.unwrap_or(0) as u32);
     }
     let what = match sql {
@@ -253,12 +259,17 @@ async fn on_conn<T>(
     }
 }
 
-/// The start of a statement, on one line, for a message that names it.
+/// The start of a statement, on one line, for a message that names it. Made for every
+/// watched statement, so it reads only the statement's first bytes (a prepare's bulk
+/// INSERTs run to hundreds of kilobytes).
 fn excerpt(sql: &[u8]) -> String {
     const SHOWN: usize = 60;
-    let one_line = String::from_utf8_lossy(sql).split_whitespace().collect::<Vec<_>>().join(" ");
+    const READ: usize = 4 * SHOWN + 16;
+    let head = String::from_utf8_lossy(&sql[..sql.len().min(READ)]);
+    let one_line = head.split_whitespace().collect::<Vec<_>>().join(" ");
     match one_line.char_indices().nth(SHOWN) {
         Some((cut, _)) => format!("{}...", &one_line[..cut]),
+        None if sql.len() > READ => format!("{one_line}..."),
         None => one_line,
     }
 }
@@ -681,5 +692,9 @@ mod tests {
         let long = "SELECT AVG(id) FROM (SELECT * FROM sbtest1 FORCE KEY (PRIMARY) LIMIT 10000) t";
         assert_eq!(super::excerpt(long.as_bytes()), format!("{}...", &long[..60]));
         assert_eq!(super::excerpt("é".repeat(70).as_bytes()), format!("{}...", "é".repeat(60)));
+        let insert = format!("INSERT INTO sbtest1 VALUES {}", "(1, 'x'),".repeat(100_000));
+        assert_eq!(super::excerpt(insert.as_bytes()), format!("{}...", &insert[..60]));
+        let spaced = format!("SELECT{}1 FROM t", " ".repeat(400));
+        assert_eq!(super::excerpt(spaced.as_bytes()), "SELECT...");
     }
 }
