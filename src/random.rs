@@ -239,37 +239,42 @@ pub const C_TEMPLATE: &str = "###########-###########-###########-###########-##
 /// sysbench's pad column template: 5 groups of 11 digits, 59 characters.
 pub const PAD_TEMPLATE: &str = "###########-###########-###########-###########-###########";
 
-/// Appends `template` with each '#' replaced by a random digit and each '@' by a random
-/// lowercase letter (sysbench's `sb_rand_str`).
+/// Appends `template` with each '#' replaced by a random digit; every other byte is
+/// kept (sysbench's `sb_rand_str` for templates of digits, which its c and pad are).
 ///
-/// This is most of prepare's client CPU (190 digits a row), so the template is copied
-/// once and its '#'s overwritten in place, and digits come 16 at a time from one u64
-/// read as a fraction: each digit is the integer part of fraction x 10 (a multiply, no
-/// division). 16 digits use 53 of the 64 bits, so every 16-digit block is uniform to
-/// within 1/1844.
+/// This is most of prepare's client CPU (165 digits a row), so it draws a digit for
+/// every byte of the template, 16 from one u64 read as a fraction, two per multiply
+/// (the integer part of fraction x 100, a pair table), and then puts the template's
+/// other bytes back in one branch-free pass. Measured on sysbench's c and pad, 78 ns a
+/// row against 190 ns for one digit per multiply and a branch per byte (a serial chain
+/// of multiplies and a mispredicted branch at every '-'). The 16 digits of a draw are
+/// those of floor(x * 10^16 / 2^64), so every 16-digit block is uniform to within
+/// 1/1844.
 pub fn fill_template(out: &mut Vec<u8>, template: &str, rng: &mut WorkerRng) {
-    const DIGITS_PER_DRAW: u32 = 16;
+    let t = template.as_bytes();
     let start = out.len();
-    out.extend_from_slice(template.as_bytes());
-    let mut fraction = 0u64;
-    let mut left = 0u32;
-    for b in &mut out[start..] {
-        match *b {
-            b'#' => {
-                if left == 0 {
-                    fraction = rng.next_u64();
-                    left = DIGITS_PER_DRAW;
-                }
-                let wide = fraction as u128 * 10;
-                *b = b'0' + (wide >> 64) as u8;
-                fraction = wide as u64;
-                left -= 1;
-            }
-            b'@' => *b = b'a' + ((rng.next_u64() as u128 * 26) >> 64) as u8,
-            _ => {}
+    out.resize(start + t.len().next_multiple_of(16), 0);
+    for block in out[start..].chunks_exact_mut(16) {
+        let mut fraction = rng.next_u64();
+        for pair in block.chunks_exact_mut(2) {
+            let wide = fraction as u128 * 100;
+            let i = 2 * (wide >> 64) as usize;
+            pair.copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
+            fraction = wide as u64;
         }
     }
+    out.truncate(start + t.len());
+    for (b, &c) in out[start..].iter_mut().zip(t) {
+        *b = if c == b'#' { *b } else { c };
+    }
 }
+
+/// "00", "01", ... "99".
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// Unique 32-bit values in random order (sysbench.rand.unique): a permutation of u32
 /// built from quadratic residues modulo a prime (Preshing), offset by a random seed.
@@ -540,7 +545,7 @@ mod tests {
     #[test]
     fn template_digits_are_uniform_in_every_position() {
         // 20,000 c strings: each of the 110 digit positions should hold each digit
-        // ~2,000 times (sd ~42); letters likewise over 26.
+        // ~2,000 times (sd ~42).
         let mut rng = rng_from_seed(7);
         let mut counts = vec![[0u32; 10]; 119];
         let mut out = Vec::new();
@@ -560,13 +565,17 @@ mod tests {
                 assert!((1_800..=2_200).contains(&n), "position {i} digit {d}: {n} of 20,000");
             }
         }
-        let mut letters = [0u32; 26];
-        for _ in 0..26_000 {
-            out.clear();
-            fill_template(&mut out, "@", &mut rng);
-            letters[(out[0] - b'a') as usize] += 1;
-        }
-        assert!(letters.iter().all(|&n| (850..=1_150).contains(&n)), "{letters:?}");
+    }
+
+    #[test]
+    fn a_template_keeps_its_other_bytes_and_what_came_before() {
+        let mut rng = rng_from_seed(3);
+        let mut out = b"id\t".to_vec();
+        fill_template(&mut out, "x#-@#", &mut rng);
+        assert_eq!(out.len(), 8);
+        assert_eq!(&out[..3], b"id\t");
+        assert_eq!([out[3], out[5], out[6]], [b'x', b'-', b'@']);
+        assert!(out[4].is_ascii_digit() && out[7].is_ascii_digit(), "{:?}", String::from_utf8_lossy(&out));
     }
 
     #[test]
