@@ -201,7 +201,7 @@ async fn loader(
     target: &Target,
     o: &OltpOptions,
     state: &Loading,
-    ids: &IdDistribution,
+    ids: &Arc<IdDistribution>,
     seed: u64,
 ) -> Result<(), String> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
@@ -215,17 +215,23 @@ async fn load_chunks(
     conn: &mut bulk::Loader,
     o: &OltpOptions,
     state: &Loading,
-    ids: &IdDistribution,
+    ids: &Arc<IdDistribution>,
     seed: u64,
 ) -> Result<(), String> {
-    loop {
+    // The next chunk's rows are made on another runtime thread while the server takes
+    // this one's: made in turn, the server's thread for this connection waited on them.
+    let make = |chunk: Chunk| {
+        let ids = ids.clone();
+        tokio::task::spawn_blocking(move || (chunk, chunk_rows(chunk, &ids, seed)))
+    };
+    let claim = || state.queue.lock().expect("no panics while held").pop_front();
+    let mut next = claim().map(make);
+    while let Some(made) = next.take() {
+        let (chunk, pieces) = made.await.map_err(|e| format!("making rows stopped: {e}"))?;
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let Some(chunk) = state.queue.lock().expect("no panics while held").pop_front() else {
-            return Ok(());
-        };
-        let pieces = chunk_rows(chunk, ids, seed);
+        next = claim().map(make);
         let table = format!("sbtest{}", chunk.table);
         conn.load(&table, "id, k, c, pad", pieces, &state.sending).await?;
         state.rows_done.fetch_add((chunk.last - chunk.first + 1) as u64, Ordering::Relaxed);
@@ -235,6 +241,7 @@ async fn load_chunks(
             conn.exec(target, &sql, &what, &state.sending).await?;
         }
     }
+    Ok(())
 }
 
 /// Reads every row of each table through its primary key and every k index entry, so
