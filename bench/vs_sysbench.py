@@ -289,11 +289,13 @@ def lead(a, sock, pid, env, port, prepared):
               f"{median(su, 'client_us'):>8.2f} {c:>5.2f} {srv:>12.2f} {median(sb, 'idle'):>9.2f} "
               f"{median(su, 'idle'):>6.2f} {median(sb, 'cs'):>8.2f} {median(su, 'cs'):>6.2f} "
               f"{floor_us:>8.2f} {floor_cpu:>6.2f} {floor_tps:>6.2f}  {verdict}")
-    for threads, (x, y, z, floor) in prepared:
-        r = statistics.median(floor)
+    # Not `floor`: that name is the floor runner called above, and a loop variable of the
+    # same name made it a local of this function (NameError in the first cell, session 19).
+    for threads, (x, y, z, per_triple) in prepared:
+        r = statistics.median(per_triple)
         print(f"  {'prepare':<12} {'socket':<6} {threads:>3} loaders: sysbench {x:,.0f} rows/s, sizeup {y:,.0f} "
               f"rows/s ({y / x:.2f}x), server copy floor {z:,.0f} rows/s: sizeup at {100 * r:.0f} % of the "
-              f"floor [{floor[0]:.2f}-{floor[-1]:.2f}] (median of the triples; {100 * y / z:.0f} % of the medians)  "
+              f"floor [{per_triple[0]:.2f}-{per_triple[-1]:.2f}] (median of the triples; {100 * y / z:.0f} % of the medians)  "
               f"{'yes' if r >= 0.9 else 'NO'}")
 
 
@@ -432,11 +434,11 @@ def prepare_pairs(a, threads, sock, pid, env, tgt):
     x, y, z = (statistics.median(rates[k]) for k in ("sysbench", "sizeup", "server copy"))
     # Against the floor per triple, as the OLTP cells compare per pair: a triple runs back
     # to back, so drift in the machine's speed over the minutes cancels.
-    floor = sorted(su / cp for su, cp in zip(rates["sizeup"], rates["server copy"]))
+    per_triple = sorted(su / cp for su, cp in zip(rates["sizeup"], rates["server copy"]))
     print(f"prepare {a.tables} x {a.table_size}, {threads} threads: sysbench {x:.0f} rows/s, sizeup {y:.0f} rows/s "
           f"(ratio {y / x:.2f}); the server copying its own rows {z:.0f} rows/s (ratio {z / x:.2f}); sizeup / copy "
-          f"per triple {' '.join(f'{r:.2f}' for r in floor)}")
-    return x, y, z, floor
+          f"per triple {' '.join(f'{r:.2f}' for r in per_triple)}")
+    return x, y, z, per_triple
     # sizeup prepared after sysbench, so its tables serve the runs below.
 
 
