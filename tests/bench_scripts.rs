@@ -14,10 +14,5 @@ fn bench_lead_table_does_not_shadow_the_floor_runner() {
         .arg(format!("{root}/bench/tpcc.py"))
         .output()
         .expect("python3 runs the bench scripts; it must be installed");
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }

@@ -11,8 +11,9 @@
 //! sleeps and nothing waits on a held command. The first command of each poll is not
 //! held but written at once: while the client works through the rest of the answers
 //! that woke it, that statement keeps a server CPU busy that would otherwise idle
-//! (point select, 8 connections: host idle 5.7 % to 3.6 %, +3.6 % tps, same client CPU
-//! per query; docs/PERFORMANCE.md, session 19). Where io_uring is unavailable (old
+//! (point select over a unix socket, 8 connections: host idle 5.7 % to 3.6-4.2 %, +2-4 %
+//! tps, same client CPU per query; over TCP loopback neither a gain nor a loss;
+//! docs/PERFORMANCE.md, session 19). Where io_uring is unavailable (old
 //! kernels, seccomp, `kernel.io_uring_disabled`, or `SIZEUP_IO_URING=off`) commands are
 //! written straight away, as before.
 use std::cell::{Cell, RefCell};
