@@ -446,22 +446,14 @@ impl Target {
             return Err(ConnectError::Unreachable { target: self.describe(), reason: why.clone(), code: None });
         }
         let tcp = self.socket.is_none();
-        let first = Conn::new(self.opts(with_database)).await;
-        let result = match first {
-            // mysql_common drops a trailing zero byte from every auth switch's data, and
-            // MariaDB's client_ed25519 nonce is 32 random bytes: one login in 256 signs
-            // the wrong message and is refused. A second try has a new nonce.
-            Err(mysql_async::Error::Server(e)) if e.code == 1045 => Conn::new(self.opts(with_database)).await,
-            r => r,
-        };
-        match result {
+        match self.login(with_database).await {
             Ok(c) => Ok(c),
             // PREFERRED: the server offers no TLS, so plain it is (and stays).
             Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer))
                 if self.tls.mode == SslMode::Preferred =>
             {
                 self.tls.state.server_without_tls.store(true, Ordering::Relaxed);
-                Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e))
+                self.login(with_database).await.map_err(|e| self.unreachable(e))
             }
             Err(mysql_async::Error::Driver(mysql_async::DriverError::NoClientSslFlagFromServer)) => {
                 Err(ConnectError::Unreachable {
@@ -487,7 +479,7 @@ impl Target {
                             self.describe()
                         );
                     }
-                    return Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e));
+                    return self.login(with_database).await.map_err(|e| self.unreachable(e));
                 }
                 Err(ConnectError::Unreachable {
                     target: self.describe(),
@@ -506,7 +498,7 @@ impl Target {
                 match name_in_certificate(&e.to_string()) {
                     Some(name) => {
                         let _ = self.tls.state.name_in_certificate.set(name);
-                        Conn::new(self.opts(with_database)).await.map_err(|e| self.unreachable(e))
+                        self.login(with_database).await.map_err(|e| self.unreachable(e))
                     }
                     None => Err(self.unreachable(e)),
                 }
@@ -516,7 +508,7 @@ impl Target {
             Err(mysql_async::Error::Server(e)) if e.code == 1045 && tcp && self.opts_plain() => {
                 let mut probe = self.clone();
                 probe.tls = Tls { mode: SslMode::Required, ..Tls::default() };
-                match Conn::new(probe.opts(false)).await {
+                match probe.login(false).await {
                     Ok(c) => {
                         let _ = c.disconnect().await;
                         Err(self.tls_required())
@@ -525,6 +517,18 @@ impl Target {
                 }
             }
             Err(e) => Err(self.unreachable(e)),
+        }
+    }
+
+    /// One login, tried twice if refused: mysql_common drops a trailing zero byte from
+    /// every auth switch's data, and MariaDB's client_ed25519 nonce is 32 random bytes,
+    /// so one login in 256 signs the wrong message and is refused. A second try has a
+    /// new nonce. Every login of a control connection goes through here (a retry on the
+    /// first attempt only left the TLS fallbacks failing one run in 256).
+    async fn login(&self, with_database: bool) -> Result<Conn, mysql_async::Error> {
+        match Conn::new(self.opts(with_database)).await {
+            Err(mysql_async::Error::Server(e)) if e.code == 1045 => Conn::new(self.opts(with_database)).await,
+            r => r,
         }
     }
 

@@ -662,6 +662,19 @@ async fn ed25519_nonce_ending_in_a_zero_byte_still_logs_in() {
 }
 
 #[tokio::test]
+async fn ed25519_zero_nonce_after_preferred_falls_back_to_plain_still_logs_in() {
+    // Was: CI's ed25519_user_does_not_panic failed one run in 256. PREFERRED against a
+    // server without TLS logs in again without TLS, and that second login had no retry.
+    let s = Server::start(Script { plugin: "client_ed25519", tls: false, ..Default::default() }).await;
+    // Connection 0 (even, the benchmark client keeps the whole nonce).
+    bench(&s.client(mode("DISABLED"))).await.unwrap().close().await;
+    s.log.take();
+    // Connection 1 greets without TLS and is dropped; 2 is the plain login, with a zero.
+    control(&s.target(mode("PREFERRED"))).await.unwrap();
+    assert_eq!(s.log.take().join(" "), "switch:client_ed25519 denied switch:client_ed25519 ok");
+}
+
+#[tokio::test]
 async fn unsupported_login_method_is_named_not_a_panic() {
     let s = Server::start(Script { plugin: "dialog", tls: false, ..Default::default() }).await;
     let e = bench(&s.client(mode("DISABLED"))).await.err().unwrap().to_string();
