@@ -11,9 +11,15 @@
 //! `epoll` (edge-triggered epoll, tokio's way) and `uring` (send and receive linked in
 //! one io_uring_enter). bench/vs_sysbench.py takes the cheapest as the floor.
 //!
+//! With `--per-thread K` (K > 1) each thread drives K of the connections instead, waiting
+//! in one epoll for whichever answers first (`shared`): the floor of a client that shares
+//! its threads, as sizeup does from 4 connections on this box.
+//!
 //! usage: round_trip_floor (--socket PATH | --host H --port P) --threads N --time S
 //!        [--tables 8] [--table-size 250000] [--mode blocking|poll|epoll|uring]
-//!        (user root, no password, database sbtest; --mode: that way only, the whole time)
+//!        [--per-thread K]
+//!        (user root, no password, database sbtest; --mode: that way only, the whole time;
+//!        --threads is the number of connections)
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +37,8 @@ struct Args {
     table_size: u64,
     /// Only this way of waiting, for the whole time (to set its rate beside a tool's).
     mode: Option<String>,
+    /// Connections each thread drives (more than 1: the `shared` way of waiting only).
+    per_thread: usize,
 }
 
 fn args() -> Args {
@@ -43,6 +51,7 @@ fn args() -> Args {
         tables: 8,
         table_size: 250_000,
         mode: None,
+        per_thread: 1,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     for pair in v.chunks(2) {
@@ -57,6 +66,7 @@ fn args() -> Args {
             "--tables" => a.tables = val.parse().expect("--tables"),
             "--table-size" => a.table_size = val.parse().expect("--table-size"),
             "--mode" if MODES.contains(&val.as_str()) => a.mode = Some(val),
+            "--per-thread" => a.per_thread = val.parse().expect("--per-thread"),
             _ => panic!("unknown option {k}"),
         }
     }
@@ -182,6 +192,74 @@ fn process_cpu() -> f64 {
     t(ru.ru_utime) + t(ru.ru_stime)
 }
 
+/// The next COM_STMT_EXECUTE (id, no cursor, 1 iteration, null bitmap, types, the value)
+/// for a random table and row, into `cmd`.
+fn command(cmd: &mut Vec<u8>, stmts: &[u32], x: &mut u64, table_size: u64) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    let stmt = stmts[(*x % stmts.len() as u64) as usize];
+    let id = (*x >> 8) % table_size + 1;
+    cmd.clear();
+    cmd.extend_from_slice(&[0, 0, 0, 0, 0x17]);
+    cmd.extend_from_slice(&stmt.to_le_bytes());
+    cmd.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 8, 0]);
+    cmd.extend_from_slice(&(id as i64).to_le_bytes());
+    cmd[0] = (cmd.len() - 4) as u8;
+}
+
+/// Several connections' round trips from one thread until `until`, one command in flight
+/// on each (as a closed-loop benchmark client), the least a thread-sharing client does:
+/// wait in epoll for any answer, read it, send that connection's next command at once.
+fn drive_shared(conns: &[(Sock, Vec<u32>)], until: Instant, seed: u64, table_size: u64) -> u64 {
+    // Safety (all libc calls below): valid descriptors, buffers and lengths.
+    let ep = unsafe { libc::epoll_create1(0) };
+    let mut bufs = vec![vec![0u8; 16 * 1024]; conns.len()];
+    let mut got = vec![0usize; conns.len()];
+    let mut cmd = Vec::with_capacity(32);
+    let mut x = seed | 1;
+    let send = |fd: RawFd, cmd: &[u8]| unsafe { libc::send(fd, cmd.as_ptr().cast(), cmd.len(), libc::MSG_NOSIGNAL) };
+    for (i, (s, stmts)) in conns.iter().enumerate() {
+        s.set_nonblocking(true);
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
+        unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, s.fd(), &mut ev) };
+        command(&mut cmd, stmts, &mut x, table_size);
+        send(s.fd(), &cmd);
+    }
+    let mut evs = vec![libc::epoll_event { events: 0, u64: 0 }; conns.len()];
+    let mut n = 0;
+    while Instant::now() < until {
+        let ready = unsafe { libc::epoll_wait(ep, evs.as_mut_ptr(), evs.len() as i32, 1000) };
+        for ev in &evs[..ready.max(0) as usize] {
+            let i = ev.u64 as usize;
+            let (s, stmts) = &conns[i];
+            let (buf, g) = (&mut bufs[i], &mut got[i]);
+            let r = unsafe { libc::recv(s.fd(), buf[*g..].as_mut_ptr().cast(), buf.len() - *g, 0) };
+            if r > 0 {
+                *g += r as usize;
+            }
+            if complete(&buf[..*g]) {
+                n += 1;
+                *g = 0;
+                command(&mut cmd, stmts, &mut x, table_size);
+                send(s.fd(), &cmd);
+            }
+        }
+    }
+    // Let the last answers arrive, so the connections are clean for the next run.
+    for (i, (s, _)) in conns.iter().enumerate() {
+        s.set_nonblocking(false);
+        let (buf, g) = (&mut bufs[i], &mut got[i]);
+        while !complete(&buf[..*g]) {
+            let r = unsafe { libc::recv(s.fd(), buf[*g..].as_mut_ptr().cast(), buf.len() - *g, 0) };
+            assert!(r > 0, "the server closed the connection");
+            *g += r as usize;
+        }
+    }
+    unsafe { libc::close(ep) };
+    n
+}
+
 /// One connection's round trips in `mode` until `until`.
 fn drive(s: &Sock, stmts: &[u32], mode: &str, until: Instant, seed: u64, table_size: u64) -> u64 {
     let fd = s.fd();
@@ -196,18 +274,7 @@ fn drive(s: &Sock, stmts: &[u32], mode: &str, until: Instant, seed: u64, table_s
     let mut x = seed | 1;
     let mut n = 0;
     while Instant::now() < until {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let stmt = stmts[(x % stmts.len() as u64) as usize];
-        let id = (x >> 8) % table_size + 1;
-        // COM_STMT_EXECUTE: id, no cursor, 1 iteration, null bitmap, types, the value.
-        cmd.clear();
-        cmd.extend_from_slice(&[0, 0, 0, 0, 0x17]);
-        cmd.extend_from_slice(&stmt.to_le_bytes());
-        cmd.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 8, 0]);
-        cmd.extend_from_slice(&(id as i64).to_le_bytes());
-        cmd[0] = (cmd.len() - 4) as u8;
+        command(&mut cmd, stmts, &mut x, table_size);
         let mut got = 0;
         let recv =
             |buf: &mut [u8], got: usize| unsafe { libc::recv(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got, 0) };
@@ -266,25 +333,35 @@ fn drive(s: &Sock, stmts: &[u32], mode: &str, until: Instant, seed: u64, table_s
 
 fn main() {
     let a = args();
+    assert!(a.per_thread >= 1 && a.threads % a.per_thread == 0, "--threads must be a multiple of --per-thread");
     let sessions: Vec<_> = (0..a.threads).map(|_| session(&a)).collect();
-    let modes: Vec<&str> = MODES.into_iter().filter(|m| a.mode.as_deref().is_none_or(|only| only == *m)).collect();
+    let modes: Vec<&str> = if a.per_thread > 1 {
+        vec!["shared"]
+    } else {
+        MODES.into_iter().filter(|m| a.mode.as_deref().is_none_or(|only| only == *m)).collect()
+    };
     let slice = Duration::from_secs_f64(a.time / modes.len() as f64);
     for mode in modes {
         let done = AtomicU64::new(0);
         let (c0, t0) = (process_cpu(), Instant::now());
         let until = t0 + slice;
         std::thread::scope(|sc| {
-            for (i, (s, stmts)) in sessions.iter().enumerate() {
+            for (i, group) in sessions.chunks(a.per_thread).enumerate() {
                 let (done, a) = (&done, &a);
                 sc.spawn(move || {
-                    let n = drive(s, stmts, mode, until, 0x9e37_79b9 * (i as u64 + 1), a.table_size);
+                    let seed = 0x9e37_79b9 * (i as u64 + 1);
+                    let n = match group {
+                        [(s, stmts)] => drive(s, stmts, mode, until, seed, a.table_size),
+                        _ => drive_shared(group, until, seed, a.table_size),
+                    };
                     done.fetch_add(n, Ordering::Relaxed);
                 });
             }
         });
         let (cpu, secs, n) = (process_cpu() - c0, t0.elapsed().as_secs_f64(), done.load(Ordering::Relaxed));
         println!(
-            "{{\"mode\": \"{mode}\", \"round_trips\": {n}, \"per_s\": {:.1}, \"client_us\": {:.3}}}",
+            "{{\"mode\": \"{mode}\", \"per_thread\": {}, \"round_trips\": {n}, \"per_s\": {:.1}, \"client_us\": {:.3}}}",
+            a.per_thread,
             n as f64 / secs,
             cpu * 1e6 / n.max(1) as f64
         );
