@@ -199,18 +199,19 @@ def sweep(a, sock, pid, env):
 
 
 FLOOR = os.path.join(ROOT, "target", "release", "examples", "round_trip_floor")
+FLOOR_UP_TO = 8
 
 
-def floor(threads, sock, pid, env, target, a):
-    """A bare client's round trips on this box and link (see bench/round_trip_floor.rs),
+def floor(workload, threads, sock, pid, env, target, a):
+    """A bare client's transactions on this box and link (see bench/round_trip_floor.rs),
     run like a contender, in each way a client can arrange its threads: one thread per
-    connection (its four ways of waiting, a quarter of the time each), and up to 8
-    connections, each thread driving 2, 4 or 8 of them (half the time each). Returns
-    {per_thread: {"client_us": least client CPU per round trip, "tps": most round trips
-    per second}}."""
+    connection (its four ways of waiting, a quarter of the time each), and each thread
+    driving 2, 4 or 8 of the connections (half the time each). Returns {per_thread:
+    {"client_us": least client CPU per transaction, "tps": most transactions per
+    second}}."""
     base = [FLOOR, *(target or ["--socket", sock]), "--threads", str(threads), "--tables", str(a.tables),
-            "--table-size", str(a.table_size)]
-    shared = [k for k in (2, 4, 8) if threads <= 8 and k <= threads and threads % k == 0]
+            "--table-size", str(a.table_size), "--workload", workload.removeprefix("oltp_")]
+    shared = [k for k in (2, 4, 8) if k <= threads and threads % k == 0]
     found = {}
     for k, secs in [(1, a.time)] + [(k, a.time / 2) for k in shared]:
         out, _, _, _, _ = measured(base + ["--time", str(secs), "--per-thread", str(k)], pid, env)
@@ -246,7 +247,7 @@ def lead(a, sock, pid, env, port, prepared):
                           ["--host", "127.0.0.1", "--port", str(port)])}
     subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"], cwd=ROOT,
                    check=True, capture_output=True)
-    rows, floors = [], {}
+    rows = []
     for name, short in (("oltp_point_select", "point select"), ("oltp_read_write", "read/write")):
         for transport, (sb_tgt, su_tgt, floor_tgt) in transports.items():
             for threads in [int(t) for t in a.lead_threads.split(",")]:
@@ -254,15 +255,14 @@ def lead(a, sock, pid, env, port, prepared):
                 sb, su, fl = [], [], []
                 runs = [lambda: sb.append(sysbench(name, b, sock, pid, env, target=sb_tgt)),
                         lambda: su.append(sizeup(name, b, sock, pid, env, target=su_tgt))]
-                # The bare client runs in every point-select pair, in turn with the tools, so
-                # its figures meet the same moments of the box's noise.
-                if name == "oltp_point_select":
-                    runs.append(lambda: fl.append(floor(threads, sock, pid, env, floor_tgt, b)))
+                # The bare client runs in every pair up to FLOOR_UP_TO connections (above,
+                # sizeup leads in every invocation so far), in turn with the tools, so its
+                # figures meet the same moments of the box's noise.
+                if threads <= FLOOR_UP_TO:
+                    runs.append(lambda: fl.append(floor(name, threads, sock, pid, env, floor_tgt, b)))
                 for i in range(a.pairs):
                     for run in runs[i % len(runs):] + runs[:i % len(runs)]:
                         run()
-                if fl:
-                    floors[(transport, threads)] = fl
                 rows.append((short, transport, threads, sb, su, fl))
                 tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
                 cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
@@ -271,17 +271,14 @@ def lead(a, sock, pid, env, port, prepared):
     print(f"\nsizeup against sysbench: {a.pairs} alternating pairs x {a.time} s per cell, {a.tables} tables x "
           f"{a.table_size} rows; ratios are sizeup / sysbench, the median of the per-pair ratios "
           f"[range]; met = tps >= 1.05x and client CPU <= 0.70x.\n"
-          f"floor: a bare client (bench/round_trip_floor.rs: prepared point selects and nothing else) run in "
-          f"turn with the tools in every point-select pair, in each arrangement of its threads: one per "
-          f"connection (four ways of waiting), and up to 8 connections also 2, 4 or 8 connections to a "
-          f"thread (one epoll each). 'arr' is the arrangement (threads x connections each) closest to "
-          f"meeting both targets, 'floor us' its client CPU per round trip, 'cpu/sb' that against "
-          f"sysbench's per transaction, 'tps/sb' its round trips per second against sysbench's tps "
-          f"(medians of the pairs). For read/write, 'floor us' is the least of the point-select cell's "
-          f"arrangements times the statements per transaction (every statement is at least one round "
-          f"trip). Up to 8 connections, 'floor misses' says what the closest arrangement misses when none "
-          f"meets both: no client that waits for each answer meets that cell on this box. Above 8 the "
-          f"floor's one thread per connection bounds nothing.")
+          f"floor: a bare client (bench/round_trip_floor.rs: the workload's prepared statements and nothing "
+          f"else) run in turn with the tools in every pair up to {FLOOR_UP_TO} connections, in each "
+          f"arrangement of its threads: one per connection (four ways of waiting), and 2, 4 or 8 connections "
+          f"to a thread (one epoll each). 'arr' is the arrangement (threads x connections each) closest to "
+          f"meeting both targets, 'floor us' its client CPU per transaction, 'cpu/sb' that against "
+          f"sysbench's, 'tps/sb' its transactions per second against sysbench's (medians of the pairs). "
+          f"'floor misses' says what the closest arrangement misses when none meets both: no client that "
+          f"waits for each answer meets that cell on this box.")
     print(f"  {'workload':<12} {'link':<6} {'thr':>3} {'sysbench tps':>12} {'sizeup tps':>10} "
           f"{'tps ratio':>17} {'client us/tx sb':>15} {'sizeup':>8} {'ratio':>5} {'server ratio':>12} "
           f"{'idle % sb':>9} {'sizeup':>6} {'cs/tx sb':>8} {'sizeup':>6} {'floor us':>8} {'cpu/sb':>6} "
@@ -298,19 +295,12 @@ def lead(a, sock, pid, env, port, prepared):
             arrangement = f"{threads // k}x{k}"
             if not reachable:
                 blocked = [what for what, ok in (("tps", floor_tps >= 1.05), ("cpu", floor_cpu <= 0.70)) if not ok]
-        elif (transport, threads) in floors:
-            pairs = floors[(transport, threads)]
-            per_tx = median(sb, "qps") / median(sb, "tps")
-            floor_us = per_tx * min(statistics.median(f[k]["client_us"] for f in pairs) for k in pairs[0])
-            floor_cpu, floor_tps = floor_us / median(sb, "client_us"), nan
-            blocked = ["cpu"] if floor_cpu > 0.70 else []
         else:
             floor_us = floor_cpu = floor_tps = nan
         missed = [what for what, ok in (("tps", t >= 1.05), ("cpu", c <= 0.70)) if not ok]
         verdict = "NO: " + ", ".join(missed) if missed else "yes"
-        # Up to 8 connections the bare client tried every arrangement of threads sizeup
-        # could use; above that it tried one thread per connection only, which bounds nothing.
-        if missed and blocked and threads <= 8:
+        # The bare client tried every arrangement of threads sizeup could use.
+        if missed and blocked:
             verdict += "; floor misses " + ", ".join(blocked)
         print(f"  {short:<12} {transport:<6} {threads:>3} {median(sb, 'tps'):>12.0f} {median(su, 'tps'):>10.0f} "
               f"{t:>5.2f} {f'[{tps[0]:.2f}-{tps[-1]:.2f}]':>11} {median(sb, 'client_us'):>15.2f} "
