@@ -73,6 +73,13 @@ impl Plain {
         Ok(Plain(register(Sock::Tcp(s.into_std()?), Interest::READABLE)?))
     }
 
+    /// One end of a socket pair, for tests that play the server.
+    #[cfg(test)]
+    pub fn from_unix(s: std::os::unix::net::UnixStream) -> io::Result<Plain> {
+        s.set_nonblocking(true)?;
+        Ok(Plain(register(Sock::Unix(s), Interest::READABLE)?))
+    }
+
     /// A unix socket (a secure transport: a password may cross it in clear).
     pub fn is_unix(&self) -> bool {
         matches!(self.0.get_ref(), Sock::Unix(_))
