@@ -15,7 +15,9 @@
 //! second and client CPU per transaction (user + system of the whole process, getrusage)
 //! as a JSON line: `blocking` (blocking recv), `poll` (recv, EAGAIN, poll, recv:
 //! libmariadb's way), `epoll` (edge-triggered epoll, tokio's way) and `uring` (send and
-//! receive linked in one io_uring_enter). bench/vs_sysbench.py takes the cheapest.
+//! receive linked in one io_uring_enter). bench/vs_sysbench.py takes the least client
+//! CPU and the most transactions among them (each may come from a different way), then
+//! reports the arrangement of threads closest to meeting both of its targets.
 //!
 //! With `--per-thread K` (K > 1) each thread drives K of the connections instead, waiting
 //! in one epoll for whichever answers first (`shared`): the floor of a client that shares
