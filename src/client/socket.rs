@@ -98,9 +98,18 @@ impl Plain {
     }
 
     /// Reads what has arrived, waiting for something when nothing has.
+    ///
+    /// Waits with `poll_read_ready`, which keeps the one reader's waker in a slot, not
+    /// `readable()`, whose future joins and leaves a list of waiters under a lock each
+    /// time: a point select's client instructions went from 3,740 to 3,490 (callgrind,
+    /// 8 connections, session 23). A connection has one reader, as `poll_read_ready`
+    /// requires.
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let mut ready = self.0.readable().await?;
+        std::future::poll_fn(|cx| loop {
+            let mut ready = match self.0.poll_read_ready(cx) {
+                std::task::Poll::Ready(r) => r?,
+                std::task::Poll::Pending => return std::task::Poll::Pending,
+            };
             match ready.try_io(|s| s.get_ref().read(buf)) {
                 Ok(Ok(n)) => {
                     // Less than asked: the socket is drained, so the next read waits for
@@ -109,12 +118,13 @@ impl Plain {
                     if n > 0 && n < buf.len() {
                         ready.clear_ready();
                     }
-                    return Ok(n);
+                    return std::task::Poll::Ready(Ok(n));
                 }
-                Ok(Err(e)) => return Err(e),
+                Ok(Err(e)) => return std::task::Poll::Ready(Err(e)),
                 Err(_would_block) => continue,
             }
-        }
+        })
+        .await
     }
 
     /// Writes all of `buf`, waiting for room only when the send buffer is full.
