@@ -413,18 +413,30 @@ impl Conn {
     /// session 22).
     #[inline]
     fn buffered_packet(&mut self) -> Option<(usize, usize)> {
+        let len = self.next_len()?;
+        if len >= MAX_PACKET || self.end - self.start < 4 + len {
+            return None;
+        }
+        Some(self.take(len))
+    }
+
+    /// The payload length in the next packet's header, when the header is buffered.
+    #[inline]
+    fn next_len(&self) -> Option<usize> {
         if self.end - self.start < 4 {
             return None;
         }
         let h = &self.buf[self.start..self.start + 4];
-        let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
-        if len >= MAX_PACKET || self.end - self.start < 4 + len {
-            return None;
-        }
-        self.seq = h[3].wrapping_add(1);
+        Some(h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16)
+    }
+
+    /// Takes the buffered packet of payload `len`: its sequence number and its range.
+    #[inline]
+    fn take(&mut self, len: usize) -> (usize, usize) {
+        self.seq = self.buf[self.start + 3].wrapping_add(1);
         let s = self.start + 4;
         self.start = s + len;
-        Some((s, len))
+        (s, len)
     }
 
     /// Reads one packet; returns its payload as a range of `buf` (valid until the next read).
@@ -458,13 +470,9 @@ impl Conn {
 
     async fn read_one(&mut self) -> Result<(usize, usize), Error> {
         self.fill(4).await?;
-        let h = &self.buf[self.start..self.start + 4];
-        let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
-        self.seq = h[3].wrapping_add(1);
+        let len = self.next_len().expect("fill(4) buffered a header");
         self.fill(4 + len).await?;
-        let s = self.start + 4;
-        self.start = s + len;
-        Ok((s, len))
+        Ok(self.take(len))
     }
 
     /// Makes sure `n` unread bytes are buffered.
@@ -479,12 +487,10 @@ impl Conn {
     /// which `read_packet` joins), for when `buffered_packet` found it incomplete.
     #[inline]
     fn wanted(&self) -> Option<usize> {
-        if self.end - self.start < 4 {
-            return Some(4);
+        match self.next_len() {
+            None => Some(4),
+            Some(len) => (len < MAX_PACKET).then_some(4 + len),
         }
-        let h = &self.buf[self.start..self.start + 4];
-        let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
-        (len < MAX_PACKET).then_some(4 + len)
     }
 
     /// One read of what has arrived, with room made for `n` unread bytes in all. Called
