@@ -420,6 +420,31 @@ impl Conn {
         Some(self.take(len))
     }
 
+    /// Takes every whole row packet already buffered, stopping before the end of the
+    /// result (EOF or error), a packet of 16 MB or more, or one not wholly here; returns
+    /// how many. Rows nobody reads are walked here, not a packet at a time through
+    /// `read_results`' general loop: a read/write transaction's ~310 rows took about 2 %
+    /// fewer client instructions (callgrind, docs/PERFORMANCE.md, session 24).
+    fn skip_buffered_rows(&mut self) -> u64 {
+        let whole = &self.buf[self.start..self.end];
+        let (mut rest, mut seq, mut n) = (whole, 0, 0);
+        while let [l0, l1, l2, s, first, ..] = *rest {
+            let len = l0 as usize | (l1 as usize) << 8 | (l2 as usize) << 16;
+            let last = (first == 0xfe && len < 9) || first == 0xff;
+            if last || len == 0 || len >= MAX_PACKET || rest.len() < 4 + len {
+                break;
+            }
+            seq = s;
+            rest = &rest[4 + len..];
+            n += 1;
+        }
+        if n > 0 {
+            self.seq = seq.wrapping_add(1);
+            self.start = self.end - rest.len();
+        }
+        n
+    }
+
     /// The payload length in the next packet's header, when the header is buffered.
     #[inline]
     fn next_len(&self) -> Option<usize> {
@@ -1015,6 +1040,9 @@ impl Conn {
                     }
                     next_packet!(self); // EOF after the column definitions
                     loop {
+                        if let Rows::Skip = rows {
+                            outcome.rows += self.skip_buffered_rows();
+                        }
                         let (s, len) = next_packet!(self);
                         let p = &self.buf[s..s + len];
                         match p.first() {
@@ -1149,6 +1177,67 @@ mod tests {
         let out = conn.exec_drop(&stmt, &[]).await.unwrap();
         assert_eq!((out.rows, out.affected), (0, 3));
         drop(peer.join().unwrap());
+    }
+
+    /// Pins the skipped-rows walk (`skip_buffered_rows`): rows nobody reads, reaching the
+    /// client in pieces of every size, are each counted once; a row that starts with
+    /// 0xfe but is too long for an EOF is a row; an error in the middle of the rows ends
+    /// the result as an error; and the answers after each are read whole.
+    #[tokio::test(flavor = "current_thread")]
+    async fn skipped_rows_cut_anywhere_are_counted_once() {
+        const ROWS: usize = 700;
+        let head = |stream: &mut Vec<u8>| {
+            stream.extend(packet(1, &[1, 0]));
+            stream.extend(packet(2, &[0xfe, 0, 0, 2, 0]));
+        };
+        let mut stream = Vec::new();
+        head(&mut stream);
+        for i in 0..ROWS {
+            // Rows of 2 to 40 bytes; every 50th is a text row whose first value's length
+            // is written as 0xfe and eight bytes.
+            let row = if i % 50 == 7 { vec![0xfe; 9 + i % 5] } else { vec![0x00; 2 + i * 11 % 39] };
+            stream.extend(packet(3 + i as u8, &row));
+        }
+        stream.extend(packet(0, &[0xfe, 0, 0, 2, 0]));
+        head(&mut stream);
+        for i in 0..5u8 {
+            stream.extend(packet(3 + i, &[0x00, 0x00, i]));
+        }
+        stream.extend(packet(8, b"\xff\x28\x04#HY000Out of sort memory"));
+        stream.extend(packet(1, &[0x00, 3, 0, 2, 0, 0, 0]));
+
+        for chunk in [1usize, 5, 13, 97, 4096] {
+            let (ours, mut server) = std::os::unix::net::UnixStream::pair().unwrap();
+            let bytes = stream.clone();
+            let peer = std::thread::spawn(move || {
+                let (mut at, mut n) = (0, 0usize);
+                while at < bytes.len() {
+                    let size = (n * 7 % chunk + 1).min(bytes.len() - at);
+                    server.write_all(&bytes[at..at + size]).unwrap();
+                    at += size;
+                    n += 1;
+                    if n % 40 == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
+                server
+            });
+            let mut conn = Conn::with_stream(Stream::Plain(socket::Plain::from_unix(ours).unwrap()), vec![0; 64]);
+            conn.cache_metadata = true;
+            let stmt = Statement { id: 1, params: 0, columns: vec![0x08] };
+            // Bounded: an end of result taken for a row leaves the client waiting.
+            let answers = async {
+                let rows = conn.exec_drop(&stmt, &[]).await.unwrap();
+                let err = conn.exec_drop(&stmt, &[]).await.unwrap_err();
+                (rows, err, conn.exec_drop(&stmt, &[]).await.unwrap())
+            };
+            let bound = std::time::Duration::from_secs(60);
+            let (rows, err, ok) = tokio::time::timeout(bound, answers).await.expect("an end of result was missed");
+            assert_eq!(rows.rows, ROWS as u64, "pieces of up to {chunk} bytes");
+            assert!(err.to_string().contains("Out of sort memory"), "pieces of up to {chunk}: {err}");
+            assert_eq!((ok.rows, ok.affected), (0, 3), "pieces of up to {chunk} bytes");
+            drop(peer.join().unwrap());
+        }
     }
 
     /// Pins the way out of the buffered-packet path for a row of 16 MB or more: it comes
