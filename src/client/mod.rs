@@ -36,6 +36,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_PACKET: usize = 0xff_ffff;
 
+/// A packet header's payload length: its first three bytes, little-endian.
+#[inline]
+fn payload_len(h: &[u8]) -> usize {
+    h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16
+}
+
 /// The next packet of `conn`: taken from its buffer when all there, read otherwise. A
 /// macro, not an async fn, so that the buffered case costs no future (see
 /// `Conn::buffered_packet`).
@@ -426,10 +432,9 @@ impl Conn {
     /// `read_results`' general loop: a read/write transaction's ~310 rows took about 2 %
     /// fewer client instructions (callgrind, docs/PERFORMANCE.md, session 24).
     fn skip_buffered_rows(&mut self) -> u64 {
-        let whole = &self.buf[self.start..self.end];
-        let (mut rest, mut seq, mut n) = (whole, 0, 0);
-        while let [l0, l1, l2, s, first, ..] = *rest {
-            let len = l0 as usize | (l1 as usize) << 8 | (l2 as usize) << 16;
+        let (mut rest, mut seq, mut n) = (&self.buf[self.start..self.end], 0, 0);
+        while let [_, _, _, s, first, ..] = *rest {
+            let len = payload_len(rest);
             let last = (first == 0xfe && len < 9) || first == 0xff;
             if last || len == 0 || len >= MAX_PACKET || rest.len() < 4 + len {
                 break;
@@ -451,8 +456,7 @@ impl Conn {
         if self.end - self.start < 4 {
             return None;
         }
-        let h = &self.buf[self.start..self.start + 4];
-        Some(h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16)
+        Some(payload_len(&self.buf[self.start..]))
     }
 
     /// Takes the buffered packet of payload `len`: its sequence number and its range.
