@@ -13,11 +13,13 @@ median of the pairs is reported.
 usage: bench/vs_sysbench.py [--pairs 3] [--time 20] [--tables 8] [--table-size 250000]
                             [--threads 8] [--rate 500] [--prepare-threads 2,4]
                             [--only prepare,point_select,read_write,rate,wire,sweep,tls,script,lead]
-                            [--direct] [--sweep-threads 1,2,4,8,16] [--lead-threads 1,2,4,8,16,32,64]
+                            [--direct] [--control] [--sweep-threads 1,2,4,8,16]
+                            [--lead-threads 1,2,4,8,16,32,64]
 `sweep` (not in the default set) runs oltp_point_select at each of --sweep-threads.
 `lead` (not in the default set; prepares first) prints one table: point select and
 read/write at each of --lead-threads over the unix socket and TCP loopback, then prepare
-with each of --prepare-threads against the server-copy floor.
+with each of --prepare-threads against the server-copy floor. With --control, sysbench
+also runs a second time in each pair, and the table shows it against itself.
 `tls` (not in the default set; needs openssl) starts the server with a certificate made
 here and runs point select and read/write over TCP loopback with TLS and without, for
 both tools, alternating: the TLS cost per transaction on the client and on the server.
@@ -252,9 +254,13 @@ def lead(a, sock, pid, env, port, prepared):
         for transport, (sb_tgt, su_tgt, floor_tgt) in transports.items():
             for threads in [int(t) for t in a.lead_threads.split(",")]:
                 b = argparse.Namespace(**{**vars(a), "threads": threads})
-                sb, su, fl = [], [], []
+                sb, su, fl, aa = [], [], [], []
                 runs = [lambda: sb.append(sysbench(name, b, sock, pid, env, target=sb_tgt)),
                         lambda: su.append(sizeup(name, b, sock, pid, env, target=su_tgt))]
+                # --control: sysbench a second time in each pair, so the cell shows how far
+                # one tool differs from itself between the runs of a pair on this box.
+                if a.control:
+                    runs.append(lambda: aa.append(sysbench(name, b, sock, pid, env, target=sb_tgt)))
                 # The bare client runs in every pair up to FLOOR_UP_TO connections (above,
                 # sizeup leads in every invocation so far), in turn with the tools, so its
                 # figures meet the same moments of the box's noise.
@@ -263,11 +269,14 @@ def lead(a, sock, pid, env, port, prepared):
                 for i in range(a.pairs):
                     for run in runs[i % len(runs):] + runs[:i % len(runs)]:
                         run()
-                rows.append((short, transport, threads, sb, su, fl))
+                rows.append((short, transport, threads, sb, su, fl, aa))
                 tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
                 cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
+                same = sorted(x["tps"] / s["tps"] for x, s in zip(aa, sb))
                 print(f"  {short} {transport} {threads:>2} threads: tps {statistics.median(tps):.2f} "
-                      f"[{tps[0]:.2f}-{tps[-1]:.2f}], client CPU {statistics.median(cpu):.2f}", flush=True)
+                      f"[{tps[0]:.2f}-{tps[-1]:.2f}], client CPU {statistics.median(cpu):.2f}"
+                      + (f"; sysbench against itself {statistics.median(same):.2f} [{same[0]:.2f}-{same[-1]:.2f}]"
+                         if same else ""), flush=True)
     print(f"\nsizeup against sysbench: {a.pairs} alternating pairs x {a.time} s per cell, {a.tables} tables x "
           f"{a.table_size} rows; ratios are sizeup / sysbench, the median of the per-pair ratios "
           f"[range]; met = tps >= 1.05x and client CPU <= 0.70x.\n"
@@ -278,12 +287,14 @@ def lead(a, sock, pid, env, port, prepared):
           f"meeting both targets, 'floor us' its client CPU per transaction, 'cpu/sb' that against "
           f"sysbench's, 'tps/sb' its transactions per second against sysbench's (medians of the pairs). "
           f"'floor misses' says what the closest arrangement misses when none meets both: no client that "
-          f"waits for each answer meets that cell on this box.")
+          f"waits for each answer meets that cell on this box."
+          + (" 'sb/sb': with --control, sysbench's second run of each pair against its first (tps, "
+             "median [range]): the spread a tool shows against itself here." if a.control else ""))
     print(f"  {'workload':<12} {'link':<6} {'thr':>3} {'sysbench tps':>12} {'sizeup tps':>10} "
           f"{'tps ratio':>17} {'client us/tx sb':>15} {'sizeup':>8} {'ratio':>5} {'server ratio':>12} "
           f"{'idle % sb':>9} {'sizeup':>6} {'cs/tx sb':>8} {'sizeup':>6} {'floor us':>8} {'cpu/sb':>6} "
-          f"{'tps/sb':>6} {'arr':>5}  met")
-    for short, transport, threads, sb, su, fl in rows:
+          f"{'tps/sb':>6} {'arr':>5}{'sb/sb'.rjust(17) if a.control else ''}  met")
+    for short, transport, threads, sb, su, fl, aa in rows:
         tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
         cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
         srv = statistics.median(u["server_us"] / s["server_us"] for u, s in zip(su, sb))
@@ -297,6 +308,10 @@ def lead(a, sock, pid, env, port, prepared):
                 blocked = [what for what, ok in (("tps", floor_tps >= 1.05), ("cpu", floor_cpu <= 0.70)) if not ok]
         else:
             floor_us = floor_cpu = floor_tps = nan
+        control = ""
+        if aa:
+            same = sorted(x["tps"] / s["tps"] for x, s in zip(aa, sb))
+            control = f" {statistics.median(same):.2f} [{same[0]:.2f}-{same[-1]:.2f}]"
         missed = [what for what, ok in (("tps", t >= 1.05), ("cpu", c <= 0.70)) if not ok]
         verdict = "NO: " + ", ".join(missed) if missed else "yes"
         # The bare client tried every arrangement of threads sizeup could use.
@@ -306,7 +321,7 @@ def lead(a, sock, pid, env, port, prepared):
               f"{t:>5.2f} {f'[{tps[0]:.2f}-{tps[-1]:.2f}]':>11} {median(sb, 'client_us'):>15.2f} "
               f"{median(su, 'client_us'):>8.2f} {c:>5.2f} {srv:>12.2f} {median(sb, 'idle'):>9.2f} "
               f"{median(su, 'idle'):>6.2f} {median(sb, 'cs'):>8.2f} {median(su, 'cs'):>6.2f} "
-              f"{floor_us:>8.2f} {floor_cpu:>6.2f} {floor_tps:>6.2f} {arrangement:>5}  {verdict}")
+              f"{floor_us:>8.2f} {floor_cpu:>6.2f} {floor_tps:>6.2f} {arrangement:>5}{control}  {verdict}")
     # Not `floor`: that name is the floor runner called above, and a loop variable of the
     # same name made it a local of this function (NameError in the first cell, session 19).
     for threads, (x, y, z, per_triple) in prepared:
@@ -564,6 +579,8 @@ def main():
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
     p.add_argument("--sweep-threads", default="1,2,4,8,16", help="thread counts for --only sweep")
     p.add_argument("--lead-threads", default="1,2,4,8,16,32,64", help="thread counts for --only lead")
+    p.add_argument("--control", action="store_true",
+                   help="lead: also run sysbench a second time in each pair and print its spread against itself")
     p.add_argument("--direct", action="store_true",
                    help="also run sizeup with SIZEUP_IO_URING=off (one write per command) in each round")
     a = p.parse_args()
