@@ -12,6 +12,7 @@ fn bench_lead_table_does_not_shadow_the_floor_runner() {
         .arg(format!("{root}/bench/check_names.py"))
         .arg(format!("{root}/bench/vs_sysbench.py"))
         .arg(format!("{root}/bench/tpcc.py"))
+        .arg(format!("{root}/bench/variants.py"))
         .output()
         .expect("python3 runs the bench scripts; it must be installed");
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -1129,6 +1129,31 @@ mod tests {
         p
     }
 
+    /// A server side that writes `bytes` in pieces of 1 to `max` bytes, pausing every
+    /// 40 pieces and after byte `pause_at`, so that the client's reads see packets cut
+    /// anywhere. What the client sends is left unread (its commands are small).
+    fn peer_writing(
+        bytes: Vec<u8>,
+        max: usize,
+        pause_at: Option<usize>,
+    ) -> (std::os::unix::net::UnixStream, std::thread::JoinHandle<std::os::unix::net::UnixStream>) {
+        let (ours, mut server) = std::os::unix::net::UnixStream::pair().unwrap();
+        let peer = std::thread::spawn(move || {
+            let (mut at, mut n) = (0, 0usize);
+            while at < bytes.len() {
+                let size = (n * 7 % max + 1).min(bytes.len() - at);
+                server.write_all(&bytes[at..at + size]).unwrap();
+                at += size;
+                n += 1;
+                if n % 40 == 0 || Some(at) == pause_at {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            server
+        });
+        (ours, peer)
+    }
+
     /// Pins the buffered-packet fast path: a result whose packets reach the client cut
     /// at every possible place (inside headers, inside rows, several at once), followed
     /// at once by the next command's answer. Every row is counted, every value decoded
@@ -1150,22 +1175,7 @@ mod tests {
         let first = stream.len();
         stream.extend(packet(1, &[0x00, 3, 0, 2, 0, 0, 0]));
 
-        let (ours, mut server) = std::os::unix::net::UnixStream::pair().unwrap();
-        let peer = std::thread::spawn(move || {
-            // Chunks of 1 to 13 bytes, pausing now and then so that reads see partial
-            // packets; the commands the client sends are left unread (they are small).
-            let (mut at, mut n) = (0, 0usize);
-            while at < stream.len() {
-                let size = (n * 7 % 13 + 1).min(stream.len() - at);
-                server.write_all(&stream[at..at + size]).unwrap();
-                at += size;
-                n += 1;
-                if n % 40 == 0 || at == first {
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                }
-            }
-            server
-        });
+        let (ours, peer) = peer_writing(stream, 13, Some(first));
         let mut conn = Conn::with_stream(Stream::Plain(socket::Plain::from_unix(ours).unwrap()), vec![0; 64]);
         conn.cache_metadata = true;
         let stmt = Statement { id: 1, params: 0, columns: vec![0x08] };
@@ -1211,21 +1221,7 @@ mod tests {
         stream.extend(packet(1, &[0x00, 3, 0, 2, 0, 0, 0]));
 
         for chunk in [1usize, 5, 13, 97, 4096] {
-            let (ours, mut server) = std::os::unix::net::UnixStream::pair().unwrap();
-            let bytes = stream.clone();
-            let peer = std::thread::spawn(move || {
-                let (mut at, mut n) = (0, 0usize);
-                while at < bytes.len() {
-                    let size = (n * 7 % chunk + 1).min(bytes.len() - at);
-                    server.write_all(&bytes[at..at + size]).unwrap();
-                    at += size;
-                    n += 1;
-                    if n % 40 == 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                }
-                server
-            });
+            let (ours, peer) = peer_writing(stream.clone(), chunk, None);
             let mut conn = Conn::with_stream(Stream::Plain(socket::Plain::from_unix(ours).unwrap()), vec![0; 64]);
             conn.cache_metadata = true;
             let stmt = Statement { id: 1, params: 0, columns: vec![0x08] };
