@@ -43,8 +43,7 @@ def main():
         sys.exit(f"no server runs under SIZEUP_HOME={os.environ['SIZEUP_HOME']}: start one with `sizeup server start`")
     sock, pid, port = servers[0]["socket"], servers[0]["pid"], servers[0]["port"]
     env = dict(os.environ)
-    sb_target = ["--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-ssl=off"] if a.tcp else None
-    su_target = ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"] if a.tcp else None
+    sb_target, su_target, _ = vb.tcp_targets(port) if a.tcp else (None, None, None)
     default_bin = vb.SIZEUP
 
     def run(variant):

@@ -238,15 +238,21 @@ def floor_best(fl, sb):
     return k, us, cpu, tps, score >= 1.0
 
 
+def tcp_targets(port):
+    """Plain TCP loopback to the server on `port`, as flags for sysbench, sizeup and the
+    bare client (round_trip_floor)."""
+    return (["--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-ssl=off"],
+            ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"],
+            ["--host", "127.0.0.1", "--port", str(port)])
+
+
 def lead(a, sock, pid, env, port, prepared):
     """Issue 18's table: point select and read/write at each of --lead-threads, over the
     unix socket and over TCP loopback, the tools alternating (and swapping which goes
     first each pair), then prepare against the server-copy floor: one table, every cell
     with the per-pair median and range of sizeup / sysbench."""
     transports = {"socket": (None, None, None),
-                  "tcp": (["--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-ssl=off"],
-                          ["--host=127.0.0.1", f"--port={port}", "--ssl-mode=DISABLED"],
-                          ["--host", "127.0.0.1", "--port", str(port)])}
+                  "tcp": tcp_targets(port)}
     subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"], cwd=ROOT,
                    check=True, capture_output=True)
     rows = []
