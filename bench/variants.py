@@ -9,7 +9,9 @@ usage: SIZEUP_HOME=DIR bench/variants.py [--tcp] [--rounds 4] [--time 10]
                                          WORKLOAD THREADS VARIANT...
 A variant is `sysbench`, `sizeup`, or `sizeup:ITEM,ITEM...` where an item is a flag for
 `sizeup run` (`--client-threads=2`), `ENV=NAME=VALUE` for its environment
-(`ENV=SIZEUP_IO_URING=off`) or `BIN=PATH` for another sizeup binary. The server is the
+(`ENV=SIZEUP_IO_URING=off`) or `BIN=PATH` for another sizeup binary; or `floor:WAY`, the
+bare client (bench/round_trip_floor.rs) with one thread per connection waiting WAY
+(blocking, poll, epoll or uring), or `floor:K`, K connections to a thread (one epoll each). The server is the
 one running under $SIZEUP_HOME (`sizeup server start`), prepared with --tables 8
 --table-size 250000 unless --tables/--table-size say otherwise.
 """
@@ -43,15 +45,24 @@ def main():
         sys.exit(f"no server runs under SIZEUP_HOME={os.environ['SIZEUP_HOME']}: start one with `sizeup server start`")
     sock, pid, port = servers[0]["socket"], servers[0]["pid"], servers[0]["port"]
     env = dict(os.environ)
-    sb_target, su_target, _ = vb.tcp_targets(port) if a.tcp else (None, None, None)
+    sb_target, su_target, floor_target = vb.tcp_targets(port) if a.tcp else (None, None, None)
     default_bin = vb.SIZEUP
+
+    floor_built = []
 
     def run(variant):
         if variant == "sysbench":
             return vb.sysbench(a.workload, a, sock, pid, env, target=sb_target)
         tool, _, items = variant.partition(":")
+        if tool == "floor":
+            if not floor_built:
+                subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"],
+                               cwd=vb.ROOT, check=True, capture_output=True)
+                floor_built.append(True)
+            how = ["--per-thread", items] if items.isdigit() else ["--mode", items or "blocking"]
+            return floor_run(how)
         if tool != "sizeup":
-            sys.exit(f"unknown variant {variant!r}: use sysbench, sizeup or sizeup:ITEM,...")
+            sys.exit(f"unknown variant {variant!r}: use sysbench, sizeup, sizeup:ITEM,... or floor:WAY|K")
         flags, e, vb.SIZEUP = [], dict(env), default_bin
         for item in filter(None, items.split(",")):
             if item.startswith("ENV="):
@@ -62,6 +73,16 @@ def main():
             else:
                 flags.append(item)
         return vb.sizeup(a.workload, a, sock, pid, e, extra=flags, target=su_target)
+
+    def floor_run(how):
+        cmd = [vb.FLOOR, *(floor_target or ["--socket", sock]), "--threads", str(a.threads), "--tables",
+               str(a.tables), "--table-size", str(a.table_size), "--workload", a.workload.removeprefix("oltp_"),
+               "--time", str(a.time), *how]
+        out, ccpu, scpu, _, idle = vb.measured(cmd, pid, env)
+        m = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
+        tx = max(1, m["transactions"])
+        return {"tps": m["per_s"], "client_us": m["client_us"], "server_us": scpu * 1e6 / tx, "idle": idle,
+                "cs": vb.LAST_SWITCHES[0] / tx}
 
     results = [[] for _ in a.variants]
     n = len(a.variants)

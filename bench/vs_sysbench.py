@@ -201,19 +201,20 @@ def sweep(a, sock, pid, env):
 
 
 FLOOR = os.path.join(ROOT, "target", "release", "examples", "round_trip_floor")
-FLOOR_UP_TO = 8
 
 
 def floor(workload, threads, sock, pid, env, target, a):
     """A bare client's transactions on this box and link (see bench/round_trip_floor.rs),
     run like a contender, in each way a client can arrange its threads: one thread per
     connection (its four ways of waiting, a quarter of the time each), and each thread
-    driving 2, 4 or 8 of the connections (half the time each). Returns {per_thread:
+    driving 2, 4 or 8 of the connections (half the time each); above 8 connections, one or
+    two threads driving them all (sizeup's ways on two CPUs), so that a cell costs no more
+    than at 8. Returns {per_thread:
     {"client_us": least client CPU per transaction, "tps": most transactions per
     second}}."""
     base = [FLOOR, *(target or ["--socket", sock]), "--threads", str(threads), "--tables", str(a.tables),
             "--table-size", str(a.table_size), "--workload", workload.removeprefix("oltp_")]
-    shared = [k for k in (2, 4, 8) if k <= threads and threads % k == 0]
+    shared = [k for k in (2, 4, 8) if k <= threads and threads % k == 0] if threads <= 8 else [threads // 2, threads]
     found = {}
     for k, secs in [(1, a.time)] + [(k, a.time / 2) for k in shared]:
         out, _, _, _, _ = measured(base + ["--time", str(secs), "--per-thread", str(k)], pid, env)
@@ -267,10 +268,9 @@ def lead(a, sock, pid, env, port, prepared):
                 # one tool differs from itself between the runs of a pair on this box.
                 if a.control:
                     runs.append(lambda: aa.append(sysbench(name, b, sock, pid, env, target=sb_tgt)))
-                # The bare client runs in every pair up to FLOOR_UP_TO connections (above,
-                # sizeup leads in every invocation so far), in turn with the tools, so its
-                # figures meet the same moments of the box's noise.
-                if threads <= FLOOR_UP_TO:
+                # The bare client runs in every pair up to --floor-up-to connections, in
+                # turn with the tools, so its figures meet the same moments of the box's noise.
+                if threads <= a.floor_up_to:
                     runs.append(lambda: fl.append(floor(name, threads, sock, pid, env, floor_tgt, b)))
                 for i in range(a.pairs):
                     for run in runs[i % len(runs):] + runs[:i % len(runs)]:
@@ -287,9 +287,9 @@ def lead(a, sock, pid, env, port, prepared):
           f"{a.table_size} rows; ratios are sizeup / sysbench, the median of the per-pair ratios "
           f"[range]; met = tps >= 1.05x and client CPU <= 0.70x.\n"
           f"floor: a bare client (bench/round_trip_floor.rs: the workload's prepared statements and nothing "
-          f"else) run in turn with the tools in every pair up to {FLOOR_UP_TO} connections, in each "
+          f"else) run in turn with the tools in every pair up to {a.floor_up_to} connections, in each "
           f"arrangement of its threads: one per connection (four ways of waiting), and 2, 4 or 8 connections "
-          f"to a thread (one epoll each). 'arr' is the arrangement (threads x connections each) closest to "
+          f"to a thread (one epoll each); above 8 connections, one or two threads for them all. 'arr' is the arrangement (threads x connections each) closest to "
           f"meeting both targets, 'floor us' its client CPU per transaction, 'cpu/sb' that against "
           f"sysbench's, 'tps/sb' its transactions per second against sysbench's (medians of the pairs). "
           f"'floor misses' says what the closest arrangement misses when none meets both: no client that "
@@ -585,6 +585,8 @@ def main():
     p.add_argument("--prepare-threads", default="2,4", help="loader connections, compared at each")
     p.add_argument("--sweep-threads", default="1,2,4,8,16", help="thread counts for --only sweep")
     p.add_argument("--lead-threads", default="1,2,4,8,16,32,64", help="thread counts for --only lead")
+    p.add_argument("--floor-up-to", type=int, default=64,
+                   help="run the bare client in the lead table's cells up to this many connections")
     p.add_argument("--control", action="store_true",
                    help="lead: also run sysbench a second time in each pair and print its spread against itself")
     p.add_argument("--direct", action="store_true",
