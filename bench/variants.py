@@ -56,8 +56,7 @@ def main():
         tool, _, items = variant.partition(":")
         if tool == "floor":
             if not floor_built:
-                subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"],
-                               cwd=vb.ROOT, check=True, capture_output=True)
+                vb.build_floor()
                 floor_built.append(True)
             how = ["--per-thread", items] if items.isdigit() else ["--mode", items or "blocking"]
             return floor_run(how)
@@ -75,9 +74,7 @@ def main():
         return vb.sizeup(a.workload, a, sock, pid, e, extra=flags, target=su_target)
 
     def floor_run(how):
-        cmd = [vb.FLOOR, *(floor_target or ["--socket", sock]), "--threads", str(a.threads), "--tables",
-               str(a.tables), "--table-size", str(a.table_size), "--workload", a.workload.removeprefix("oltp_"),
-               "--time", str(a.time), *how]
+        cmd = vb.floor_cmd(a.workload, a.threads, sock, floor_target, a) + ["--time", str(a.time), *how]
         out, ccpu, scpu, _, idle = vb.measured(cmd, pid, env)
         m = json.loads(next(line for line in out.splitlines() if line.startswith("{")))
         tx = max(1, m["transactions"])

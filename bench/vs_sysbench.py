@@ -203,6 +203,18 @@ def sweep(a, sock, pid, env):
 FLOOR = os.path.join(ROOT, "target", "release", "examples", "round_trip_floor")
 
 
+def build_floor():
+    subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"], cwd=ROOT,
+                   check=True, capture_output=True)
+
+
+def floor_cmd(workload, threads, sock, target, a):
+    """The bare client's command for a workload at `threads` connections, over the socket
+    or `target` (its flags from tcp_targets)."""
+    return [FLOOR, *(target or ["--socket", sock]), "--threads", str(threads), "--tables", str(a.tables),
+            "--table-size", str(a.table_size), "--workload", workload.removeprefix("oltp_")]
+
+
 def floor(workload, threads, sock, pid, env, target, a):
     """A bare client's transactions on this box and link (see bench/round_trip_floor.rs),
     run like a contender, in each way a client can arrange its threads: one thread per
@@ -212,8 +224,7 @@ def floor(workload, threads, sock, pid, env, target, a):
     than at 8. Returns {per_thread:
     {"client_us": least client CPU per transaction, "tps": most transactions per
     second}}."""
-    base = [FLOOR, *(target or ["--socket", sock]), "--threads", str(threads), "--tables", str(a.tables),
-            "--table-size", str(a.table_size), "--workload", workload.removeprefix("oltp_")]
+    base = floor_cmd(workload, threads, sock, target, a)
     shared = [k for k in (2, 4, 8) if k <= threads and threads % k == 0] if threads <= 8 else [threads // 2, threads]
     found = {}
     for k, secs in [(1, a.time)] + [(k, a.time / 2) for k in shared]:
@@ -254,8 +265,7 @@ def lead(a, sock, pid, env, port, prepared):
     with the per-pair median and range of sizeup / sysbench."""
     transports = {"socket": (None, None, None),
                   "tcp": tcp_targets(port)}
-    subprocess.run(["cargo", "build", "--release", "--locked", "--example", "round_trip_floor"], cwd=ROOT,
-                   check=True, capture_output=True)
+    build_floor()
     rows = []
     for name, short in (("oltp_point_select", "point select"), ("oltp_read_write", "read/write")):
         for transport, (sb_tgt, su_tgt, floor_tgt) in transports.items():
