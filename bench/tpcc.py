@@ -44,6 +44,10 @@ def main():
     p.add_argument("--memory-users", type=int, default=10000)
     p.add_argument("--memory-time", type=int, default=60)
     a = p.parse_args()
+    sys.dont_write_bytecode = True  # no __pycache__ left in bench/ by the import below
+    import vs_sysbench  # noqa: E402  (the one place the bench builds sizeup)
+    os.environ.pop("SIZEUP_BIN", None)  # this script always runs target/release/sizeup
+    vs_sysbench.build_sizeup()
     home = tempfile.mkdtemp(prefix="sizeup-bench-tpcc-")
     env = dict(os.environ, SIZEUP_HOME=home)
     max_conn = str(max(a.memory_users, 100) + 100)

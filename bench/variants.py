@@ -37,6 +37,7 @@ def main():
     p.add_argument("threads", type=int)
     p.add_argument("variants", nargs="+")
     a = p.parse_args()
+    vb.build_sizeup()
     if not os.environ.get("SIZEUP_HOME"):
         sys.exit("set SIZEUP_HOME to the state directory of a server started with `sizeup server start`")
     st = subprocess.run([vb.SIZEUP, "server", "status", "--json"], capture_output=True, text=True)
