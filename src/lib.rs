@@ -28,6 +28,7 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod target;
+pub mod timer;
 pub mod workload;
 
 pub use error::{Error, EXIT_INTERRUPTED};

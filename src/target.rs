@@ -426,7 +426,7 @@ impl Target {
     /// A server that accepts connections but never greets (stopped, or not a MySQL
     /// server) must not hang sizeup: the connect and login are bounded.
     async fn open_within(&self, with_database: bool) -> Result<Conn, ConnectError> {
-        match tokio::time::timeout(CONTROL_CONNECT_TIMEOUT, self.open(with_database)).await {
+        match crate::timer::timeout(CONTROL_CONNECT_TIMEOUT, self.open(with_database)).await {
             Ok(r) => r,
             Err(_) => Err(ConnectError::Unreachable {
                 target: self.describe(),

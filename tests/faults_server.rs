@@ -717,7 +717,7 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
             assert_eq!(ids.len(), 1);
             loader.close(&sending).await;
             // Past the second in which the server ends a lock wait whose client left.
-            tokio::time::sleep(Duration::from_millis(2500)).await;
+            sizeup::timer::sleep(Duration::from_millis(2500)).await;
             let mut conn = target.connect().await.unwrap();
             let seen = sizeup::workload::stall::doing(&mut conn, ids[0]).await.unwrap();
             let state = seen.and_then(|(state, _)| state);

@@ -299,7 +299,7 @@ impl Drop for Conn {
 
 impl Conn {
     pub async fn connect(o: &ConnectOptions) -> Result<Conn, Error> {
-        match tokio::time::timeout(CONNECT_TIMEOUT, Self::connect_inner(o)).await {
+        match crate::timer::timeout(CONNECT_TIMEOUT, Self::connect_inner(o)).await {
             Ok(r) => r,
             Err(_) => Err(Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer within 10 s"))),
         }
@@ -1232,7 +1232,7 @@ mod tests {
                 (rows, err, conn.exec_drop(&stmt, &[]).await.unwrap())
             };
             let bound = std::time::Duration::from_secs(60);
-            let (rows, err, ok) = tokio::time::timeout(bound, answers).await.expect("an end of result was missed");
+            let (rows, err, ok) = crate::timer::timeout(bound, answers).await.expect("an end of result was missed");
             assert_eq!(rows.rows, ROWS as u64, "pieces of up to {chunk} bytes");
             assert!(err.to_string().contains("Out of sort memory"), "pieces of up to {chunk}: {err}");
             assert_eq!((ok.rows, ok.affected), (0, 3), "pieces of up to {chunk} bytes");
@@ -1270,7 +1270,7 @@ mod tests {
         // Bounded, so that the bug fails the test instead of hanging it.
         let wait = std::time::Duration::from_secs(60);
         let mut keep = |r: &[Value]| seen.push(r[0].as_bytes().unwrap().to_vec());
-        let out = tokio::time::timeout(wait, conn.exec_rows(&stmt, &[], &mut keep))
+        let out = crate::timer::timeout(wait, conn.exec_rows(&stmt, &[], &mut keep))
             .await
             .expect("the rest of the result never came")
             .unwrap();
@@ -1279,7 +1279,7 @@ mod tests {
         assert_eq!(seen[0].len(), len);
         assert!(seen[0].iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
         let out =
-            tokio::time::timeout(wait, conn.exec_drop(&stmt, &[])).await.expect("the next answer never came").unwrap();
+            crate::timer::timeout(wait, conn.exec_drop(&stmt, &[])).await.expect("the next answer never came").unwrap();
         assert_eq!((out.rows, out.affected), (0, 1));
         drop(peer.join().unwrap());
     }

@@ -266,7 +266,7 @@ mod signals {
             if take() {
                 return;
             }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            crate::timer::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 }
@@ -605,7 +605,7 @@ mod lag {
         mut conns: Vec<Option<mysql_async::Conn>>,
         every: Duration,
     ) -> (Vec<Option<mysql_async::Conn>>, Vec<Option<f64>>) {
-        tokio::time::sleep(every).await;
+        crate::timer::sleep(every).await;
         conns.resize_with(targets.len(), || None);
         let reads = targets.into_iter().zip(conns).map(|(target, conn)| async move {
             let read = async {
@@ -616,7 +616,7 @@ mod lag {
                 let lag = crate::target::replication_lag(&mut c).await.flatten();
                 Some((c, lag))
             };
-            match tokio::time::timeout(every.max(Duration::from_secs(1)), read).await {
+            match crate::timer::timeout(every.max(Duration::from_secs(1)), read).await {
                 Ok(Some((c, lag))) => (Some(c), lag),
                 _ => (None, None),
             }
@@ -721,7 +721,17 @@ fn client_thread<W: Sessions>(
 ) {
     // One thread reports the shared arrival schedule's backlog.
     let reports_backlog = index == 0;
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    // A closed loop's only steady timer is the ticker's: its runtime goes without a time
+    // driver, which costs at every park (see crate::timer). A paced or delayed loop arms
+    // a timer per transaction, best kept on its own thread's driver.
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    if spec.rate.is_none() && spec.delay.is_none() {
+        crate::timer::use_shared_timers();
+        builder.enable_io();
+    } else {
+        builder.enable_all();
+    }
+    let rt = match builder.build() {
         Ok(rt) => rt,
         Err(e) => {
             let _ = tx.send(Msg::ConnectFailed(format!("cannot start a client runtime: {e}")));
@@ -836,7 +846,7 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         }
         let next = at.min(Instant::now() + STALL_CHECK);
         tokio::select! {
-            _ = tokio::time::sleep_until(next) => {}
+            _ = crate::timer::sleep_until(next) => {}
             _ = wake.changed() => break,
         }
         let now = Instant::now();
@@ -865,7 +875,7 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         k += 1;
     }
     let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
-    tokio::time::sleep_until(from + END_GRACE).await;
+    crate::timer::sleep_until(from + END_GRACE).await;
     let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
     if waiting > 0 {
         shard.control.abandon(waiting);

@@ -175,7 +175,7 @@ async fn pause_until(when: Instant, wake: &mut watch::Receiver<bool>) -> bool {
         return false;
     }
     tokio::select! {
-        _ = tokio::time::sleep_until(when) => true,
+        _ = crate::timer::sleep_until(when) => true,
         _ = wake.changed() => false,
     }
 }
@@ -186,7 +186,7 @@ pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Con
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", target.describe()))?;
     // A server that accepted the connection but does not answer must not hang the run.
-    match tokio::time::timeout(Duration::from_secs(10), session.connected(&mut conn)).await {
+    match crate::timer::timeout(Duration::from_secs(10), session.connected(&mut conn)).await {
         Ok(r) => r.map_err(|f| match f.statement {
             "" => f.error.to_string(),
             _ => format!("preparing {}", f.describe("statements failed")),
@@ -442,7 +442,7 @@ mod tests {
         let mut wake = s.control.subscribe();
         let control = s.control.clone();
         let stopper = async {
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            crate::timer::sleep(Duration::from_secs(1)).await;
             control.stop();
         };
         let (next, ()) = tokio::join!(s.next_start(&mut wake), stopper);

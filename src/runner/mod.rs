@@ -548,7 +548,7 @@ pub fn prepare(
         rt.spawn(async move {
             loop {
                 bar.set_position(rows.load(std::sync::atomic::Ordering::Relaxed));
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                crate::timer::sleep(std::time::Duration::from_millis(200)).await;
             }
         })
     };

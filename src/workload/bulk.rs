@@ -184,7 +184,7 @@ impl Loader {
         sending: &Sending,
     ) -> Result<(), String> {
         let bound = sending.settings.statement_timeout;
-        match tokio::time::timeout(bound, self.load_rows(table, columns, pieces, sending)).await {
+        match crate::timer::timeout(bound, self.load_rows(table, columns, pieces, sending)).await {
             Ok(r) => r,
             Err(_) => {
                 self.stalled = true;
@@ -469,7 +469,7 @@ async fn retry(code: Option<u16>, attempt: &mut u32) -> bool {
         return false;
     }
     *attempt += 1;
-    tokio::time::sleep(std::time::Duration::from_millis(20 * *attempt as u64)).await;
+    crate::timer::sleep(std::time::Duration::from_millis(20 * *attempt as u64)).await;
     true
 }
 

@@ -236,7 +236,7 @@ pub async fn undo_prepare(
     // The data set's own database named: a prepare elsewhere than the default asks for it.
     let cleanup = format!("sizeup cleanup {workload} --database {}", crate::target::shell_word(&target.database));
     if !stalled.is_empty() {
-        match tokio::time::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
+        match crate::timer::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
             Ok(Ok(seen)) => error.push_str(&seen),
             Ok(Err(why)) => return stay(&error, &why, &cleanup),
             Err(_) => return stay(&error, "the server did not answer within 15 s", &cleanup),

@@ -41,7 +41,7 @@ pub async fn watched<F: std::future::Future>(
         tokio::select! {
             biased;
             r = &mut statements => return Ok(r),
-            _ = tokio::time::sleep(step) => {}
+            _ = crate::timer::sleep(step) => {}
         }
         let seen = tokio::select! {
             biased;
@@ -74,7 +74,7 @@ async fn probe(target: &Target, id: u32) -> Seen {
         let _ = conn.disconnect().await;
         row
     };
-    match tokio::time::timeout(PROBE_WITHIN, asked).await {
+    match crate::timer::timeout(PROBE_WITHIN, asked).await {
         Err(_) => Seen::NoAnswer,
         Ok(Some((Some(state), _))) if state.starts_with("Waiting for") => Seen::Waiting(state),
         Ok(_) => Seen::Other,
@@ -115,7 +115,7 @@ fn verdict(seen: Seen, elapsed: Duration, first_wait: &mut Option<Duration>, eve
 /// with a number of its own, and the watch would then look up, and the undo KILL,
 /// a connection that is not this one. Bounded like a probe: it runs before the watch.
 pub async fn server_id(conn: &mut Conn) -> Result<u32, String> {
-    match tokio::time::timeout(PROBE_WITHIN, conn.query_first("SELECT CONNECTION_ID()")).await {
+    match crate::timer::timeout(PROBE_WITHIN, conn.query_first("SELECT CONNECTION_ID()")).await {
         Ok(Ok(id)) => Ok(id.unwrap_or(0)),
         Ok(Err(e)) => Err(crate::target::short_error(&e)),
         Err(_) => Err(format!("the server did not answer within {} s", PROBE_WITHIN.as_secs())),

@@ -235,7 +235,7 @@ async fn on_conn<T>(
         let mut id = None;
         let mut row = |r: &[client::Value]| id = r[0].as_i64();
         let asked = conn.query_rows("SELECT CONNECTION_ID()", &mut row);
-        tokio::time::timeout(stall::PROBE_WITHIN, asked).await.map_err(|_| {
+        crate::timer::timeout(stall::PROBE_WITHIN, asked).await.map_err(|_| {
             let why = format!("the server did not answer within {} s", stall::PROBE_WITHIN.as_secs());
             client::Error::Io(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
         })??;
