@@ -40,6 +40,18 @@ fn rate_events_and_warmup() {
     assert_eq!(code, 0);
     assert_eq!(doc["summary"]["transactions"], 777);
 
+    // events_with_time_are_divided_by_the_time_they_took: a budget spent long before
+    // --time ends the run then, and its rate is over the seconds it ran, not --time.
+    let (code, doc) = run_json(&s, "events_time", &["--threads=2", "--time=60", "--events=500"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["summary"]["transactions"], 500);
+    let secs = doc["summary"]["seconds"].as_f64().unwrap();
+    let tps = doc["summary"]["tps"].as_f64().unwrap();
+    assert!(secs < 30.0, "500 point selects took {secs} s by the summary");
+    assert!((tps * secs - 500.0).abs() < 1.0, "tps {tps} over {secs} s");
+    let last = doc["intervals"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["t"].as_f64().unwrap() < 30.0, "last interval {last}");
+
     // Warm-up intervals are flagged and left out of the summary.
     let (_, doc) = run_json(&s, "warmup", &["--threads=2", "--time=3", "--warmup=1", "--report-interval=0.5"]);
     let iv = doc["intervals"].as_array().unwrap();

@@ -515,8 +515,10 @@ where
         let mut end_t = (end - start).as_secs_f64().max(last_t);
         // A run that reached its --time covers it to the end: in open loop the workers
         // leave as soon as no arrival is due before the deadline, a moment early, and
-        // the last interval is still a whole one (sysbench prints it).
-        if let (Some(t), false, None) = (spec.time, interrupted || forced, control.fatal()) {
+        // the last interval is still a whole one (sysbench prints it). A run that spent
+        // its --events first lasted only as long as it ran.
+        let by_time = !(interrupted || forced || control.events_spent());
+        if let (Some(t), true, None) = (spec.time, by_time, control.fatal()) {
             end_t = end_t.max(t.as_secs_f64());
         }
         if end_t - last_t > 1e-3 || tail.transactions() > 0 {

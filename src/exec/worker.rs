@@ -85,6 +85,10 @@ impl Control {
     pub fn stopped(&self) -> bool {
         self.stopped.load(Ordering::Relaxed)
     }
+    /// Every transaction `--events` allows has started: the run ends by its budget.
+    pub fn events_spent(&self) -> bool {
+        self.events_left.as_ref().is_some_and(|l| l.load(Ordering::Relaxed) <= 0)
+    }
     pub fn fail(&self, why: String) {
         self.fatal.lock().expect("not poisoned").get_or_insert(why);
         self.stop();
