@@ -706,3 +706,41 @@ fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
     assert!(row.steps[0].figures.is_none(), "no figure from a step without its server");
     assert!(serde_json::to_string(&row.result).unwrap().contains("lost"), "the study says why");
 }
+
+/// A sweep step measured while the server was stopped (SIGSTOP) for a while was kept as a
+/// level (6 tps, in the peak and stop-condition logic) and the study completed.
+#[test]
+fn study_step_that_stalled_never_feeds_a_peak_and_stops_the_study() {
+    let s = prepared_server();
+    let home = s.home();
+    let study = s.home.path().join("stalled.toml");
+    std::fs::write(
+        &study,
+        "name = \"stalled\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2]\n\
+         step_time = 8\nwarmup = 0\n\n[options]\ntables = 1\ntable-size = 1000\n",
+    )
+    .unwrap();
+    let st = study.to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&["--home", &home, "study", "run", &st]);
+    let until = Instant::now() + Duration::from_secs(60);
+    while !Path::new(&s.results()).exists()
+        || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().is_empty()
+    {
+        assert!(Instant::now() < until, "no step started: {}", p.stderr());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let resume = Resume(s.pid);
+    signal(s.pid, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(5));
+    drop(resume);
+    let code = p.exit_within(Duration::from_secs(60) + END_GRACE + SLACK);
+    assert_eq!(code, 1, "{}", p.stderr());
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let row = store.load_study(1).unwrap();
+    assert_eq!(row.status, "failed", "{}", p.stderr());
+    assert_eq!(row.steps.len(), 1, "the study stopped at the step that stalled");
+    assert_eq!(row.steps[0].status, "failed");
+    assert!(row.steps[0].figures.is_none(), "no figure from a stalled step");
+    assert!(serde_json::to_string(&row.result).unwrap().contains("stalled"), "the study says why");
+}

@@ -229,16 +229,25 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     }
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-                // A step whose server was lost measured an outage, not capacity:
-                // it feeds no figure, no stop condition and no peak; the study stops.
+                // A step whose server was lost or stalled measured an outage, not
+                // capacity: it feeds no figure, no stop condition and no peak; the
+                // study stops.
                 let sick = docs.iter().filter_map(|d| d.summary.as_ref()).find_map(|s| {
-                    (s.outage_intervals > 0).then(|| {
-                        format!(
+                    if s.outage_intervals > 0 {
+                        Some(format!(
                             "the server was lost during this step ({} outage interval(s), {} failed reconnect attempts): \
                              its throughput is no capacity figure, so the study stops here",
                             s.outage_intervals, s.reconnect_failures
-                        )
-                    })
+                        ))
+                    } else if s.stall_intervals > 0 {
+                        Some(format!(
+                            "the server stalled during this step ({} interval(s) in which a transaction had no answer \
+                             throughout): its throughput is no capacity figure, so the study stops here",
+                            s.stall_intervals
+                        ))
+                    } else {
+                        None
+                    }
                 });
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();
