@@ -248,6 +248,30 @@ fn dead_server_back_within_the_bound_is_reconnected_and_flagged_not_capacity() {
     assert!(doc["summary"]["reconnects"].as_u64().unwrap() > 0);
     let notes = doc["summary"]["notes"].to_string();
     assert!(notes.contains("not the server's capacity"), "a run with an outage is flagged: {notes}");
+
+    // outage_runs_are_flagged_wherever_their_tps_is_read: the list, both exports, a
+    // comparison and a report's answer said nothing of the outage.
+    let out = |args: &[&str]| {
+        let mut v = vec!["--home", home.as_str()];
+        v.extend_from_slice(args);
+        let o = Command::new(env!("CARGO_BIN_EXE_sizeup")).args(&v).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let list = out(&["runs", "list"]);
+    assert!(list.contains("completed, outage"), "{list}");
+    let csv = out(&["runs", "export", "1", "--format", "csv"]);
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "outage").expect("an outage column");
+    assert!(csv.lines().skip(1).any(|l| l.split(',').nth(col) == Some("true")), "{csv}");
+    let md = out(&["runs", "export", "1", "--format", "markdown"]);
+    assert!(md.contains("Not a capacity figure"), "{md}");
+    let cmp = out(&["compare", "1", "1"]);
+    assert!(cmp.contains("warning: A (run 1): the server was lost"), "{cmp}");
+    let html = s.home.path().join("r.html");
+    out(&["report", "1", "--html", &html.to_string_lossy()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Not a capacity figure"), "the answer says so");
 }
 
 #[test]

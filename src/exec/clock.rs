@@ -115,19 +115,8 @@ pub fn summary(
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
     summary.max_lag_s = intervals.iter().filter_map(|iv| iv.lag_s).reduce(f64::max);
-    if summary.outage_intervals > 0 {
-        summary.notes.push(format!(
-            "the server was lost during {} interval(s) ({} failed reconnect attempts): \
-             these figures include an outage and are not the server's capacity",
-            summary.outage_intervals, summary.reconnect_failures
-        ));
-    }
-    if summary.stall_intervals > 0 {
-        summary.notes.push(format!(
-            "the server stalled (a transaction waited through a whole interval) in {} interval(s): \
-             these figures include a stall and are not the server's capacity",
-            summary.stall_intervals
-        ));
+    if let Some((_, why)) = summary.not_capacity() {
+        summary.notes.push(why);
     }
     if summary.transactions > 0 {
         let txns = summary.transactions as f64;

@@ -24,12 +24,19 @@ pub struct Comparison {
     pub a: String,
     pub b: String,
     pub rows: Vec<Row>,
+    /// What makes a side no capacity figure (its server was lost or stalled).
+    pub warnings: Vec<String>,
 }
 
 /// Intervals that count: after warm-up, at least half a sampling interval long.
 fn steady(d: &RunDocument) -> Vec<&Interval> {
     let step = d.config.run.interval.as_secs_f64();
     d.intervals.iter().filter(|iv| !iv.warmup && iv.duration >= 0.5 * step).collect()
+}
+
+/// A latency figure of each interval that saw a transaction.
+fn answered(ivs: &[&Interval], pick: impl Fn(&Interval) -> f64) -> Vec<f64> {
+    ivs.iter().filter(|iv| iv.transactions > 0).map(|iv| pick(iv)).collect()
 }
 
 fn throughput(d: &RunDocument, iv: &Interval) -> f64 {
@@ -63,12 +70,8 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     };
     let mut rows = vec![
         sampled(format!("{unit} (interval mean)"), series(a, &ia, &throughput), series(b, &ib, &throughput), false),
-        sampled(
-            "p95 ms (interval mean)".into(),
-            series(a, &ia, &|_, iv| iv.p95_ms),
-            series(b, &ib, &|_, iv| iv.p95_ms),
-            true,
-        ),
+        // An interval without a transaction (an outage) has no latency, not 0 ms.
+        sampled("p95 ms (interval mean)".into(), answered(&ia, |iv| iv.p95_ms), answered(&ib, |iv| iv.p95_ms), true),
     ];
     // Each latency figure against its per-interval samples; runs stored before those
     // were kept have none, and get the whole-run figure without a verdict.
@@ -84,10 +87,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     ];
     for (name, pick, x, y) in figures {
         if has(&ia) && has(&ib) {
-            let v = |ivs: &[&Interval]| {
-                ivs.iter().filter(|iv| iv.transactions > 0).map(|iv| pick(iv)).collect::<Vec<f64>>()
-            };
-            rows.push(sampled(format!("{name} (interval mean)"), v(&ia), v(&ib), true));
+            rows.push(sampled(format!("{name} (interval mean)"), answered(&ia, pick), answered(&ib, pick), true));
         } else {
             rows.push(Row { metric: format!("{name} (whole run)"), a: x, b: y, test: None, lower_is_better: true });
         }
@@ -106,7 +106,13 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     let label = |d: &RunDocument| {
         format!("run {} ({}, {} threads)", d.id.unwrap_or(0), d.config.workload, d.config.run.threads)
     };
-    Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows })
+    let warnings = [("A", a, sa), ("B", b, sb)]
+        .iter()
+        .filter_map(|(side, d, s)| {
+            s.not_capacity().map(|(_, why)| format!("{side} (run {}): {why}", d.id.unwrap_or(0)))
+        })
+        .collect();
+    Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
 }
 
 /// Per-interval totals of one step (its instances' intervals summed), after warm-up.
@@ -158,6 +164,8 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
         a: label(row_a),
         b: label(row_b),
         rows,
+        // A step whose server was lost or stalled has no figures: nothing to warn of.
+        warnings: Vec::new(),
     })
 }
 
@@ -184,6 +192,12 @@ pub fn change(r: &Row) -> f64 {
 pub fn table(c: &Comparison) -> String {
     let mut out = format!("{}\n  A = {}\n  B = {}\n\n", c.title, c.a, c.b);
     let w = c.rows.iter().map(|r| r.metric.len()).max().unwrap_or(6).max(6);
+    for warning in &c.warnings {
+        let _ = writeln!(out, "  warning: {warning}");
+    }
+    if !c.warnings.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(out, "  {:<w$} {:>12} {:>12} {:>9}  verdict", "metric", "A", "B", "change");
     for r in &c.rows {
         let _ = writeln!(out, "  {:<w$} {:>12.2} {:>12.2} {:>+8.1}%  {}", r.metric, r.a, r.b, change(r), verdict(r));
@@ -195,8 +209,15 @@ pub fn table(c: &Comparison) -> String {
 /// The comparison as a report: the table, a bar chart of A against B, then both items.
 pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
     use super::svg::{esc, BarChart};
+    let warnings = match c.warnings.is_empty() {
+        true => String::new(),
+        false => {
+            let items: String = c.warnings.iter().map(|w| format!("<li>{}</li>", esc(w))).collect();
+            format!("<ul class=\"warnings\">{items}</ul>")
+        }
+    };
     let mut body = format!(
-        "<section class=\"compare\"><h2>Comparison: {}</h2><table class=\"compare\"><tr><th class=\"l\">metric</th><th>A: {}</th><th>B: {}</th><th>change</th><th class=\"l\">verdict</th></tr>\n",
+        "<section class=\"compare\"><h2>Comparison: {}</h2>{warnings}<table class=\"compare\"><tr><th class=\"l\">metric</th><th>A: {}</th><th>B: {}</th><th>change</th><th class=\"l\">verdict</th></tr>\n",
         esc(&c.title),
         esc(&c.a),
         esc(&c.b)

@@ -72,6 +72,8 @@ fn run_csv(doc: &RunDocument) -> String {
         "reconnects",
         "rollbacks",
         "backlog",
+        "outage",
+        "stall",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -128,6 +130,8 @@ fn run_csv(doc: &RunDocument) -> String {
             iv.reconnects.to_string(),
             iv.rollbacks.to_string(),
             iv.backlog.to_string(),
+            iv.outage.to_string(),
+            iv.stall.to_string(),
         ];
         if types.len() > 1 {
             for name in &types {
@@ -204,6 +208,9 @@ fn run_markdown(doc: &RunDocument) -> String {
     }
     row("**all**", s.transactions, s.errors, &s.latency_ms, String::new());
     let _ = writeln!(out, "\n{} s measured after warm-up.", num(s.seconds));
+    if let Some((_, why)) = s.not_capacity() {
+        let _ = writeln!(out, "\n**Not a capacity figure:** {why}.");
+    }
     out
 }
 

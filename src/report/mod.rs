@@ -262,21 +262,28 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     if rows.is_empty() {
         return "no runs stored yet\n".into();
     }
+    // A run whose server was lost or stalled says so where its tps is read.
+    let status = |r: &RunRow| match r.fault {
+        Some(f) => format!("{}, {f}", r.status),
+        None => r.status.clone(),
+    };
+    let w = rows.iter().map(|r| r.workload.chars().count()).max().unwrap_or(0).max(22);
+    let sw = rows.iter().map(|r| status(r).len()).max().unwrap_or(0).max(11);
     let mut out = format!(
-        "{:>5}  {:<20}  {:<22} {:>7} {:>10} {:>9}  {:<11}  target\n",
+        "{:>5}  {:<20}  {:<w$} {:>7} {:>10} {:>9}  {:<sw$}  target\n",
         "id", "started", "workload", "threads", "tps", "p95 ms", "status"
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:>5}  {:<20}  {:<22} {:>7} {:>10} {:>9}  {:<11}  {}",
+            "{:>5}  {:<20}  {:<w$} {:>7} {:>10} {:>9}  {:<sw$}  {}",
             r.id,
             r.started_at,
             r.workload,
             r.threads.map_or("-".into(), |t| t.to_string()),
             r.tps.map_or("-".into(), |t| format!("{t:.2}")),
             r.p95_ms.map_or("-".into(), |t| format!("{t:.2}")),
-            r.status,
+            status(r),
             r.target
         );
     }

@@ -232,23 +232,11 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 // A step whose server was lost or stalled measured an outage, not
                 // capacity: it feeds no figure, no stop condition and no peak; the
                 // study stops.
-                let sick = docs.iter().filter_map(|d| d.summary.as_ref()).find_map(|s| {
-                    if s.outage_intervals > 0 {
-                        Some(format!(
-                            "the server was lost during this step ({} outage interval(s), {} failed reconnect attempts): \
-                             its throughput is no capacity figure, so the study stops here",
-                            s.outage_intervals, s.reconnect_failures
-                        ))
-                    } else if s.stall_intervals > 0 {
-                        Some(format!(
-                            "the server stalled during this step ({} interval(s) in which a transaction had no answer \
-                             throughout): its throughput is no capacity figure, so the study stops here",
-                            s.stall_intervals
-                        ))
-                    } else {
-                        None
-                    }
-                });
+                let sick = docs
+                    .iter()
+                    .filter_map(|d| d.summary.as_ref()?.not_capacity())
+                    .map(|(_, why)| format!("{why}, so the study stops here"))
+                    .next();
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();
                 let figures = if ended == Ended::Completed {

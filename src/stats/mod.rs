@@ -474,6 +474,32 @@ impl Fairness {
 }
 
 impl Summary {
+    /// Why these figures are no capacity figure, when the server was lost or stalled
+    /// during the run: a short clause for tables ("outage", "stall") and a sentence.
+    pub fn not_capacity(&self) -> Option<(&'static str, String)> {
+        if self.outage_intervals > 0 {
+            Some((
+                "outage",
+                format!(
+                    "the server was lost during {} interval(s) ({} failed reconnect attempts): \
+                     these figures include an outage and are not the server's capacity",
+                    self.outage_intervals, self.reconnect_failures
+                ),
+            ))
+        } else if self.stall_intervals > 0 {
+            Some((
+                "stall",
+                format!(
+                    "the server stalled (a transaction waited through a whole interval) in {} interval(s): \
+                     these figures include a stall and are not the server's capacity",
+                    self.stall_intervals
+                ),
+            ))
+        } else {
+            None
+        }
+    }
+
     pub fn from_recorder(rec: &Recorder, names: &[String], seconds: f64, max_backlog: u64) -> Self {
         let per_s = |n: u64| per_second(n, seconds);
         let transactions = rec.transactions();

@@ -140,6 +140,9 @@ pub struct RunRow {
     pub threads: Option<u64>,
     pub tps: Option<f64>,
     pub p95_ms: Option<f64>,
+    /// "outage" or "stall" when the server was lost or stalled during the run: its
+    /// figures are no capacity figure.
+    pub fault: Option<&'static str>,
 }
 
 /// A run's intervals, written to the store by a thread of their own. The measuring
@@ -306,6 +309,7 @@ impl Store {
                     threads: Some(config.run.threads as u64),
                     tps: summary.as_ref().map(|s| s.tps),
                     p95_ms: summary.as_ref().map(|s| s.latency_ms.p95),
+                    fault: summary.as_ref().and_then(|s| s.not_capacity()).map(|(what, _)| what),
                 })
             })
             .map_err(|e| self.err(e))?;
