@@ -98,6 +98,11 @@ pub struct CpuSpan {
     pub server: Option<f64>,
 }
 
+/// The shortest steady state whose host and server CPU figures are kept: /proc counts
+/// them in 10 ms ticks, so a run that failed or spent its --events within moments
+/// showed 5.7 cores used on a 2-CPU host.
+pub const MIN_CPU_SPAN: f64 = 1.0;
+
 /// The run's summary: the steady-state tally, the host figures averaged over the
 /// same intervals, and CPU per transaction.
 pub fn summary(
@@ -110,6 +115,14 @@ pub fn summary(
     let mut summary = Summary::from_recorder(&steady.recorder, names, steady.seconds, steady.max_backlog);
     let steady_os: Vec<&OsSample> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
     summary.os = monitor::os::mean(&steady_os);
+    let short = steady.seconds < MIN_CPU_SPAN;
+    if short && (summary.os.is_some() || cpu.server.is_some()) {
+        summary.os = None;
+        summary.notes.push(format!(
+            "measured over {:.2} s: too short for host and server CPU figures (under {MIN_CPU_SPAN} s), left out",
+            steady.seconds
+        ));
+    }
     summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
     summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
@@ -125,7 +138,7 @@ pub fn summary(
             summary.client_cpu_scope = crate::stats::CpuScope::Group;
             summary.process_cpu_us_per_txn = Some(process * 1e6 / txns);
         }
-        summary.server_cpu_us_per_txn = cpu.server.map(|s| s * 1e6 / txns);
+        summary.server_cpu_us_per_txn = cpu.server.filter(|_| !short).map(|s| s * 1e6 / txns);
     }
     summary
 }

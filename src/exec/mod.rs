@@ -540,7 +540,10 @@ where
         let mut summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
         let per_connection: Vec<(u64, f64)> =
             tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
-        summary.fairness = crate::stats::Fairness::of(&per_connection);
+        // Connections a stalled run abandoned never report: no fairness from a part.
+        if tallies.len() == threads as usize {
+            summary.fairness = crate::stats::Fairness::of(&per_connection);
+        }
         if targets.len() > 1 {
             summary.nodes = node_shares(targets, threads, &tallies, &per_server, &node_lag, summary.seconds);
         }

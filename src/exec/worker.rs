@@ -259,13 +259,18 @@ pub async fn run_worker<S: Session>(
                     break;
                 }
                 Err(failed) => {
+                    let class = session.error_class(&failed, &shard.retry_on);
                     {
                         let mut rec = shard.recorder.borrow_mut();
-                        rec.error(failed.ty);
+                        // Errors count as ignored and retried; the one that ends the run
+                        // is its error, not one of those.
+                        if !matches!(class, ErrorClass::Fatal) {
+                            rec.error(failed.ty);
+                        }
                         rec.queries.add(&queries);
                     }
                     queries = QueryCounts::default();
-                    match session.error_class(&failed, &shard.retry_on) {
+                    match class {
                         ErrorClass::Retry => {
                             // A deadlock already rolled back; a lock wait timeout did not.
                             if conn.query_drop("ROLLBACK").await.is_err() {

@@ -91,7 +91,12 @@ pub fn sysbench_summary(s: &Summary, percentile: f64, percentile_ms: f64) -> Str
     let _ = writeln!(o, "         avg: {:>39.2}", l.avg);
     let _ = writeln!(o, "         max: {:>39.2}", l.max);
     let _ = writeln!(o, "        {:>3}th percentile: {:>27.2}", percentile.round() as u32, percentile_ms);
-    let f = s.fairness.clone().unwrap_or_default();
+    let Some(f) = &s.fairness else {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Threads fairness: not known (the run ended before every connection reported)");
+        let _ = writeln!(o);
+        return o;
+    };
     let _ = writeln!(o, "         sum: {:>39.2}", f.latency_sum * 1000.0);
     let _ = writeln!(o);
     let _ = writeln!(o, "Threads fairness:");
