@@ -59,6 +59,13 @@ fn rate_events_and_warmup() {
         assert!(doc["summary"]["notes"].to_string().contains("too short"), "{}", doc["summary"]);
     }
 
+    // table_size_zero_is_refused_for_a_run_that_draws_ids: it ran, drawing from 1..0.
+    let runs = || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().len();
+    let before = runs();
+    let r = s.sizeup(&["run", "oltp_point_select", "--tables=1", "--table-size=0", "--time=1"]);
+    assert!(matches!(&r, Err(e) if e.to_string().contains("--table-size 0")), "{r:?}");
+    assert_eq!(runs(), before, "a refused run stores nothing");
+
     // Warm-up intervals are flagged and left out of the summary.
     let (_, doc) = run_json(&s, "warmup", &["--threads=2", "--time=3", "--warmup=1", "--report-interval=0.5"]);
     let iv = doc["intervals"].as_array().unwrap();
