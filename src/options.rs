@@ -28,7 +28,9 @@ pub struct TargetArgs {
     pub user: Option<String>,
     /// Password. Never printed or stored; better set MYSQL_PWD or put it in an option
     /// file (`password` under [client] in ~/.my.cnf), where other users cannot see it.
-    #[arg(long, alias = "mysql-password", help_heading = "Target")]
+    // A value that starts with '-' is still the password: clap echoed it as an
+    // unexpected argument.
+    #[arg(long, alias = "mysql-password", help_heading = "Target", allow_hyphen_values = true)]
     #[serde(skip)]
     pub password: Option<String>,
     /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.

@@ -86,6 +86,20 @@ fn judge(case: &str, code: Option<i32>, err: &str, says: &str) {
     assert!(!err.contains("use '--"), "{case}: clap's '-- -1' tip instead of the range: {err}");
 }
 
+/// A password that starts with '-' was echoed by clap as an unexpected argument.
+#[test]
+fn password_starting_with_a_dash_is_never_echoed() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_string_lossy().into_owned();
+    let port = common::free_port().to_string();
+    for pw in ["-Secr3t", "--Secr3t"] {
+        let (code, err) =
+            binary(&h, &["run", "oltp_read_write", "--host", "127.0.0.1", "--port", &port, "--password", pw]);
+        judge(pw, code, &err, "cannot connect");
+        assert!(!err.contains("Secr3t"), "the password was echoed: {err}");
+    }
+}
+
 /// Invalid study files, written to a temporary directory.
 fn study_file(dir: &std::path::Path, name: &str, body: &str) -> String {
     let p = dir.join(format!("{name}.toml"));
