@@ -412,6 +412,8 @@ fn a_crashed_instance_is_reported_before_it_is_restarted_and_the_cold_run_flagge
     let crashed = err.lines().position(|l| l.contains("crashed or was killed")).expect(&err);
     assert!(err.lines().position(|l| l.starts_with("running ")).is_none_or(|r| r > crashed), "{err}");
     assert!(out.contains("restarted after a crash"), "{out}");
+    // cold_note_has_one_prefix: the summary printed "note: note: managed instance ...".
+    assert!(!out.contains("note: note:") && !err.contains("note: note:"), "{out}\n{err}");
     assert_eq!(status(&home)[0].state, sizeup::server::State::Running);
 }
 

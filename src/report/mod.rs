@@ -263,6 +263,14 @@ pub fn latency_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
     out
 }
 
+/// "run 7" or "runs 43, 44" (in order, whatever order the step's instances ended in).
+pub fn run_ids(runs: &[i64]) -> String {
+    let mut ids = runs.to_vec();
+    ids.sort_unstable();
+    let list: Vec<String> = ids.iter().map(|r| r.to_string()).collect();
+    format!("run{} {}", if ids.len() > 1 { "s" } else { "" }, list.join(", "))
+}
+
 pub fn runs_table(rows: &[RunRow]) -> String {
     if rows.is_empty() {
         return "no runs stored yet\n".into();
@@ -445,12 +453,7 @@ pub fn step_line(
     if let Some(os) = &f.os {
         let _ = write!(s, " cpu {:.0} %", os.busy());
     }
-    let _ = write!(
-        s,
-        " run{} {}",
-        if runs.len() > 1 { "s" } else { "" },
-        runs.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(",")
-    );
+    let _ = write!(s, " {}", run_ids(runs));
     for note in &f.notes {
         let _ = write!(s, "\n    {}", paint(&format!("note: {note}"), "33"));
     }
@@ -753,6 +756,13 @@ pub fn requirement_text(required: f64, at: u32, verdicts: &[crate::model::sizing
 mod tests {
     use super::*;
     use crate::stats::Recorder;
+
+    #[test]
+    fn step_run_ids_in_order() {
+        // A scale step's runs came out as "runs 44,43", and a failed step's as "[47]".
+        assert_eq!(run_ids(&[44, 43]), "runs 43, 44");
+        assert_eq!(run_ids(&[47]), "run 47");
+    }
 
     #[test]
     fn histogram_lines_hold_every_count() {

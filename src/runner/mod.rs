@@ -75,7 +75,7 @@ pub fn measure(
     let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
     let cold = instance.and_then(|i| i.cold_note());
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
-        eprintln!("{note}");
+        eprintln!("note: {note}");
     }
     // Round robin: each server takes its share of the connections.
     let share = spec.threads.div_ceil(targets.len() as u32);

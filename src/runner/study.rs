@@ -262,7 +262,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                         .or_else(|| docs.iter().find_map(|d| d.error.clone()))
                         .unwrap_or_else(|| status.to_string());
                     failure = Some(format!("step {label}: {why}"));
-                    say(format!("step {step_no} of {total}: {label}: {why} (runs {runs:?})"));
+                    say(format!("step {step_no} of {total}: {label}: {why} ({})", report::run_ids(&runs)));
                     break 'series;
                 };
                 say(report::step_line(

@@ -242,7 +242,7 @@ impl Instance {
         let ago = unix_now().saturating_sub(self.started_at);
         (self.recovered && ago < COLD_AFTER_RECOVERY.as_secs()).then(|| {
             format!(
-                "note: managed instance {} was restarted after a crash {ago} s before this run: \
+                "managed instance {} was restarted after a crash {ago} s before this run: \
                  its buffer pool was cold and InnoDB may still have been recovering; measure again for a warm figure",
                 self.index
             )
