@@ -208,7 +208,10 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     let statement_timeout = statement_timeout(a.statement_timeout)?;
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let default_threads = default_client_threads(threads, cpus, a.rate > 0.0);
-    let client_threads = a.session.client_threads.unwrap_or(default_threads).max(1);
+    if a.session.client_threads == Some(0) {
+        return Err("--client-threads must be at least 1 (leave it out for the default)".into());
+    }
+    let client_threads = a.session.client_threads.unwrap_or(default_threads);
     if !(a.percentile > 0.0 && a.percentile <= 100.0) {
         return Err(format!("--percentile must be above 0 and at most 100 (got {})", a.percentile));
     }
@@ -410,6 +413,9 @@ mod tests {
         assert!(e.contains("at least 1"), "{e}");
         let e = run_spec(&options(&["--time=0"])).unwrap_err();
         assert!(e.contains("--events"), "{e}");
+        // client_threads_zero_is_refused: it ran with one.
+        let e = run_spec(&options(&["--client-threads=0"])).unwrap_err();
+        assert!(e.contains("--client-threads must be at least 1"), "{e}");
         let e = run_spec(&options(&["--time=10", "--warmup=10"])).unwrap_err();
         assert!(e.contains("shorter"), "{e}");
         let e = run_request("oltp_read_wrte", &options(&[])).err().unwrap();

@@ -80,8 +80,11 @@ pub fn parse_mix(s: &str) -> Result<[u32; 5], String> {
     for (m, p) in mix.iter_mut().zip(&parts) {
         *m = p.parse().map_err(|_| bad())?;
     }
-    if mix.iter().sum::<u32>() == 0 || mix.iter().sum::<u32>() > 10_000 {
-        return Err(bad());
+    let sum: u32 = mix.iter().sum();
+    if sum == 0 || sum > 10_000 {
+        return Err(format!(
+            "--mix '{s}' adds up to {sum}: the five weights must add up to between 1 and 10000, e.g. 45,43,4,4,4"
+        ));
     }
     Ok(mix)
 }
@@ -469,7 +472,8 @@ mod tests {
         assert_eq!(parse_mix("45,43,4,4,4").unwrap(), DEFAULT_MIX);
         assert_eq!(parse_mix("0, 0, 1, 0, 0").unwrap(), [0, 0, 1, 0, 0]);
         assert!(parse_mix("45,43,4,4").unwrap_err().contains("five whole numbers"));
-        assert!(parse_mix("0,0,0,0,0").is_err());
+        // mix_of_zeros_says_what_is_wrong: it said "needs five whole numbers" of five.
+        assert!(parse_mix("0,0,0,0,0").unwrap_err().contains("adds up to 0"));
         assert!(parse_mix("a,1,1,1,1").is_err());
     }
 
