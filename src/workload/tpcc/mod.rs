@@ -428,7 +428,8 @@ pub fn add_figures(s: &mut Summary) {
     s.tpm = Some(per_second(all, s.seconds) * 60.0);
     for (t, limit) in s.types.iter_mut().zip(P90_LIMIT_MS) {
         t.p90_limit_ms = Some(limit);
-        t.p90_within_limit = Some(t.latency_ms.p90 <= limit);
+        // A type that never ran has no p90 to judge.
+        t.p90_within_limit = (t.transactions > 0).then(|| t.latency_ms.p90 <= limit);
     }
 }
 
@@ -465,6 +466,18 @@ mod tests {
         assert!(first_round[..45].iter().any(|&t| t != NEW_ORDER));
         let mut only = Deck::new(&[0, 1, 0, 0, 0]);
         assert!((0..10).all(|_| only.deal(&mut rng) == PAYMENT));
+    }
+
+    #[test]
+    fn types_that_never_ran_get_no_p90_verdict() {
+        // A Payment-only mix printed "new_order 0 ... within 5 s".
+        let names: Vec<String> = TRANSACTIONS.iter().map(|t| t.to_string()).collect();
+        let mut rec = crate::stats::Recorder::new(names.len());
+        rec.transaction(1, 2_000, false);
+        let mut s = Summary::from_recorder(&rec, &names, 1.0, 0);
+        add_figures(&mut s);
+        assert_eq!(s.types[0].p90_within_limit, None, "new_order never ran");
+        assert_eq!(s.types[1].p90_within_limit, Some(true), "payment ran, within its 5 s");
     }
 
     #[test]
