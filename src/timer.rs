@@ -72,6 +72,45 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
     tokio::time::timeout(duration, future)
 }
 
+/// Sleeps for `d` to within the kernel's timer slack (about 50 us), on a timerfd the
+/// runtime's I/O driver waits on. tokio's timer wheel counts whole milliseconds and
+/// fires up to a millisecond late: `--delay 1` paused 2.1 ms. Falls back to [`sleep`]
+/// where no timerfd can be made.
+pub async fn sleep_precise(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    match timerfd(d) {
+        Ok(fd) => {
+            if let Ok(mut ready) = fd.readable().await {
+                ready.clear_ready();
+            }
+        }
+        Err(_) => sleep(d).await,
+    }
+}
+
+/// A one-shot timerfd that turns readable after `d`, closed when dropped.
+fn timerfd(d: Duration) -> std::io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: timerfd_create returns a new descriptor (or -1); OwnedFd then owns it.
+    let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long },
+    };
+    // SAFETY: a valid descriptor and a fully initialised itimerspec.
+    if unsafe { libc::timerfd_settime(raw, 0, &spec, std::ptr::null_mut()) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the AsyncFd owns the OwnedFd, which stays open until both are dropped.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }.map_err(|e| e.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +139,19 @@ mod tests {
         assert!(outcome.0 >= Duration::from_millis(50), "slept only {:?}", outcome.0);
         assert!(outcome.1, "a timeout that should have fired did not");
         assert_eq!(outcome.2, Some(7));
+    }
+
+    #[test]
+    fn precise_sleep_needs_no_time_driver_and_is_never_early() {
+        // --delay's pause: on a timerfd the I/O driver waits on, not the 1 ms wheel.
+        let slept = io_only().block_on(async {
+            let t0 = std::time::Instant::now();
+            for _ in 0..20 {
+                sleep_precise(Duration::from_micros(1500)).await;
+            }
+            t0.elapsed()
+        });
+        assert!(slept >= Duration::from_millis(30), "20 x 1.5 ms took only {slept:?}");
     }
 
     #[test]
