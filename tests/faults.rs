@@ -285,6 +285,12 @@ fn stalled_server_sigstop_run_ends_at_time_plus_grace_and_reports_the_stall() {
     let _resume = Resume(s.pid);
     signal(s.pid, libc::SIGSTOP);
     let stopped = Instant::now();
+    // sigstopped_server_is_not_shown_running: `server status` said "running".
+    let until = Instant::now() + Duration::from_secs(5);
+    while !status(s.home.path())[0].paused {
+        assert!(Instant::now() < until, "a SIGSTOPped server is not shown paused");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let code = p.exit_within(Duration::from_secs(6) + END_GRACE + SLACK);
     assert!(stopped.elapsed() < Duration::from_secs(6) + END_GRACE + SLACK);
     assert_eq!(code, 1, "transactions the server never answered fail the run: {}", p.stderr());

@@ -39,6 +39,18 @@ pub fn process_cpu_seconds(pid: i32) -> Option<f64> {
     parse_stat_cpu_ticks(&stat).map(|ticks| ticks as f64 / clock_ticks())
 }
 
+/// Whether the process is stopped by a signal (SIGSTOP, SIGTSTP) or a tracer: state T or
+/// t, field 3 of /proc/PID/stat. Such a server accepts connections and answers nothing.
+pub fn process_stopped(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    parse_stat_state(&stat).is_some_and(|s| s == 'T' || s == 't')
+}
+
+/// The state letter, field 3 of /proc/PID/stat (after the command name in parentheses).
+pub fn parse_stat_state(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 /// utime + stime, fields 14 and 15 of /proc/PID/stat (counted after the command name,
 /// which may itself contain spaces and parentheses).
 pub fn parse_stat_cpu_ticks(stat: &str) -> Option<u64> {
@@ -107,6 +119,8 @@ mod tests {
         let line = "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 2150 0 0 0 731 215 0 0 20 0 31 0 1234 0 0";
         assert_eq!(parse_stat_cpu_ticks(line), Some(731 + 215));
         assert_eq!(parse_stat_cpu_ticks("garbage"), None);
+        assert_eq!(parse_stat_state(line), Some('S'));
+        assert_eq!(parse_stat_state("4242 (x) T 1"), Some('T'));
     }
 
     #[test]

@@ -310,6 +310,7 @@ pub fn server_table(status: &[Status]) -> String {
     let mut out = format!("{:>8}  {:<8} {:>8} {:>6}  {:<5} socket\n", "instance", "state", "pid", "port", "user");
     for s in status {
         let state = match s.state {
+            State::Running if s.paused => "PAUSED",
             State::Running => "running",
             State::Stopped => "stopped",
             State::Crashed => "CRASHED",

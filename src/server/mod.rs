@@ -211,6 +211,9 @@ pub struct Status {
     pub port: u16,
     pub user: String,
     pub datadir: PathBuf,
+    /// Running but stopped by a signal (SIGSTOP): it answers nothing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
 }
 
 /// Refuses a base port that would put an instance on a port the user did not ask for:
@@ -560,6 +563,7 @@ fn status_of(i: &Instance) -> Status {
         port: i.port,
         user: i.user().to_string(),
         datadir: i.datadir(),
+        paused: live.is_some_and(crate::monitor::process_stopped),
     }
 }
 
