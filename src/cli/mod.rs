@@ -37,10 +37,17 @@ impl Cli {
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
         let args = sysbench::rewrite(args, &names)?;
         let (args, script_options) = script_options(args, &names)?;
+        let unused = match script_options {
+            None => options_the_workload_ignores(&cmd, &args),
+            Some(_) => Vec::new(),
+        };
         let mut cli = Cli::try_parse_from(args).map_err(|e| match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
             _ => e.render().to_string(),
         })?;
+        for note in unused {
+            eprintln!("note: {note}");
+        }
         if let Some(given) = script_options {
             match &mut cli.command {
                 Command::Run(a) => a.options.workload.script_options = given,
@@ -54,6 +61,41 @@ impl Cli {
         }
         Ok(cli)
     }
+}
+
+/// Options given for the other kind of workload (`--tables` for tpcc, `--mix` for an
+/// OLTP workload): accepted, since one command line takes both, but they do nothing,
+/// which a user should hear. By each option's help heading.
+fn options_the_workload_ignores(cmd: &clap::Command, args: &[std::ffi::OsString]) -> Vec<String> {
+    const WITH_WORKLOAD: [&str; 5] = ["run", "prepare", "prewarm", "sweep", "scale"];
+    let text: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let Some(at) = text.iter().position(|a| WITH_WORKLOAD.contains(a)) else { return Vec::new() };
+    let (Some(sub), Some(workload)) = (cmd.find_subcommand(text[at]), text.get(at + 1)) else { return Vec::new() };
+    let tpcc = *workload == crate::workload::tpcc::NAME;
+    if !tpcc && !crate::workload::oltp::Variant::ALL.iter().any(|(n, _)| n == workload) {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    for arg in &text[at + 2..] {
+        let Some(name) = arg.strip_prefix("--").map(|n| n.split('=').next().unwrap_or(n)) else { continue };
+        let Some(opt) = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
+        else {
+            continue;
+        };
+        // --users stands for --threads and --rand-seed seeds either kind.
+        let heading = opt.get_help_heading().unwrap_or("");
+        let foreign = match tpcc {
+            true => heading == "OLTP" || (heading == "Random numbers" && name != "rand-seed"),
+            false => heading == "TPC-C" && name != "users",
+        };
+        if foreign && !notes.iter().any(|n: &String| n.starts_with(&format!("--{name} "))) {
+            let other = if tpcc { "OLTP" } else { "TPC-C" };
+            notes.push(format!("--{name} is an option of {other} workloads; {workload} does not use it"));
+        }
+    }
+    notes
 }
 
 /// Commands whose workload may be a Lua script with options of its own, and the
@@ -580,6 +622,22 @@ pub struct DemoArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_of_the_other_workload_kind_are_named() {
+        // `run tpcc --tables 4` and `run oltp_read_write --mix ...` ran without a word.
+        use clap::CommandFactory;
+        let ignored = |args: &[&str]| {
+            let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+            options_the_workload_ignores(&Cli::command(), &args)
+        };
+        let n = ignored(&["sizeup", "run", "tpcc", "--tables=4", "--users", "8", "--rand-seed=3", "--tables", "2"]);
+        assert_eq!(n, ["--tables is an option of OLTP workloads; tpcc does not use it"]);
+        let n = ignored(&["sizeup", "--home", "h", "run", "oltp_read_write", "--mix", "1,1,1,1,1", "--users=2"]);
+        assert_eq!(n, ["--mix is an option of TPC-C workloads; oltp_read_write does not use it"]);
+        assert!(ignored(&["sizeup", "run", "oltp_read_write", "--tables=2", "--rand-type=pareto"]).is_empty());
+        assert!(ignored(&["sizeup", "prepare", "tpcc", "--warehouses=2", "--threads=2"]).is_empty());
+    }
 
     fn parse(args: &[&str]) -> Cli {
         Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{e}"))
