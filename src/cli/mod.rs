@@ -301,7 +301,8 @@ pub struct ServerStopArgs {
 
 #[derive(Args, Debug)]
 pub struct PrepareArgs {
-    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
+    /// Workload name: tpcc, an OLTP workload such as oltp_read_write, or a sysbench Lua
+    /// script (./my_test.lua).
     pub workload: String,
     #[command(flatten)]
     pub target: TargetArgs,
@@ -369,7 +370,8 @@ pub struct CheckArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
+    /// Workload name: tpcc, an OLTP workload such as oltp_read_write, or a sysbench Lua
+    /// script (./my_test.lua).
     pub workload: String,
     #[command(flatten)]
     pub options: RunOptions,
@@ -415,7 +417,8 @@ pub struct StudyArgs {
     /// Run each step this many times; the level reports their mean and spread.
     #[arg(long, default_value_t = 1, help_heading = "Study")]
     pub repeat: u32,
-    /// Stop early on any of: cpu>80, p90>5s (p90>spec, p90[type]>20s), plateau<5%, kink>3.
+    /// Stop early on any of: cpu>80, p90>5s (p90>spec, p90[type]>20s), plateau<5%, kink>3,
+    /// lag>5s (a replica behind its primary).
     #[arg(long, default_value = "", help_heading = "Study")]
     pub stop_when: String,
     /// Seconds per sample; a step's figure is the median of its samples.
@@ -451,7 +454,8 @@ impl StudyArgs {
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
-    /// Workload name: tpcc, or an OLTP workload such as oltp_read_write.
+    /// Workload name: tpcc, an OLTP workload such as oltp_read_write, or a sysbench Lua
+    /// script (./my_test.lua).
     pub workload: String,
     /// Levels: 1,2,4,8 or 32..256+32 (start..max+step) or 1..128x2 (start..max x factor).
     #[arg(long, alias = "users", value_name = "LEVELS")]

@@ -429,7 +429,7 @@ pub fn add_figures(s: &mut Summary) {
     for (t, limit) in s.types.iter_mut().zip(P90_LIMIT_MS) {
         t.p90_limit_ms = Some(limit);
         // A type that never ran has no p90 to judge.
-        t.p90_within_limit = (t.transactions > 0).then(|| t.latency_ms.p90 <= limit);
+        t.p90_within_limit = (t.transactions > 0).then_some(t.latency_ms.p90 <= limit);
     }
 }
 
