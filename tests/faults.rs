@@ -706,21 +706,20 @@ fn failed_study_is_recorded_as_failed_with_the_reason_not_abandoned() {
     assert!(result.contains("cannot connect"), "the reason is stored: {result}");
 }
 
-#[test]
-fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
-    let s = prepared_server();
-    let home = s.home();
-    let study = s.home.path().join("lost.toml");
+/// Starts a two-level sweep of point selects on `s` (`step_time` s a step, `options`
+/// added to its [options]) and returns once its first step's run is stored.
+fn sweep_under_way(s: &TestServer, step_time: u32, options: &str) -> Proc {
+    let study = s.home.path().join("faulty.toml");
     std::fs::write(
         &study,
-        "name = \"lost\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2]\n\
-         step_time = 30\nwarmup = 0\n\n[options]\ntables = 1\ntable-size = 1000\nserver-lost-timeout = 3\n",
+        format!(
+            "name = \"faulty\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2]\n\
+             step_time = {step_time}\nwarmup = 0\n\n[options]\ntables = 1\ntable-size = 1000\n{options}"
+        ),
     )
     .unwrap();
     let st = study.to_string_lossy().into_owned();
-    let mut p = Proc::spawn(&["--home", &home, "study", "run", &st]);
-    // The first step's first seconds, then the server dies for good.
-    std::thread::sleep(Duration::from_secs(1));
+    let p = Proc::spawn(&["--home", &s.home(), "study", "run", &st]);
     let until = Instant::now() + Duration::from_secs(60);
     while !Path::new(&s.results()).exists()
         || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().is_empty()
@@ -728,17 +727,30 @@ fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
         assert!(Instant::now() < until, "no step started: {}", p.stderr());
         std::thread::sleep(Duration::from_millis(200));
     }
+    p
+}
+
+/// The study failed at its first step, kept no figure from it and says `why`.
+fn study_stopped_at_its_first_step(s: &TestServer, why: &str) {
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let row = store.load_study(1).unwrap();
+    assert_eq!(row.status, "failed");
+    assert_eq!(row.steps.len(), 1, "the study stopped at the faulty step");
+    assert_eq!(row.steps[0].status, "failed");
+    assert!(row.steps[0].figures.is_none(), "no figure from a faulty step");
+    assert!(serde_json::to_string(&row.result).unwrap().contains(why), "the study says why");
+}
+
+#[test]
+fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
+    let s = prepared_server();
+    let mut p = sweep_under_way(&s, 30, "server-lost-timeout = 3\n");
+    // The first step's first seconds, then the server dies for good.
     std::thread::sleep(Duration::from_secs(2));
     signal(s.pid, libc::SIGKILL);
     let code = p.exit_within(Duration::from_secs(30) + END_GRACE + SLACK + Duration::from_secs(30));
     assert_eq!(code, 1, "{}", p.stderr());
-    let store = sizeup::store::Store::open(&s.results()).unwrap();
-    let row = store.load_study(1).unwrap();
-    assert_eq!(row.status, "failed");
-    assert_eq!(row.steps.len(), 1, "the study stopped at the step that lost its server");
-    assert_eq!(row.steps[0].status, "failed");
-    assert!(row.steps[0].figures.is_none(), "no figure from a step without its server");
-    assert!(serde_json::to_string(&row.result).unwrap().contains("lost"), "the study says why");
+    study_stopped_at_its_first_step(&s, "lost");
 }
 
 /// A sweep step measured while the server was stopped (SIGSTOP) for a while was kept as a
@@ -746,23 +758,7 @@ fn study_step_that_lost_its_server_never_feeds_a_peak_and_stops_the_study() {
 #[test]
 fn study_step_that_stalled_never_feeds_a_peak_and_stops_the_study() {
     let s = prepared_server();
-    let home = s.home();
-    let study = s.home.path().join("stalled.toml");
-    std::fs::write(
-        &study,
-        "name = \"stalled\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [1, 2]\n\
-         step_time = 8\nwarmup = 0\n\n[options]\ntables = 1\ntable-size = 1000\n",
-    )
-    .unwrap();
-    let st = study.to_string_lossy().into_owned();
-    let mut p = Proc::spawn(&["--home", &home, "study", "run", &st]);
-    let until = Instant::now() + Duration::from_secs(60);
-    while !Path::new(&s.results()).exists()
-        || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().is_empty()
-    {
-        assert!(Instant::now() < until, "no step started: {}", p.stderr());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let mut p = sweep_under_way(&s, 8, "");
     std::thread::sleep(Duration::from_secs(1));
     let resume = Resume(s.pid);
     signal(s.pid, libc::SIGSTOP);
@@ -770,11 +766,5 @@ fn study_step_that_stalled_never_feeds_a_peak_and_stops_the_study() {
     drop(resume);
     let code = p.exit_within(Duration::from_secs(60) + END_GRACE + SLACK);
     assert_eq!(code, 1, "{}", p.stderr());
-    let store = sizeup::store::Store::open(&s.results()).unwrap();
-    let row = store.load_study(1).unwrap();
-    assert_eq!(row.status, "failed", "{}", p.stderr());
-    assert_eq!(row.steps.len(), 1, "the study stopped at the step that stalled");
-    assert_eq!(row.steps[0].status, "failed");
-    assert!(row.steps[0].figures.is_none(), "no figure from a stalled step");
-    assert!(serde_json::to_string(&row.result).unwrap().contains("stalled"), "the study says why");
+    study_stopped_at_its_first_step(&s, "stalled");
 }
