@@ -86,7 +86,15 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
             continue;
         }
         if let Some(name) = line.strip_prefix('[') {
-            let name = name.split(']').next().unwrap_or("").trim().to_ascii_lowercase();
+            // As the mysql client: "Wrong group definition in config file".
+            let Some((name, _)) = name.split_once(']') else {
+                return Err(format!(
+                    "option file {} line {}: '{raw}' is not a group header like [client]",
+                    path.display(),
+                    n + 1
+                ));
+            };
+            let name = name.trim().to_ascii_lowercase();
             group = GROUPS.iter().position(|g| *g == name);
             continue;
         }
@@ -185,6 +193,14 @@ mod tests {
         assert_eq!(s.get("user").map(String::as_str), Some("app"));
         assert_eq!(s.get("password").map(String::as_str), Some("p#ss word"));
         assert_eq!(s.get("skip-ssl").map(String::as_str), Some(""));
+    }
+
+    #[test]
+    fn broken_group_header_is_refused() {
+        // `[x` was read as a group and the file accepted.
+        let mut s = Settings::new();
+        let e = merge(&mut s, Path::new("/x/my.cnf"), "[client]\nport=1\n[x\nuser=a\n", 0).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("group header"), "{e}");
     }
 
     #[test]
