@@ -147,6 +147,9 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         (&["--threads", "4294967295"], "10000 connections at most"),
         (&["--threads", "-1"], "-1 is not in"),
         (&["--users", "-3"], "-3 is not in"),
+        // negative_values_name_their_option: "unexpected argument '-3' found".
+        (&["--table-size", "-3"], "'--table-size <TABLE_SIZE>'"),
+        (&["--point-selects", "-1"], "'--point-selects <POINT_SELECTS>'"),
         (&["--client-threads", "-1"], "-1 is not in"),
         (&["--time", "-1"], "--time must be between 0 and"),
         (&["--events", "-1"], "give a whole number, 0 or more"),

@@ -37,6 +37,7 @@ impl Cli {
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
         let args = sysbench::rewrite(args, &names)?;
         let (args, script_options) = script_options(args, &names)?;
+        let args = negative_values_joined(&cmd, args);
         let unused = match script_options {
             None => options_the_workload_ignores(&cmd, &args),
             Some(_) => Vec::new(),
@@ -61,6 +62,37 @@ impl Cli {
         }
         Ok(cli)
     }
+}
+
+/// `--table-size -3` as `--table-size=-3`, for options that take a value: clap read
+/// the -3 as an unknown flag ("unexpected argument '-3'") instead of naming the option
+/// whose value is wrong.
+fn negative_values_joined(cmd: &clap::Command, args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let Some(text): Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect() else { return args };
+    let Some(sub) = text.iter().find_map(|a| cmd.find_subcommand(a)) else { return args };
+    let takes_value = |name: &str| {
+        sub.get_arguments().chain(cmd.get_arguments()).any(|a| {
+            (a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
+                && a.get_action().takes_values()
+        })
+    };
+    let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < text.len() {
+        let (a, next) = (text[i], text.get(i + 1));
+        let negative = next.is_some_and(|v| v.starts_with('-') && v[1..].parse::<f64>().is_ok());
+        match a.strip_prefix("--").filter(|n| negative && !n.contains('=') && takes_value(n)) {
+            Some(_) => {
+                out.push(format!("{a}={}", next.expect("checked")).into());
+                i += 2;
+            }
+            None => {
+                out.push(a.into());
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Options given for the other kind of workload (`--tables` for tpcc, `--mix` for an
