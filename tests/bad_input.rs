@@ -116,10 +116,16 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     let f = files.path();
     let dir_as_file = f.to_string_lossy().into_owned();
     let studies: Vec<(String, &str)> = vec![
-        (study_file(f, "huge_step", &STUDY.replace("step_time = 5", "step_time = 1e300")), "step_time must be"),
-        (study_file(f, "huge_warmup", &STUDY.replace("warmup = 1", "warmup = 1e300")), "warmup must be"),
-        (study_file(f, "neg_warmup", &STUDY.replace("warmup = 1", "warmup = -1")), "warmup must be"),
-        (study_file(f, "zero_step", &STUDY.replace("step_time = 5", "step_time = 0")), "step_time must be"),
+        (
+            study_file(f, "huge_step", &STUDY.replace("step_time = 5", "step_time = 1e300")),
+            "step_time (--step-time) must be",
+        ),
+        (study_file(f, "huge_warmup", &STUDY.replace("warmup = 1", "warmup = 1e300")), "warmup (--warmup) must be"),
+        (study_file(f, "neg_warmup", &STUDY.replace("warmup = 1", "warmup = -1")), "warmup (--warmup) must be"),
+        (
+            study_file(f, "zero_step", &STUDY.replace("step_time = 5", "step_time = 0")),
+            "step_time (--step-time) must be",
+        ),
         (study_file(f, "no_workloads", &STUDY.replace("[\"oltp_point_select\"]", "[]")), "workload"),
         (study_file(f, "unknown_option", &format!("{STUDY}[options]\nbogus = 1\n")), "unknown option"),
         (study_file(f, "password", &format!("{STUDY}[options]\npassword = \"x\"\n")), "MYSQL_PWD"),
@@ -180,20 +186,26 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     add(&["run", "tpcc", "--users", "0"], "--users must be at least 1");
     add(&["run", "tpcc", "--users", "20000"], "--users 20000");
     add(&["sweep", "oltp_point_select", "--threads", "abc"], "");
-    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "1e300"], "step_time must be");
-    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--warmup", "1e300"], "warmup must be");
-    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "0"], "step_time must be");
-    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--repeat", "0"], "repeat");
+    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "1e300"], "step_time (--step-time) must be");
+    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--warmup", "1e300"], "warmup (--warmup) must be");
+    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "0"], "step_time (--step-time) must be");
+    add(
+        &["sweep", "oltp_point_select", "--threads", "1,2", "--repeat", "0"],
+        "repeat (--repeat) must be between 1 and 100 (got 0)",
+    );
     add(&["sweep", "oltp_point_select", "--threads", "1,2", "--steady-last", "2"], "steady_last");
     add(&["scale", "oltp_point_select", "--instances", "abc"], "");
-    add(&["scale", "oltp_point_select", "--instances", "1,2", "--step-time", "1e300"], "step_time must be");
+    add(
+        &["scale", "oltp_point_select", "--instances", "1,2", "--step-time", "1e300"],
+        "step_time (--step-time) must be",
+    );
     add(&["report", "run:1", "--html", "/nonexistent-sizeup-dir/r.html"], "");
     add(&["compare", "1", "s2"], "");
     add(&["size", "--target-tps", "-5", "--from", "s1"], "");
     add(&["runs", "show", "7"], "no run 7");
     add(&["model", "usl", "--points", "1:abc"], "");
     add(&["model", "usl", "--from", "s9"], "");
-    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--warmup", "-1"], "warmup must be");
+    add(&["sweep", "oltp_point_select", "--threads", "1,2", "--warmup", "-1"], "warmup (--warmup) must be");
     add(&["server", "start", "--buffer-pool", "lots"], "not a size");
     add(&["server", "start", "--flush-log-at-trx-commit", "3"], "0, 1 or 2");
     add(&["server", "start", "--set", "oops"], "name=value");
@@ -224,7 +236,7 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         (&["run", "oltp_point_select", "--json", "/nonexistent-sizeup-dir/x.json"], "directory does not exist"),
         (&["run", "oltp_point_select", "--time", "1e300"], "--time must be between"),
         (&["server", "start", "--buffer-pool", "lots"], "not a size"),
-        (&["study", "run", studies[0].0.as_str()], "step_time must be"),
+        (&["study", "run", studies[0].0.as_str()], "step_time (--step-time) must be"),
     ] {
         let (code, err) = binary(&h, args);
         judge(&format!("{args:?} (server running)"), code, &err, says);

@@ -313,22 +313,32 @@ impl StudySpec {
         let levels = self.levels.resolve()?;
         let max = crate::plan::MAX_SECONDS;
         if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
-            return Err(format!("step_time must be above 0 and at most {max} seconds (got {})", self.step_time));
+            return Err(format!(
+                "step_time (--step-time) must be above 0 and at most {max} seconds (got {})",
+                self.step_time
+            ));
         }
         if !self.warmup.is_finite() || self.warmup > max {
-            return Err(format!("warmup must be between 0 and {max} seconds (got {})", self.warmup));
+            return Err(format!("warmup (--warmup) must be between 0 and {max} seconds (got {})", self.warmup));
         }
-        if self.warmup < 0.0 || self.repeat == 0 || self.repeat > 100 {
-            return Err("warmup must be 0 or more and repeat between 1 and 100".into());
+        if self.warmup < 0.0 {
+            return Err(format!("warmup (--warmup) must be 0 or more (got {})", self.warmup));
+        }
+        if self.repeat == 0 || self.repeat > 100 {
+            return Err(format!("repeat (--repeat) must be between 1 and 100 (got {})", self.repeat));
         }
         if self.warmup + self.step_time > max {
             return Err(format!("warmup plus step_time must be at most {max} seconds"));
         }
         if !(0.1..=self.step_time.min(crate::plan::MAX_INTERVAL_SECONDS)).contains(&self.sample_interval) {
-            return Err("sample_interval must be at least 0.1 s and at most step_time (and 3600 s)".into());
+            return Err(
+                "sample_interval (--sample-interval) must be at least 0.1 s and at most step_time (and 3600 s)".into(),
+            );
         }
         if !(self.steady_last > 0.0 && self.steady_last <= 1.0) {
-            return Err("steady_last must be above 0 and at most 1 (the share of samples, from the end)".into());
+            return Err(
+                "steady_last (--steady-last) must be above 0 and at most 1 (the share of samples, from the end)".into(),
+            );
         }
         super::stop::parse(&self.stop_when)?;
         plan::power(self.power.model.as_deref(), self.power.watts)?;
