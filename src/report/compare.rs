@@ -148,7 +148,7 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
             };
             let name = if x.name == y.name { x.name.clone() } else { format!("{} / {}", x.name, y.name) };
             rows.push(sampled(
-                format!("{name} @ {} {}", lx.level, x.unit),
+                format!("{name} @ {} {} (interval mean)", lx.level, x.unit),
                 samples(ra, &x.name),
                 samples(rb, &y.name),
                 false,
