@@ -71,10 +71,7 @@ fn negative_values_joined(cmd: &clap::Command, args: Vec<std::ffi::OsString>) ->
     let Some(text): Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect() else { return args };
     let Some(sub) = text.iter().find_map(|a| cmd.find_subcommand(a)) else { return args };
     let takes_value = |name: &str| {
-        sub.get_arguments().chain(cmd.get_arguments()).any(|a| {
-            (a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
-                && a.get_action().takes_values()
-        })
+        option_named(sub, name).or_else(|| option_named(cmd, name)).is_some_and(|a| a.get_action().takes_values())
     };
     let mut out: Vec<std::ffi::OsString> = Vec::with_capacity(args.len());
     let mut i = 0;
@@ -95,6 +92,11 @@ fn negative_values_joined(cmd: &clap::Command, args: Vec<std::ffi::OsString>) ->
     out
 }
 
+/// The command's option spelled `--name` (its long name or an alias).
+fn option_named<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Arg> {
+    cmd.get_arguments().find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
+}
+
 /// Options given for the other kind of workload (`--tables` for tpcc, `--mix` for an
 /// OLTP workload): accepted, since one command line takes both, but they do nothing,
 /// which a user should hear. By each option's help heading.
@@ -110,12 +112,7 @@ fn options_the_workload_ignores(cmd: &clap::Command, args: &[std::ffi::OsString]
     let mut notes = Vec::new();
     for arg in &text[at + 2..] {
         let Some(name) = arg.strip_prefix("--").map(|n| n.split('=').next().unwrap_or(n)) else { continue };
-        let Some(opt) = sub
-            .get_arguments()
-            .find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
-        else {
-            continue;
-        };
+        let Some(opt) = option_named(sub, name) else { continue };
         // --users stands for --threads and --rand-seed seeds either kind.
         let heading = opt.get_help_heading().unwrap_or("");
         let foreign = match tpcc {

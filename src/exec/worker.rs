@@ -170,15 +170,7 @@ impl Shard {
             }
             // A short pause is most of a delayed loop's cycle: the 1 ms timer wheel
             // made `--delay 1` 2.1 ms.
-            _ if d < Duration::from_secs(1) => {
-                if *wake.borrow() {
-                    return false;
-                }
-                tokio::select! {
-                    _ = crate::timer::sleep_precise(d) => true,
-                    _ = wake.changed() => false,
-                }
-            }
+            _ if d < Duration::from_secs(1) => wait_or_stop(crate::timer::sleep_precise(d), wake).await,
             _ => pause_until(until, wake).await,
         }
     }
@@ -186,11 +178,16 @@ impl Shard {
 
 /// Sleeps until `when`, or until the run is stopped (then returns false).
 async fn pause_until(when: Instant, wake: &mut watch::Receiver<bool>) -> bool {
+    wait_or_stop(crate::timer::sleep_until(when), wake).await
+}
+
+/// Waits for `timer`, or until the run is stopped (then returns false).
+async fn wait_or_stop(timer: impl std::future::Future<Output = ()>, wake: &mut watch::Receiver<bool>) -> bool {
     if *wake.borrow() {
         return false;
     }
     tokio::select! {
-        _ = crate::timer::sleep_until(when) => true,
+        _ = timer => true,
         _ = wake.changed() => false,
     }
 }
