@@ -128,7 +128,7 @@ pub fn summary(
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
     summary.max_lag_s = intervals.iter().filter_map(|iv| iv.lag_s).reduce(f64::max);
-    if let Some((_, why)) = summary.not_capacity() {
+    if let Some(why) = summary.not_capacity() {
         summary.notes.push(why);
     }
     if summary.transactions > 0 {

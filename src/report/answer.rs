@@ -165,7 +165,7 @@ pub fn run(doc: &RunDocument) -> String {
             doc.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
         );
     }
-    if let Some((_, why)) = s.not_capacity() {
+    if let Some(why) = s.not_capacity() {
         out += &format!(" Not a capacity figure: {why}.");
     }
     out

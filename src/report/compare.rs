@@ -108,9 +108,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     };
     let warnings = [("A", a, sa), ("B", b, sb)]
         .iter()
-        .filter_map(|(side, d, s)| {
-            s.not_capacity().map(|(_, why)| format!("{side} (run {}): {why}", d.id.unwrap_or(0)))
-        })
+        .filter_map(|(side, d, s)| s.not_capacity().map(|why| format!("{side} (run {}): {why}", d.id.unwrap_or(0))))
         .collect();
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
 }

@@ -208,7 +208,7 @@ fn run_markdown(doc: &RunDocument) -> String {
     }
     row("**all**", s.transactions, s.errors, &s.latency_ms, String::new());
     let _ = writeln!(out, "\n{} s measured after warm-up.", num(s.seconds));
-    if let Some((_, why)) = s.not_capacity() {
+    if let Some(why) = s.not_capacity() {
         let _ = writeln!(out, "\n**Not a capacity figure:** {why}.");
     }
     out

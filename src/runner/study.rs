@@ -235,7 +235,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 let sick = docs
                     .iter()
                     .filter_map(|d| d.summary.as_ref()?.not_capacity())
-                    .map(|(_, why)| format!("{why}, so the study stops here"))
+                    .map(|why| format!("{why}, so the study stops here"))
                     .next();
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();

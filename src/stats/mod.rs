@@ -474,30 +474,32 @@ impl Fairness {
 }
 
 impl Summary {
-    /// Why these figures are no capacity figure, when the server was lost or stalled
-    /// during the run: a short clause for tables ("outage", "stall") and a sentence.
-    pub fn not_capacity(&self) -> Option<(&'static str, String)> {
+    /// "outage" or "stall" when the server was lost or stalled during the run: its
+    /// figures are no capacity figure.
+    pub fn fault(&self) -> Option<&'static str> {
         if self.outage_intervals > 0 {
-            Some((
-                "outage",
-                format!(
-                    "the server was lost during {} interval(s) ({} failed reconnect attempts): \
-                     these figures include an outage and are not the server's capacity",
-                    self.outage_intervals, self.reconnect_failures
-                ),
-            ))
+            Some("outage")
         } else if self.stall_intervals > 0 {
-            Some((
-                "stall",
-                format!(
-                    "the server stalled (a transaction waited through a whole interval) in {} interval(s): \
-                     these figures include a stall and are not the server's capacity",
-                    self.stall_intervals
-                ),
-            ))
+            Some("stall")
         } else {
             None
         }
+    }
+
+    /// The sentence that says so, for notes, exports, comparisons and reports.
+    pub fn not_capacity(&self) -> Option<String> {
+        self.fault().map(|f| match f {
+            "outage" => format!(
+                "the server was lost during {} interval(s) ({} failed reconnect attempts): \
+                 these figures include an outage and are not the server's capacity",
+                self.outage_intervals, self.reconnect_failures
+            ),
+            _ => format!(
+                "the server stalled (a transaction waited through a whole interval) in {} interval(s): \
+                 these figures include a stall and are not the server's capacity",
+                self.stall_intervals
+            ),
+        })
     }
 
     pub fn from_recorder(rec: &Recorder, names: &[String], seconds: f64, max_backlog: u64) -> Self {

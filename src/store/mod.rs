@@ -309,7 +309,7 @@ impl Store {
                     threads: Some(config.run.threads as u64),
                     tps: summary.as_ref().map(|s| s.tps),
                     p95_ms: summary.as_ref().map(|s| s.latency_ms.p95),
-                    fault: summary.as_ref().and_then(|s| s.not_capacity()).map(|(what, _)| what),
+                    fault: summary.as_ref().and_then(|s| s.fault()),
                 })
             })
             .map_err(|e| self.err(e))?;
