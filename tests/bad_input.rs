@@ -244,3 +244,16 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         assert_eq!(status(s.home.path())[0].pid, Some(s.pid), "{args:?}: the server was restarted");
     }
 }
+
+/// `sizeup runs` alone printed its help as "error: Stored runs".
+#[test]
+fn command_group_without_its_command_prints_its_help_not_an_error() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_string_lossy().into_owned();
+    for (group, one) in [("runs", "list"), ("server", "start"), ("study", "run"), ("cluster", "start")] {
+        let (code, err) = binary(&h, &[group]);
+        assert_eq!(code, Some(2), "{group}: {err}");
+        assert!(!err.starts_with("error:"), "{group}: {err}");
+        assert!(err.contains("Commands:") && err.contains(one), "{group}: {err}");
+    }
+}

@@ -43,7 +43,11 @@ impl Cli {
             Some(_) => Vec::new(),
         };
         let mut cli = Cli::try_parse_from(args).map_err(|e| match e.kind() {
-            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => e.exit(),
+            // `sizeup runs` alone: clap's help for the group (on stderr, exit 2), not that
+            // help dressed as an "error: Stored runs".
+            clap::error::ErrorKind::DisplayHelp
+            | clap::error::ErrorKind::DisplayVersion
+            | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => e.render().to_string(),
         })?;
         for note in unused {
