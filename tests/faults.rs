@@ -311,13 +311,23 @@ fn stalled_server_statement_timeout_fails_the_run_and_a_second_ctrl_c_ends_it_at
     let _resume = Resume(s.pid);
 
     // A transaction that waits past --statement-timeout ends the run as failed.
-    let mut p = Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "120", "--statement-timeout", "2"]));
+    let json = s.home.path().join("timeout.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p =
+        Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "120", "--statement-timeout", "2", "--json", &j]));
     p.wait_for_line("tps:", Duration::from_secs(60));
     signal(s.pid, libc::SIGSTOP);
     let code = p.exit_within(Duration::from_secs(2 + 1 + 1) + END_GRACE + SLACK);
     assert_eq!(code, 1, "{}", p.stderr());
     assert!(p.stderr().contains("--statement-timeout"), "{}", p.stderr());
     signal(s.pid, libc::SIGCONT);
+    // statement_timeout_failure_ends_without_a_long_last_interval: the run waited the
+    // 5-s end grace for the stalled transactions, and its last interval line covered
+    // those seconds of nothing (and diluted the run's rates). The failure ends it: the
+    // last interval is at most one interval plus the ticker's 1-s stall check.
+    let doc = read_json(&json);
+    let last = doc["intervals"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["duration"].as_f64().unwrap() < 2.5, "last interval: {last}");
 
     // Ctrl-C waits for transactions in flight; a second one ends the process at once,
     // after saving what was recorded.

@@ -837,8 +837,8 @@ const STALL_CHECK: Duration = Duration::from_secs(1);
 /// Hands the recorder over at every interval boundary before the deadline, marking
 /// intervals the server was lost in (outage) or a transaction waited through (stall),
 /// and fails the run when a transaction waits past `--statement-timeout`. After the
-/// deadline or a stop it gives transactions in flight [`END_GRACE`] to finish, then
-/// returns, which ends the thread's workers. The workers only store their start time:
+/// deadline or a stop (other than that failure) it gives transactions in flight
+/// [`END_GRACE`] to finish, then returns, which ends the thread's workers. The workers only store their start time:
 /// the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
@@ -857,7 +857,7 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         let now = Instant::now();
         let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
         if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
-            shard.control.fail(format!(
+            shard.control.fail_stalled(format!(
                 "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
                 now.saturating_duration_since(since).as_secs_f64()
             ));
@@ -879,8 +879,12 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         let _ = tx.send(Msg::Tick(k, rec));
         k += 1;
     }
-    let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
-    crate::timer::sleep_until(from + END_GRACE).await;
+    // A stalled run ends at once: waiting longer only adds a long last interval of
+    // nothing to its figures (the stall was already waited out past --statement-timeout).
+    if !shard.control.stalled() {
+        let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
+        crate::timer::sleep_until(from + END_GRACE).await;
+    }
     let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
     if waiting > 0 {
         shard.control.abandon(waiting);

@@ -31,6 +31,9 @@ pub struct Control {
     losses: std::sync::atomic::AtomicU64,
     /// Transactions still waiting for the server when the run's grace ran out.
     abandoned: std::sync::atomic::AtomicU64,
+    /// The run failed because a transaction waited past `--statement-timeout`: the
+    /// transactions still in flight are the stalled ones, so there is no grace to give.
+    stalled: AtomicBool,
 }
 
 impl Control {
@@ -43,6 +46,7 @@ impl Control {
             lost_at: Mutex::new(None),
             losses: Default::default(),
             abandoned: Default::default(),
+            stalled: AtomicBool::new(false),
         }
     }
     /// A reconnect failed: the server is lost since `since` (printed once per outage).
@@ -92,6 +96,14 @@ impl Control {
     pub fn fail(&self, why: String) {
         self.fatal.lock().expect("not poisoned").get_or_insert(why);
         self.stop();
+    }
+    /// Fails the run on a stalled server: it ends now, without [`super::END_GRACE`].
+    pub fn fail_stalled(&self, why: String) {
+        self.stalled.store(true, Ordering::Relaxed);
+        self.fail(why);
+    }
+    pub fn stalled(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
     }
     pub fn fatal(&self) -> Option<String> {
         self.fatal.lock().expect("not poisoned").clone()
