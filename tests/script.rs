@@ -288,6 +288,19 @@ fn script_errors_name_the_file_and_line_and_fail_the_run() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let sm = &read_json(&json)["summary"];
     assert_eq!((sm["transactions"].as_u64(), sm["errors"].as_u64()), (Some(3), Some(1)), "{sm}");
+    // script_that_ends_itself_is_measured_over_the_time_it_ran: every worker had ended
+    // after a few events, yet the run reported --time (here 60 s) as its length and
+    // divided its transactions by it (33 tps for sysbench's 192), with an invented last
+    // interval up to --time. It lasted a moment, as sysbench reports it.
+    let out = sizeup_bin(&s, &["run", &retry, "--time=60", "--threads=2", "--json", &j]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read_json(&json);
+    let sm = &doc["summary"];
+    assert_eq!(sm["transactions"].as_u64(), Some(6), "{sm}");
+    let seconds = sm["seconds"].as_f64().unwrap();
+    assert!(seconds < 30.0, "a run of 6 empty events measured over {seconds} s: {sm}");
+    let last = doc["intervals"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["t"].as_f64().unwrap() < 30.0, "an interval up to --time: {last}");
 
     // A lost connection (the script kills its own) restarts the event on a new one; the
     // statement prepared on the old connection is prepared again.

@@ -517,7 +517,10 @@ where
         // leave as soon as no arrival is due before the deadline, a moment early, and
         // the last interval is still a whole one (sysbench prints it). A run that spent
         // its --events first lasted only as long as it ran.
-        let by_time = !(interrupted || forced || control.events_spent());
+        // A run whose every session ended itself (a script's event() returned true) also
+        // lasted only as long as it ran, as sysbench counts it.
+        let by_workload = control.ended_by_workload() >= threads as u64;
+        let by_time = !(interrupted || forced || control.events_spent() || by_workload);
         if let (Some(t), true, None) = (spec.time, by_time, control.fatal()) {
             end_t = end_t.max(t.as_secs_f64());
         }
@@ -552,11 +555,19 @@ where
             let until = spec.time.map_or(end_t, |t| t.as_secs_f64().min(end_t));
             summary.missed_arrivals = a.lock().expect("not poisoned").backlog(until);
             if summary.missed_arrivals > 0 {
-                summary.notes.push(format!(
-                    "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
-                    summary.missed_arrivals,
-                    spec.rate.unwrap_or_default()
-                ));
+                let ended = control.ended_by_workload();
+                summary.notes.push(match ended {
+                    0 => format!(
+                        "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
+                        summary.missed_arrivals,
+                        spec.rate.unwrap_or_default()
+                    ),
+                    _ => format!(
+                        "{} arrivals due before the end never started (missed): {ended} of {threads} connection(s) \
+                         had ended by the workload's own choice (event() returned true), so fewer were left to take them",
+                        summary.missed_arrivals
+                    ),
+                });
             }
         }
         let steady = steady.recorder;

@@ -34,6 +34,8 @@ pub struct Control {
     /// The run failed because a transaction waited past `--statement-timeout`: the
     /// transactions still in flight are the stalled ones, so there is no grace to give.
     stalled: AtomicBool,
+    /// Workers whose session ended the run for itself (a script's event() returned true).
+    ended_by_workload: std::sync::atomic::AtomicU64,
 }
 
 impl Control {
@@ -47,6 +49,7 @@ impl Control {
             losses: Default::default(),
             abandoned: Default::default(),
             stalled: AtomicBool::new(false),
+            ended_by_workload: Default::default(),
         }
     }
     /// A reconnect failed: the server is lost since `since` (printed once per outage).
@@ -104,6 +107,10 @@ impl Control {
     }
     pub fn stalled(&self) -> bool {
         self.stalled.load(Ordering::Relaxed)
+    }
+    /// How many workers' sessions ended by themselves, before the run's end.
+    pub fn ended_by_workload(&self) -> u64 {
+        self.ended_by_workload.load(Ordering::Relaxed)
     }
     pub fn fatal(&self) -> Option<String> {
         self.fatal.lock().expect("not poisoned").clone()
@@ -264,6 +271,7 @@ pub async fn run_worker<S: Session>(
                     // The session's last word (a script's event() returned true): its
                     // statements count, the transaction does not, and this worker ends.
                     shard.recorder.borrow_mut().queries.add(&queries);
+                    shard.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
                     break 'run;
                 }
                 Ok(done) => {
