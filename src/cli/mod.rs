@@ -36,7 +36,7 @@ impl Cli {
         let cmd = Cli::command();
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
         let args = sysbench::rewrite(args, &names)?;
-        let (args, script_options) = script_options(args, &names)?;
+        let (args, script_options) = script_options(&cmd, args, &names)?;
         let args = negative_values_joined(&cmd, args);
         let unused = match script_options {
             None => options_the_workload_ignores(&cmd, &args),
@@ -149,7 +149,11 @@ type ScriptSplit = (Vec<std::ffi::OsString>, Option<BTreeMap<String, String>>);
 /// When the workload is a Lua script, its own options (`--table-size=5` for a script
 /// that defines `table_size`) taken out of the arguments, as sysbench reads them after
 /// loading the script; `--help` (or sysbench's `help` command) lists them first.
-fn script_options(args: Vec<std::ffi::OsString>, subcommands: &[&str]) -> Result<ScriptSplit, String> {
+fn script_options(
+    cmd: &clap::Command,
+    args: Vec<std::ffi::OsString>,
+    subcommands: &[&str],
+) -> Result<ScriptSplit, String> {
     let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
         return Ok((args, None));
     };
@@ -168,7 +172,7 @@ fn script_options(args: Vec<std::ffi::OsString>, subcommands: &[&str]) -> Result
     let Some(script) = text.get(verb_at + 1).filter(|w| crate::workload::script::is_script(w)) else {
         return Ok((args, None));
     };
-    let defs = crate::workload::script::option_defs(script, command)?;
+    let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
     let wants_help = command == "help" || text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h");
     if wants_help {
         print!("{}", crate::workload::script::options::help(script, &defs));
@@ -177,9 +181,28 @@ fn script_options(args: Vec<std::ffi::OsString>, subcommands: &[&str]) -> Result
         }
         println!();
     }
-    let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs)?;
+    let sizeup = sizeup_options(cmd, if command == "help" { "run" } else { &text[verb_at] });
+    let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)?;
     let args = text[..verb_at + 2].iter().cloned().chain(rest).map(std::ffi::OsString::from).collect();
     Ok((args, Some(given)))
+}
+
+/// `subcommand`'s option names and aliases, normalised as sysbench names options, in
+/// two sets: the built-in workloads' (the OLTP and TPC-C headings) and the rest.
+fn sizeup_options(cmd: &clap::Command, subcommand: &str) -> crate::workload::script::options::SizeupOptions {
+    use crate::workload::script::options::normalise;
+    let mut out = crate::workload::script::options::SizeupOptions::default();
+    let sub = cmd.find_subcommand(subcommand);
+    for arg in cmd.get_arguments().chain(sub.into_iter().flat_map(|s| s.get_arguments())) {
+        let names = arg.get_long().into_iter().chain(arg.get_all_aliases().unwrap_or_default());
+        let set = match arg.get_help_heading() {
+            Some("OLTP" | "TPC-C") => &mut out.workload,
+            _ => &mut out.general,
+        };
+        set.extend(names.map(normalise));
+    }
+    out.general.insert("help".into());
+    out
 }
 
 #[derive(Subcommand, Debug)]

@@ -44,6 +44,9 @@ pub struct Script {
     pub path: String,
     source: String,
     pub defs: Vec<OptionDef>,
+    /// No `sysbench.cmdline.options` (sysbench 0.5 style): every option given is the
+    /// script's, as text, and a global too.
+    pub legacy: bool,
     /// Its options: the defaults, with the values given over them.
     pub values: BTreeMap<String, OptValue>,
     /// Its custom commands (`sysbench.cmdline.commands`) and whether each is parallel.
@@ -67,6 +70,7 @@ impl Script {
             path: path.to_string(),
             source,
             defs: Vec::new(),
+            legacy: false,
             values: BTreeMap::new(),
             commands: Vec::new(),
             has_event: false,
@@ -86,11 +90,13 @@ impl Script {
             watch: None,
         };
         let probe = state::State::new(&script, &env, 0, None)?;
-        script.defs = probe.option_defs()?;
+        let defs = probe.option_defs()?;
+        script.legacy = defs.is_none();
+        script.defs = defs.unwrap_or_default();
         script.commands = probe.commands();
         script.has_event = probe.function("event").is_some();
         drop(probe);
-        script.values = options::values(path, &script.defs, &args.script_options)?;
+        script.values = options::values(path, &script.defs, script.legacy, &args.script_options)?;
         Ok(script)
     }
 
@@ -110,9 +116,10 @@ impl Script {
 }
 
 /// The script's options, sorted, to split a command line by (`cli`), read from the
-/// script run for `command`.
-pub fn option_defs(path: &str, command: &str) -> Result<Vec<OptionDef>, String> {
-    Ok(Script::load(path, command, &WorkloadArgs::default())?.defs)
+/// script run for `command`, and whether it is a legacy one (no options table).
+pub fn option_defs(path: &str, command: &str) -> Result<(Vec<OptionDef>, bool), String> {
+    let script = Script::load(path, command, &WorkloadArgs::default())?;
+    Ok((script.defs, script.legacy))
 }
 
 /// `sysbench.opt`: the script's options, then sysbench's own with sizeup's values.

@@ -113,17 +113,23 @@ fn size(text: &str) -> Option<f64> {
 }
 
 /// The script's options with the values given (by sysbench name) over the defaults.
+/// A `legacy` script (no `sysbench.cmdline.options`, sysbench 0.5 style) takes any
+/// option, as text: sysbench keeps options it does not know as strings.
 pub fn values(
     script: &str,
     defs: &[OptionDef],
+    legacy: bool,
     given: &BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, OptValue>, String> {
-    for name in given.keys() {
+    let mut out = BTreeMap::new();
+    for (name, value) in given {
         if !defs.iter().any(|d| d.name == normalise(name)) {
-            return Err(unknown(script, name, defs));
+            if !legacy {
+                return Err(unknown(script, name, defs));
+            }
+            out.insert(normalise(name), OptValue::Text(value.clone()));
         }
     }
-    let mut out = BTreeMap::new();
     for d in defs {
         let given = given.iter().find(|(k, _)| normalise(k) == d.name).map(|(_, v)| v);
         let value = match given.or(d.default.as_ref()) {
@@ -147,12 +153,27 @@ fn unknown(script: &str, name: &str, defs: &[OptionDef]) -> String {
     }
 }
 
+/// sizeup's own option names for a command, normalised (`table_size`): those that are
+/// sysbench's too or sizeup's alone (threads, time, mysql_*, rand_*, json, ...), and
+/// those of the built-in workloads (tables, table_size, warehouses, ...), which in
+/// sysbench are oltp_common.lua's options, not its own.
+#[derive(Debug, Default)]
+pub struct SizeupOptions {
+    pub general: std::collections::HashSet<String>,
+    pub workload: std::collections::HashSet<String>,
+}
+
 /// Takes the script's own options out of a command line (`--name=value`, or `--name`
-/// for an on/off option), leaving sizeup's in order for clap.
+/// for an on/off option), leaving sizeup's in order for clap. A `legacy` script (no
+/// `sysbench.cmdline.options`) takes, as sysbench does, every option that is not
+/// sysbench's or sizeup's general one; a script with options is refused a built-in
+/// workload's option it does not define (it would be ignored).
 pub fn split(
     script: &str,
     args: &[String],
     defs: &[OptionDef],
+    legacy: bool,
+    sizeup: &SizeupOptions,
 ) -> Result<(Vec<String>, BTreeMap<String, String>), String> {
     let mut rest = Vec::new();
     let mut ours = BTreeMap::new();
@@ -166,7 +187,15 @@ pub fn split(
             None => (body, None),
         };
         let Some(def) = defs.iter().find(|d| d.name == normalise(name)) else {
-            rest.push(a.clone());
+            let key = normalise(name);
+            if legacy && !sizeup.general.contains(&key) {
+                // sysbench keeps a bare unknown `--name` as an empty string.
+                ours.insert(key, value.unwrap_or("").to_string());
+            } else if !legacy && sizeup.workload.contains(&key) {
+                return Err(unknown(script, name, defs));
+            } else {
+                rest.push(a.clone());
+            }
             continue;
         };
         let value = match (value, def.kind) {
@@ -213,7 +242,7 @@ mod tests {
             def("n", Some("3"), ArgType::Int),
         ];
         let given = [("table-size".to_string(), "500".to_string()), ("skip_trx".into(), "on".into())].into();
-        let v = values("t.lua", &defs, &given).unwrap();
+        let v = values("t.lua", &defs, false, &given).unwrap();
         assert_eq!(v["table_size"], OptValue::Number(500.0));
         assert_eq!(v["skip_trx"], OptValue::Bool(true));
         assert_eq!(v["engine"], OptValue::Text(String::new()));
@@ -221,7 +250,8 @@ mod tests {
         assert_eq!(v["stack"], OptValue::Number(65536.0));
         assert_eq!(v["n"], OptValue::Number(3.0));
 
-        let bad = |k: &str, val: &str| values("t.lua", &defs, &[(k.to_string(), val.to_string())].into()).unwrap_err();
+        let bad =
+            |k: &str, val: &str| values("t.lua", &defs, false, &[(k.to_string(), val.to_string())].into()).unwrap_err();
         assert!(bad("table_size", "many").contains("--table_size: 'many' is not a number (t.lua option)"));
         assert!(bad("skip_trx", "maybe").contains("on/off"));
         assert!(bad("n", "1.5").contains("whole number"));
@@ -233,11 +263,43 @@ mod tests {
         let defs = [def("table_size", Some("1"), ArgType::Double), def("skip_trx", Some("off"), ArgType::Bool)];
         let args: Vec<String> =
             ["--table-size=5", "--threads", "4", "--skip_trx", "--time=3"].iter().map(|s| s.to_string()).collect();
-        let (rest, ours) = split("t.lua", &args, &defs).unwrap();
+        let sizeup = SizeupOptions::default();
+        let (rest, ours) = split("t.lua", &args, &defs, false, &sizeup).unwrap();
         assert_eq!(rest, ["--threads", "4", "--time=3"]);
         assert_eq!(ours, [("skip_trx".to_string(), "on".to_string()), ("table_size".into(), "5".into())].into());
-        let e = split("t.lua", &["--table_size".to_string()], &defs).unwrap_err();
+        let e = split("t.lua", &["--table_size".to_string()], &defs, false, &sizeup).unwrap_err();
         assert!(e.contains("--table_size needs a value"), "{e}");
+    }
+
+    /// sysbench 0.5-style scripts read their options as globals: `--table-size=123`
+    /// reached such a script as nil (sizeup kept it for its OLTP options) and an option
+    /// sizeup did not know (`--myval=7`) was refused.
+    #[test]
+    fn legacy_script_takes_every_option_but_sizeups_general_ones() {
+        let sizeup = SizeupOptions {
+            general: ["threads", "time"].map(String::from).into(),
+            workload: ["table_size", "tables", "oltp_tables_count"].map(String::from).into(),
+        };
+        let args: Vec<String> = ["--table-size=123", "--threads=2", "--oltp-tables-count=5", "--myval=7", "--flag"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (rest, ours) = split("old.lua", &args, &[], true, &sizeup).unwrap();
+        assert_eq!(rest, ["--threads=2"]);
+        let want: BTreeMap<String, String> =
+            [("table_size", "123"), ("oltp_tables_count", "5"), ("myval", "7"), ("flag", "")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into();
+        assert_eq!(ours, want);
+        let v = values("old.lua", &[], true, &ours).unwrap();
+        assert_eq!(v["table_size"], OptValue::Text("123".into()), "sysbench keeps them as strings");
+        // A script with options of its own is refused a built-in workload's option it
+        // does not define, instead of ignoring it.
+        let defs = [def("rows", Some("1"), ArgType::Int)];
+        let e = split("new.lua", &args[..1], &defs, false, &sizeup).unwrap_err();
+        assert!(e.contains("--table-size is not an option of new.lua; it has: rows"), "{e}");
+        let (rest, _) = split("new.lua", &args[1..2], &defs, false, &sizeup).unwrap();
+        assert_eq!(rest, ["--threads=2"]);
     }
 
     #[test]

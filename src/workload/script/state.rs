@@ -253,11 +253,12 @@ impl State {
         self.lua.globals().get::<Table>("sysbench")?.get("cmdline")
     }
 
-    /// The script's `sysbench.cmdline.options`, sorted by name as sysbench lists them.
-    pub fn option_defs(&self) -> Result<Vec<OptionDef>, String> {
+    /// The script's `sysbench.cmdline.options`, sorted by name as sysbench lists them;
+    /// `None` when it has none (a sysbench 0.5-style script).
+    pub fn option_defs(&self) -> Result<Option<Vec<OptionDef>>, String> {
         let Some(options) = self.cmdline().and_then(|c| c.get::<Option<Table>>("options")).map_err(|e| message(&e))?
         else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let mut defs = Vec::new();
         for pair in options.pairs::<Value, Value>() {
@@ -291,7 +292,7 @@ impl State {
             defs.push(OptionDef { name, description, default, kind });
         }
         defs.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(defs)
+        Ok(Some(defs))
     }
 
     /// The script's custom commands (`sysbench.cmdline.commands`) and whether each runs
