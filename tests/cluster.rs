@@ -483,6 +483,13 @@ fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
         assert!(s.max_lag_s.is_some_and(|l| l >= 0.0), "lag recorded: {:?}", s.max_lag_s);
         assert!(r.intervals.iter().any(|iv| iv.lag_s.is_some()), "lag sampled per interval");
     }
+    // split_total_is_labelled_as_both_workloads: the step adds the primary's write
+    // transactions to the replicas' reads, and the study said "oltp_read_only carried".
+    let spec: sizeup::study::spec::StudySpec = serde_json::from_value(row.spec.clone()).unwrap();
+    let series: Vec<sizeup::study::figures::SeriesResult> =
+        serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
+    let tables = sizeup::report::study_tables(&spec, &series);
+    assert!(tables.contains("oltp_read_only on the replicas + oltp_write_only on the primary"), "{tables}");
 }
 
 /// Where a test reaches a node as a `--target`: its socket, else host:port.

@@ -45,11 +45,13 @@ fn count(n: u32, what: &str) -> String {
     }
 }
 
-pub fn series(s: &SeriesResult, what: &str) -> String {
+/// `label` says what the figures are of (the series' workload, or more: see
+/// `StudySpec::series_label`).
+pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
     let Some((peak_level, peak)) = s.peak else {
-        return format!("{}: no level finished, so there is no answer yet.", s.name);
+        return format!("{label}: no level finished, so there is no answer yet.");
     };
-    let mut out = format!("{} carried {} {} at {}", s.name, fmt(peak), s.unit, count(peak_level, what));
+    let mut out = format!("{label} carried {} {} at {}", fmt(peak), s.unit, count(peak_level, what));
     match (&s.stop, s.stopped_at) {
         (Some(why), Some(at)) => {
             match s.saturation {
@@ -216,14 +218,14 @@ mod tests {
     fn the_answer_quotes_peak_saturation_and_limit() {
         let s = series(Some(("CPU 93.0 % > 80 %", 4)), Some(2));
         assert_eq!(
-            super::series(&s, "threads"),
+            super::series(&s, "threads", &s.name),
             "oltp_read_write carried 1658 tps at 2 threads; it saturated at 2 threads: \
              the limit was CPU (CPU 93.0 % > 80 % at 4 threads)."
         );
         let open = series(None, None);
-        assert!(super::series(&open, "threads").contains("no stop condition was met up to 4 threads"));
+        assert!(super::series(&open, "threads", &open.name).contains("no stop condition was met up to 4 threads"));
         let first = series(Some(("plateau: +1.0 % over level 1 (under 5 %)", 2)), None);
-        assert!(super::series(&first, "users")
+        assert!(super::series(&first, "users", &first.name)
             .contains("saturated from the first level (2 users): throughput stopped growing"));
         assert_eq!(limit("new_order p90 6.00 s > 5.00 s"), "the limit was the latency bound");
         assert!(limit("kink: response time +40 % ...").contains("kink"));

@@ -63,7 +63,8 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
             Item::Study { row, spec, series, .. } => {
                 for s in series {
                     let what = spec.level_name();
-                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&super::answer::series(s, what)));
+                    let label = spec.series_label(&s.name);
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&super::answer::series(s, what, &label)));
                 }
             }
         }
@@ -221,7 +222,7 @@ fn study_section(
 }
 
 fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str) {
-    let _ = writeln!(out, "<h3>{}</h3>", esc(&s.name));
+    let _ = writeln!(out, "<h3>{}</h3>", esc(&spec.series_label(&s.name)));
     if s.levels.is_empty() {
         out.push_str("<p>No level finished.</p>");
         return;

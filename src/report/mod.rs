@@ -474,7 +474,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
     let out_kind = spec.kind == Kind::ScaleOut;
     let level_name = spec.level_name();
     for s in series {
-        let _ = writeln!(out, "\n{}", s.name);
+        let _ = writeln!(out, "\n{}", spec.series_label(&s.name));
         let _ = write!(
             out,
             "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6}",
@@ -559,7 +559,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
         if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
             let _ = write!(out, "  p90 at {} {level_name}:", l.level);
             for (name, ms, _) in &l.p90 {
-                let _ = write!(out, " {name} {:.0} ms", ms);
+                // A sub-millisecond p90 printed as "0 ms" read as none.
+                let _ = write!(out, " {name} {} ms", if *ms < 10.0 { format!("{ms:.2}") } else { format!("{ms:.0}") });
             }
             out.push('\n');
         }

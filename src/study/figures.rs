@@ -49,6 +49,29 @@ fn value(doc: &RunDocument, iv: &stats::Interval) -> f64 {
     doc.throughput(iv)
 }
 
+/// Which server a run watched: its target (every one, for round robin).
+fn server_key(d: &RunDocument) -> String {
+    std::iter::once(&d.config.target)
+        .chain(&d.config.round_robin)
+        .map(|t| format!("{}:{}:{}", t.host, t.port, t.socket.as_deref().unwrap_or("")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The cores the step's servers were busy, from each run's (server, cores), each server
+/// counted once: groups on the same server (the split route's primary while it is
+/// alone) each watched that one process.
+fn servers_cores(each: &[(String, f64)]) -> Option<f64> {
+    let mut seen: Vec<(&str, f64, u32)> = Vec::new();
+    for (key, cores) in each {
+        match seen.iter_mut().find(|(k, _, _)| k == key) {
+            Some((_, sum, n)) => (*sum, *n) = (*sum + cores, *n + 1),
+            None => seen.push((key, *cores, 1)),
+        }
+    }
+    (!seen.is_empty()).then(|| seen.iter().map(|(_, sum, n)| sum / *n as f64).sum())
+}
+
 /// The figures of one step from its runs' documents.
 pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, String> {
     let first = docs.first().ok_or("a step without runs")?;
@@ -117,8 +140,9 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     let p90 = types.iter().map(|(name, h)| (name.clone(), LatencyMs::of(h).p90, limits(name))).collect();
     let mut os = first.summary.as_ref().and_then(|s| s.os.clone());
     if let Some(os) = os.as_mut() {
-        let cores: Vec<f64> = docs.iter().filter_map(|d| d.summary.as_ref()?.os.as_ref()?.server_cores).collect();
-        os.server_cores = (!cores.is_empty()).then(|| cores.iter().sum());
+        let each: Vec<(String, f64)> =
+            docs.iter().filter_map(|d| Some((server_key(d), d.summary.as_ref()?.os.as_ref()?.server_cores?))).collect();
+        os.server_cores = servers_cores(&each);
     }
     // Every group's client CPU is the whole process's: with several groups the
     // load-generator verdict is the step's, against all servers together.
@@ -441,6 +465,17 @@ mod tests {
         assert_eq!(l.latency_avg_ms, 2.0);
         assert_eq!(l.p90[0].1, 3.0);
         assert_eq!(l.samples, 20);
+    }
+
+    /// scale_out_split_counts_the_primarys_cpu_once: at 1 node both of the split
+    /// route's groups run on the primary and each watched its process; the step added
+    /// the two (2.23 cores on a 2-core host).
+    #[test]
+    fn scale_out_split_counts_the_primarys_cpu_once() {
+        let k = |s: &str| s.to_string();
+        assert_eq!(servers_cores(&[(k("a"), 1.11), (k("a"), 1.13)]), Some(1.12));
+        assert_eq!(servers_cores(&[(k("a"), 1.0), (k("b"), 0.5), (k("b"), 0.7)]), Some(1.6));
+        assert_eq!(servers_cores(&[]), None);
     }
 
     #[test]

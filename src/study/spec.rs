@@ -424,6 +424,17 @@ impl StudySpec {
         RunOptions::from_map(&self.options).is_ok_and(|o| o.target.names_a_server())
     }
 
+    /// What a series' figures are of: its workload, or with the split route both the
+    /// replicas' workload and the primary's writes, whose transactions the step adds.
+    pub fn series_label(&self, workload: &str) -> String {
+        match (self.kind, self.scale.route) {
+            (Kind::ScaleOut, Route::Split) => {
+                format!("{workload} on the replicas + {} on the primary (together)", self.scale.write_workload())
+            }
+            _ => workload.to_string(),
+        }
+    }
+
     /// What the levels count: instances, or the workloads' own level (threads, users).
     pub fn level_name(&self) -> &'static str {
         match self.kind {
