@@ -258,15 +258,18 @@ pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, String> {
 }
 
 /// Managed instances' settings from `server start`'s options or a study's `[server]`.
+/// A size as server options take it: digits, then K, M, G or T (or none: bytes).
+pub fn is_size(v: &str) -> bool {
+    let digits = v.strip_suffix(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']).unwrap_or(v);
+    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+}
+
 pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings, String> {
     if a.flush_log_at_trx_commit > 2 {
         return Err("--flush-log-at-trx-commit must be 0, 1 or 2".into());
     }
     for (flag, v) in [("buffer-pool", &a.buffer_pool), ("log-file-size", &a.log_file_size)] {
-        let ok = !v.is_empty()
-            && v.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']).chars().all(|c| c.is_ascii_digit())
-            && v.chars().next().is_some_and(|c| c.is_ascii_digit());
-        if !ok {
+        if !is_size(v) {
             return Err(format!("--{flag} '{v}' is not a size; write it like 512M or 2G"));
         }
     }

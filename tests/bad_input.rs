@@ -237,12 +237,36 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         (&["run", "oltp_point_select", "--time", "1e300"], "--time must be between"),
         (&["server", "start", "--buffer-pool", "lots"], "not a size"),
         (&["study", "run", studies[0].0.as_str()], "step_time (--step-time) must be"),
+        // scale_with_a_buffer_pool_the_host_cannot_hold_leaves_the_instance_running:
+        // the instance was stopped for a 100T buffer pool, failed to start, and showed
+        // CRASHED. scale_input_is_checked_before_the_study_is_stored: a failed study
+        // with no steps was stored first, and the messages named --threads and
+        // --buffer-pool for --threads-per-instance and --buffer-pool-per-instance.
+        (
+            &["scale", "oltp_point_select", "--instances", "1", "--buffer-pool-per-instance", "100T"],
+            "more than this host's memory",
+        ),
+        (
+            &["scale", "oltp_point_select", "--instances", "1..4", "--buffer-pool-per-instance", "1000G"],
+            "for each of 4 instances",
+        ),
+        (
+            &["scale", "oltp_point_select", "--instances", "1", "--threads-per-instance", "0"],
+            "threads_per_instance (--threads-per-instance) must be at least 1",
+        ),
+        (
+            &["scale", "oltp_point_select", "--instances", "1", "--buffer-pool-per-instance", "1X"],
+            "(--buffer-pool-per-instance) '1X' is not a size",
+        ),
+        (&["scale", "oltp_point_select", "--instances", "1..200"], "at most 64"),
     ] {
         let (code, err) = binary(&h, args);
         judge(&format!("{args:?} (server running)"), code, &err, says);
-        assert_eq!(snapshot(s.home.path()), before, "{args:?} changed the state directory");
         assert_eq!(status(s.home.path())[0].pid, Some(s.pid), "{args:?}: the server was restarted");
+        assert_eq!(snapshot(s.home.path()), before, "{args:?} changed the state directory");
     }
+    let store = sizeup::store::Store::open(&s.home.path().join("results.db")).unwrap();
+    assert!(store.list_studies().unwrap().is_empty(), "a refused study was stored");
 }
 
 /// `sizeup runs` alone printed its help as "error: Stored runs".

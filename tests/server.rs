@@ -45,6 +45,13 @@ fn instances_start_report_crash_and_stop() {
     assert_eq!(s.sizeup(&["server", "stop"]).unwrap(), 0);
     let stopped = status(s.home.path());
     assert!(stopped.iter().all(|i| i.state == State::Stopped));
+
+    // failed_start_is_not_a_crash: a server that never came up was shown CRASHED (and
+    // every later run said it had recovered from a crash), and the message quoted the
+    // log's last note instead of the error that said why.
+    let e = s.sizeup(&["server", "start", "--set", "innodb_bogus_option=1"]).unwrap_err().to_string();
+    assert!(e.contains("[ERROR]") && e.contains("unknown variable 'innodb_bogus_option=1'"), "{e}");
+    assert_eq!(status(s.home.path())[0].state, State::Stopped);
     assert!(
         !std::path::Path::new(&format!("/proc/{}", st[0].pid.unwrap())).exists() || {
             let stat = std::fs::read_to_string(format!("/proc/{}/stat", st[0].pid.unwrap())).unwrap_or_default();

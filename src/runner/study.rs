@@ -134,6 +134,7 @@ fn refuse_round_robin_writes_to_replicas(site: &Site, spec: &StudySpec) -> Resul
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
+    check_scale_memory(site, spec)?;
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
@@ -460,6 +461,24 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(St
             Ok((workload.to_string(), s.run_options(threads)?))
         })
         .collect()
+}
+
+/// A scale study's largest level must fit the host's memory, checked before the study
+/// is stored or a running instance restarted for it.
+fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+    if spec.kind != Kind::Scale || !spec.scale.targets.is_empty() {
+        return Ok(());
+    }
+    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let mut server = spec.server.clone();
+    if let Some(b) = &spec.scale.buffer_pool_per_instance {
+        server.buffer_pool = Some(b.clone());
+    } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
+        server.buffer_pool = Some(divide_size(total, most).map_err(Error::Usage)?);
+    }
+    let base = site.manager.settings_of(0)?.unwrap_or_default();
+    let settings = server.settings_on(base).map_err(Error::Usage)?;
+    crate::server::check_memory(&settings, most).map_err(|e| Error::Usage(e.to_string()))
 }
 
 fn scale_step(

@@ -117,6 +117,9 @@ pub struct Instance {
     /// Galera node's state transfer), found before the system's.
     #[serde(default)]
     pub path_first: Vec<PathBuf>,
+    /// Where the last launch's lines begin in its error log (bytes).
+    #[serde(default)]
+    pub log_from: u64,
 }
 
 fn loopback() -> String {
@@ -162,6 +165,7 @@ impl Instance {
     /// Launches the server (with further command-line arguments, e.g.
     /// `--wsrep-new-cluster`) and records its pid and start time; does not wait.
     pub fn launch(&mut self, args: &[&str]) -> Result<(), ServerError> {
+        self.log_from = std::fs::metadata(self.error_log()).map_or(0, |m| m.len());
         self.pid = Some(launch(self, args)?);
         self.should_run = true;
         self.started_at = unix_now();
@@ -387,6 +391,7 @@ impl Manager {
         if count == 0 || count > MAX_INSTANCES {
             return Err(ServerError::Ports(format!("--instances must be from 1 to {MAX_INSTANCES} (got {count})")));
         }
+        check_memory(settings, count)?;
         if let Some(p) = base_port {
             check_ports(p, count).map_err(ServerError::Ports)?;
         }
@@ -402,8 +407,17 @@ impl Manager {
         check_ports(base, count).map_err(ServerError::Ports)?;
         let mut out = Vec::new();
         for index in 0..count {
-            let port = base + index as u16;
+            let mut port = base + index as u16;
             let existing = state.instances.iter().position(|i| i.index == index);
+            let runs = existing.is_some_and(|pos| status_of(&state.instances[pos]).state == State::Running);
+            if base_port.is_none() && !runs && port_taken(port) {
+                // Another program holds base + i: take the next free port, as instance 0
+                // took the first free one (no --base-port was asked for).
+                let used: Vec<u16> = state.instances.iter().map(|i| i.port).collect();
+                port = (port + 1..65000)
+                    .find(|p| !used.contains(p) && !port_taken(*p))
+                    .ok_or(ServerError::PortInUse { port })?;
+            }
             let mut recovered = false;
             if let Some(pos) = existing {
                 let old = &state.instances[pos];
@@ -452,6 +466,7 @@ impl Manager {
                 role_options: Vec::new(),
                 placement: lab::Placement::default(),
                 path_first: Vec::new(),
+                log_from: 0,
             };
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
@@ -464,7 +479,15 @@ impl Manager {
             }
             state.instances.sort_by_key(|i| i.index);
             self.save(&state)?;
-            inst.wait_ready()?;
+            if let Err(e) = inst.wait_ready() {
+                // It never ran: stopped, not "crashed" (which would make the next start
+                // and every run say it recovered from a crash).
+                if let Some(i) = state.instances.iter_mut().find(|i| i.index == index) {
+                    (i.should_run, i.pid) = (false, None);
+                }
+                self.save(&state)?;
+                return Err(e);
+            }
             out.push(status_of(&inst));
         }
         Ok(out)
@@ -474,6 +497,8 @@ impl Manager {
     /// settings are restarted (their data stays), the rest started.
     pub fn start_with(&self, count: u32, settings: &ServerSettings) -> Result<Vec<Status>, ServerError> {
         let _lock = self.lock()?;
+        // Checked before a running instance is stopped for settings it cannot start with.
+        check_memory(settings, count)?;
         for index in 0..count {
             if self.running(index)?.is_some_and(|i| &i.settings != settings) {
                 eprintln!("restarting managed instance {index} with the study's settings");
@@ -659,6 +684,57 @@ fn tail(path: &Path, lines: usize) -> String {
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Why a launch failed, from its error log's lines since `from`: their `[ERROR]` lines
+/// when there are any (the cause; a plain tail showed a note written after it), else
+/// their last lines.
+fn start_failure(path: &Path, from: u64) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(text.get(from as usize..).unwrap_or(&text));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors: Vec<&str> = lines.iter().filter(|l| l.contains("[ERROR]")).copied().collect();
+    let pick = if errors.is_empty() { &lines } else { &errors };
+    pick[pick.len().saturating_sub(8)..].join("\n")
+}
+
+/// Refuses buffer pools the host cannot hold (`count` instances of `settings`'s), before
+/// a running instance is stopped for them: a server asked for more fails to start.
+pub fn check_memory(settings: &ServerSettings, count: u32) -> Result<(), ServerError> {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| crate::monitor::os::parse_meminfo(&m));
+    match (size_bytes(&settings.buffer_pool), total) {
+        (Some(pool), Some((total, _))) => {
+            memory_fits(&settings.buffer_pool, pool, count, total).map_err(ServerError::Ports)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn memory_fits(given: &str, pool: u64, count: u32, total: u64) -> Result<(), String> {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if pool.saturating_mul(count as u64) > total {
+        let each = if count > 1 { format!(" for each of {count} instances") } else { String::new() };
+        return Err(format!(
+            "a buffer pool of {given}{each} ({:.1} GiB) is more than this host's memory ({:.1} GiB): give a smaller one",
+            gib(pool.saturating_mul(count as u64)),
+            gib(total)
+        ));
+    }
+    Ok(())
+}
+
+/// A size as the server options take it (512M, 2G; a bare number is bytes).
+fn size_bytes(v: &str) -> Option<u64> {
+    let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
 /// The instance's datadir, initialised if it has none. Initialisation goes into a
 /// temporary directory renamed into place when complete, so a kill part-way leaves
 /// no datadir that looks real; leftovers of such a kill are removed with a line.
@@ -770,11 +846,13 @@ fn wait_ready(i: &Instance) -> Result<(), ServerError> {
         if !alive(pid, &i.dir) && !alive_after(pid, &i.dir, Duration::from_millis(200)) {
             return Err(ServerError::Start {
                 index: i.index,
-                detail: format!(
-                    "the server exited; last lines of its log:\n{}{}",
-                    tail(&i.error_log(), 8),
-                    tail(&i.dir.join("server.out"), 4)
-                ),
+                detail: {
+                    let log = start_failure(&i.error_log(), i.log_from);
+                    // What it printed itself, when its log says nothing of why.
+                    let out = if log.contains("[ERROR]") { String::new() } else { tail(&i.dir.join("server.out"), 4) };
+                    let said: Vec<&str> = [log.as_str(), out.as_str()].into_iter().filter(|t| !t.is_empty()).collect();
+                    format!("the server exited; its log says:\n{}", said.join("\n"))
+                },
                 log: i.error_log().display().to_string(),
             });
         }
@@ -889,6 +967,38 @@ pub(crate) fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError>
 mod tests {
     use super::*;
 
+    /// scale_with_a_buffer_pool_the_host_cannot_hold_leaves_the_instance_running: a
+    /// 100T buffer pool stopped the running instance, failed to start it and left it
+    /// "CRASHED"; it is refused before anything is touched.
+    #[test]
+    fn buffer_pools_larger_than_the_host_are_refused() {
+        assert_eq!(size_bytes("100T"), Some(100 << 40));
+        assert_eq!((size_bytes("512M"), size_bytes("4096"), size_bytes("2X")), (Some(512 << 20), Some(4096), None));
+        let total = 24u64 << 30;
+        let e = memory_fits("100T", 100 << 40, 1, total).unwrap_err();
+        assert!(e.contains("a buffer pool of 100T (102400.0 GiB) is more than this host's memory (24.0 GiB)"), "{e}");
+        assert!(memory_fits("8G", 8 << 30, 4, total).unwrap_err().contains("for each of 4 instances"));
+        assert!(memory_fits("8G", 8 << 30, 2, total).is_ok());
+    }
+
+    /// start_failure_quotes_the_error_not_the_last_note: the message showed the log's
+    /// last line ("[Note] InnoDB: Using io_uring"), not the [ERROR] that said why.
+    #[test]
+    fn start_failure_quotes_this_launchs_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("error.log");
+        let old = "0 [ERROR] an old start's error\n";
+        std::fs::write(
+            &log,
+            format!("{old}0 [ERROR] InnoDB: Cannot map innodb_buffer_pool_size_max\n0 [Note] InnoDB: Using io_uring\n"),
+        )
+        .unwrap();
+        let got = start_failure(&log, old.len() as u64);
+        assert_eq!(got, "0 [ERROR] InnoDB: Cannot map innodb_buffer_pool_size_max");
+        std::fs::write(&log, "a\nb\n").unwrap();
+        assert_eq!(start_failure(&log, 0), "a\nb");
+    }
+
     fn inst() -> Instance {
         Instance {
             index: 1,
@@ -908,6 +1018,7 @@ mod tests {
             role_options: Vec::new(),
             placement: lab::Placement::default(),
             path_first: Vec::new(),
+            log_from: 0,
         }
     }
 

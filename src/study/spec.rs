@@ -346,6 +346,29 @@ impl StudySpec {
             c.validate()?;
         }
         self.server.settings()?;
+        // Named as the user gave them: a step's own check would say --threads, --buffer-pool.
+        let per = if self.kind == Kind::ScaleOut {
+            "threads_per_node (--threads-per-node)"
+        } else {
+            "threads_per_instance (--threads-per-instance)"
+        };
+        for (name, v) in [
+            (per, self.scale.threads_per_instance),
+            ("threads (--threads)", self.scale.threads),
+            ("write_threads (--write-threads)", self.scale.write_threads),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        for (name, v) in [
+            ("buffer_pool_per_instance (--buffer-pool-per-instance)", &self.scale.buffer_pool_per_instance),
+            ("buffer_pool (--buffer-pool)", &self.scale.buffer_pool),
+        ] {
+            if let Some(v) = v.as_deref().filter(|v| !plan::is_size(v)) {
+                return Err(format!("{name} '{v}' is not a size; write it like 512M or 2G"));
+            }
+        }
         for c in &self.configs {
             self.server.with(&c.server).settings().map_err(|e| format!("config '{}': {e}", c.name))?;
         }
@@ -388,6 +411,12 @@ impl StudySpec {
         }
         if self.kind == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
+            if self.scale.targets.is_empty() && most > crate::server::MAX_INSTANCES {
+                return Err(format!(
+                    "levels go up to {most} instances; sizeup manages at most {} on one host",
+                    crate::server::MAX_INSTANCES
+                ));
+            }
             if !self.scale.targets.is_empty() && most as usize > self.scale.targets.len() {
                 return Err(format!(
                     "levels go up to {most} instances but only {} target(s) are given",

@@ -715,6 +715,7 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
                 role_options: Vec::new(),
                 placement: Default::default(),
                 path_first: Vec::new(),
+                log_from: 0,
             },
             lab: None,
             galera_ports: (role == NodeRole::Galera).then_some(gports),
