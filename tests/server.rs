@@ -90,3 +90,22 @@ fn default_target_is_managed_instance_zero() {
     assert_eq!(st[0].state, State::Running);
     assert_eq!(st[0].port.to_string(), port, "the remembered port is reused");
 }
+
+/// scale_takes_a_free_port_when_base_plus_i_is_taken: another program on instance 0's
+/// port + 1 failed the next instance's start ("choose another with --base-port", an
+/// option `scale` does not take). Without --base-port the instance takes a free port.
+#[test]
+fn a_new_instance_skips_a_port_another_program_holds() {
+    let s = TestServer::start();
+    let holder = match std::net::TcpListener::bind(("127.0.0.1", s.port + 1)) {
+        Ok(l) => l,
+        // Already held by some other program: the case itself.
+        Err(_) => std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap(),
+    };
+    assert_eq!(s.sizeup(&["server", "start", "--instances", "2"]).unwrap(), 0);
+    let st = status(s.home.path());
+    assert_eq!((st[0].port, st[1].state), (s.port, State::Running));
+    assert_ne!(st[1].port, s.port + 1, "instance 1 on a port another program holds");
+    drop(holder);
+    assert_eq!(s.sizeup(&["server", "stop"]).unwrap(), 0);
+}
