@@ -259,6 +259,16 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
             "(--buffer-pool-per-instance) '1X' is not a size",
         ),
         (&["scale", "oltp_point_select", "--instances", "1..200"], "at most 64"),
+        // prepare_checks_its_loaders_against_max_connections: 3000 loaders failed
+        // mid-load with EAGAIN, and --threads 0 loaded with one.
+        (
+            &["prepare", "oltp_point_select", "--tables", "2", "--table-size", "100", "--threads", "600"],
+            "max_connections",
+        ),
+        (
+            &["prepare", "oltp_point_select", "--tables", "2", "--table-size", "100", "--threads", "0"],
+            "--threads must be at least 1",
+        ),
     ] {
         let (code, err) = binary(&h, args);
         judge(&format!("{args:?} (server running)"), code, &err, says);
@@ -267,6 +277,8 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     }
     let store = sizeup::store::Store::open(&s.home.path().join("results.db")).unwrap();
     assert!(store.list_studies().unwrap().is_empty(), "a refused study was stored");
+    let tables = s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA='sbtest'");
+    assert_eq!(tables.trim(), "1", "a refused prepare loaded tables");
 }
 
 /// `sizeup runs` alone printed its help as "error: Stored runs".

@@ -15,6 +15,9 @@ pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
     let statement_timeout = plan::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    if a.threads == Some(0) {
+        return Err(Error::Usage("--threads must be at least 1 (the connections that load)".into()));
+    }
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
     let load = LoadSettings { method: a.load_method, statement_timeout };
     runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;

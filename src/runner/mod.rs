@@ -399,8 +399,8 @@ fn check_connections(server: &serde_json::Value, threads: u32) -> Result<(), Err
     let max: u32 = server.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
     if max > 0 && threads + 1 > max {
         return Err(Error::Usage(format!(
-            "{threads} connections are more than the server allows ({max}, max_connections): \
-             raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
+            "{threads} connections are more than the server allows ({max}, max_connections): give fewer \
+             --threads, or raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
             threads + 10
         )));
     }
@@ -533,6 +533,14 @@ pub fn prepare(
     seed: u64,
 ) -> Result<(), Error> {
     let loaders = loaders.max(1);
+    let rt = runtime(loaders)?;
+    // Loaders the server cannot take fail mid-load (EAGAIN on its socket): say so first.
+    rt.block_on(async {
+        let mut conn = target.connect_server().await?;
+        let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)));
+        let _ = conn.disconnect().await;
+        check_connections(&facts?, loaders)
+    })?;
     report::note(&format!(
         "preparing {}: {} in {} on {} with {loaders} connection(s)",
         workload.name(),
@@ -541,7 +549,6 @@ pub fn prepare(
         target.describe()
     ));
     let rows = Arc::new(AtomicU64::new(0));
-    let rt = runtime(loaders)?;
     let bar = report::rows_bar(workload.rows_to_load(), &format!("{} on {}", target.database, target.describe()));
     let watcher = {
         let (bar, rows) = (bar.clone(), rows.clone());
