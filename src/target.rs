@@ -337,6 +337,21 @@ impl ConnectError {
     }
 }
 
+/// A connect that failed on bytes no MySQL server sends (an HTTP server's answer read as
+/// a packet header says "Packet is larger than max_allowed_packet").
+fn garbled_greeting(e: &mysql_async::Error) -> bool {
+    use mysql_async::{DriverError, Error, IoError};
+    match e {
+        Error::Driver(DriverError::UnexpectedPacket { .. } | DriverError::PacketTooLarge) => true,
+        // The packet codec's own errors, which mysql_async passes on as I/O errors.
+        Error::Io(IoError::Io(io)) => io.get_ref().is_some_and(|inner| {
+            let text = inner.to_string();
+            text == "Packet is larger than max_allowed_packet" || text == "Packets out of sync"
+        }),
+        _ => false,
+    }
+}
+
 impl Target {
     /// Where this target is, for messages and results: never the password.
     pub fn describe(&self) -> String {
@@ -405,6 +420,12 @@ impl Target {
             _ => None,
         };
         let mut reason = short_error(&e);
+        if garbled_greeting(&e) {
+            reason = format!(
+                "it did not answer with a MySQL handshake ({reason}): is a MySQL server listening there, \
+                 or another program?"
+            );
+        }
         if reason.contains("not valid for name") {
             reason.push_str(
                 "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)",

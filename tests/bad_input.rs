@@ -293,3 +293,23 @@ fn command_group_without_its_command_prints_its_help_not_an_error() {
         assert!(err.contains("Commands:") && err.contains(one), "{group}: {err}");
     }
 }
+
+/// not_a_mysql_server_says_so: a port where an HTTP server answered gave "cannot
+/// connect ...: Packet is larger than max_allowed_packet".
+#[test]
+fn a_port_that_is_not_a_mysql_server_says_so() {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let peer = std::thread::spawn(move || {
+        if let Ok((mut c, _)) = listener.accept() {
+            let _ = c.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_string_lossy().into_owned();
+    let (code, err) = binary(&h, &["run", "oltp_point_select", "--host", "127.0.0.1", "--port", &port, "--time", "1"]);
+    judge("http peer", code, &err, "did not answer with a MySQL handshake");
+    peer.join().unwrap();
+}
