@@ -165,6 +165,10 @@ pub fn default_client_threads(connections: u32, cpus: u32, open_loop: bool) -> u
 /// The worker loop's parameters from the run options (`--users` stands for `--threads`).
 pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     let (threads, flag) = match a.users {
+        // --threads left at its default of 1 cannot be told from one given as 1.
+        Some(u) if a.threads != 1 && a.threads != u => {
+            return Err(format!("--users {u} and --threads {} disagree: give one of them", a.threads))
+        }
         Some(u) => (u, "--users"),
         None => (a.threads, "--threads"),
     };
@@ -427,6 +431,9 @@ mod tests {
         assert!(e.contains("uniform"), "{e}");
         let e = run_request(workload::tpcc::NAME, &options(&["--think-time=spec", "--rate=10"])).err().unwrap();
         assert!(e.contains("--think-time spec"), "{e}");
+        // think_time_spec_with_delay_is_refused: accepted silently, both pausing.
+        let e = run_request(workload::tpcc::NAME, &options(&["--think-time=spec", "--delay=10"])).err().unwrap();
+        assert!(e.contains("leave out --delay"), "{e}");
     }
 
     #[test]
@@ -462,6 +469,14 @@ mod tests {
         let s = run_spec(&options(&[])).unwrap();
         assert_eq!(s.server_lost_timeout, Duration::from_secs(30));
         assert_eq!(s.statement_timeout, Duration::from_secs(60));
+    }
+
+    /// users_and_threads_that_disagree_are_refused: `--threads 3 --users 5` ran 5.
+    #[test]
+    fn users_and_threads_that_disagree_are_refused() {
+        let e = run_spec(&options(&["--users=5", "--threads=3"])).unwrap_err();
+        assert!(e.contains("--users 5 and --threads 3 disagree"), "{e}");
+        assert_eq!(run_spec(&options(&["--users=5", "--threads=5"])).unwrap().threads, 5);
     }
 
     #[test]

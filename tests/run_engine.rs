@@ -75,6 +75,13 @@ fn rate_events_and_warmup() {
     assert_eq!(doc["summary"]["transactions"].as_u64().unwrap(), steady_tx);
     let secs = doc["summary"]["seconds"].as_f64().unwrap();
     assert!((secs - 2.0).abs() < 0.2, "measured {secs} s");
+
+    // zero_transaction_run_says_it_has_no_figure: a TPC-C run too short for its think
+    // times was stored as NOPM 0 with nothing said. Here the one transaction falls in
+    // the warm-up, and the 3-s delay after it outlasts the run.
+    let (code, doc) = run_json(&s, "nothing", &["--time=2", "--warmup=1", "--delay=3000"]);
+    assert_eq!((code, doc["summary"]["transactions"].as_u64()), (0, Some(0)), "{}", doc["summary"]);
+    assert!(doc["summary"]["notes"].to_string().contains("no transaction finished"), "{}", doc["summary"]);
 }
 
 #[test]

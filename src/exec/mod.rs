@@ -587,6 +587,15 @@ where
                 ));
             }
         }
+        if summary.transactions == 0 && fatal.is_none() {
+            // A 0 tps that reads as a measurement: a 2-s TPC-C run with the spec's
+            // keying and think times (10-20 s a transaction) was stored as NOPM 0.
+            summary.notes.push(format!(
+                "no transaction finished in the {:.1} s measured: there is no throughput figure here; \
+                 run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
+                summary.seconds
+            ));
+        }
         let ended = if fatal.is_some() {
             Ended::Failed
         } else if interrupted {

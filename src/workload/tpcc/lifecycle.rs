@@ -134,6 +134,9 @@ impl Workload for TpccWorkload {
         if self.think_time && spec.rate.is_some() {
             return Err("--think-time spec paces each user itself; leave out --rate (or use --think-time none)".into());
         }
+        if self.think_time && spec.delay.is_some() {
+            return Err("--think-time spec paces each user itself; leave out --delay (or use --think-time none)".into());
+        }
         Ok(())
     }
     fn start<'a>(
