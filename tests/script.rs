@@ -292,6 +292,14 @@ fn script_errors_name_the_file_and_line_and_fail_the_run() {
         "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\nfunction event()\n  con:query(\"SELECT * FROM no_such_table\")\nend\n",
     );
     check(&["run", &sql, "--time=2"], &format!("{sql}:5: SQL error, errno = 1146, state = '42S02'"));
+    // legacy_db_api_is_refused_when_the_script_is_read: a script calling db_query()
+    // failed only when event() reached it, after a failed run had been stored, and the
+    // message read as if sysbench 1.0 could not run it either.
+    let runs = || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().len();
+    let before = runs();
+    let old = write("old_api.lua", "-- db_query(\"in a comment\")\nfunction event()\n  db_query(\"SELECT 1\")\nend\n");
+    check(&["run", &old, "--time=2"], &format!("{old}:3: db_query() is sysbench 0.5's db_* API"));
+    assert_eq!(runs(), before, "a refused script stored a run");
     // In thread_init, before anything is measured.
     let init = write("init_error.lua", "function thread_init()\n  error('no way')\nend\nfunction event() end\n");
     check(&["run", &init], &format!("{init}:2: no way"));

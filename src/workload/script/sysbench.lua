@@ -329,7 +329,8 @@ end
 
 -- sysbench 0.5's API (sysbench.db, db_query() and friends) is not implemented.
 local function legacy()
-   error("sysbench 0.5's db_* API is not supported by sizeup: use sysbench.sql (sysbench 1.0's API)", 2)
+   error("sysbench 0.5's db_* API, which sysbench 1.0 still runs for old scripts, is not supported by sizeup: "
+      .. "use sysbench.sql instead (con = sysbench.sql.driver():connect(), then con:query(...))", 2)
 end
 sysbench.db = setmetatable({}, { __index = function() return legacy end })
 
