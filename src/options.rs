@@ -440,6 +440,11 @@ impl RunOptions {
                 ));
             }
             let v = coerce(arg, value).map_err(|e| format!("option '{key}': {e}"))?;
+            // serde's message names no field ("integer `-5`, expected u32"): try the
+            // value alone over the defaults to say whose it is.
+            let mut alone = serde_json::to_value(RunOptions::default()).expect("serialisable");
+            alone.as_object_mut().expect("an object").insert(long.to_string(), v.clone());
+            serde_json::from_value::<RunOptions>(alone).map_err(|e| format!("option '{key}': {e}"))?;
             fields.insert(long.to_string(), v);
         }
         serde_json::from_value(doc).map_err(|e| format!("options: {e}"))
@@ -542,6 +547,9 @@ mod tests {
         assert!(e("password", "x".into()).contains("MYSQL_PWD"));
         assert!(e("skip_trx", "maybe".into()).contains("on/off"));
         assert!(e("tables", "many".into()).contains("not a number"));
+        // study_option_out_of_range_names_it: "options: invalid value: integer `-5`".
+        let neg = e("table-size", (-5).into());
+        assert!(neg.starts_with("option 'table-size': ") && neg.contains("-5"), "{neg}");
     }
 
     #[test]

@@ -115,8 +115,9 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 println!("{}", spec.description.trim());
             }
             print!("{}", report::study_tables(&spec, &series));
-            let runs: Vec<String> = row.steps.iter().flat_map(|s| s.runs.iter().map(|r| r.to_string())).collect();
-            println!("\nruns: {}", runs.join(" "));
+            let runs: Vec<i64> = row.steps.iter().flat_map(|s| s.runs.iter().copied()).collect();
+            // In order: a step's groups store their runs as they finish ("runs: 59 61 60").
+            println!("\n{}", report::run_ids(&runs));
             Ok(0)
         }
         StudyCommand::Export(ExportArgs { id, format, output }) => {

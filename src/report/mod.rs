@@ -706,7 +706,13 @@ pub fn sizing_text(
         );
     }
     if let (Some(c), [a, b]) = (cost, costs.as_slice()) {
-        let _ = writeln!(out, "  scale-up first costs {}{:.0} less over {} years", c.currency, b - a, c.years);
+        // "costs $0 less" when the plans need the same servers, and "-500 less" the other way.
+        let line = match b - a {
+            d if d.abs() < 0.5 => format!("both plans cost the same over {} years", c.years),
+            d if d > 0.0 => format!("scale-up first costs {}{d:.0} less over {} years", c.currency, c.years),
+            d => format!("scale-up first costs {}{:.0} more over {} years", c.currency, -d, c.years),
+        };
+        let _ = writeln!(out, "  {line}");
     }
     let source = if plans.iter().any(|p| p.watts.is_some()) {
         "watts as the study recorded them (see its power source)"
@@ -858,5 +864,45 @@ mod tests {
             text.contains("stopped at 4 threads: plateau: +0.6 % over level 2 (under 5 %); saturation at 2 threads"),
             "{text}"
         );
+    }
+}
+
+#[cfg(test)]
+mod sizing_tests {
+    use crate::model::sizing::{Plan, ScaleOut};
+
+    fn plan(name: &str, per_server: f64, servers: u64) -> Plan {
+        Plan {
+            name: name.into(),
+            instances_per_server: 1,
+            per_server,
+            servers,
+            watts: Some(200.0),
+            efficiency: 1.0,
+            efficiency_source: "given".into(),
+        }
+    }
+
+    /// equal_plans_cost_the_same: "scale-up first costs $0 less over 4 years".
+    #[test]
+    fn the_tco_line_says_which_plan_costs_less_or_that_they_cost_the_same() {
+        let cost = crate::cost::CostInputs {
+            server_capex: 10_000.0,
+            devices: 0,
+            device_capex: 0.0,
+            power_price_kwh: 0.1,
+            cooling_factor: 1.0,
+            years: 4.0,
+            currency: "$".into(),
+        };
+        let text = |a: Plan, b: Plan| {
+            super::sizing_text("s", "tps", 1000.0, &ScaleOut::Given(1.0), None, &[a, b], Some(&cost))
+        };
+        let same = text(plan("scale-up first", 1000.0, 1), plan("one per server", 1000.0, 1));
+        assert!(same.contains("both plans cost the same over 4 years"), "{same}");
+        let less = text(plan("scale-up first", 1000.0, 1), plan("one per server", 500.0, 2));
+        assert!(less.contains("scale-up first costs $") && less.contains(" less over 4 years"), "{less}");
+        let more = text(plan("scale-up first", 500.0, 2), plan("one per server", 1000.0, 1));
+        assert!(more.contains(" more over 4 years"), "{more}");
     }
 }

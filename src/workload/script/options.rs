@@ -64,11 +64,20 @@ pub struct OptionDef {
 #[serde(untagged)]
 pub enum OptValue {
     Bool(bool),
-    Number(f64),
+    /// Stored as an integer when it is one (`"rows": 2000`, not 2000.0).
+    Number(#[serde(serialize_with = "whole_as_integer")] f64),
     Text(String),
     List(Vec<String>),
     /// A file option: sysbench exports nothing for it.
     Nil,
+}
+
+fn whole_as_integer<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < 9.0e15 {
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 /// `--name` as sysbench stores it: dashes become underscores.
@@ -249,6 +258,9 @@ mod tests {
         assert_eq!(v["hosts"], OptValue::List(vec!["a".into(), "b".into()]));
         assert_eq!(v["stack"], OptValue::Number(65536.0));
         assert_eq!(v["n"], OptValue::Number(3.0));
+        // script_integer_options_are_stored_as_integers: `"rows": 2000.0`.
+        assert_eq!(serde_json::to_string(&v["n"]).unwrap(), "3");
+        assert_eq!(serde_json::to_string(&OptValue::Number(0.5)).unwrap(), "0.5");
 
         let bad =
             |k: &str, val: &str| values("t.lua", &defs, false, &[(k.to_string(), val.to_string())].into()).unwrap_err();
