@@ -9,7 +9,8 @@
 //!
 //! Deliberately not here: a script's own `thread_run()` loop (sizeup's worker loop is
 //! the loop), its report hooks (sizeup reports; the hooks are noted and not called),
-//! sysbench 0.5's `db_*` API, `sysbench.histogram`, drivers other than MySQL.
+//! `sysbench.histogram`, drivers other than MySQL. sysbench 0.5's `db_*` API is here as
+//! sysbench 1.0 keeps it, in the prelude over `sysbench.sql`.
 
 pub mod options;
 
@@ -89,9 +90,6 @@ impl Script {
             rows: None,
             watch: None,
         };
-        if let Some(m) = legacy_db_call(&script.path, &script.source) {
-            return Err(m);
-        }
         let probe = state::State::new(&script, &env, 0, None)?;
         let defs = probe.option_defs()?;
         script.legacy = defs.is_none();
@@ -116,50 +114,6 @@ impl Script {
     fn has_command(&self, name: &str) -> bool {
         self.commands.iter().any(|(c, _)| c == name)
     }
-}
-
-/// sysbench 0.5's database calls, which sysbench 1.0 keeps for old scripts.
-const LEGACY_DB: [&str; 13] = [
-    "db_connect",
-    "db_disconnect",
-    "db_query",
-    "db_bulk_insert_init",
-    "db_bulk_insert_next",
-    "db_bulk_insert_done",
-    "db_prepare",
-    "db_bind_param",
-    "db_bind_result",
-    "db_execute",
-    "db_store_results",
-    "db_free_results",
-    "db_close",
-];
-
-/// A script that calls sysbench 0.5's `db_*` API, refused when it is read, not when
-/// a run that stored its start reaches the call. Calls in comments, and functions of
-/// those names the script defines itself, do not count.
-fn legacy_db_call(path: &str, source: &str) -> Option<String> {
-    let defines = |name: &str| source.contains(&format!("function {name}")) || source.contains(&format!("{name} ="));
-    for (n, line) in source.lines().enumerate() {
-        let code = line.split("--").next().unwrap_or("");
-        for name in LEGACY_DB.iter().filter(|name| !defines(name)) {
-            let called = code.match_indices(name).any(|(at, _)| {
-                let before = code[..at].chars().next_back();
-                let after = code[at + name.len()..].trim_start();
-                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == ':')
-                    && after.starts_with('(')
-            });
-            if called {
-                return Some(format!(
-                    "{path}:{}: {name}() is sysbench 0.5's db_* API, which sysbench 1.0 still runs for old scripts \
-                     but sizeup does not: use sysbench.sql instead (con = sysbench.sql.driver():connect(), then \
-                     con:query(...))",
-                    n + 1
-                ));
-            }
-        }
-    }
-    None
 }
 
 /// The script's options, sorted, to split a command line by (`cli`), read from the
@@ -346,18 +300,5 @@ impl Workload for ScriptWorkload {
             let run: Box<dyn Runnable> = Box::new(session::ScriptRun { script: self.script.clone(), options });
             Ok(run)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn legacy_db_calls_are_found_outside_comments_and_own_functions() {
-        let found = |src: &str| super::legacy_db_call("t.lua", src);
-        assert!(found("function event()\n  db_query ('SELECT 1')\nend\n").unwrap().starts_with("t.lua:2: db_query()"));
-        assert!(found("-- db_query('x')\nfunction event() end\n").is_none());
-        assert!(found("function db_query(q) con:query(q) end\nfunction event() db_query('x') end\n").is_none());
-        assert!(found("function event() my.db_query('x'); con:db_close() end\n").is_none());
-        assert!(found("function event() local my_db_query = 1 end\n").is_none());
     }
 }

@@ -327,12 +327,108 @@ function Param:set_rand_str(fmt)
    self.value = s
 end
 
--- sysbench 0.5's API (sysbench.db, db_query() and friends) is not implemented.
-local function legacy()
-   error("sysbench 0.5's db_* API, which sysbench 1.0 still runs for old scripts, is not supported by sizeup: "
-      .. "use sysbench.sql instead (con = sysbench.sql.driver():connect(), then con:query(...))", 2)
+-- sysbench 0.5's API, as sysbench 1.0 keeps it for old scripts (its sb_lua.c), over
+-- sysbench.sql: one connection per state, opened on first use; db_query() returns
+-- nothing; db_bind_param() takes its types from the table's values (a number is an
+-- integer, a string text) and db_execute() reads the values from that table each time.
+local legacy = { con = nil }
+local function legacy_con()
+   if legacy.con == nil then
+      legacy.con = sysbench.sql.driver():connect()
+   end
+   return legacy.con
 end
-sysbench.db = setmetatable({}, { __index = function() return legacy end })
+local function legacy_open()
+   if legacy.con == nil then
+      error("Uninitialized database connection", 3)
+   end
+   return legacy.con
+end
+local LegacyStatement = {}
+LegacyStatement.__index = LegacyStatement
+
+sysbench.db = {
+   DB_ERROR_NONE = 0,
+   DB_ERROR_RESTART_TRANSACTION = 1,
+   DB_ERROR_FAILED = 2,
+}
+function sysbench.db.connect()
+   legacy_con()
+end
+function sysbench.db.disconnect()
+   if legacy.con ~= nil then
+      legacy.con:disconnect()
+      legacy.con = nil
+   end
+end
+function sysbench.db.query(query)
+   legacy_con():query(query)
+end
+function sysbench.db.bulk_insert_init(query)
+   legacy_con():bulk_insert_init(query)
+end
+function sysbench.db.bulk_insert_next(values)
+   legacy_open():bulk_insert_next(values)
+end
+function sysbench.db.bulk_insert_done()
+   legacy_open():bulk_insert_done()
+end
+function sysbench.db.prepare(query)
+   return setmetatable({ stmt = legacy_con():prepare(query), keys = {}, binds = {} }, LegacyStatement)
+end
+function sysbench.db.bind_param(s, params)
+   legacy_open()
+   if type(params) ~= "table" then
+      error("table was expected", 2)
+   end
+   local keys = {}
+   for k in pairs(params) do
+      keys[#keys + 1] = k
+   end
+   if #keys == 0 then
+      error("table is empty", 2)
+   end
+   table.sort(keys)
+   local binds = {}
+   for i, k in ipairs(keys) do
+      local v = params[k]
+      if type(v) == "number" then
+         binds[i] = s.stmt:bind_create(T.INT)
+      elseif type(v) == "string" then
+         binds[i] = s.stmt:bind_create(T.VARCHAR, 2 ^ 31)
+      else
+         error("Unsupported variable type: " .. type(v), 2)
+      end
+   end
+   s.stmt:bind_param(unpack(binds))
+   s.params, s.keys, s.binds = params, keys, binds
+end
+function sysbench.db.bind_result()
+   -- sysbench 1.0 binds the table but never fills it from a result.
+end
+function sysbench.db.execute(s)
+   legacy_open()
+   for i, k in ipairs(s.keys) do
+      local v = s.params[k]
+      if v ~= nil and s.binds[i].type == T.BIGINT then
+         -- sysbench stores it in a C int: the fraction goes.
+         v = v >= 0 and math.floor(v) or math.ceil(v)
+      end
+      s.binds[i]:set(v)
+   end
+   return s.stmt:execute()
+end
+function sysbench.db.store_results()
+end
+function sysbench.db.free_results(rs)
+   if type(rs) == "table" and rs.free then
+      rs:free()
+   end
+end
+function sysbench.db.close(s)
+   legacy_open()
+   s.stmt:close()
+end
 
 -- Compatibility names sysbench 1.0 keeps from earlier releases -------------------------
 
@@ -359,11 +455,14 @@ function sb_rand_uniq(a, b)
    return v
 end
 
-for _, name in ipairs({ "db_connect", "db_disconnect", "db_query", "db_bulk_insert_init",
-   "db_bulk_insert_next", "db_bulk_insert_done", "db_prepare", "db_bind_param", "db_bind_result",
-   "db_execute", "db_store_results", "db_free_results", "db_close" }) do
-   _G[name] = legacy
+for _, name in ipairs({ "connect", "disconnect", "query", "bulk_insert_init", "bulk_insert_next",
+   "bulk_insert_done", "prepare", "bind_param", "bind_result", "execute", "store_results",
+   "free_results", "close" }) do
+   _G["db_" .. name] = sysbench.db[name]
 end
+DB_ERROR_NONE = sysbench.db.DB_ERROR_NONE
+DB_ERROR_RESTART_TRANSACTION = sysbench.db.DB_ERROR_RESTART_TRANSACTION
+DB_ERROR_FAILED = sysbench.db.DB_ERROR_FAILED
 
 mysql_table_engine = mysql_table_engine or "innodb"
 myisam_max_rows = 1000000
