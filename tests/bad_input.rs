@@ -248,7 +248,7 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         ),
         (
             &["scale", "oltp_point_select", "--instances", "1..4", "--buffer-pool-per-instance", "1000G"],
-            "for each of 4 instances",
+            "the server cannot start with it",
         ),
         (
             &["scale", "oltp_point_select", "--instances", "1", "--threads-per-instance", "0"],

@@ -489,7 +489,10 @@ fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
     let series: Vec<sizeup::study::figures::SeriesResult> =
         serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
     let tables = sizeup::report::study_tables(&spec, &series);
-    assert!(tables.contains("oltp_read_only on the replicas + oltp_write_only on the primary"), "{tables}");
+    assert!(
+        tables.contains("oltp_read_only on the replicas (the primary at 1 node) + oltp_write_only on the primary"),
+        "{tables}"
+    );
 }
 
 /// Where a test reaches a node as a `--target`: its socket, else host:port.

@@ -195,8 +195,10 @@ fn sizeup_options(cmd: &clap::Command, subcommand: &str) -> crate::workload::scr
     let sub = cmd.find_subcommand(subcommand);
     for arg in cmd.get_arguments().chain(sub.into_iter().flat_map(|s| s.get_arguments())) {
         let names = arg.get_long().into_iter().chain(arg.get_all_aliases().unwrap_or_default());
-        let set = match arg.get_help_heading() {
-            Some("OLTP" | "TPC-C") => &mut out.workload,
+        // --users is --threads by TPC-C's name: sizeup's own, whatever its heading.
+        let set = match (arg.get_help_heading(), arg.get_id().as_str()) {
+            (_, "users") => &mut out.general,
+            (Some("OLTP" | "TPC-C"), _) => &mut out.workload,
             _ => &mut out.general,
         };
         set.extend(names.map(normalise));

@@ -590,9 +590,12 @@ where
         if summary.transactions == 0 && fatal.is_none() {
             // A 0 tps that reads as a measurement: a 2-s TPC-C run with the spec's
             // keying and think times (10-20 s a transaction) was stored as NOPM 0.
+            let advice = match by_time {
+                true => "; run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
+                false => "",
+            };
             summary.notes.push(format!(
-                "no transaction finished in the {:.1} s measured: there is no throughput figure here; \
-                 run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
+                "no transaction finished in the {:.1} s measured: there is no throughput figure here{advice}",
                 summary.seconds
             ));
         }

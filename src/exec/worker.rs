@@ -86,11 +86,12 @@ impl Control {
         self.abandoned.load(Ordering::Relaxed)
     }
     pub fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
+        // Release/Acquire: a ticker that sees the stop sees `stalled` set before it.
+        self.stopped.store(true, Ordering::Release);
         self.wake.send_replace(true);
     }
     pub fn stopped(&self) -> bool {
-        self.stopped.load(Ordering::Relaxed)
+        self.stopped.load(Ordering::Acquire)
     }
     /// Every transaction `--events` allows has started: the run ends by its budget.
     pub fn events_spent(&self) -> bool {
@@ -101,12 +102,19 @@ impl Control {
         self.stop();
     }
     /// Fails the run on a stalled server: it ends now, without [`super::END_GRACE`].
+    /// Only when the stall is the run's first fatal cause: another one keeps its grace.
     pub fn fail_stalled(&self, why: String) {
-        self.stalled.store(true, Ordering::Relaxed);
-        self.fail(why);
+        {
+            let mut fatal = self.fatal.lock().expect("not poisoned");
+            if fatal.is_none() {
+                *fatal = Some(why);
+                self.stalled.store(true, Ordering::Release);
+            }
+        }
+        self.stop();
     }
     pub fn stalled(&self) -> bool {
-        self.stalled.load(Ordering::Relaxed)
+        self.stalled.load(Ordering::Acquire)
     }
     /// How many workers' sessions ended by themselves, before the run's end.
     pub fn ended_by_workload(&self) -> u64 {

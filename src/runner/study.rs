@@ -478,7 +478,7 @@ fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
     }
     let base = site.manager.settings_of(0)?.unwrap_or_default();
     let settings = server.settings_on(base).map_err(Error::Usage)?;
-    crate::server::check_memory(&settings, most).map_err(|e| Error::Usage(e.to_string()))
+    crate::server::check_memory(&settings, most, false).map_err(|e| Error::Usage(e.to_string()))
 }
 
 fn scale_step(

@@ -42,6 +42,9 @@ pub enum ServerError {
     /// The server exited or never became ready.
     #[error("instance {index} did not start: {detail}\n(full log: {log})")]
     Start { index: u32, detail: String, log: String },
+    /// A buffer pool the host cannot hold.
+    #[error("{0}")]
+    Memory(String),
     /// A port of the requested range is taken by another program.
     #[error("port {port} on 127.0.0.1 is in use; choose another with --base-port")]
     PortInUse { port: u16 },
@@ -391,7 +394,7 @@ impl Manager {
         if count == 0 || count > MAX_INSTANCES {
             return Err(ServerError::Ports(format!("--instances must be from 1 to {MAX_INSTANCES} (got {count})")));
         }
-        check_memory(settings, count)?;
+        check_memory(settings, count, true)?;
         if let Some(p) = base_port {
             check_ports(p, count).map_err(ServerError::Ports)?;
         }
@@ -409,15 +412,6 @@ impl Manager {
         for index in 0..count {
             let mut port = base + index as u16;
             let existing = state.instances.iter().position(|i| i.index == index);
-            let runs = existing.is_some_and(|pos| status_of(&state.instances[pos]).state == State::Running);
-            if base_port.is_none() && !runs && port_taken(port) {
-                // Another program holds base + i: take the next free port, as instance 0
-                // took the first free one (no --base-port was asked for).
-                let used: Vec<u16> = state.instances.iter().map(|i| i.port).collect();
-                port = (port + 1..65000)
-                    .find(|p| !used.contains(p) && !port_taken(*p))
-                    .ok_or(ServerError::PortInUse { port })?;
-            }
             let mut recovered = false;
             if let Some(pos) = existing {
                 let old = &state.instances[pos];
@@ -449,6 +443,18 @@ impl Manager {
                 if let Some(pid) = state.instances[pos].pid {
                     wait_gone(pid);
                 }
+            }
+            if base_port.is_none() && port_taken(port) {
+                // Another program holds base + i (no --base-port was asked for): the
+                // instance keeps its own port when that is free, else takes the next free
+                // one, as instance 0 took the first free one.
+                let others: Vec<u16> = state.instances.iter().filter(|i| i.index != index).map(|i| i.port).collect();
+                let free = |p: &u16| !others.contains(p) && !port_taken(*p);
+                let own = existing.map(|pos| state.instances[pos].port).filter(free);
+                port = match own {
+                    Some(p) => p,
+                    None => (port.saturating_add(1)..65000).find(free).ok_or(ServerError::PortInUse { port })?,
+                };
             }
             let dir = root.map_or_else(|| self.home.join("instances"), Path::to_path_buf).join(index.to_string());
             let mut inst = Instance {
@@ -498,7 +504,7 @@ impl Manager {
     pub fn start_with(&self, count: u32, settings: &ServerSettings) -> Result<Vec<Status>, ServerError> {
         let _lock = self.lock()?;
         // Checked before a running instance is stopped for settings it cannot start with.
-        check_memory(settings, count)?;
+        check_memory(settings, count, false)?;
         for index in 0..count {
             if self.running(index)?.is_some_and(|i| &i.settings != settings) {
                 eprintln!("restarting managed instance {index} with the study's settings");
@@ -696,29 +702,47 @@ fn start_failure(path: &Path, from: u64) -> String {
     pick[pick.len().saturating_sub(8)..].join("\n")
 }
 
-/// Refuses buffer pools the host cannot hold (`count` instances of `settings`'s), before
-/// a running instance is stopped for them: a server asked for more fails to start.
-pub fn check_memory(settings: &ServerSettings, count: u32) -> Result<(), ServerError> {
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| crate::monitor::os::parse_meminfo(&m));
-    match (size_bytes(&settings.buffer_pool), total) {
-        (Some(pool), Some((total, _))) => {
-            memory_fits(&settings.buffer_pool, pool, count, total).map_err(ServerError::Ports)
+/// Refuses a buffer pool the host cannot hold at all (more than its memory and swap: the
+/// server fails to start, as a 100T one did) before a running instance is stopped for
+/// it; with `warn`, says when the instances' pools together exceed the memory (they
+/// start, as InnoDB touches its pages lazily, but a run that fills them swaps).
+pub fn check_memory(settings: &ServerSettings, count: u32, warn: bool) -> Result<(), ServerError> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kb = |key: &str| {
+        meminfo.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    };
+    let (Some(pool), Some(total)) = (size_bytes(&settings.buffer_pool), kb("MemTotal:")) else { return Ok(()) };
+    let swap = kb("SwapTotal:").unwrap_or(0);
+    match memory_fits(&settings.buffer_pool, pool, count, total * 1024, swap * 1024) {
+        Err(e) => Err(ServerError::Memory(e)),
+        Ok(Some(note)) if warn => {
+            eprintln!("note: {note}");
+            Ok(())
         }
-        _ => Ok(()),
+        Ok(_) => Ok(()),
     }
 }
 
-fn memory_fits(given: &str, pool: u64, count: u32, total: u64) -> Result<(), String> {
+/// Err when one pool exceeds memory and swap; a note when `count` of them exceed memory.
+fn memory_fits(given: &str, pool: u64, count: u32, mem: u64, swap: u64) -> Result<Option<String>, String> {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    if pool.saturating_mul(count as u64) > total {
-        let each = if count > 1 { format!(" for each of {count} instances") } else { String::new() };
+    if pool > mem.saturating_add(swap) {
         return Err(format!(
-            "a buffer pool of {given}{each} ({:.1} GiB) is more than this host's memory ({:.1} GiB): give a smaller one",
-            gib(pool.saturating_mul(count as u64)),
-            gib(total)
+            "a buffer pool of {given} ({:.1} GiB) is more than this host's memory and swap ({:.1} GiB): \
+             the server cannot start with it; give a smaller one",
+            gib(pool),
+            gib(mem + swap)
         ));
     }
-    Ok(())
+    let all = pool.saturating_mul(count as u64);
+    Ok((all > mem).then(|| {
+        format!(
+            "{count} buffer pools of {given} ({:.1} GiB together) are more than this host's memory ({:.1} GiB): \
+             once the data fills them the host swaps, and the figures measure that",
+            gib(all),
+            gib(mem)
+        )
+    }))
 }
 
 /// A size as the server options take it (512M, 2G; a bare number is bytes).
@@ -974,11 +998,16 @@ mod tests {
     fn buffer_pools_larger_than_the_host_are_refused() {
         assert_eq!(size_bytes("100T"), Some(100 << 40));
         assert_eq!((size_bytes("512M"), size_bytes("4096"), size_bytes("2X")), (Some(512 << 20), Some(4096), None));
-        let total = 24u64 << 30;
-        let e = memory_fits("100T", 100 << 40, 1, total).unwrap_err();
-        assert!(e.contains("a buffer pool of 100T (102400.0 GiB) is more than this host's memory (24.0 GiB)"), "{e}");
-        assert!(memory_fits("8G", 8 << 30, 4, total).unwrap_err().contains("for each of 4 instances"));
-        assert!(memory_fits("8G", 8 << 30, 2, total).is_ok());
+        let (mem, swap) = (24u64 << 30, 1u64 << 30);
+        let e = memory_fits("100T", 100 << 40, 1, mem, swap).unwrap_err();
+        assert!(
+            e.contains("a buffer pool of 100T (102400.0 GiB) is more than this host's memory and swap (25.0 GiB)"),
+            "{e}"
+        );
+        // Four 8G pools start (pages are touched lazily) but would swap once filled.
+        let note = memory_fits("8G", 8 << 30, 4, mem, swap).unwrap().unwrap();
+        assert!(note.contains("4 buffer pools of 8G (32.0 GiB together)"), "{note}");
+        assert_eq!(memory_fits("8G", 8 << 30, 2, mem, swap), Ok(None));
     }
 
     /// start_failure_quotes_the_error_not_the_last_note: the message showed the log's

@@ -458,7 +458,11 @@ impl StudySpec {
     pub fn series_label(&self, workload: &str) -> String {
         match (self.kind, self.scale.route) {
             (Kind::ScaleOut, Route::Split) => {
-                format!("{workload} on the replicas + {} on the primary (together)", self.scale.write_workload())
+                // At 1 node both groups run on the primary.
+                format!(
+                    "{workload} on the replicas (the primary at 1 node) + {} on the primary (together)",
+                    self.scale.write_workload()
+                )
             }
             _ => workload.to_string(),
         }

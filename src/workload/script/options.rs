@@ -197,7 +197,7 @@ pub fn split(
         };
         let Some(def) = defs.iter().find(|d| d.name == normalise(name)) else {
             let key = normalise(name);
-            if legacy && !sizeup.general.contains(&key) {
+            if legacy && !key.is_empty() && !sizeup.general.contains(&key) {
                 // sysbench keeps a bare unknown `--name` as an empty string.
                 ours.insert(key, value.unwrap_or("").to_string());
             } else if !legacy && sizeup.workload.contains(&key) {

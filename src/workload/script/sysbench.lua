@@ -214,12 +214,17 @@ function Connection:query_row(query)
    return unpack(raw.fetch_row(self._h), 1, nfields)
 end
 
-function Connection:bulk_insert_init(query)
-   local problem = raw.bulk_init(self._h, query)
+local function bulk_init_at(con, query)
+   local problem = raw.bulk_init(con._h, query)
    if problem then
-      error("db_bulk_insert_init() failed: " .. problem, 2)
+      error("db_bulk_insert_init() failed: " .. problem, 3)
    end
    return true
+end
+
+function Connection:bulk_insert_init(query)
+   local ok = bulk_init_at(self, query)
+   return ok
 end
 
 -- Waits for a bulk insert's INSERT when the primitive sent one.
@@ -242,16 +247,23 @@ function Connection:bulk_insert_done()
    return ok
 end
 
-function Connection:prepare(query)
-   local handle, wait = raw.prepare(self._h, query)
+-- The bodies of prepare and execute, called at the same depth by the methods and by
+-- sysbench 0.5's db_* calls, so an error names the script's line (four frames up).
+local function prepare_at(con, query)
+   local handle, wait = raw.prepare(con._h, query)
    if wait then
       local err = yield(REQUEST)
       if err then
-         raise(self, err, query, 3)
+         raise(con, err, query, 4)
       end
    end
    local rs = setmetatable({}, PreparedResult)
-   return setmetatable({ _h = handle, _con = self, _sql = query, _params = {}, _n = 0, _rs = rs }, Statement)
+   return setmetatable({ _h = handle, _con = con, _sql = query, _params = {}, _n = 0, _rs = rs }, Statement)
+end
+
+function Connection:prepare(query)
+   local stmt = prepare_at(self, query)
+   return stmt
 end
 
 function Statement:bind_create(btype, max_len)
@@ -280,7 +292,7 @@ function Statement:bind_param(...)
 end
 
 local values = {} -- reused: one event at a time runs in a state
-function Statement:execute()
+local function execute_at(self)
    local p, n = self._params, self._n
    if n <= 4 then
       local a, b, c, d = p[1], p[2], p[3], p[4]
@@ -293,9 +305,14 @@ function Statement:execute()
    end
    local nrows, nfields, err = yield(REQUEST)
    if err then
-      raise(self._con, err, self._sql, 3)
+      raise(self._con, err, self._sql, 4)
    end
    return result(self._rs, nrows, nfields)
+end
+
+function Statement:execute()
+   local rs = execute_at(self)
+   return rs
 end
 
 function Statement:close()
@@ -328,9 +345,12 @@ function Param:set_rand_str(fmt)
 end
 
 -- sysbench 0.5's API, as sysbench 1.0 keeps it for old scripts (its sb_lua.c), over
--- sysbench.sql: one connection per state, opened on first use; db_query() returns
--- nothing; db_bind_param() takes its types from the table's values (a number is an
--- integer, a string text) and db_execute() reads the values from that table each time.
+-- the primitives above: one connection per state, opened on first use; db_query()
+-- returns nothing; db_bind_param() takes its types from the table's values (a number
+-- is an integer, a string text) and db_execute() reads the values from that table each
+-- time. Unlike sysbench 1.0, a fatal error in db_execute() fails the run (sysbench
+-- carries on), and a statement without rows gives nil (sysbench an empty result).
+-- Each wrapper calls the shared bodies directly, so errors name the script's line.
 local legacy = { con = nil }
 local function legacy_con()
    if legacy.con == nil then
@@ -362,19 +382,22 @@ function sysbench.db.disconnect()
    end
 end
 function sysbench.db.query(query)
-   legacy_con():query(query)
+   text_query(legacy_con(), query)
 end
 function sysbench.db.bulk_insert_init(query)
-   legacy_con():bulk_insert_init(query)
+   bulk_init_at(legacy_con(), query)
 end
-function sysbench.db.bulk_insert_next(values)
-   legacy_open():bulk_insert_next(values)
+function sysbench.db.bulk_insert_next(v)
+   local ok = bulk_sent(raw.bulk_next(legacy_open()._h, v), "db_bulk_insert_next()")
+   return ok
 end
 function sysbench.db.bulk_insert_done()
-   legacy_open():bulk_insert_done()
+   local ok = bulk_sent(raw.bulk_done(legacy_open()._h), "db_bulk_insert_done()")
+   return ok
 end
 function sysbench.db.prepare(query)
-   return setmetatable({ stmt = legacy_con():prepare(query), keys = {}, binds = {} }, LegacyStatement)
+   local stmt = prepare_at(legacy_con(), query)
+   return setmetatable({ stmt = stmt, keys = {}, binds = {} }, LegacyStatement)
 end
 function sysbench.db.bind_param(s, params)
    legacy_open()
@@ -383,6 +406,9 @@ function sysbench.db.bind_param(s, params)
    end
    local keys = {}
    for k in pairs(params) do
+      if type(k) ~= "number" then
+         error("db_bind_param(): the table's keys must be numbers (got " .. type(k) .. ")", 2)
+      end
       keys[#keys + 1] = k
    end
    if #keys == 0 then
@@ -411,12 +437,17 @@ function sysbench.db.execute(s)
    for i, k in ipairs(s.keys) do
       local v = s.params[k]
       if v ~= nil and s.binds[i].type == T.BIGINT then
-         -- sysbench stores it in a C int: the fraction goes.
-         v = v >= 0 and math.floor(v) or math.ceil(v)
+         local x = tonumber(v)
+         if x == nil then
+            error("db_execute(): parameter " .. k .. " is not a number: " .. tostring(v), 2)
+         end
+         -- sysbench keeps it in a C int: the fraction goes.
+         v = x >= 0 and math.floor(x) or math.ceil(x)
       end
       s.binds[i]:set(v)
    end
-   return s.stmt:execute()
+   local rs = execute_at(s.stmt)
+   return rs
 end
 function sysbench.db.store_results()
 end
