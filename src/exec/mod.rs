@@ -861,8 +861,8 @@ const STALL_CHECK: Duration = Duration::from_secs(1);
 /// intervals the server was lost in (outage) or a transaction waited through (stall),
 /// and fails the run when a transaction waits past `--statement-timeout`. After the
 /// deadline or a stop (other than that failure) it gives transactions in flight
-/// [`END_GRACE`] to finish, then returns, which ends the thread's workers. The workers only store their start time:
-/// the per-statement path has no timer of its own.
+/// [`END_GRACE`] to finish, then returns, which ends the thread's workers. The workers
+/// only store their start time: the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
     let mut losses = shard.control.losses();

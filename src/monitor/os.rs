@@ -78,14 +78,16 @@ pub fn parse_diskstats(text: &str, devices: &[String]) -> Option<DiskCounters> {
 
 /// (MemTotal, MemAvailable) in bytes from /proc/meminfo.
 pub fn parse_meminfo(text: &str) -> Option<(u64, u64)> {
-    let kb = |key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|k| k * 1024)
-    };
-    Some((kb("MemTotal:")?, kb("MemAvailable:")?))
+    Some((meminfo_bytes(text, "MemTotal:")?, meminfo_bytes(text, "MemAvailable:")?))
+}
+
+/// One /proc/meminfo field (`key` with its colon), in bytes.
+pub fn meminfo_bytes(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|k| k * 1024)
 }
 
 /// Where a watts figure comes from: the report names it beside every energy figure.

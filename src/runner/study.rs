@@ -371,18 +371,8 @@ fn target_options(t: &str) -> Vec<(&'static str, serde_json::Value)> {
 
 /// A size such as `4G` divided by `n`, in megabytes.
 pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
-    let s = size.trim();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let num: u64 = num.parse().map_err(|_| format!("'{size}' is not a size; write it like 512M or 2G"))?;
-    let bytes = num
-        * match unit.to_ascii_uppercase().as_str() {
-            "" => 1,
-            "K" => 1 << 10,
-            "M" => 1 << 20,
-            "G" => 1 << 30,
-            "T" => 1 << 40,
-            _ => return Err(format!("'{size}' is not a size; write it like 512M or 2G")),
-        };
+    let bytes = crate::server::size_bytes(size.trim())
+        .ok_or_else(|| format!("'{size}' is not a size; write it like 512M or 2G"))?;
     let mb = bytes / n.max(1) as u64 / (1 << 20);
     if mb < 8 {
         return Err(format!("{size} over {n} instances leaves under 8M each; give a larger buffer pool"));
@@ -470,15 +460,22 @@ fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
         return Ok(());
     }
     let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let settings = scale_settings(site.manager, spec, most)?;
+    crate::server::check_memory(&settings, most, false).map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// The settings each of `n` managed instances of a scale step runs with: the study's
+/// server, its buffer pool per instance (or the total split over them), over instance
+/// 0's own settings.
+fn scale_settings(manager: &Manager, spec: &StudySpec, n: u32) -> Result<crate::server::ServerSettings, Error> {
     let mut server = spec.server.clone();
     if let Some(b) = &spec.scale.buffer_pool_per_instance {
         server.buffer_pool = Some(b.clone());
     } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
-        server.buffer_pool = Some(divide_size(total, most).map_err(Error::Usage)?);
+        server.buffer_pool = Some(divide_size(total, n).map_err(Error::Usage)?);
     }
-    let base = site.manager.settings_of(0)?.unwrap_or_default();
-    let settings = server.settings_on(base).map_err(Error::Usage)?;
-    crate::server::check_memory(&settings, most, false).map_err(|e| Error::Usage(e.to_string()))
+    let base = manager.settings_of(0)?.unwrap_or_default();
+    server.settings_on(base).map_err(Error::Usage)
 }
 
 fn scale_step(
@@ -519,14 +516,7 @@ fn scale_step(
             }
         }
     } else if spec.scale.targets.is_empty() {
-        let mut server = spec.server.clone();
-        if let Some(b) = &spec.scale.buffer_pool_per_instance {
-            server.buffer_pool = Some(b.clone());
-        } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
-            server.buffer_pool = Some(divide_size(total, n).map_err(Error::Usage)?);
-        }
-        let base = manager.settings_of(0)?.unwrap_or_default();
-        manager.start_with(n, &server.settings_on(base).map_err(Error::Usage)?)?;
+        manager.start_with(n, &scale_settings(manager, spec, n)?)?;
     }
     if spec.kind != Kind::ScaleOut {
         // Each instance's data, loaded in parallel.

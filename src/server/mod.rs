@@ -707,13 +707,13 @@ fn start_failure(path: &Path, from: u64) -> String {
 /// it; with `warn`, says when the instances' pools together exceed the memory (they
 /// start, as InnoDB touches its pages lazily, but a run that fills them swaps).
 pub fn check_memory(settings: &ServerSettings, count: u32, warn: bool) -> Result<(), ServerError> {
+    use crate::monitor::os::meminfo_bytes;
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let kb = |key: &str| {
-        meminfo.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    let (Some(pool), Some(mem)) = (size_bytes(&settings.buffer_pool), meminfo_bytes(&meminfo, "MemTotal:")) else {
+        return Ok(());
     };
-    let (Some(pool), Some(total)) = (size_bytes(&settings.buffer_pool), kb("MemTotal:")) else { return Ok(()) };
-    let swap = kb("SwapTotal:").unwrap_or(0);
-    match memory_fits(&settings.buffer_pool, pool, count, total * 1024, swap * 1024) {
+    let swap = meminfo_bytes(&meminfo, "SwapTotal:").unwrap_or(0);
+    match memory_fits(&settings.buffer_pool, pool, count, mem, swap) {
         Err(e) => Err(ServerError::Memory(e)),
         Ok(Some(note)) if warn => {
             eprintln!("note: {note}");
@@ -746,7 +746,7 @@ fn memory_fits(given: &str, pool: u64, count: u32, mem: u64, swap: u64) -> Resul
 }
 
 /// A size as the server options take it (512M, 2G; a bare number is bytes).
-fn size_bytes(v: &str) -> Option<u64> {
+pub fn size_bytes(v: &str) -> Option<u64> {
     let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
     let shift = match unit.to_ascii_uppercase().as_str() {
         "" => 0,
