@@ -183,6 +183,26 @@ impl Tls {
         })
     }
 
+    /// What the user asked for that this connection will not do, as the mysql client
+    /// warns of it: a CA given to a mode that checks no certificate, and TLS asked of a
+    /// unix socket (never used there: it counts as secure).
+    pub fn unused(&self, socket: bool) -> Vec<String> {
+        let mut w = Vec::new();
+        if socket && self.mode != SslMode::Disabled && (self.mode != SslMode::Preferred || self.ca.is_some()) {
+            w.push(format!(
+                "{}: TLS is not used over a unix socket (it counts as secure); give --host and --port for TLS",
+                self.describe()
+            ));
+        } else if self.ca.is_some() && matches!(self.mode, SslMode::Required | SslMode::Preferred) {
+            w.push(format!(
+                "no verification of the server's certificate will be done with ssl-mode {}: the --ssl-ca given is \
+                 not used; use --ssl-mode VERIFY_CA or VERIFY_IDENTITY",
+                self.mode.name()
+            ));
+        }
+        w
+    }
+
     /// The one-line form for messages: the mode, and the CA when one is checked.
     pub fn describe(&self) -> String {
         match &self.ca {
@@ -781,6 +801,23 @@ mod tests {
         assert_eq!(t.mode, SslMode::VerifyCa);
         let t = Tls::from_args(&TlsArgs { ssl_mode: Some("required".into()), ..args() }).unwrap();
         assert_eq!(t.mode, SslMode::Required);
+    }
+
+    /// `--ssl-mode REQUIRED --ssl-ca WRONG` ran without a word that the CA was not used,
+    /// and VERIFY_IDENTITY over a socket dropped TLS silently.
+    #[test]
+    fn tls_asked_for_and_not_done_is_said() {
+        let tls = |mode: &str, ca: bool| {
+            Tls::from_args(&TlsArgs { ssl_mode: Some(mode.into()), ssl_ca: ca.then(|| "ca.pem".into()), ..args() })
+                .unwrap()
+        };
+        let w = tls("REQUIRED", true).unused(false);
+        assert!(w.len() == 1 && w[0].contains("--ssl-ca given is not used"), "{w:?}");
+        assert!(tls("REQUIRED", false).unused(false).is_empty());
+        assert!(tls("VERIFY_CA", true).unused(false).is_empty());
+        let w = tls("VERIFY_IDENTITY", true).unused(true);
+        assert!(w.len() == 1 && w[0].contains("not used over a unix socket"), "{w:?}");
+        assert!(tls("PREFERRED", false).unused(true).is_empty(), "the default says nothing");
     }
 
     #[test]

@@ -130,6 +130,8 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
         (study_file(f, "unknown_option", &format!("{STUDY}[options]\nbogus = 1\n")), "unknown option"),
         (study_file(f, "password", &format!("{STUDY}[options]\npassword = \"x\"\n")), "MYSQL_PWD"),
         (study_file(f, "owned", &format!("{STUDY}[options]\ntime = 5\n")), "set by the study"),
+        // study_rate_reads_as_capacity: an open-loop rate capped every level at itself.
+        (study_file(f, "rate", &format!("{STUDY}[options]\nrate = 2000\n")), "closed loop"),
         (study_file(f, "garbage", "this is [not toml"), ""),
         (study_file(f, "repeat0", &format!("{STUDY}repeat = 0\n")), "repeat"),
         (study_file(f, "sample", &format!("{STUDY}sample_interval = 0.01\n")), "sample_interval"),
@@ -209,6 +211,16 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     add(&["server", "start", "--buffer-pool", "lots"], "not a size");
     add(&["server", "start", "--flush-log-at-trx-commit", "3"], "0, 1 or 2");
     add(&["server", "start", "--set", "oops"], "name=value");
+    add(&["size", "--target-tps", "inf", "--from", "s1"], "--target-tps inf");
+    // scale_out_host_is_left_unused: the study ran on the managed cluster instead.
+    add(&["scale-out", "oltp_read_only", "--nodes", "1..2", "--host", "127.0.0.1", "--port", "3306"], "--host");
+    // write_threads_without_split_is_ignored.
+    add(&["scale-out", "oltp_read_only", "--nodes", "1..2", "--write-threads", "2"], "go with route split");
+    // split_adds_nopm_to_tps: one column of two units.
+    add(
+        &["scale-out", "oltp_read_only", "--nodes", "1..2", "--route", "split", "--write-workload", "tpcc"],
+        "give workloads of one kind",
+    );
     for (path, says) in &studies {
         add(&["study", "run", path.as_str()], says);
     }

@@ -578,6 +578,18 @@ fn round_robin_over_a_replica_reads_only() {
     let m = refused("scale-out oltp_read_write --nodes 1..2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000");
     assert!(m.contains("is a replica") && m.contains("--route split"), "{m}");
     assert!(!m.contains('\n'), "one line: {m}");
+    // every_node_and_split_routes_never_write_to_a_replica: the default route ran
+    // oltp_read_write on each replica (root passes read_only), and split ran a writing
+    // series workload on them; the replicas then held other data than the primary while
+    // reporting lag 0, and an efficiency was stored.
+    let m = refused("scale-out oltp_read_write --nodes 1..2 --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000");
+    assert!(m.contains("node1/mysqld.sock is a replica") && m.contains("every-node"), "{m}");
+    let m = refused("scale-out oltp_read_write --nodes 1..2 --route split --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000");
+    assert!(m.contains("is a replica") && m.contains("read-only"), "{m}");
+    assert!(
+        sizeup::store::Store::open(&c.path().join("results.db")).map_or(true, |s| s.list_studies().unwrap().is_empty()),
+        "nothing stored for a refused study"
+    );
     assert_eq!(
         c.sizeup(&words("scale-out oltp_read_only --nodes 2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000"))
         .unwrap(),

@@ -304,6 +304,65 @@ fn stalled_server_sigstop_run_ends_at_time_plus_grace_and_reports_the_stall() {
     assert!(!p.stdout().contains("0.0000/0.00"), "{}", p.stdout());
 }
 
+/// A freeze shorter than a long `--report-interval` went unflagged: a stall had to cover
+/// a whole interval, so with sysbench's habitual 10-s intervals a server stopped for up
+/// to 19 s left a `completed` run that counted as capacity. Stalls are now watched every
+/// second, whatever the interval.
+#[test]
+fn stall_shorter_than_a_report_interval_is_flagged() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("short_stall.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p =
+        Proc::spawn(&run_args(&home, &["--threads", "2", "--time", "12", "--report-interval", "5", "--json", &j]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    let resume = Resume(s.pid);
+    signal(s.pid, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(3500));
+    drop(resume);
+    assert_eq!(p.exit_within(Duration::from_secs(12) + END_GRACE + SLACK), 0, "{}", p.stderr());
+    let doc = read_json(&json);
+    let stalls: Vec<f64> = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv["stall"] == true)
+        .map(|iv| iv["t"].as_f64().unwrap())
+        .collect();
+    assert!(!stalls.is_empty(), "a 3.5-s freeze inside a 5-s interval: {}", doc["intervals"]);
+    assert!(doc["summary"]["stall_intervals"].as_u64().unwrap() >= 1, "{}", doc["summary"]);
+    assert!(p.stdout().contains("not the server's capacity"), "{}", p.stdout());
+}
+
+/// Any transaction in flight 2 s past an interval's start marked the interval a stall,
+/// so one slow transaction (a lock wait, a TPC-C Delivery at saturation) made a healthy
+/// run "not capacity" and failed a study step before a `p90>5s` bound could stop it. A
+/// stall now needs every waiting client thread to see nothing finish.
+#[test]
+fn slow_transaction_beside_others_that_finish_is_not_a_stall() {
+    let s = prepared_server();
+    let script = s.home.path().join("one_slow.lua");
+    std::fs::write(
+        &script,
+        "function thread_init()\n  con = sysbench.sql.driver():connect()\nend\n\
+         function event()\n  if sysbench.tid == 0 and not slept then\n    slept = true\n    \
+         con:query('SELECT SLEEP(3.5)')\n  else\n    con:query('SELECT 1')\n  end\nend\n",
+    )
+    .unwrap();
+    let json = s.home.path().join("slow.json");
+    let (sc, j) = (script.to_string_lossy().into_owned(), json.to_string_lossy().into_owned());
+    let code = s.sizeup(&["run", &sc, "--threads", "4", "--time", "6", "--json", &j]).unwrap();
+    assert_eq!(code, 0);
+    let doc = read_json(&json);
+    assert_eq!(doc["summary"]["stall_intervals"].as_u64().unwrap_or(0), 0, "{}", doc["intervals"]);
+    assert!(doc["intervals"].as_array().unwrap().iter().all(|iv| iv["stall"] != true), "{}", doc["intervals"]);
+    // The slow one did take 3.5 s: it is in the latency, not hidden.
+    let slowest =
+        doc["intervals"].as_array().unwrap().iter().map(|iv| iv["max_ms"].as_f64().unwrap()).fold(0.0, f64::max);
+    assert!(slowest >= 3400.0, "{}", doc["intervals"]);
+}
+
 #[test]
 fn stalled_server_statement_timeout_fails_the_run_and_a_second_ctrl_c_ends_it_at_once() {
     let s = prepared_server();

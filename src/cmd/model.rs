@@ -24,7 +24,7 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
             series
                 .into_iter()
                 .map(|s| {
-                    let pts = s.levels.iter().map(|l| (l.level as f64, l.throughput.mean)).collect();
+                    let pts = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
                     (s.name, s.unit, pts)
                 })
                 .collect()
@@ -46,8 +46,8 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
 
 /// Servers needed and requirement checks from stored studies.
 pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
-    if a.target_tps.is_nan() || a.target_tps <= 0.0 {
-        return Err(Error::Usage("--target-tps must be above 0".into()));
+    if !a.target_tps.is_finite() || a.target_tps <= 0.0 {
+        return Err(Error::Usage(format!("--target-tps {}: give a throughput above 0, e.g. 17000", a.target_tps)));
     }
     let given: Option<f64> = match a.efficiency.as_str() {
         "measured" => None,
@@ -76,7 +76,22 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         let Ref::Study(id) = parse_ref(f)? else {
             return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
         };
-        let (_, spec, series) = load_study(&store, id)?;
+        let (row, spec, series) = load_study(&store, id)?;
+        // A study cut short (failed, interrupted) still sizes from its finished levels,
+        // but never as if it had found its limit.
+        for s in &series {
+            if let Some(why) = report::answer::unfinished(s, spec.level_name()) {
+                out += &format!("warning: study {id} is {} ({}): {why}\n", row.status, s.name);
+            }
+            for l in s.levels.iter().filter(|l| l.over_bound) {
+                out += &format!(
+                    "warning: study {id} ({}): {} {} broke the study's bound and is not counted\n",
+                    s.name,
+                    l.level,
+                    spec.level_name()
+                );
+            }
+        }
         match spec.kind {
             Kind::Scale => scale_ups.extend(series.into_iter().map(|s| {
                 let cost = spec.cost_of(&s.name).cloned();
@@ -86,7 +101,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                 let s = series.into_iter().find(|s| s.efficiency.len() > 1).ok_or_else(|| {
                     Error::Usage(format!("study {id} measured no scale-out efficiency (it needs 1 node and more)"))
                 })?;
-                let pts: Vec<(f64, f64)> = s.levels.iter().map(|l| (l.level as f64, l.throughput.mean)).collect();
+                let pts: Vec<(f64, f64)> = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
                 let fit = model::usl::fit(&pts).ok().map(|f| (f.sigma, f.kappa));
                 // Without a scale study, one node is one server: its throughput is P.
                 if measured.is_none() {
@@ -120,7 +135,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     for (id, s, cost) in &scale_ups {
         let plans = if nodes_only {
-            model::sizing::node_per_server(s, a.target_tps, &e)
+            model::sizing::node_per_server(s, a.target_tps, &e, bound)
         } else {
             model::sizing::plans(s, a.target_tps, &e, bound)
         }

@@ -10,7 +10,7 @@ use crate::Error;
 pub fn report(cx: &Context, a: &ReportArgs) -> Result<i32, Error> {
     let store = Store::open_existing(&cx.results)?;
     let items = a.items.iter().map(|i| item(&store, i)).collect::<Result<Vec<_>, _>>()?;
-    if a.target_tps.is_some_and(|t| t.is_nan() || t <= 0.0)
+    if a.target_tps.is_some_and(|t| !t.is_finite() || t <= 0.0)
         || !(0.0..=1.0).contains(&a.efficiency)
         || a.efficiency == 0.0
     {

@@ -8,6 +8,77 @@ use super::pacing;
 use crate::monitor::{self, os::OsSample};
 use crate::stats::{Interval, Recorder, Summary};
 use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A stall is at least this long: transactions in flight and none finished.
+pub const STALL_AFTER: Duration = Duration::from_secs(2);
+
+/// One client thread's watch for a stalled server, updated at the ticker's checks
+/// (about once a second, whatever the report interval): how long the thread has had
+/// transactions in flight and none finished. A slow transaction beside others that
+/// finish is latency (a lock wait, a TPC-C Delivery at saturation), not a stall.
+#[derive(Debug)]
+pub struct StallWatch {
+    /// The last check that saw a transaction finish, or none in flight.
+    live_at: Instant,
+    /// Transactions and errors counted in this interval's recorder at the last check.
+    done_seen: u64,
+    /// The longest stuck stretch seen at this interval's checks.
+    stuck: Option<Duration>,
+}
+
+impl StallWatch {
+    pub fn new(start: Instant) -> Self {
+        StallWatch { live_at: start, done_seen: 0, stuck: None }
+    }
+
+    /// A check at `now`: `done` is what this interval's recorder has counted finished
+    /// (transactions and errors), `waiting` whether a transaction is in flight.
+    pub fn check(&mut self, now: Instant, done: u64, waiting: bool) {
+        if done != self.done_seen || !waiting {
+            self.live_at = now;
+        }
+        self.done_seen = done;
+        if waiting {
+            let stuck = now.saturating_duration_since(self.live_at);
+            self.stuck = Some(self.stuck.map_or(stuck, |s| s.max(stuck)));
+        }
+    }
+
+    /// The interval's longest stuck stretch; the next interval's recorder starts at 0.
+    pub fn hand_over(&mut self) -> Option<Duration> {
+        self.done_seen = 0;
+        self.stuck.take()
+    }
+}
+
+/// Judges each merged interval, in order: a stall when every client thread that waited
+/// was stuck for [`STALL_AFTER`] and longer than the run's p99 so far (a workload whose
+/// transactions take seconds is not stalled by taking them).
+pub struct StallRule {
+    so_far: hdrhistogram::Histogram<u64>,
+}
+
+impl Default for StallRule {
+    fn default() -> Self {
+        StallRule { so_far: crate::stats::new_histogram() }
+    }
+}
+
+impl StallRule {
+    pub fn judge(&mut self, rec: &Recorder) -> bool {
+        let usual = match self.so_far.is_empty() {
+            true => Duration::ZERO,
+            false => Duration::from_micros(self.so_far.value_at_quantile(0.99)),
+        };
+        let stall = rec.stuck.is_some_and(|d| d >= STALL_AFTER.max(usual));
+        for t in &rec.types {
+            self.so_far.add(&t.latency).expect("same bounds");
+        }
+        stall
+    }
+}
 
 /// Merges the client threads' interval recorders and releases each interval once
 /// every thread has reported it.
@@ -146,6 +217,68 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_transaction_beside_others_that_finish_is_not_a_stall() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        // Thread A: one transaction in flight for 4 s while the others of its thread
+        // finish at every check.
+        let mut a = StallWatch::new(t0);
+        for (i, s) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+            a.check(at(s), i as u64 + 1, true);
+        }
+        assert_eq!(a.hand_over(), Some(Duration::ZERO));
+        // Thread B: nothing finished for 3 s while it waited.
+        let mut b = StallWatch::new(t0);
+        b.check(at(1.0), 5, true);
+        for s in [2.0, 3.0, 4.0] {
+            b.check(at(s), 5, true);
+        }
+        assert_eq!(b.hand_over(), Some(Duration::from_secs(3)));
+        // Thread C: nothing in flight (think time, a slow open loop): neither.
+        let mut c = StallWatch::new(t0);
+        c.check(at(4.0), 0, false);
+        assert_eq!(c.hand_over(), None);
+
+        let with = |stuck: Option<Duration>| Recorder { stuck, ..Recorder::new(1) };
+        let mut merged = with(Some(Duration::from_secs(3)));
+        merged.merge(&with(None));
+        assert_eq!(merged.stuck, Some(Duration::from_secs(3)), "a thread with nothing in flight leaves it");
+        merged.merge(&with(Some(Duration::ZERO)));
+        assert_eq!(merged.stuck, Some(Duration::ZERO), "a thread that finished some: the server answered");
+
+        let mut rule = StallRule::default();
+        assert!(rule.judge(&with(Some(Duration::from_secs(2)))), "2 s with nothing finished");
+        assert!(!rule.judge(&with(Some(Duration::from_millis(1900)))));
+        assert!(!rule.judge(&with(None)));
+    }
+
+    #[test]
+    fn a_stall_outlasts_the_runs_own_slow_transactions() {
+        let mut rule = StallRule::default();
+        let mut slow = Recorder::new(1);
+        for _ in 0..100 {
+            slow.transaction(0, 10_000_000, false); // a script's 10-s queries
+        }
+        assert!(!rule.judge(&slow));
+        let stuck = |s| Recorder { stuck: Some(Duration::from_secs(s)), ..Recorder::new(1) };
+        assert!(!rule.judge(&stuck(5)), "shorter than the run's p99: its own pace");
+        assert!(rule.judge(&stuck(12)));
+    }
+
+    #[test]
+    fn a_stall_inside_a_long_report_interval_is_seen() {
+        // --report-interval 10: the watch is checked every second, and a 4-s freeze in
+        // the middle of the interval is the interval's stuck stretch.
+        let t0 = Instant::now();
+        let mut w = StallWatch::new(t0);
+        for s in 1..=10u64 {
+            let frozen = (4..=7).contains(&s);
+            w.check(t0 + Duration::from_secs(s), if frozen { 30 } else { s * 10 }, true);
+        }
+        assert_eq!(w.hand_over(), Some(Duration::from_secs(4)));
+    }
 
     fn rec(txns: u64) -> Recorder {
         let mut r = Recorder::new(1);

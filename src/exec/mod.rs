@@ -80,33 +80,43 @@ pub struct RunSpec {
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
-/// its connections are up, and all go when the last arrives. A run that fails before
-/// arriving calls `fail`, which releases the others to give up too.
+/// its connections are up, and all go when the last arrives. A run that fails (or is
+/// interrupted) before arriving calls `fail` (or `interrupt`), which releases the
+/// others to give up too: waiting for a party that never comes would hang the step.
 #[derive(Debug)]
 pub struct StartLine {
     parties: usize,
-    state: Mutex<(usize, bool)>,
+    state: Mutex<(usize, Option<Ended>)>,
     cv: std::sync::Condvar,
 }
 
 impl StartLine {
     pub fn new(parties: usize) -> Arc<StartLine> {
-        Arc::new(StartLine { parties, state: Mutex::new((0, false)), cv: std::sync::Condvar::new() })
+        Arc::new(StartLine { parties, state: Mutex::new((0, None)), cv: std::sync::Condvar::new() })
     }
 
-    /// Waits for every party; false when one of them failed instead.
-    pub fn arrive(&self) -> bool {
+    /// Waits for every party; how the step ended instead when one of them failed or was
+    /// interrupted before the start.
+    pub fn arrive(&self) -> Result<(), Ended> {
         let mut g = self.state.lock().expect("not poisoned");
         g.0 += 1;
         self.cv.notify_all();
-        while g.0 < self.parties && !g.1 {
+        while g.0 < self.parties && g.1.is_none() {
             g = self.cv.wait(g).expect("not poisoned");
         }
-        !g.1
+        g.1.map_or(Ok(()), Err)
     }
 
     pub fn fail(&self) {
-        self.state.lock().expect("not poisoned").1 = true;
+        self.abort(Ended::Failed);
+    }
+
+    pub fn interrupt(&self) {
+        self.abort(Ended::Interrupted);
+    }
+
+    fn abort(&self, how: Ended) {
+        self.state.lock().expect("not poisoned").1.get_or_insert(how);
         self.cv.notify_all();
     }
 }
@@ -224,6 +234,9 @@ mod signals {
 
     static RECEIVED: AtomicU64 = AtomicU64::new(0);
     static HANDLED: AtomicU64 = AtomicU64::new(0);
+    /// Signals some run took: the other runs of the process (a step's client groups)
+    /// see it change and stop too.
+    static EPOCH: AtomicU64 = AtomicU64::new(0);
 
     extern "C" fn on_signal(sig: libc::c_int) {
         if sig == libc::SIGTERM {
@@ -256,14 +269,27 @@ mod signals {
     /// Takes one pending signal, if there is one.
     pub fn take() -> bool {
         let handled = HANDLED.load(Ordering::SeqCst);
-        RECEIVED.load(Ordering::SeqCst) > handled
-            && HANDLED.compare_exchange(handled, handled + 1, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+        let taken = RECEIVED.load(Ordering::SeqCst) > handled
+            && HANDLED.compare_exchange(handled, handled + 1, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+        if taken {
+            EPOCH.fetch_add(1, Ordering::SeqCst);
+        }
+        taken
     }
 
-    /// Waits for the next signal (checked every 50 ms on the coordinating thread only).
-    pub async fn recv() {
+    /// The signals taken so far: what a run starts from.
+    pub fn epoch() -> u64 {
+        EPOCH.load(Ordering::SeqCst)
+    }
+
+    /// Waits for the next signal, this run's own or one another run of the process took
+    /// after `seen` (checked every 50 ms on the coordinating thread only).
+    pub async fn recv(seen: &mut u64) {
         loop {
-            if take() {
+            let taken = take();
+            let now = epoch();
+            if taken || now != *seen {
+                *seen = now;
                 return;
             }
             crate::timer::sleep(std::time::Duration::from_millis(50)).await;
@@ -275,6 +301,17 @@ mod signals {
 /// between steps); takes it.
 pub fn interrupt_pending() -> bool {
     signals::take()
+}
+
+/// A run interrupted while it connected (or while its step's other groups did).
+fn interrupted_before_the_start(names: &[String]) -> RunResult {
+    RunResult {
+        intervals: Vec::new(),
+        summary: Summary::from_recorder(&Recorder::new(names.len()), names, 0.0, 0),
+        histograms: Vec::new(),
+        ended: Ended::Interrupted,
+        fatal: None,
+    }
 }
 
 pub struct RunResult {
@@ -341,6 +378,8 @@ where
     let arrivals = spec
         .rate
         .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40))))));
+    // Signals taken from here on stop this run, whichever run of the process took them.
+    let mut seen = signals::epoch();
     let mut handles = Vec::new();
     for s in 0..shards {
         let workers = connections_of(threads, shards, s);
@@ -372,19 +411,14 @@ where
         while ready < shards {
             let msg = tokio::select! {
                 m = rx.recv() => m,
-                _ = signals::recv() => {
+                _ = signals::recv(&mut seen) => {
                     go_tx.send_replace(Go::Abort);
+                    if let Some(line) = &spec.start_line {
+                        line.interrupt();
+                    }
                     // Interrupted, not failed: the caller stops as for any Ctrl-C.
                     eprintln!("interrupted while connecting; nothing was measured");
-                    let summary = Summary::from_recorder(&Recorder::new(names.len()), &names, 0.0, 0);
-                    let nothing = RunResult {
-                        intervals: Vec::new(),
-                        summary,
-                        histograms: Vec::new(),
-                        ended: Ended::Interrupted,
-                        fatal: None,
-                    };
-                    return Ok((nothing, false));
+                    return Ok((interrupted_before_the_start(&names), false));
                 }
             };
             match msg {
@@ -401,9 +435,16 @@ where
         }
         // Blocking here is fine: the client threads run on their own runtimes.
         if let Some(line) = &spec.start_line {
-            if !line.arrive() {
-                go_tx.send_replace(Go::Abort);
-                return Err("another client group of this step failed before the start".into());
+            match line.arrive() {
+                Ok(()) => {}
+                Err(Ended::Interrupted) => {
+                    go_tx.send_replace(Go::Abort);
+                    return Ok((interrupted_before_the_start(&names), false));
+                }
+                Err(_) => {
+                    go_tx.send_replace(Go::Abort);
+                    return Err("another client group of this step failed before the start".into());
+                }
             }
         }
         let watch = monitor::os::Watch::new(
@@ -443,9 +484,11 @@ where
         let mut node_lag: Vec<Option<f64>> = vec![None; targets.len()];
         let mut lag_probe =
             spec.replica.then(|| Box::pin(lag::sample(targets.all().to_vec(), Vec::new(), spec.interval)));
+        let mut stall_rule = clock::StallRule::default();
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
             let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
+            iv.stall = stall_rule.judge(rec);
             iv.lag_s = lag.get();
             // OS figures over the same span, sampled as the interval is closed.
             let now = monitor::os::Snapshot::take(&watch);
@@ -491,7 +534,7 @@ where
                     }
                     lag_probe = Some(Box::pin(lag::sample(targets.all().to_vec(), conns, spec.interval)));
                 }
-                _ = signals::recv() => {
+                _ = signals::recv(&mut seen) => {
                     if interrupted {
                         // A second signal: save what is recorded and go, whatever is in flight.
                         eprintln!("interrupted again: saving what was recorded and stopping now");
@@ -815,6 +858,8 @@ fn client_thread<W: Sessions>(
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
             busy: (0..ready.len()).map(|_| Default::default()).collect(),
+            stall_watch: RefCell::new(clock::StallWatch::new(start)),
+            losses_seen: Default::default(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
         };
@@ -845,34 +890,35 @@ fn client_thread<W: Sessions>(
             tallies
         })
         .await;
-        let rec = shard.recorder.replace(Recorder::new(types));
+        let rec = shard.hand_over(types);
         let _ = tx.send(Msg::Final(rec, Instant::now(), tallies, (index, monitor::thread_cpu_seconds())));
     });
 }
 
-/// An interval is a stall when a transaction waited through all of it, and for this long
-/// at least (a slow transaction at saturation is latency, not a stall).
-pub const STALL_AFTER: Duration = Duration::from_secs(2);
-
-/// How often the ticker looks for a transaction past `--statement-timeout`.
+/// How often the ticker looks for a stall and for a transaction past `--statement-timeout`.
 const STALL_CHECK: Duration = Duration::from_secs(1);
 
 /// Hands the recorder over at every interval boundary before the deadline, marking
-/// intervals the server was lost in (outage) or a transaction waited through (stall),
-/// and fails the run when a transaction waits past `--statement-timeout`. After the
-/// deadline or a stop (other than that failure) it gives transactions in flight
-/// [`END_GRACE`] to finish, then returns, which ends the thread's workers. The workers
-/// only store their start time: the per-statement path has no timer of its own.
+/// intervals the server was lost in (outage) and how long transactions were stuck
+/// (checked every [`STALL_CHECK`] up to the deadline, so a long `--report-interval` and
+/// the last partial interval miss none), and fails the run when a transaction waits
+/// past `--statement-timeout`. After the deadline or a stop (other than that failure)
+/// it gives transactions in flight [`END_GRACE`] to finish, then returns, which ends the
+/// thread's workers. The workers only store their start time: the per-statement path
+/// has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
-    let mut losses = shard.control.losses();
     let mut k = 1u64;
     loop {
         let at = shard.start + interval.mul_f64(k as f64);
-        if shard.deadline.is_some_and(|d| at >= d) || shard.control.stopped() {
+        // The last interval is watched up to the deadline and handed over with the
+        // workers' final recorder.
+        let last = shard.deadline.filter(|d| at >= *d);
+        let until = last.unwrap_or(at);
+        if shard.control.stopped() || (last.is_some() && Instant::now() >= until) {
             break;
         }
-        let next = at.min(Instant::now() + STALL_CHECK);
+        let next = until.min(Instant::now() + STALL_CHECK);
         tokio::select! {
             _ = crate::timer::sleep_until(next) => {}
             _ = wake.changed() => break,
@@ -886,19 +932,19 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
             ));
             break;
         }
-        if now < at {
+        let done = {
+            let rec = shard.recorder.borrow();
+            rec.transactions() + rec.errors()
+        };
+        shard.stall_watch.borrow_mut().check(now, done, oldest.is_some());
+        if now < until || last.is_some() {
             continue;
         }
-        let mut rec = shard.recorder.replace(Recorder::new(types));
+        let mut rec = shard.hand_over(types);
         if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
             rec.backlog = a.lock().expect("not poisoned").backlog((now - shard.start).as_secs_f64());
             rec.concurrency = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
         }
-        let seen = shard.control.losses();
-        rec.outage = shard.control.lost_since().is_some() || seen != losses;
-        losses = seen;
-        let interval_start = at.checked_sub(interval).unwrap_or(shard.start);
-        rec.stall = oldest.is_some_and(|s| s <= interval_start && now.saturating_duration_since(s) >= STALL_AFTER);
         let _ = tx.send(Msg::Tick(k, rec));
         k += 1;
     }
@@ -929,6 +975,28 @@ mod tests {
             database: "d".into(),
             tls: Default::default(),
         }
+    }
+
+    /// scale_out_hung_after_sigterm_at_step_start: the group that took the signal while
+    /// connecting gave up without a word to the start line, and the step's other groups
+    /// waited there for ever (a second SIGTERM did nothing: the first was "handled").
+    #[test]
+    fn a_group_interrupted_before_the_start_releases_the_others() {
+        let line = StartLine::new(3);
+        let waiting: Vec<_> = (0..2)
+            .map(|_| {
+                let line = line.clone();
+                std::thread::spawn(move || line.arrive())
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        line.interrupt();
+        line.fail(); // a later failure does not change what the step was
+        for w in waiting {
+            assert!(matches!(w.join().unwrap(), Err(Ended::Interrupted)));
+        }
+        let all = StartLine::new(1);
+        assert!(all.arrive().is_ok());
     }
 
     #[test]

@@ -144,11 +144,25 @@ pub struct Shard {
     /// Per worker: when its transaction in flight started (`None` between transactions).
     /// The ticker reads these to find stalls; the worker only stores.
     pub busy: Vec<std::cell::Cell<Option<Instant>>>,
+    /// The ticker's watch for a stalled server over the interval under way.
+    pub stall_watch: RefCell<super::clock::StallWatch>,
+    /// Server losses already marked in a handed-over interval.
+    pub losses_seen: std::cell::Cell<u64>,
     pub server_lost_timeout: Duration,
     pub statement_timeout: Duration,
 }
 
 impl Shard {
+    /// The interval's recorder, marked with what the ticker saw (an outage, how long
+    /// transactions were stuck); the next interval starts a new one.
+    pub fn hand_over(&self, types: usize) -> Recorder {
+        let mut rec = self.recorder.replace(Recorder::new(types));
+        let seen = self.control.losses();
+        rec.outage = self.control.lost_since().is_some() || seen != self.losses_seen.replace(seen);
+        rec.stuck = self.stall_watch.borrow_mut().hand_over();
+        rec
+    }
+
     /// When the next transaction's latency starts counting and when it really starts
     /// (later, in an open loop that fell behind), or `None` when the run is over.
     async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<(Instant, Instant)> {
@@ -408,6 +422,8 @@ mod tests {
             delay: None,
             retry_on: Default::default(),
             busy: vec![Default::default()],
+            stall_watch: RefCell::new(crate::exec::clock::StallWatch::new(start)),
+            losses_seen: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
         }

@@ -108,8 +108,7 @@ pub struct Plan {
 /// latency bound the highest-throughput count whose p95 meets it. Returns (count,
 /// total throughput, p95, watts).
 pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u32, f64, f64, Option<f64>)> {
-    s.levels
-        .iter()
+    s.capacity()
         .filter(|l| p95_bound_ms.is_none_or(|b| l.p95_ms <= b))
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
         .map(|l| (l.level, l.throughput.mean, l.p95_ms, l.os.as_ref().and_then(|o| o.watts)))
@@ -122,8 +121,7 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) 
         Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
         None => format!("{}: no finished level", s.name),
     })?;
-    let one =
-        s.levels.iter().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
+    let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
     let one_w = one.os.as_ref().and_then(|o| o.watts);
     let plan = |name: &str, instances_per_server: u32, per_server: f64, watts: Option<f64>| {
         e.servers(t, per_server).map(|(servers, efficiency, how)| Plan {
@@ -141,8 +139,12 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) 
 
 /// One node per server, from a scale-out study alone: one node's throughput is what
 /// one server delivers.
-pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut) -> Result<Vec<Plan>, String> {
-    let one = s.levels.iter().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-node level measured", s.name))?;
+pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
+    let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-node level measured", s.name))?;
+    // One node's latency is what each server of the plan would give.
+    if let Some(b) = p95_bound_ms.filter(|b| one.p95_ms > *b) {
+        return Err(format!("{}: one node's p95 is {:.2} ms, over p95 <= {b} ms", s.name, one.p95_ms));
+    }
     let (servers, efficiency, how) = e.servers(t, one.throughput.mean)?;
     Ok(vec![Plan {
         name: "one node per server".into(),
@@ -175,7 +177,8 @@ pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdi
             Some(Verdict {
                 series: s.name.clone(),
                 measured: x,
-                qualifies: x >= required,
+                // A level over the study's own latency or lag bound does not serve it.
+                qualifies: x >= required && !l.over_bound,
                 margin_pct: (x - required) / required * 100.0,
             })
         })
@@ -268,9 +271,13 @@ mod tests {
         let s = series(&[(1, 100.0, 5.0), (2, 180.0, 5.0), (3, 240.0, 5.0)]);
         let m = |nodes, e| Efficiency { nodes, e, low: e, high: e };
         let e = ScaleOut::Measured { study: 1, points: vec![m(1, 1.0), m(2, 0.9), m(3, 0.8)], fit: None };
-        let p = node_per_server(&s, 240.0, &e).unwrap();
+        let p = node_per_server(&s, 240.0, &e, None).unwrap();
         assert_eq!(p.len(), 1);
         assert_eq!((p[0].per_server, p[0].servers, p[0].efficiency_source.as_str()), (100.0, 3, "measured"));
+        // size_latency_is_ignored_for_scale_out: the plan claimed "p95 <= 0.01 ms" that no
+        // node met. (The helper's p95 is the third figure, 5 ms here.)
+        assert!(node_per_server(&s, 240.0, &e, Some(1.0)).unwrap_err().contains("over p95 <= 1 ms"));
+        assert!(node_per_server(&s, 240.0, &e, Some(50.0)).is_ok());
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
             }
             out += &format!(": {} ({why} at {}).", limit(why), count(at, what));
         }
+        _ if !s.complete => out += &format!("; {}.", unfinished(s, what).expect("unfinished")),
         _ => {
             let last = s.levels.last().map_or(0, |l| l.level);
             out += &format!(
@@ -67,6 +68,12 @@ pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
                 count(last, what)
             );
         }
+    }
+    if let Some(l) = s.levels.iter().find(|l| l.over_bound) {
+        out += &format!(
+            " The figures at {} broke the study's bound and are not counted as capacity.",
+            count(l.level, what)
+        );
     }
     if let Some(last) = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes) {
         out += &format!(
@@ -82,6 +89,33 @@ pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
         out += &format!(" {note}");
     }
     out
+}
+
+/// A series whose study stopped before its levels were done (a failed step, an
+/// interrupt, or still running): what its figures cover, never "beyond the levels tried".
+pub fn unfinished(s: &SeriesResult, what: &str) -> Option<String> {
+    if s.complete {
+        return None;
+    }
+    Some(match s.levels.last() {
+        Some(l) => format!(
+            "the study did not finish its levels (its figures stop at {}), so where it saturates is not known",
+            count(l.level, what)
+        ),
+        None => "the study did not finish a level".into(),
+    })
+}
+
+/// What a reader must know beside one level's figures: that it broke the study's bound,
+/// and the notes its runs carried (a cold just-recovered server, missed open-loop
+/// arrivals, a CPU quota, no transaction finished, ...).
+pub fn level_notes(l: &LevelResult) -> Vec<String> {
+    let mut n = Vec::new();
+    if l.over_bound {
+        n.push("over the study's bound: not counted as capacity".to_string());
+    }
+    n.extend(l.notes.iter().cloned());
+    n
 }
 
 fn load_generator(s: &SeriesResult) -> Option<String> {
@@ -194,10 +228,28 @@ mod tests {
             per_watt: None,
             ratio_to_first: 1.0,
             stop: None,
+            over_bound: false,
             notes: Vec::new(),
             max_lag_s: None,
             conflicts: None,
         }
+    }
+
+    /// A study that failed at its next level said "its limit lies beyond the levels
+    /// tried", the opposite of what happened.
+    #[test]
+    fn unfinished_study_never_says_its_limit_lies_beyond() {
+        let mut s = series(None, None);
+        s.complete = false;
+        let a = super::series(&s, "threads", &s.name);
+        assert!(!a.contains("beyond the levels tried"), "{a}");
+        assert!(a.contains("did not finish its levels (its figures stop at 4 threads)"), "{a}");
+        // Its level notes reach every table: a cold server, a level over the bound.
+        let mut l = level(2, 10.0, 0.0, 10);
+        l.over_bound = true;
+        l.notes.push("restarted after a crash 3 s before this run: cold".into());
+        assert_eq!(level_notes(&l).len(), 2);
+        assert!(level_notes(&l)[0].contains("not counted as capacity"));
     }
 
     fn series(stop: Option<(&str, u32)>, saturation: Option<u32>) -> SeriesResult {

@@ -106,11 +106,30 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     let label = |d: &RunDocument| {
         format!("run {} ({}, {} threads)", d.id.unwrap_or(0), d.config.workload, d.config.run.threads)
     };
-    let warnings = [("A", a, sa), ("B", b, sb)]
-        .iter()
-        .filter_map(|(side, d, s)| s.not_capacity().map(|why| format!("{side} (run {}): {why}", d.id.unwrap_or(0))))
-        .collect();
+    let warnings = [("A", a, sa), ("B", b, sb)].iter().flat_map(|(side, d, s)| side_warnings(side, d, s)).collect();
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
+}
+
+/// What makes one side of a run comparison no like-for-like figure: an outage or stall,
+/// a run that failed or was interrupted, no transaction, an open loop the server did
+/// not hold.
+fn side_warnings(side: &str, d: &RunDocument, s: &crate::stats::Summary) -> Vec<String> {
+    let id = d.id.unwrap_or(0);
+    let mut w: Vec<String> = s.not_capacity().map(|why| format!("{side} (run {id}): {why}")).into_iter().collect();
+    if d.status != "completed" {
+        let why = d.error.as_deref().map_or(String::new(), |e| format!(": {e}"));
+        w.push(format!("{side} (run {id}) {}{why}: its figures cover only part of the run", d.status));
+    }
+    if s.transactions == 0 {
+        w.push(format!("{side} (run {id}): no transaction finished after the warm-up: there is no figure to compare"));
+    }
+    if s.missed_arrivals > 0 {
+        w.push(format!(
+            "{side} (run {id}): {} open-loop arrivals never started: the server did not hold the rate",
+            s.missed_arrivals
+        ));
+    }
+    w
 }
 
 /// Per-interval totals of one step (its instances' intervals summed), after warm-up.
@@ -133,8 +152,13 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
         return Err("compare needs two studies".into());
     };
     let mut rows = Vec::new();
+    let mut units_differ = None;
     for (i, x) in sa.iter().enumerate() {
         let Some(y) = sb.iter().find(|y| y.name == x.name).or_else(|| sb.get(i)) else { continue };
+        if x.unit != y.unit {
+            units_differ = Some(format!("study A's {} counts {} and study B's {} {}", x.name, x.unit, y.name, y.unit));
+            continue;
+        }
         for lx in &x.levels {
             if !y.levels.iter().any(|l| l.level == lx.level) {
                 continue;
@@ -154,16 +178,34 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
         }
     }
     if rows.is_empty() {
-        return Err("the two studies share no level to compare".into());
+        return Err(match units_differ {
+            Some(why) => format!("{why}: compare studies of one kind"),
+            None => "the two studies share no level to compare".into(),
+        });
     }
     let label = |r: &crate::store::StudyRow| format!("study {} ({})", r.id, r.name);
+    // A step whose server was lost or stalled has no figures; a study that stopped
+    // early, or a level over its own bound, is said beside the table.
+    let mut warnings = Vec::new();
+    for (side, row, series) in [("A", row_a, sa), ("B", row_b, sb)] {
+        if row.status != "completed" {
+            warnings.push(format!("{side} ({}) is {}: its levels stop where it stopped", label(row), row.status));
+        }
+        for l in series.iter().flat_map(|s| s.levels.iter().filter(|l| l.over_bound).map(move |l| (s, l))) {
+            warnings.push(format!(
+                "{side}: {} at {} broke its study's bound ({}): not a capacity figure",
+                l.0.name,
+                l.1.level,
+                l.1.stop.as_deref().unwrap_or("p90 or lag")
+            ));
+        }
+    }
     Ok(Comparison {
         title: format!("{} against {}", label(row_b), label(row_a)),
         a: label(row_a),
         b: label(row_b),
         rows,
-        // A step whose server was lost or stalled has no figures: nothing to warn of.
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
@@ -178,12 +220,17 @@ fn verdict(r: &Row) -> String {
     }
 }
 
-pub fn change(r: &Row) -> f64 {
+/// B against A in percent; none when A is 0 and B is not (no ratio to 0).
+pub fn change(r: &Row) -> Option<f64> {
     if r.a != 0.0 {
-        (r.b - r.a) / r.a * 100.0
+        Some((r.b - r.a) / r.a * 100.0)
     } else {
-        0.0
+        (r.b == 0.0).then_some(0.0)
     }
+}
+
+fn change_text(r: &Row) -> String {
+    change(r).map_or("n/a".into(), |c| format!("{c:+.1}%"))
 }
 
 /// The terminal table.
@@ -198,7 +245,7 @@ pub fn table(c: &Comparison) -> String {
     }
     let _ = writeln!(out, "  {:<w$} {:>12} {:>12} {:>9}  verdict", "metric", "A", "B", "change");
     for r in &c.rows {
-        let _ = writeln!(out, "  {:<w$} {:>12.2} {:>12.2} {:>+8.1}%  {}", r.metric, r.a, r.b, change(r), verdict(r));
+        let _ = writeln!(out, "  {:<w$} {:>12.2} {:>12.2} {:>9}  {}", r.metric, r.a, r.b, change_text(r), verdict(r));
     }
     out.push_str("\n  Welch t-test on the interval samples after warm-up, sample sizes corrected for\n  autocorrelation (n_eff = n(1-r1)/(1+r1)); significant means p < 0.05.\n");
     out
@@ -223,12 +270,12 @@ pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
     for r in &c.rows {
         let _ = writeln!(
             body,
-            "<tr data-metric=\"{}\"><td class=\"l\">{}</td><td>{:.2}</td><td>{:.2}</td><td>{:+.1} %</td><td class=\"l\">{}</td></tr>",
+            "<tr data-metric=\"{}\"><td class=\"l\">{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             esc(&r.metric),
             esc(&r.metric),
             r.a,
             r.b,
-            change(r),
+            change_text(r).replace('%', " %"),
             esc(&verdict(r))
         );
     }

@@ -222,14 +222,14 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
         Format::Csv => {
             let mut out = format!(
                 "series,{level_name},unit,throughput,throughput_min,throughput_max,repeats,sample_cv,latency_avg_ms,\
-                 p95_ms,p99_ms,cpu_busy_pct,server_cores,client_cores,watts,per_watt,ratio_to_first,stop\n"
+                 p95_ms,p99_ms,cpu_busy_pct,server_cores,client_cores,watts,per_watt,ratio_to_first,efficiency,stop,notes\n"
             );
             for s in series {
                 for l in &s.levels {
                     let os = l.os.as_ref();
                     let _ = writeln!(
                         out,
-                        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                         field(&s.name),
                         l.level,
                         s.unit,
@@ -247,7 +247,10 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         opt(os.and_then(|o| o.watts)),
                         opt(l.per_watt),
                         num(l.ratio_to_first),
-                        field(l.stop.as_deref().unwrap_or(""))
+                        // Scale-out: e(N) = X(N) / (N x X(1)), not the ratio before it.
+                        opt(s.efficiency.iter().find(|e| e.nodes == l.level).map(|e| e.e)),
+                        field(l.stop.as_deref().unwrap_or("")),
+                        field(&super::answer::level_notes(l).join("; "))
                     );
                 }
             }
@@ -257,8 +260,14 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
             let mut out = String::new();
             for s in series {
                 let _ = writeln!(out, "**{}**\n", s.name);
-                let _ = writeln!(out, "| {level_name} | {} | avg ms | p95 ms | CPU % | note |", s.unit);
-                out += "|---:|---:|---:|---:|---:|---|\n";
+                let scale_out = !s.efficiency.is_empty();
+                let e_head = if scale_out { " e(N) |" } else { "" };
+                let _ = writeln!(out, "| {level_name} | {} | avg ms | p95 ms | CPU % |{e_head} note |", s.unit);
+                out += if scale_out {
+                    "|---:|---:|---:|---:|---:|---:|---|\n"
+                } else {
+                    "|---:|---:|---:|---:|---:|---|\n"
+                };
                 for l in &s.levels {
                     let x = num((l.throughput.mean * 10.0).round() / 10.0);
                     let x = if s.peak.is_some_and(|(lv, _)| lv == l.level) { format!("**{x}**") } else { x };
@@ -269,15 +278,29 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                     if let Some(why) = &l.stop {
                         note.push(format!("stop: {why}"));
                     }
+                    note.extend(super::answer::level_notes(l));
+                    let e = match scale_out {
+                        true => format!(
+                            " {} |",
+                            s.efficiency
+                                .iter()
+                                .find(|e| e.nodes == l.level)
+                                .map_or("-".into(), |e| format!("{:.2}", e.e))
+                        ),
+                        false => String::new(),
+                    };
                     let _ = writeln!(
                         out,
-                        "| {} | {x} | {} | {} | {} | {} |",
+                        "| {} | {x} | {} | {} | {} |{e} {} |",
                         l.level,
                         num(l.latency_avg_ms),
                         num(l.p95_ms),
                         opt(l.os.as_ref().map(|o| (o.busy() * 10.0).round() / 10.0)),
                         note.join("; ").replace('|', "/")
                     );
+                }
+                if let Some(why) = super::answer::unfinished(s, level_name) {
+                    let _ = writeln!(out, "\n_{why}._");
                 }
                 out.push('\n');
             }

@@ -247,12 +247,15 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
         saturation_table(out, s, at, why, what);
     } else if s.complete {
         let _ = writeln!(out, "<p>No stop condition met up to {} {what}.</p>", s.levels.last().map_or(0, |l| l.level));
+    } else if let Some(why) = super::answer::unfinished(s, what) {
+        warnings(out, &[why]);
     }
 }
 
 fn level_chart(out: &mut String, s: &SeriesResult, what: &str) {
     let xs: Vec<f64> = s.levels.iter().map(|l| l.level as f64).collect();
-    let fit = crate::model::usl::fit(&pts(s, |l| l.throughput.mean));
+    let measured: Vec<(f64, f64)> = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
+    let fit = crate::model::usl::fit(&measured);
     let log_x = xs.len() > 2 && xs.windows(2).all(|w| w[1] >= 2.0 * w[0] - 1e-9);
     let mut marks = Vec::new();
     if let Some((lv, x)) = s.peak {
@@ -370,7 +373,13 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
         esc(&s.unit)
     );
     if scale {
-        out.push_str("<th>per instance</th><th>× 1 instance</th>");
+        // The ratio is to the first level measured, which need not be 1 instance.
+        let first = s.levels.first().map_or(1, |l| l.level);
+        let _ = write!(
+            out,
+            "<th>per instance</th><th>× {}</th>",
+            if first == 1 { "1 instance".into() } else { format!("{first} instances") }
+        );
     }
     let out_kind = spec.kind == Kind::ScaleOut;
     if out_kind {
@@ -446,6 +455,7 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
         if let Some(why) = &l.stop {
             note.push(format!("stop: {why}"));
         }
+        note.extend(super::answer::level_notes(l));
         let _ = writeln!(out, "<td class=\"l\">{}</td></tr>", esc(&note.join("; ")));
     }
     out.push_str("</table>\n");
@@ -563,6 +573,9 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
 fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: Sizing) {
     for s in series {
         let _ = writeln!(out, "<h3>Sizing: {} {} from {}</h3>", num(q.target), esc(&s.unit), esc(&s.name));
+        if let Some(why) = super::answer::unfinished(s, spec.level_name()) {
+            warnings(out, &[format!("{why}: the plan uses the levels it finished")]);
+        }
         match crate::model::sizing::plans(s, q.target, &crate::model::sizing::ScaleOut::Given(q.efficiency), None) {
             Ok(plans) => {
                 let _ = writeln!(
@@ -603,6 +616,14 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
 /// TCO and cost per transaction at each series' peak (SPEC study 4's table), where
 /// cost inputs and watts are known.
 fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
+    // A scale-out peak is N nodes' throughput against one server's cost (and, in the
+    // lab, one host's watts): `sizeup size --from` prices whole plans instead.
+    if spec.kind == Kind::ScaleOut {
+        if series.iter().any(|s| spec.cost_of(&s.name).is_some()) {
+            out.push_str("<p class=\"muted\">Cost per transaction is not given at a scale-out peak (several servers' throughput); `sizeup size --from` prices whole plans.</p>\n");
+        }
+        return;
+    }
     let rows: Vec<(&SeriesResult, &LevelResult, &crate::cost::CostInputs, f64)> = series
         .iter()
         .filter_map(|s| {

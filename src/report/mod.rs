@@ -481,7 +481,9 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c"
         );
         if scale {
-            let _ = write!(out, " {:>10} {:>6}", "per inst", "x1");
+            // The ratio is to the first level measured, which need not be 1 instance.
+            let first = s.levels.first().map_or(1, |l| l.level);
+            let _ = write!(out, " {:>10} {:>6}", "per inst", format!("x{first}"));
         }
         let has_lag = s.levels.iter().any(|l| l.max_lag_s.is_some());
         let has_conflicts = s.levels.iter().any(|l| l.conflicts.is_some());
@@ -551,10 +553,16 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             if l.stop.is_some() {
                 marks.push("stop");
             }
+            if l.over_bound {
+                marks.push("over bound");
+            }
             if !marks.is_empty() {
                 let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
             }
             out.push('\n');
+            for n in l.notes.iter() {
+                let _ = writeln!(out, "  {:>9}   note: {n}", "");
+            }
         }
         if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
             let _ = write!(out, "  p90 at {} {level_name}:", l.level);
@@ -570,7 +578,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             let _ = writeln!(out, "  power: {src}");
         }
         let peak = s.peak.and_then(|(lv, _)| s.levels.iter().find(|l| l.level == lv));
-        if let (Some(c), Some(l)) = (spec.cost_of(&s.name), peak) {
+        // A scale-out peak is several servers' throughput: `size` prices whole plans.
+        if let (Some(c), Some(l), false) = (spec.cost_of(&s.name), peak, out_kind) {
             if let Some(w) = l.os.as_ref().and_then(|o| o.watts) {
                 let t = c.tco(w, l.throughput.mean);
                 let _ = writeln!(
@@ -601,7 +610,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
                 );
             }
             _ => {
-                let _ = writeln!(out, "  unfinished: {} of the levels done", s.levels.len());
+                let why = answer::unfinished(s, level_name).expect("unfinished");
+                let _ = writeln!(out, "  unfinished: {why}");
             }
         }
     }

@@ -77,10 +77,17 @@ pub fn measure(
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
         eprintln!("note: {note}");
     }
+    if print.full() {
+        for w in target.tls.unused(target.socket.is_some()) {
+            eprintln!("warning: {w}");
+        }
+    }
     // Round robin: each server takes its share of the connections.
     let share = spec.threads.div_ceil(targets.len() as u32);
     let (ready, server, conflicts_before, replica) = runtime(1)?.block_on(async {
-        refuse_writes_to_replicas(targets.all(), &*workload).await?;
+        if targets.len() > 1 {
+            refuse_writes_to_replicas(targets.all(), &*workload, ROUND_ROBIN_WRITES).await?;
+        }
         let mut conflicts = Vec::new();
         let mut replica = false;
         let mut first = None;
@@ -310,11 +317,16 @@ fn facts_of(target: &Target) -> crate::result::TargetFacts {
     serde_json::from_value(serde_json::to_value(target).expect("serialisable")).unwrap_or_default()
 }
 
-/// Refuses round robin of a writing workload over servers one of which is a replica:
-/// round robin deals writes to every server, and a replica takes none (its read_only
-/// refuses them, and one written to stops replicating). A read-only workload is fine.
-pub async fn refuse_writes_to_replicas(targets: &[Target], workload: &dyn Workload) -> Result<(), Error> {
-    if targets.len() < 2 || !workload.writes() {
+/// What to do instead of round robin of a writing workload over a primary and replicas.
+pub const ROUND_ROBIN_WRITES: &str = "round robin sends writes to every node; use --route split (writes to the \
+                                      primary, reads to the replicas) or a read-only workload";
+
+/// Refuses a writing workload on servers one of which is a replica: a replica must take
+/// no writes (root passes its read_only, and a replica written to holds other data than
+/// its primary while still reporting itself in step). A read-only workload is fine.
+/// `how` says how the writes would reach every one of them, and what to do instead.
+pub async fn refuse_writes_to_replicas(targets: &[Target], workload: &dyn Workload, how: &str) -> Result<(), Error> {
+    if !workload.writes() {
         return Ok(());
     }
     for (i, t) in targets.iter().enumerate() {
@@ -322,12 +334,11 @@ pub async fn refuse_writes_to_replicas(targets: &[Target], workload: &dyn Worklo
         let replica = target::replication_lag(&mut conn).await.is_some();
         let _ = conn.disconnect().await;
         if replica {
-            return Err(Error::Usage(format!(
-                "node {i} ({}) is a replica and {} writes: round robin sends writes to every node; \
-                 use --route split (writes to the primary, reads to the replicas) or a read-only workload",
-                t.place(),
-                workload.name()
-            )));
+            let which = match targets.len() {
+                1 => t.place(),
+                _ => format!("node {i} ({})", t.place()),
+            };
+            return Err(Error::Usage(format!("{which} is a replica and {} writes: {how}", workload.name())));
         }
     }
     Ok(())

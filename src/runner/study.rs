@@ -110,11 +110,23 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
     Ok((resolved, Some(again)))
 }
 
-/// Round robin with a writing workload over a primary and its replicas is refused
-/// before anything runs (not at the first level with a replica in it): every node
-/// the study reaches is asked.
-fn refuse_round_robin_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+/// A writing workload that would reach a replica is refused before anything runs (not
+/// at the first level with a replica in it): every node the study reaches is asked.
+/// Round robin deals writes to every node; every-node runs the series' workload on each;
+/// split runs it on the replicas.
+fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error> {
     let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let how = match spec.scale.route {
+        Route::RoundRobin => runner::ROUND_ROBIN_WRITES,
+        Route::EveryNode => {
+            "the every-node route runs the workload on every node (for Galera); on a primary with replicas use \
+             --route split (writes to the primary, reads to the replicas) or a read-only workload"
+        }
+        Route::Split => {
+            "the split route runs the series' workload on the replicas: give a read-only one (oltp_read_only, \
+             oltp_point_select; the primary's is --write-workload)"
+        }
+    };
     for series in series_of(spec) {
         for (w, mut o) in group_options(spec, &series.workload, most).map_err(Error::Usage)? {
             o.target.password = site.password.clone();
@@ -125,7 +137,7 @@ fn refuse_round_robin_writes_to_replicas(site: &Site, spec: &StudySpec) -> Resul
                 .iter()
                 .map(|t| runner::resolve_target(site.manager, t, db).map(|r| r.0))
                 .collect::<Result<_, _>>()?;
-            runner::runtime(1)?.block_on(runner::refuse_writes_to_replicas(&targets, &*req.workload))?;
+            runner::runtime(1)?.block_on(runner::refuse_writes_to_replicas(&targets, &*req.workload, how))?;
         }
     }
     Ok(())
@@ -138,8 +150,8 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
-    if spec.kind == Kind::ScaleOut && spec.scale.route == Route::RoundRobin && resume.is_none() {
-        refuse_round_robin_writes_to_replicas(site, spec)?;
+    if spec.kind == Kind::ScaleOut {
+        refuse_writes_to_replicas(site, spec)?;
     }
     let store = Store::open(results)?;
     let levels = spec.levels.resolve().map_err(Error::Usage)?;
@@ -233,9 +245,18 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 // A step whose server was lost or stalled measured an outage, not
                 // capacity: it feeds no figure, no stop condition and no peak; the
                 // study stops.
+                // So is one where a client group finished no transaction in its steady
+                // state (a node that only failed, a rate nobody met): a 0 is no figure.
                 let sick = docs
                     .iter()
-                    .filter_map(|d| d.summary.as_ref()?.not_capacity())
+                    .filter_map(|d| {
+                        let s = d.summary.as_ref()?;
+                        s.not_capacity().or_else(|| {
+                            (s.transactions == 0 && d.error.is_none()).then(|| {
+                                "no transaction finished after the warm-up: there is no throughput figure".into()
+                            })
+                        })
+                    })
                     .map(|why| format!("{why}, so the study stops here"))
                     .next();
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };

@@ -214,6 +214,10 @@ pub struct LevelResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflicts: Option<f64>,
     pub stop: Option<String>,
+    /// It broke a latency or lag bound the study set (`p90>`, `lag>`): shown, but no
+    /// capacity figure, so it is left out of the peak, e(N), fits and sizing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_bound: bool,
     /// Notes its steps carried (the load generator as the bottleneck, ...).
     #[serde(default)]
     pub notes: Vec<String>,
@@ -239,6 +243,13 @@ pub struct SeriesResult {
     pub efficiency: Vec<Efficiency>,
 }
 
+impl SeriesResult {
+    /// The levels that are capacity figures: all but those over a bound the study set.
+    pub fn capacity(&self) -> impl Iterator<Item = &LevelResult> {
+        self.levels.iter().filter(|l| !l.over_bound)
+    }
+}
+
 /// Scale-out efficiency at one node count: e(N) = X(N) / (N x X(1)), and the range the
 /// repeats' spread gives (X(N)'s lowest and highest repeat over X(1)'s mean).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -252,11 +263,11 @@ pub struct Efficiency {
 /// e(N) for every measured node count, from the levels of a scale-out series; empty
 /// without a 1-node level.
 pub fn efficiency(levels: &[LevelResult]) -> Vec<Efficiency> {
-    let Some(one) = levels.iter().find(|l| l.level == 1).map(|l| l.throughput.mean).filter(|x| *x > 0.0) else {
+    let measured = || levels.iter().filter(|l| !l.over_bound);
+    let Some(one) = measured().find(|l| l.level == 1).map(|l| l.throughput.mean).filter(|x| *x > 0.0) else {
         return Vec::new();
     };
-    levels
-        .iter()
+    measured()
         .map(|l| {
             let per = |x: f64| x / (l.level as f64 * one);
             Efficiency {
@@ -331,6 +342,7 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
             (!c.is_empty()).then(|| mean(c.into_iter()))
         },
         stop: None,
+        over_bound: false,
         notes: {
             let mut notes: Vec<String> = Vec::new();
             for n in steps.iter().flat_map(|s| s.notes.iter()) {
@@ -379,6 +391,7 @@ pub fn series_result(
             max_lag_s: r.max_lag_s,
         };
         r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
+        r.over_bound = stop::over_bound(conditions, &figures);
         if let Some(first) = out.levels.first().map(|f: &LevelResult| f.throughput.mean).filter(|f| *f > 0.0) {
             r.ratio_to_first = r.throughput.mean / first;
         }
@@ -398,8 +411,7 @@ pub fn series_result(
 fn finish(mut out: SeriesResult, complete: bool) -> SeriesResult {
     out.complete = complete;
     out.peak = out
-        .levels
-        .iter()
+        .capacity()
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
         .map(|l| (l.level, l.throughput.mean));
     out
@@ -451,6 +463,26 @@ mod tests {
         assert_eq!(r.peak, Some((8, 310.0)));
         let r = series_result("s", &levels, 1, &steps, &stop::parse("kink").unwrap());
         assert_eq!((r.stopped_at, r.saturation), (Some(8), Some(4)));
+    }
+
+    /// The level that broke a `p90>` or `lag>` bound was kept as the peak and fed e(N),
+    /// the USL fit and sizing: a figure the user's own bound had disqualified.
+    #[test]
+    fn level_over_a_latency_or_lag_bound_is_no_peak_and_no_efficiency() {
+        let levels = [1, 2, 4];
+        // step(median, latency): p90 is 1.5 x latency ms.
+        let steps = vec![(1, step(100.0, 1.0, 10.0)), (2, step(190.0, 10.0, 10.0)), (4, step(240.0, 60.0, 10.0))];
+        let r = series_result("s", &levels, 1, &steps, &stop::parse("p90>50ms").unwrap());
+        assert_eq!(r.stopped_at, Some(4));
+        assert!(r.levels[2].over_bound && !r.levels[1].over_bound);
+        assert_eq!(r.peak, Some((2, 190.0)), "the level over the bound is not the peak");
+        assert_eq!(r.capacity().map(|l| l.level).collect::<Vec<_>>(), [1, 2]);
+        let e = efficiency(&r.levels);
+        assert_eq!(e.iter().map(|e| e.nodes).collect::<Vec<_>>(), [1, 2]);
+        // CPU and plateau stops mark saturation; their level is still a figure.
+        let r = series_result("s", &levels, 1, &steps, &stop::parse("plateau<30%").unwrap());
+        assert_eq!((r.stopped_at, r.peak), (Some(4), Some((4, 240.0))));
+        assert!(!r.levels[2].over_bound);
     }
 
     #[test]

@@ -341,6 +341,13 @@ impl StudySpec {
             );
         }
         super::stop::parse(&self.stop_when)?;
+        // An open loop carries exactly its rate wherever the server can: every level
+        // would read as the rate, and a plateau as saturation.
+        if self.options.get("rate").is_some_and(|r| r.as_f64().is_some_and(|r| r > 0.0)) {
+            return Err("rate (--rate): a study measures what the server carries in closed loop, and an open-loop \
+                        rate caps every level at itself; measure a rate with `sizeup run --rate`"
+                .into());
+        }
         plan::power(self.power.model.as_deref(), self.power.watts)?;
         for c in self.cost.iter().chain(self.configs.iter().filter_map(|c| c.cost.as_ref())) {
             c.validate()?;
@@ -402,8 +409,35 @@ impl StudySpec {
             if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
                 return Err("a scale-out study runs on the cluster as it is: no split, buffer pools or configs".into());
             }
+            // The nodes are the cluster's or the targets': a server named the way a run
+            // names one would be left unused without a word.
+            if let Some(k) = ["host", "port", "socket"].into_iter().find(|k| self.options.contains_key(*k)) {
+                return Err(format!(
+                    "--{k}: a scale-out study runs on its nodes (the managed cluster, or --target HOST:PORT once per node), not on one server"
+                ));
+            }
             if self.scale.route == Route::Split {
-                self.request(self.scale.write_workload(), 1, None)?;
+                let writes = self.request(self.scale.write_workload(), 1, None)?.workload;
+                for w in &self.workloads {
+                    let reads = self.request(w, 1, None)?.workload;
+                    // Two units added into one column would be neither.
+                    if reads.kind().unit().label() != writes.kind().unit().label() {
+                        return Err(format!(
+                            "the split route adds the primary's and the replicas' throughput: {} counts {} and \
+                             write_workload {} counts {}; give workloads of one kind",
+                            w,
+                            reads.kind().unit().label(),
+                            self.scale.write_workload(),
+                            writes.kind().unit().label()
+                        ));
+                    }
+                }
+            } else if self.scale.write_workload.is_some() || self.scale.write_threads.is_some() {
+                return Err(
+                    "write_workload and write_threads (--write-workload, --write-threads) go with route split \
+                            (--route split)"
+                        .into(),
+                );
             }
         } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() || self.cluster.is_some()
         {

@@ -183,6 +183,17 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
     }
 }
 
+/// Whether a level broke a bound the study set on what counts as serving (a latency
+/// or a replication-lag bound): such a level is shown, but is no capacity figure. The
+/// other conditions (CPU, plateau, kink) mark where saturation begins and leave the
+/// level's figures valid.
+pub fn over_bound(conditions: &[Condition], cur: &Figures) -> bool {
+    conditions
+        .iter()
+        .filter(|c| matches!(c, Condition::P90 { .. } | Condition::Lag { .. }))
+        .any(|c| check(c, None, cur).is_some())
+}
+
 /// The last level before the first stop, or None when the first level already met one
 /// (with the index of the stopping level, if any).
 pub fn saturation(levels: &[u32], stopped_at: Option<usize>) -> Option<u32> {
