@@ -335,6 +335,27 @@ fn stall_shorter_than_a_report_interval_is_flagged() {
     assert!(p.stdout().contains("not the server's capacity"), "{}", p.stdout());
 }
 
+/// stall_missed_in_open_loop: a slow open loop over many connections sends each arrival
+/// on an idle connection, so during a freeze every connection had waited only since its
+/// own send, and the shortest wait was taken: a 4-s freeze passed as capacity. A wait
+/// now counts from the later of its start and the last answer the run saw anywhere.
+#[test]
+fn stall_in_a_slow_open_loop_is_flagged() {
+    let s = prepared_server();
+    let home = s.home();
+    let json = s.home.path().join("open_stall.json");
+    let j = json.to_string_lossy().into_owned();
+    let mut p = Proc::spawn(&run_args(&home, &["--threads", "32", "--rate", "5", "--time", "12", "--json", &j]));
+    p.wait_for_line("tps:", Duration::from_secs(60));
+    let resume = Resume(s.pid);
+    signal(s.pid, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(4500));
+    drop(resume);
+    assert_eq!(p.exit_within(Duration::from_secs(12) + END_GRACE + SLACK), 0, "{}", p.stderr());
+    let doc = read_json(&json);
+    assert!(doc["summary"]["stall_intervals"].as_u64().unwrap_or(0) >= 1, "{}", doc["intervals"]);
+}
+
 /// Any transaction in flight 2 s past an interval's start marked the interval a stall,
 /// so one slow transaction (a lock wait, a TPC-C Delivery at saturation) made a healthy
 /// run "not capacity" and failed a study step before a `p90>5s` bound could stop it. A

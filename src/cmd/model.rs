@@ -92,6 +92,10 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                 );
             }
         }
+        // A lab node is a miniature server: a server count from it is the lab's.
+        if let Some(lab) = emulated(&store, &row) {
+            out += &format!("warning: study {id} ran on {lab}: its per-server figures are a lab node's\n");
+        }
         match spec.kind {
             Kind::Scale => scale_ups.extend(series.into_iter().map(|s| {
                 let cost = spec.cost_of(&s.name).cloned();
@@ -133,6 +137,14 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             scale_ups.push((*id, s.clone(), None));
         }
     }
+    if let (Some((_, from, m)), false) = (&measured, nodes_only) {
+        for (id, s, _) in scale_ups.iter().filter(|(_, s, _)| s.name != m.name) {
+            out += &format!(
+                "warning: study {id}'s {} is sized with the efficiency study {from} measured for {}: another workload\n",
+                s.name, m.name
+            );
+        }
+    }
     for (id, s, cost) in &scale_ups {
         let plans = if nodes_only {
             model::sizing::node_per_server(s, a.target_tps, &e, bound)
@@ -168,4 +180,12 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     print!("{out}");
     Ok(0)
+}
+
+/// The lab label of a study's runs ("emulated (node CPU quota 0.3, ...)"), when they ran
+/// on lab nodes.
+fn emulated(store: &Store, row: &crate::store::StudyRow) -> Option<String> {
+    let run = row.steps.iter().find(|s| s.status == "completed")?.runs.first()?;
+    let doc = store.load_run(*run).ok()?;
+    doc.config.server_fact("lab").filter(|l| l.starts_with("emulated"))
 }

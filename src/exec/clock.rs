@@ -11,17 +11,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// A stall is at least this long: transactions in flight and none finished.
+/// A stall is at least this long: a transaction waiting while the server answers nothing.
 pub const STALL_AFTER: Duration = Duration::from_secs(2);
 
 /// One client thread's watch for a stalled server, updated at the ticker's checks
-/// (about once a second, whatever the report interval): how long the thread has had
-/// transactions in flight and none finished. A slow transaction beside others that
-/// finish is latency (a lock wait, a TPC-C Delivery at saturation), not a stall.
-#[derive(Debug)]
+/// (about once a second, whatever the report interval): how long a transaction of this
+/// thread has waited while the server answered nothing at all, on any thread. A slow
+/// transaction while others finish (a lock wait, a TPC-C Delivery at saturation) is
+/// latency, not a stall; an idle moment (think time, a slow open loop) is neither.
+#[derive(Debug, Default)]
 pub struct StallWatch {
-    /// The last check that saw a transaction finish, or none in flight.
-    live_at: Instant,
     /// Transactions and errors counted in this interval's recorder at the last check.
     done_seen: u64,
     /// The longest stuck stretch seen at this interval's checks.
@@ -29,19 +28,20 @@ pub struct StallWatch {
 }
 
 impl StallWatch {
-    pub fn new(start: Instant) -> Self {
-        StallWatch { live_at: start, done_seen: 0, stuck: None }
+    /// Whether this thread's transactions finished since the last check: `done` is what
+    /// this interval's recorder has counted finished (transactions and errors).
+    pub fn progressed(&mut self, done: u64) -> bool {
+        let moved = done != self.done_seen;
+        self.done_seen = done;
+        moved
     }
 
-    /// A check at `now`: `done` is what this interval's recorder has counted finished
-    /// (transactions and errors), `waiting` whether a transaction is in flight.
-    pub fn check(&mut self, now: Instant, done: u64, waiting: bool) {
-        if done != self.done_seen || !waiting {
-            self.live_at = now;
-        }
-        self.done_seen = done;
-        if waiting {
-            let stuck = now.saturating_duration_since(self.live_at);
+    /// A check at `now`: `oldest` is when this thread's oldest transaction in flight
+    /// started, `last_answer` when any thread last saw the server answer. Stuck is the
+    /// time since the later of the two.
+    pub fn check(&mut self, now: Instant, oldest: Option<Instant>, last_answer: Instant) {
+        if let Some(o) = oldest {
+            let stuck = now.saturating_duration_since(o.max(last_answer));
             self.stuck = Some(self.stuck.map_or(stuck, |s| s.max(stuck)));
         }
     }
@@ -53,16 +53,20 @@ impl StallWatch {
     }
 }
 
-/// Judges each merged interval, in order: a stall when every client thread that waited
-/// was stuck for [`STALL_AFTER`] and longer than the run's p99 so far (a workload whose
-/// transactions take seconds is not stalled by taking them).
+/// Judges each merged interval, in order: a stall when a transaction waited
+/// [`STALL_AFTER`] or more while the server answered nothing, and longer than the run's
+/// p99 so far (a workload whose transactions take seconds is not stalled by taking
+/// them). The p99 is taken from intervals that were not a stall, an outage, or the one
+/// just after either (whose transactions waited through it), so a stall does not hide
+/// the next one.
 pub struct StallRule {
     so_far: hdrhistogram::Histogram<u64>,
+    after_fault: bool,
 }
 
 impl Default for StallRule {
     fn default() -> Self {
-        StallRule { so_far: crate::stats::new_histogram() }
+        StallRule { so_far: crate::stats::new_histogram(), after_fault: false }
     }
 }
 
@@ -73,9 +77,13 @@ impl StallRule {
             false => Duration::from_micros(self.so_far.value_at_quantile(0.99)),
         };
         let stall = rec.stuck.is_some_and(|d| d >= STALL_AFTER.max(usual));
-        for t in &rec.types {
-            self.so_far.add(&t.latency).expect("same bounds");
+        let fault = stall || rec.outage;
+        if !fault && !self.after_fault {
+            for t in &rec.types {
+                self.so_far.add(&t.latency).expect("same bounds");
+            }
         }
+        self.after_fault = fault;
         stall
     }
 }
@@ -222,34 +230,38 @@ mod tests {
     fn a_slow_transaction_beside_others_that_finish_is_not_a_stall() {
         let t0 = Instant::now();
         let at = |s: f64| t0 + Duration::from_secs_f64(s);
-        // Thread A: one transaction in flight for 4 s while the others of its thread
-        // finish at every check.
-        let mut a = StallWatch::new(t0);
-        for (i, s) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
-            a.check(at(s), i as u64 + 1, true);
+        // One transaction in flight since 0.5 s; another thread saw answers at every
+        // check: the server answered all along.
+        let mut slow = StallWatch::default();
+        for s in [1.0, 2.0, 3.0, 4.0] {
+            slow.check(at(s), Some(at(0.5)), at(s));
         }
-        assert_eq!(a.hand_over(), Some(Duration::ZERO));
-        // Thread B: nothing finished for 3 s while it waited.
-        let mut b = StallWatch::new(t0);
-        b.check(at(1.0), 5, true);
+        assert_eq!(slow.hand_over(), Some(Duration::ZERO));
+        // Nothing answered anywhere since 1 s, a transaction waiting since 0.5 s.
+        let mut frozen = StallWatch::default();
         for s in [2.0, 3.0, 4.0] {
-            b.check(at(s), 5, true);
+            frozen.check(at(s), Some(at(0.5)), at(1.0));
         }
-        assert_eq!(b.hand_over(), Some(Duration::from_secs(3)));
-        // Thread C: nothing in flight (think time, a slow open loop): neither.
-        let mut c = StallWatch::new(t0);
-        c.check(at(4.0), 0, false);
-        assert_eq!(c.hand_over(), None);
+        assert_eq!(frozen.hand_over(), Some(Duration::from_secs(3)));
+        // Idle (think time, a slow open loop): nothing to wait for.
+        let mut idle = StallWatch::default();
+        idle.check(at(4.0), None, at(0.0));
+        assert_eq!(idle.hand_over(), None);
+        // stall_missed_in_open_loop: a transaction sent into a freeze that began before
+        // it waits from its own start, however long ago the last answer was.
+        let mut late = StallWatch::default();
+        late.check(at(9.0), Some(at(8.5)), at(1.0));
+        assert_eq!(late.hand_over(), Some(Duration::from_millis(500)));
+        assert!(late.progressed(3) && !late.progressed(3) && late.progressed(4));
 
         let with = |stuck: Option<Duration>| Recorder { stuck, ..Recorder::new(1) };
         let mut merged = with(Some(Duration::from_secs(3)));
         merged.merge(&with(None));
-        assert_eq!(merged.stuck, Some(Duration::from_secs(3)), "a thread with nothing in flight leaves it");
         merged.merge(&with(Some(Duration::ZERO)));
-        assert_eq!(merged.stuck, Some(Duration::ZERO), "a thread that finished some: the server answered");
+        assert_eq!(merged.stuck, Some(Duration::from_secs(3)), "the longest wait through silence");
 
         let mut rule = StallRule::default();
-        assert!(rule.judge(&with(Some(Duration::from_secs(2)))), "2 s with nothing finished");
+        assert!(rule.judge(&with(Some(Duration::from_secs(2)))), "2 s with nothing answered");
         assert!(!rule.judge(&with(Some(Duration::from_millis(1900)))));
         assert!(!rule.judge(&with(None)));
     }
@@ -267,15 +279,46 @@ mod tests {
         assert!(rule.judge(&stuck(12)));
     }
 
+    /// A stall's own late transactions (and the interval after it) do not raise the bar
+    /// for the next stall.
+    #[test]
+    fn a_stall_does_not_hide_the_next_one() {
+        let mut rule = StallRule::default();
+        let fast = || {
+            let mut r = Recorder::new(1);
+            for _ in 0..50 {
+                r.transaction(0, 2_000, false);
+            }
+            r
+        };
+        assert!(!rule.judge(&fast()));
+        let mut froze = Recorder { stuck: Some(Duration::from_secs(5)), ..Recorder::new(1) };
+        froze.transaction(0, 5_000_000, false);
+        assert!(rule.judge(&froze));
+        let mut after = fast();
+        for _ in 0..50 {
+            after.transaction(0, 5_000_000, false); // what waited through it
+        }
+        assert!(!rule.judge(&after));
+        assert!(rule.judge(&Recorder { stuck: Some(Duration::from_secs(3)), ..Recorder::new(1) }));
+    }
+
     #[test]
     fn a_stall_inside_a_long_report_interval_is_seen() {
         // --report-interval 10: the watch is checked every second, and a 4-s freeze in
         // the middle of the interval is the interval's stuck stretch.
         let t0 = Instant::now();
-        let mut w = StallWatch::new(t0);
+        let mut w = StallWatch::default();
+        let mut last = t0;
         for s in 1..=10u64 {
+            let now = t0 + Duration::from_secs(s);
             let frozen = (4..=7).contains(&s);
-            w.check(t0 + Duration::from_secs(s), if frozen { 30 } else { s * 10 }, true);
+            if !frozen {
+                last = now;
+            }
+            // In the freeze, the oldest transaction in flight is one sent at 3 s.
+            let oldest = if frozen { t0 + Duration::from_secs(3) } else { now - Duration::from_millis(1) };
+            w.check(now, Some(oldest), last);
         }
         assert_eq!(w.hand_over(), Some(Duration::from_secs(4)));
     }

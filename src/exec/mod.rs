@@ -858,7 +858,7 @@ fn client_thread<W: Sessions>(
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
             busy: (0..ready.len()).map(|_| Default::default()).collect(),
-            stall_watch: RefCell::new(clock::StallWatch::new(start)),
+            stall_watch: Default::default(),
             losses_seen: Default::default(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
@@ -936,7 +936,13 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
             let rec = shard.recorder.borrow();
             rec.transactions() + rec.errors()
         };
-        shard.stall_watch.borrow_mut().check(now, done, oldest.is_some());
+        let mut watch = shard.stall_watch.borrow_mut();
+        if watch.progressed(done) {
+            shard.control.answered(now.saturating_duration_since(shard.start).as_micros() as u64);
+        }
+        let last_answer = shard.start + Duration::from_micros(shard.control.last_answer_us());
+        watch.check(now, oldest, last_answer);
+        drop(watch);
         if now < until || last.is_some() {
             continue;
         }

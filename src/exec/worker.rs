@@ -36,6 +36,9 @@ pub struct Control {
     stalled: AtomicBool,
     /// Workers whose session ended the run for itself (a script's event() returned true).
     ended_by_workload: std::sync::atomic::AtomicU64,
+    /// When some client thread last saw the server answer (µs from the run's start),
+    /// as the tickers' stall checks see it: written once a check, never per statement.
+    answered_us: std::sync::atomic::AtomicU64,
 }
 
 impl Control {
@@ -50,7 +53,16 @@ impl Control {
             abandoned: Default::default(),
             stalled: AtomicBool::new(false),
             ended_by_workload: Default::default(),
+            answered_us: Default::default(),
         }
+    }
+    /// A stall check saw this thread's transactions finish by `at` (µs from the start).
+    pub fn answered(&self, at_us: u64) {
+        self.answered_us.fetch_max(at_us, Ordering::Relaxed);
+    }
+    /// When any thread's check last saw the server answer (µs from the start).
+    pub fn last_answer_us(&self) -> u64 {
+        self.answered_us.load(Ordering::Relaxed)
     }
     /// A reconnect failed: the server is lost since `since` (printed once per outage).
     /// Returns how long it has been lost.
@@ -422,7 +434,7 @@ mod tests {
             delay: None,
             retry_on: Default::default(),
             busy: vec![Default::default()],
-            stall_watch: RefCell::new(crate::exec::clock::StallWatch::new(start)),
+            stall_watch: Default::default(),
             losses_seen: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),

@@ -119,6 +119,7 @@ pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u3
 pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
     let (n, p, _, w) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
         Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
+        None if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
         None => format!("{}: no finished level", s.name),
     })?;
     let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;

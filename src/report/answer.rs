@@ -49,6 +49,13 @@ fn count(n: u32, what: &str) -> String {
 /// `StudySpec::series_label`).
 pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
     let Some((peak_level, peak)) = s.peak else {
+        if let (Some(l), Some(why)) = (s.levels.first(), &s.stop) {
+            return format!(
+                "{label}: already its first level ({}) broke the study's bound ({why}), so there is no capacity \
+                 figure within it: try fewer {what}.",
+                count(l.level, what)
+            );
+        }
         return format!("{label}: no level finished, so there is no answer yet.");
     };
     let mut out = format!("{label} carried {} {} at {}", fmt(peak), s.unit, count(peak_level, what));

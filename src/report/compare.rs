@@ -106,7 +106,17 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     let label = |d: &RunDocument| {
         format!("run {} ({}, {} threads)", d.id.unwrap_or(0), d.config.workload, d.config.run.threads)
     };
-    let warnings = [("A", a, sa), ("B", b, sb)].iter().flat_map(|(side, d, s)| side_warnings(side, d, s)).collect();
+    let mut warnings: Vec<String> =
+        [("A", a, sa), ("B", b, sb)].iter().flat_map(|(side, d, s)| side_warnings(side, d, s)).collect();
+    // Two servers under the same load is what a comparison is for; other differences
+    // are said, so a verdict is not read as the server's alone.
+    let (ca, cb) = (&a.config, &b.config);
+    if ca.workload != cb.workload {
+        warnings.push(format!("A runs {} and B {}: the workloads differ", ca.workload, cb.workload));
+    }
+    if ca.run.threads != cb.run.threads {
+        warnings.push(format!("A ran {} connection(s) and B {}: the loads differ", ca.run.threads, cb.run.threads));
+    }
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
 }
 
@@ -148,9 +158,22 @@ pub type Steps = BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
 
 /// Level by level, series matched by name (or by position when the names differ).
 pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison, String> {
-    let (Item::Study { row: row_a, series: sa, .. }, Item::Study { row: row_b, series: sb, .. }) = (a, b) else {
+    let (
+        Item::Study { row: row_a, series: sa, spec: spec_a, .. },
+        Item::Study { row: row_b, series: sb, spec: spec_b, .. },
+    ) = (a, b)
+    else {
         return Err("compare needs two studies".into());
     };
+    // Levels of a scale study are instances, of a scale-out study nodes, of a sweep
+    // connections: "@ 2" would set two different things side by side.
+    if spec_a.level_name() != spec_b.level_name() {
+        return Err(format!(
+            "study A's levels are {} and study B's {}: compare studies of one kind",
+            spec_a.level_name(),
+            spec_b.level_name()
+        ));
+    }
     let mut rows = Vec::new();
     let mut units_differ = None;
     for (i, x) in sa.iter().enumerate() {
@@ -193,10 +216,8 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
         }
         for l in series.iter().flat_map(|s| s.levels.iter().filter(|l| l.over_bound).map(move |l| (s, l))) {
             warnings.push(format!(
-                "{side}: {} at {} broke its study's bound ({}): not a capacity figure",
-                l.0.name,
-                l.1.level,
-                l.1.stop.as_deref().unwrap_or("p90 or lag")
+                "{side}: {} at {} broke its study's p90 or lag bound: not a capacity figure",
+                l.0.name, l.1.level
             ));
         }
     }

@@ -726,6 +726,9 @@ pub fn sizing_text(
     }
     let source = if plans.iter().any(|p| p.watts.is_some()) {
         "watts as the study recorded them (see its power source)"
+    } else if cost.is_some() {
+        // The cost was asked for: say why it is not there, and how to get it.
+        "the cost needs watts, and the study recorded none: run it with --power-model or --watts for a TCO"
     } else {
         "no watts measured, modelled or given: no energy or TCO"
     };

@@ -73,7 +73,10 @@ pub fn measure(
         })
         .collect();
     let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
-    let cold = instance.and_then(|i| i.cold_note());
+    // Any server of the run restarted after a crash moments ago: a cold figure.
+    let cold = servers.iter().find_map(|(_, i, n)| {
+        i.as_ref().and_then(|i| i.cold_note()).or_else(|| n.as_ref().and_then(|n| n.cold_note.clone()))
+    });
     if let Some(note) = cold.as_ref().filter(|_| print.full()) {
         eprintln!("note: {note}");
     }

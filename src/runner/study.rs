@@ -82,13 +82,33 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
                 }
             }
         }
-        None => Cluster::load(home)?.filter(|k| k.running().count() > 0).ok_or_else(|| {
-            Error::Usage(
-                "a scale-out study needs its nodes: --target HOST:PORT (node 0 first), a [cluster] section, \
-                 or a running managed cluster (sizeup cluster start --galera --nodes 3)"
-                    .into(),
-            )
-        })?,
+        None => {
+            let k = Cluster::load(home)?.filter(|k| k.running().count() > 0).ok_or_else(|| {
+                Error::Usage(
+                    "a scale-out study needs its nodes: --target HOST:PORT (node 0 first), a [cluster] section, \
+                     or a running managed cluster (sizeup cluster start --galera --nodes 3)"
+                        .into(),
+                )
+            })?;
+            // A node that crashed (a study resumed after it) is started again, as each
+            // level's resize would; its runs carry the cold-server note. One the user
+            // stopped stays stopped.
+            let crashed = k.nodes.iter().any(|n| n.state == crate::server::State::Crashed);
+            match crashed {
+                false => k,
+                true => {
+                    let nodes = k.nodes.iter().filter(|n| n.state != crate::server::State::Stopped).count() as u32;
+                    let again = ClusterSpec {
+                        kind: k.kind,
+                        nodes,
+                        settings: k.settings.clone(),
+                        base_port: None,
+                        lab: k.lab.clone(),
+                    };
+                    Cluster::start(home, &again)?
+                }
+            }
+        }
     };
     let mut resolved = spec.clone();
     resolved.cluster = None;
@@ -246,13 +266,15 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 // capacity: it feeds no figure, no stop condition and no peak; the
                 // study stops.
                 // So is one where a client group finished no transaction in its steady
-                // state (a node that only failed, a rate nobody met): a 0 is no figure.
+                // state (a node whose every statement failed and was retried): a 0 is
+                // no figure.
                 let sick = docs
                     .iter()
                     .filter_map(|d| {
                         let s = d.summary.as_ref()?;
                         s.not_capacity().or_else(|| {
-                            (s.transactions == 0 && d.error.is_none()).then(|| {
+                            // An interrupted or failed step says so itself.
+                            (s.transactions == 0 && d.error.is_none() && ended == Ended::Completed).then(|| {
                                 "no transaction finished after the warm-up: there is no throughput figure".into()
                             })
                         })

@@ -74,10 +74,9 @@ pub struct Recorder {
     /// The server was lost (connections failed and could not be re-established) at
     /// some point of the interval.
     pub outage: bool,
-    /// The longest stretch of the interval, at the stall checks (about once a second),
-    /// in which this client thread had transactions in flight and none finished;
-    /// `None` when it had none in flight at any check. Merged threads keep the shortest:
-    /// the server stalled only when every thread that waited was stuck.
+    /// The longest a transaction of this client thread waited in the interval while the
+    /// server answered no thread at all, as the stall checks (about once a second) saw
+    /// it; `None` when it had none in flight at any check. Merged: the longest.
     pub stuck: Option<std::time::Duration>,
 }
 
@@ -122,10 +121,7 @@ impl Recorder {
         self.concurrency += other.concurrency;
         self.reconnect_failures += other.reconnect_failures;
         self.outage |= other.outage;
-        self.stuck = match (self.stuck, other.stuck) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.stuck = self.stuck.max(other.stuck);
     }
 
     pub fn transactions(&self) -> u64 {
@@ -235,8 +231,8 @@ pub struct Interval {
     /// the server's capacity.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub outage: bool,
-    /// The server stalled: for 2 s or more (and longer than the run's usual slow
-    /// transaction), transactions were in flight and none finished.
+    /// The server stalled: a transaction waited 2 s or more (and longer than the run's
+    /// usual slow transaction) while the server answered no connection.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stall: bool,
     /// A replica's replication lag at the interval's end, in seconds, when sampled.
@@ -502,7 +498,7 @@ impl Summary {
                 self.outage_intervals, self.reconnect_failures
             ),
             _ => format!(
-                "the server stalled (transactions waited 2 s or more and none finished) in {} interval(s): \
+                "the server stalled (a transaction waited 2 s or more while the server answered nothing) in {} interval(s): \
                  these figures include a stall and are not the server's capacity",
                 self.stall_intervals
             ),

@@ -343,7 +343,8 @@ impl StudySpec {
         super::stop::parse(&self.stop_when)?;
         // An open loop carries exactly its rate wherever the server can: every level
         // would read as the rate, and a plateau as saturation.
-        if self.options.get("rate").is_some_and(|r| r.as_f64().is_some_and(|r| r > 0.0)) {
+        let given = RunOptions::from_map(&self.options)?;
+        if given.rate > 0.0 {
             return Err("rate (--rate): a study measures what the server carries in closed loop, and an open-loop \
                         rate caps every level at itself; measure a rate with `sizeup run --rate`"
                 .into());
@@ -411,10 +412,12 @@ impl StudySpec {
             }
             // The nodes are the cluster's or the targets': a server named the way a run
             // names one would be left unused without a word.
-            if let Some(k) = ["host", "port", "socket"].into_iter().find(|k| self.options.contains_key(*k)) {
-                return Err(format!(
-                    "--{k}: a scale-out study runs on its nodes (the managed cluster, or --target HOST:PORT once per node), not on one server"
-                ));
+            if given.target.names_a_server() {
+                return Err(
+                    "--host/--port/--socket: a scale-out study runs on its nodes (the managed cluster, or --target \
+                     HOST:PORT once per node), not on one server"
+                        .into(),
+                );
             }
             if self.scale.route == Route::Split {
                 let writes = self.request(self.scale.write_workload(), 1, None)?.workload;

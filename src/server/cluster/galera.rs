@@ -152,7 +152,11 @@ pub(super) fn options(
 /// node then gets the lab's TCP login, which Galera copies to every node.
 pub(super) fn joined(node: &Node, net: Option<&Network>, bootstrap: bool) -> Result<(), ServerError> {
     if let Err(seen) = until_ready(node, JOIN_BOUND, |_| true) {
-        return Err(not_joined(node, &format!("not a synced member after {} s ({seen})", JOIN_BOUND.as_secs())));
+        let what = match seen.ends_with("ended") {
+            true => format!("did not join: {seen}"),
+            false => format!("not a synced member after {} s ({seen})", JOIN_BOUND.as_secs()),
+        };
+        return Err(not_joined(node, &what));
     }
     if bootstrap {
         admin_sql(node, &lab_login(net))?;

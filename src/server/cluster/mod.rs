@@ -106,6 +106,9 @@ pub struct Node {
     /// Galera's group communication, IST and SST ports (Galera nodes only).
     pub galera_ports: Option<GaleraPorts>,
     pub error_log: PathBuf,
+    /// Restarted after a crash moments ago: a run on it measures a cold server.
+    #[serde(skip)]
+    pub cold_note: Option<String>,
     /// sizeup's own way in (the socket, never delayed): status and the helpers below.
     #[serde(skip)]
     admin_socket: PathBuf,
@@ -493,6 +496,7 @@ impl NodeRecord {
             lab: self.lab.clone(),
             galera_ports: self.galera_ports,
             error_log: i.error_log(),
+            cold_note: i.cold_note().map(|n| n.replacen("managed instance", "cluster node", 1)),
             admin_socket: i.socket.clone(),
         }
     }
@@ -568,14 +572,35 @@ fn start_locked(home: &Path, spec: &ClusterSpec) -> Result<Cluster, ServerError>
     };
     check_base_port(state.base_port)?;
     write_state(home, &state)?;
+    let before: Vec<u32> =
+        state.nodes.iter().filter(|n| n.instance.state() == State::Running).map(|n| n.instance.index).collect();
     match bring_up(home, spec, &mut state) {
         Ok(()) => Ok(state.public()),
-        Err(e) => {
+        Err(e) if before.is_empty() => {
             // Nothing half-made stays running: the nodes stop, the lab goes; logs stay.
             let _ = stop_locked(home, false);
             Err(e)
         }
+        Err(e) => {
+            // A resize (a study's next level, a crashed node restarted): the nodes that
+            // ran before keep running as they were; only what this start began stops.
+            let _ = stop_others(home, &mut state, &before);
+            Err(e)
+        }
     }
+}
+
+/// Stops the nodes not in `keep`, highest index first.
+fn stop_others(home: &Path, state: &mut ClusterFile, keep: &[u32]) -> Result<(), ServerError> {
+    for p in (0..state.nodes.len()).rev() {
+        let n = &mut state.nodes[p];
+        if !keep.contains(&n.instance.index) && n.instance.state() != State::Stopped {
+            n.instance.stop();
+            remove_node_lab(state.network.as_ref(), n);
+            write_state(home, state)?;
+        }
+    }
+    Ok(())
 }
 
 /// The remembered cluster, if it can take `spec`: same kind, and the same settings and
@@ -787,6 +812,19 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
                 replicas::replica_ready(&primary, &node, net.as_ref())?
             }
         }
+        // A lab node is ready over its socket before its namespace address answers the
+        // clients, which use only that address: a study's next step failed connecting.
+        if node.socket.is_none()
+            && wait_for(LAB_ADDRESS_BOUND, || tcp_greets(&node.host, node.port).then_some(())).is_none()
+        {
+            return Err(failed(format!(
+                "{} is ready but its address {}:{} gave no MySQL greeting within {} s",
+                node.describe(),
+                node.host,
+                node.port,
+                LAB_ADDRESS_BOUND.as_secs()
+            )));
+        }
     }
     let cluster = state.public();
     match spec.kind {
@@ -879,20 +917,59 @@ fn wait_for<T>(bound: Duration, mut check: impl FnMut() -> Option<T>) -> Option<
 
 /// Waits (up to `bound`) until `node` says it is a full member and `also` holds for
 /// what it says; else returns what it said last.
+/// How long a lab node's namespace address may take to answer once the node is ready.
+const LAB_ADDRESS_BOUND: Duration = Duration::from_secs(30);
+
+/// A MySQL server greets on this TCP address (protocol version 10 in its first packet).
+fn tcp_greets(host: &str, port: u16) -> bool {
+    use std::io::Read;
+    let Ok(addr) = format!("{host}:{port}").parse::<std::net::SocketAddr>() else {
+        return false;
+    };
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).is_ok() && head[4] == 10
+}
+
+/// A node whose process ended is not waited for to the bound.
 fn until_ready(node: &Node, bound: Duration, also: impl Fn(&Readiness) -> bool) -> Result<(), String> {
     let mut last = String::from("no answer");
-    let ok = wait_for(bound, || match block_on(readiness(node)) {
-        Ok(r) if r.ready() && also(&r) => Some(()),
-        Ok(r) => {
-            last = r.describe();
-            None
+    let ok = wait_for(bound, || {
+        if let Some(pid) = node.pid.filter(|p| process_ended(*p)) {
+            last = format!("its server process {pid} ended");
+            return Some(false);
         }
-        Err(e) => {
-            last = e;
-            None
+        match block_on(readiness(node)) {
+            Ok(r) if r.ready() && also(&r) => Some(true),
+            Ok(r) => {
+                last = r.describe();
+                None
+            }
+            Err(e) => {
+                last = e;
+                None
+            }
         }
     });
-    ok.ok_or(last)
+    match ok {
+        Some(true) => Ok(()),
+        _ => Err(last),
+    }
+}
+
+/// The process is gone (or a zombie): nothing will answer.
+fn process_ended(pid: i32) -> bool {
+    // SAFETY: waitpid with WNOHANG never blocks; it reaps our own exited child.
+    unsafe {
+        libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => matches!(stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()), Some("Z" | "X")),
+        Err(_) => true,
+    }
 }
 
 /// Runs statements on a node as root over its socket.
@@ -973,6 +1050,7 @@ mod tests {
             lab: Some(Lab { netns: Some("ns".into()), cpu_quota: quota, ..Lab::default() }),
             galera_ports: None,
             error_log: PathBuf::new(),
+            cold_note: None,
             admin_socket: PathBuf::new(),
         };
         let mut c = Cluster {
