@@ -611,3 +611,21 @@ fn round_robin_over_a_replica_reads_only() {
     let m = refused(&format!("run oltp_read_write --target {a} --target {b} --tables 1 --table-size 1000 --time 1"));
     assert!(m.contains("node 1") && m.contains("--route split"), "{m}");
 }
+
+/// failed_resize_stopped_the_whole_cluster: a node that could not start in a resize (a
+/// Galera node killed while it joined; here, its port held by another program) made
+/// `cluster start` stop every node, the ones that had been running and serving too.
+#[test]
+fn a_failed_resize_leaves_the_nodes_that_ran_running() {
+    let c = ClusterHome::new();
+    assert_eq!(c.start(&["--replicas", "1"]).unwrap(), 0);
+    let held = std::net::TcpListener::bind(("127.0.0.1", c.base_port + 2)).unwrap();
+    let e = c.start(&["--replicas", "2"]).unwrap_err().to_string();
+    assert!(e.contains(&(c.base_port + 2).to_string()), "{e}");
+    let k = c.cluster();
+    assert_eq!(k.running().map(|n| n.index).collect::<Vec<_>>(), [0, 1], "{:?}", k.nodes);
+    drop(held);
+    // The resize goes through once the port is free.
+    assert_eq!(c.start(&["--replicas", "2"]).unwrap(), 0);
+    assert_eq!(c.cluster().running().count(), 3);
+}
