@@ -212,6 +212,11 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     add(&["server", "start", "--flush-log-at-trx-commit", "3"], "0, 1 or 2");
     add(&["server", "start", "--set", "oops"], "name=value");
     add(&["size", "--target-tps", "inf", "--from", "s1"], "--target-tps inf");
+    // sweep_has_no_server_lost_timeout: the README's bound, which only `run` took.
+    add(
+        &["sweep", "oltp_point_select", "--threads", "1,2", "--server-lost-timeout", "-5"],
+        "--server-lost-timeout must be",
+    );
     // scale_out_host_is_left_unused: the study ran on the managed cluster instead.
     add(&["scale-out", "oltp_read_only", "--nodes", "1..2", "--host", "127.0.0.1", "--port", "3306"], "--host");
     // write_threads_without_split_is_ignored.

@@ -496,6 +496,13 @@ pub struct StudyArgs {
     pub power: PowerArgs,
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Seconds a lost server has to come back before a step fails (as `run`'s).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
+    pub server_lost_timeout: f64,
+    /// Seconds one transaction may wait for the server before a step fails as stalled
+    /// (as `run`'s).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    pub statement_timeout: f64,
 }
 
 impl StudyArgs {
@@ -505,6 +512,8 @@ impl StudyArgs {
             target: self.target.clone(),
             workload: self.workload_args.clone(),
             session: self.session.clone(),
+            server_lost_timeout: self.server_lost_timeout,
+            statement_timeout: self.statement_timeout,
             ..RunOptions::default()
         }
     }
