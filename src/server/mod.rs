@@ -540,14 +540,9 @@ impl Manager {
     }
 }
 
-/// Seconds since the Unix epoch.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-/// What a start asked for that a running instance does not have (it keeps its own).
-fn ignored_settings(running: &Instance, asked: &ServerSettings, port: Option<u16>) -> Vec<String> {
-    let (old, new) = (&running.settings, asked);
+/// The settings `asked` has and a running server (`old`) does not, as the options that
+/// set them: "--buffer-pool 2G (it has 1G)".
+pub fn settings_differences(old: &ServerSettings, new: &ServerSettings) -> Vec<String> {
     let mut v = Vec::new();
     if old.buffer_pool != new.buffer_pool {
         v.push(format!("--buffer-pool {} (it has {})", new.buffer_pool, old.buffer_pool));
@@ -568,6 +563,17 @@ fn ignored_settings(running: &Instance, asked: &ServerSettings, port: Option<u16
         let set: Vec<String> = new.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
         v.push(format!("--set {}", if set.is_empty() { "(none)".to_string() } else { set.join(" ") }));
     }
+    v
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// What a start asked for that a running instance does not have (it keeps its own).
+fn ignored_settings(running: &Instance, asked: &ServerSettings, port: Option<u16>) -> Vec<String> {
+    let mut v = settings_differences(&running.settings, asked);
     if let Some(p) = port.filter(|&p| p != running.port) {
         v.push(format!("port {p} (it listens on {})", running.port));
     }

@@ -603,35 +603,6 @@ fn stop_others(home: &Path, state: &mut ClusterFile, keep: &[u32]) -> Result<(),
     Ok(())
 }
 
-/// The server settings that differ, as the options that set them ("--buffer-pool 128M
-/// (asked 1G)"), for a refusal that says what to repeat.
-fn settings_differ(running: &crate::server::ServerSettings, asked: &crate::server::ServerSettings) -> String {
-    let mut d = Vec::new();
-    if running.buffer_pool != asked.buffer_pool {
-        d.push(format!("--buffer-pool {} (asked {})", running.buffer_pool, asked.buffer_pool));
-    }
-    if running.log_file_size != asked.log_file_size {
-        d.push(format!("--log-file-size {} (asked {})", running.log_file_size, asked.log_file_size));
-    }
-    if running.flush_log_at_trx_commit != asked.flush_log_at_trx_commit {
-        d.push(format!(
-            "--flush-log-at-trx-commit {} (asked {})",
-            running.flush_log_at_trx_commit, asked.flush_log_at_trx_commit
-        ));
-    }
-    if running.max_connections != asked.max_connections {
-        d.push(format!("max_connections {} (asked {})", running.max_connections, asked.max_connections));
-    }
-    if running.extra != asked.extra {
-        let set: Vec<String> = running.extra.iter().map(|(k, v)| format!("--set {k}={v}")).collect();
-        d.push(if set.is_empty() { "no --set".into() } else { set.join(" ") });
-    }
-    match d.is_empty() {
-        true => String::new(),
-        false => format!("server settings: {}", d.join(", ")),
-    }
-}
-
 /// The remembered cluster, if it can take `spec`: same kind, and the same settings and
 /// lab while any node runs (they cannot change under a running cluster).
 fn reuse(mut old: ClusterFile, spec: &ClusterSpec) -> Result<ClusterFile, ServerError> {
@@ -645,9 +616,9 @@ fn reuse(mut old: ClusterFile, spec: &ClusterSpec) -> Result<ClusterFile, Server
     }
     if running {
         let mut differ = Vec::new();
-        let settings = settings_differ(&old.settings, &spec.settings);
+        let settings = crate::server::settings_differences(&old.settings, &spec.settings);
         if !settings.is_empty() {
-            differ.push(settings);
+            differ.push(format!("server settings: {}", settings.join(", ")));
         }
         if old.lab != spec.lab {
             differ.push("lab (--node-cpus, --link-delay, --link-jitter)".into());
@@ -1073,8 +1044,8 @@ mod tests {
     fn a_resize_refusal_names_the_settings_to_repeat() {
         let running = crate::server::ServerSettings { buffer_pool: "128M".into(), ..Default::default() };
         let asked = crate::server::ServerSettings::default();
-        assert_eq!(settings_differ(&running, &asked), "server settings: --buffer-pool 128M (asked 1G)");
-        assert_eq!(settings_differ(&asked, &asked), "");
+        assert_eq!(crate::server::settings_differences(&running, &asked), ["--buffer-pool 1G (it has 128M)"]);
+        assert!(crate::server::settings_differences(&asked, &asked).is_empty());
     }
 
     #[test]
