@@ -1169,7 +1169,7 @@ mod tests {
         for i in 0..ROWS {
             let mut row = vec![0x00, 0x00];
             row.extend_from_slice(&(i * 1_000_003).to_le_bytes());
-            stream.extend(packet(3 + i as u8, &row));
+            stream.extend(packet(3u8.wrapping_add(i as u8), &row));
         }
         stream.extend(packet(0, &[0xfe, 0, 0, 2, 0]));
         let first = stream.len();
@@ -1210,7 +1210,7 @@ mod tests {
             // Rows of 2 to 40 bytes; every 50th is a text row whose first value's length
             // is written as 0xfe and eight bytes.
             let row = if i % 50 == 7 { vec![0xfe; 9 + i % 5] } else { vec![0x00; 2 + i * 11 % 39] };
-            stream.extend(packet(3 + i as u8, &row));
+            stream.extend(packet(3u8.wrapping_add(i as u8), &row));
         }
         stream.extend(packet(0, &[0xfe, 0, 0, 2, 0]));
         head(&mut stream);

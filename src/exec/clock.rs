@@ -203,6 +203,7 @@ pub fn summary(
         ));
     }
     summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
+    summary.notes.extend(monitor::os::other_processes_note(summary.os.as_ref()));
     summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;

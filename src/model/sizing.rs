@@ -212,7 +212,7 @@ mod tests {
                     n,
                     StepFigures {
                         unit: "tps".into(),
-                        throughput: Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5 },
+                        throughput: Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5, n_eff: None },
                         tps: x,
                         latency_ms: crate::stats::LatencyMs { p95, ..Default::default() },
                         p90: vec![],

@@ -28,6 +28,13 @@ impl CpuTicks {
     }
 }
 
+/// How many CPUs /proc/stat lists (`cpuN` lines): the host's cores, for turning shares
+/// into cores.
+pub fn parse_cpu_count(text: &str) -> Option<u32> {
+    let n = text.lines().filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)).count();
+    (n > 0).then_some(n as u32)
+}
+
 /// The `cpu ` line of /proc/stat. guest time is already inside user, so it is not added.
 pub fn parse_proc_stat(text: &str) -> Option<CpuTicks> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
@@ -55,6 +62,9 @@ pub struct DiskCounters {
     pub read_sectors: u64,
     pub writes: u64,
     pub write_sectors: u64,
+    /// Milliseconds the devices had I/O in flight (field 13), summed, and how many.
+    pub busy_ms: u64,
+    pub devices: u32,
 }
 
 /// The counters of `devices` summed, from /proc/diskstats.
@@ -71,6 +81,8 @@ pub fn parse_diskstats(text: &str, devices: &[String]) -> Option<DiskCounters> {
         sum.read_sectors += n(5);
         sum.writes += n(7);
         sum.write_sectors += n(9);
+        sum.busy_ms += if f.len() > 12 { n(12) } else { 0 };
+        sum.devices += 1;
         found = true;
     }
     found.then_some(sum)
@@ -230,16 +242,54 @@ pub struct Snapshot {
     pub self_cpu_s: f64,
     pub disk: Option<DiskCounters>,
     pub memory: Option<(u64, u64)>,
+    /// CPU ticks of every other process (pid -> utime + stime), so that what other
+    /// programs took is measured, not inferred from the host's total.
+    pub others: Option<std::collections::HashMap<i32, u64>>,
+    pub cpus: Option<u32>,
     rapl: Option<Vec<(u64, u64)>>,
+}
+
+/// utime + stime of every process but `skip`, from /proc (None when /proc cannot be
+/// listed). A process that ends between two snapshots drops out of both.
+fn other_processes(skip: &[i32]) -> Option<std::collections::HashMap<i32, u64>> {
+    let me = std::process::id() as i32;
+    let entries = std::fs::read_dir("/proc").ok()?;
+    let mut out = std::collections::HashMap::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if pid == me || skip.contains(&pid) {
+            continue;
+        }
+        if let Some(t) =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| super::parse_stat_cpu_ticks(&s))
+        {
+            out.insert(pid, t);
+        }
+    }
+    Some(out)
+}
+
+/// Cores the other processes used between two snapshots: the processes present in both.
+pub fn other_cores(
+    a: &std::collections::HashMap<i32, u64>,
+    b: &std::collections::HashMap<i32, u64>,
+    secs: f64,
+    ticks_per_s: f64,
+) -> f64 {
+    let ticks: u64 = b.iter().filter_map(|(pid, t)| a.get(pid).map(|t0| t.saturating_sub(*t0))).sum();
+    ticks as f64 / ticks_per_s / secs.max(1e-9)
 }
 
 impl Snapshot {
     pub fn take(w: &Watch) -> Snapshot {
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         let server: Option<Vec<f64>> = w.server_pids.iter().map(|&p| super::process_cpu_seconds(p)).collect();
+        let stat = read("/proc/stat");
         Snapshot {
             at: std::time::Instant::now(),
-            cpu: parse_proc_stat(&read("/proc/stat")),
+            cpu: parse_proc_stat(&stat),
+            cpus: parse_cpu_count(&stat),
+            others: other_processes(&w.server_pids),
             server_cpu_s: server.filter(|s| !s.is_empty()).map(|s| s.iter().sum()),
             self_cpu_s: super::self_cpu_seconds(),
             disk: parse_diskstats(&read("/proc/diskstats"), &w.disks),
@@ -261,14 +311,27 @@ pub struct OsSample {
     pub soft: f64,
     pub steal: f64,
     pub idle: f64,
+    /// True when the interval had no host CPU reading: its shares above are a gap, not
+    /// 0 % or 100 % busy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_cpu: bool,
+    /// The host's CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpus: Option<u32>,
     /// Server processes' CPU, in cores.
     pub server_cores: Option<f64>,
     /// sizeup's own CPU, in cores.
     pub client_cores: f64,
+    /// Every other process's CPU, in cores, measured per process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_cores: Option<f64>,
     pub disk_reads_per_s: Option<f64>,
     pub disk_writes_per_s: Option<f64>,
     pub disk_read_bytes_per_s: Option<f64>,
     pub disk_write_bytes_per_s: Option<f64>,
+    /// Share of the interval the data's device had I/O in flight (as iostat's %util).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_busy_pct: Option<f64>,
     pub mem_used_bytes: Option<u64>,
     pub mem_total_bytes: Option<u64>,
     /// Average watts over the interval and where they come from.
@@ -279,15 +342,21 @@ pub struct OsSample {
 
 impl OsSample {
     /// Busy share of the host: everything but idle and iowait (what "CPU above 80 %"
-    /// means in a saturation ramp).
-    pub fn busy(&self) -> f64 {
-        100.0 - self.idle - self.iowait
+    /// means in a saturation ramp); None for an interval without a CPU reading.
+    pub fn busy(&self) -> Option<f64> {
+        (!self.no_cpu).then(|| 100.0 - self.idle - self.iowait)
+    }
+
+    /// Host cores busy (busy share x CPUs), when both are known.
+    pub fn busy_cores(&self) -> Option<f64> {
+        Some(self.busy()? / 100.0 * self.host_cpus? as f64)
     }
 
     pub fn between(a: &Snapshot, b: &Snapshot, power: &Power) -> OsSample {
         let secs = (b.at - a.at).as_secs_f64().max(1e-9);
-        let mut s = OsSample::default();
+        let mut s = OsSample { no_cpu: true, host_cpus: b.cpus.or(a.cpus), ..Default::default() };
         if let (Some(x), Some(y)) = (a.cpu, b.cpu) {
+            s.no_cpu = false;
             let total = y.total().saturating_sub(x.total()).max(1) as f64;
             let pct = |f: fn(&CpuTicks) -> u64| f(&y).saturating_sub(f(&x)) as f64 * 100.0 / total;
             s.usr = pct(|c| c.user);
@@ -303,12 +372,17 @@ impl OsSample {
             s.server_cores = Some((y - x).max(0.0) / secs);
         }
         s.client_cores = (b.self_cpu_s - a.self_cpu_s).max(0.0) / secs;
+        if let (Some(x), Some(y)) = (&a.others, &b.others) {
+            s.other_cores = Some(other_cores(x, y, secs, super::clock_ticks()));
+        }
         if let (Some(x), Some(y)) = (a.disk, b.disk) {
             let rate = |f: fn(&DiskCounters) -> u64| f(&y).saturating_sub(f(&x)) as f64 / secs;
             s.disk_reads_per_s = Some(rate(|d| d.reads));
             s.disk_writes_per_s = Some(rate(|d| d.writes));
             s.disk_read_bytes_per_s = Some(rate(|d| d.read_sectors) * 512.0);
             s.disk_write_bytes_per_s = Some(rate(|d| d.write_sectors) * 512.0);
+            let busy = y.busy_ms.saturating_sub(x.busy_ms) as f64 / (secs * 1000.0) / y.devices.max(1) as f64;
+            s.disk_busy_pct = Some((busy * 100.0).min(100.0));
         }
         if let Some((total, available)) = b.memory {
             s.mem_total_bytes = Some(total);
@@ -316,7 +390,7 @@ impl OsSample {
         }
         s.watts = match power {
             Power::Measured => a.rapl.as_ref().zip(b.rapl.as_ref()).map(|(x, y)| rapl_joules(x, y) / secs),
-            Power::Modelled { idle_w, max_w } if a.cpu.is_some() => Some(idle_w + (max_w - idle_w) * s.busy() / 100.0),
+            Power::Modelled { idle_w, max_w } => s.busy().map(|b| idle_w + (max_w - idle_w) * b / 100.0),
             Power::Given { watts } => Some(*watts),
             _ => None,
         };
@@ -331,22 +405,31 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
         return None;
     }
     let n = samples.len() as f64;
+    // CPU shares over the samples that have them: a gap is neither idle nor busy.
+    let with_cpu: Vec<&&OsSample> = samples.iter().filter(|s| !s.no_cpu).collect();
+    let cpu = |f: &dyn Fn(&OsSample) -> f64| {
+        with_cpu.iter().map(|s| f(s)).sum::<f64>() / (with_cpu.len().max(1)) as f64
+    };
     let avg = |f: &dyn Fn(&OsSample) -> f64| samples.iter().map(|s| f(s)).sum::<f64>() / n;
     let avg_opt = |f: &dyn Fn(&OsSample) -> Option<f64>| {
         let v: Vec<f64> = samples.iter().filter_map(|s| f(s)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
     Some(OsSample {
-        usr: avg(&|s| s.usr),
-        nice: avg(&|s| s.nice),
-        sys: avg(&|s| s.sys),
-        iowait: avg(&|s| s.iowait),
-        irq: avg(&|s| s.irq),
-        soft: avg(&|s| s.soft),
-        steal: avg(&|s| s.steal),
-        idle: avg(&|s| s.idle),
+        usr: cpu(&|s| s.usr),
+        nice: cpu(&|s| s.nice),
+        sys: cpu(&|s| s.sys),
+        iowait: cpu(&|s| s.iowait),
+        irq: cpu(&|s| s.irq),
+        soft: cpu(&|s| s.soft),
+        steal: cpu(&|s| s.steal),
+        idle: cpu(&|s| s.idle),
+        no_cpu: with_cpu.is_empty(),
+        host_cpus: samples.iter().filter_map(|s| s.host_cpus).max(),
         server_cores: avg_opt(&|s| s.server_cores),
         client_cores: avg(&|s| s.client_cores),
+        other_cores: avg_opt(&|s| s.other_cores),
+        disk_busy_pct: avg_opt(&|s| s.disk_busy_pct),
         disk_reads_per_s: avg_opt(&|s| s.disk_reads_per_s),
         disk_writes_per_s: avg_opt(&|s| s.disk_writes_per_s),
         disk_read_bytes_per_s: avg_opt(&|s| s.disk_read_bytes_per_s),
@@ -373,7 +456,9 @@ pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option
             os.client_cores * 100.0 / client_threads as f64
         ));
     }
-    if os.busy() > 90.0 && os.client_cores > 0.5 * server {
+    // Other programs' CPU is measured per process: what they took is theirs, not sizeup's.
+    let others = os.other_cores.unwrap_or(0.0);
+    if os.busy().is_some_and(|b| b > 90.0) && os.client_cores > 0.5 * server && os.client_cores >= others {
         return Some(format!(
             "the load generator took {:.2} cores against the server's {:.2} on a saturated host: \
              the server was starved of CPU; run the client on another host for its true capacity",
@@ -381,6 +466,24 @@ pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option
         ));
     }
     None
+}
+
+/// How the note on other programs begins.
+pub const OTHER_PROCESSES: &str = "other processes";
+
+/// Says so when programs outside the test (neither the server nor sizeup) took a
+/// large share of a saturated host: the server's figures are then not its capacity.
+pub fn other_processes_note(os: Option<&OsSample>) -> Option<String> {
+    let os = os?;
+    let others = os.other_cores?;
+    let busy = os.busy()?;
+    let busy_cores = os.busy_cores()?;
+    (busy > 90.0 && others >= 0.25 * busy_cores && others >= 0.2).then(|| {
+        format!(
+            "{OTHER_PROCESSES} took {others:.2} of the {busy_cores:.2} busy cores on a saturated host: \
+             the server was starved by programs outside the test; stop them and measure again"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -427,7 +530,14 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         let vda = parse_diskstats(DISKSTATS_A, &["vda".into()]).unwrap();
         assert_eq!(
             vda,
-            DiskCounters { reads: 1055259, read_sectors: 42841210, writes: 2598722, write_sectors: 216097680 }
+            DiskCounters {
+                reads: 1055259,
+                read_sectors: 42841210,
+                writes: 2598722,
+                write_sectors: 216097680,
+                busy_ms: 252512,
+                devices: 1
+            }
         );
         let part = parse_diskstats(DISKSTATS_A, &["vda1".into()]).unwrap();
         assert_eq!((part.reads, part.writes, part.write_sectors), (1000, 2000, 16000));
@@ -447,6 +557,8 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
             self_cpu_s: me,
             disk: parse_diskstats(disk, &["vda".into()]),
             memory: parse_meminfo(MEMINFO),
+            others: None,
+            cpus: parse_cpu_count(stat),
             rapl: Some(vec![(1_000_000, 10_000_000)]),
         }
     }
@@ -465,7 +577,7 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         assert!(close(s.iowait, 10.0 * 100.0 / 210.0));
         assert!(close(s.soft, 10.0 * 100.0 / 210.0));
         assert!(close(s.usr + s.sys + s.idle + s.iowait + s.soft + s.irq + s.nice + s.steal, 100.0));
-        assert!(close(s.busy(), 160.0 * 100.0 / 210.0));
+        assert!(close(s.busy().unwrap(), 160.0 * 100.0 / 210.0));
         assert_eq!(s.server_cores, Some(1.5));
         assert!(close(s.client_cores, 0.25));
         assert_eq!(s.disk_reads_per_s, Some(50.0));
@@ -473,7 +585,7 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         assert_eq!(s.disk_read_bytes_per_s, Some(800.0 / 2.0 * 512.0));
         assert_eq!(s.disk_write_bytes_per_s, Some(8000.0 / 2.0 * 512.0));
         assert_eq!(s.mem_used_bytes, Some((24667768 - 20000000) * 1024));
-        assert!(close(s.watts.unwrap(), 50.0 + 100.0 * s.busy() / 100.0));
+        assert!(close(s.watts.unwrap(), 50.0 + 100.0 * s.busy().unwrap() / 100.0));
         assert_eq!(s.power_source, "modelled");
         let given = OsSample::between(&a, &b, &Power::Given { watts: 120.0 });
         assert_eq!((given.watts, given.power_source.as_str()), (Some(120.0), "given"));

@@ -5,6 +5,9 @@
 
 use crate::result::RunDocument;
 use crate::study::figures::{LevelResult, SeriesResult};
+use crate::study::saturation::{self, Saturation, Shape};
+use crate::study::spec::{Kind, StudySpec};
+use crate::study::bottleneck;
 
 /// A level's samples vary too much to quote one figure without its spread (CV above this).
 pub const HIGH_CV: f64 = 0.10;
@@ -36,7 +39,6 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// One or two sentences for a series of a study: its peak, where it saturated, why.
 /// "1 node", "4 nodes": the level word in the singular for one.
 fn count(n: u32, what: &str) -> String {
     match (n, what.strip_suffix('s')) {
@@ -45,10 +47,36 @@ fn count(n: u32, what: &str) -> String {
     }
 }
 
-/// `label` says what the figures are of (the series' workload, or more: see
-/// `StudySpec::series_label`).
-pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
-    let Some((peak_level, peak)) = s.peak else {
+/// "2-4 threads", "1 instance": a peak region in words.
+fn region(s: &SeriesResult, r: &[u32], what: &str) -> String {
+    let all: Vec<u32> = s.levels.iter().map(|l| l.level).collect();
+    match r {
+        [one] => count(*one, what),
+        _ => format!("{} {what}", saturation::levels_text(r, &all)),
+    }
+}
+
+/// "995 tps (range 940-1050)": a figure with its range.
+fn with_range(v: &Saturation, unit: &str) -> String {
+    format!("{} {unit} (range {}-{})", fmt(v.best_value), fmt(v.best_range.0.max(0.0)), fmt(v.best_range.1))
+}
+
+/// What ran out at a level, or what was checked when nothing did.
+pub fn ran_out(l: &LevelResult) -> String {
+    let f = bottleneck::findings(l);
+    if f.is_empty() {
+        format!("nothing measured ran out ({})", bottleneck::headroom(l))
+    } else {
+        format!("{} ran out", f.iter().map(|f| f.words.as_str()).collect::<Vec<_>>().join("; "))
+    }
+}
+
+/// The answer for one series of a study: where it saturates (from the data), its peak
+/// with its range, what ran out there, what happens beyond it, and the stop condition
+/// that ended the study if one did. `label` says what the figures are of (the
+/// series' workload, or more: see `StudySpec::series_label`).
+pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
+    let (Some(v), Some(_)) = (&s.verdict, s.peak) else {
         if let (Some(l), Some(why)) = (s.levels.first(), &s.stop) {
             return format!(
                 "{label}: already its first level ({}) broke the study's bound ({why}), so there is no capacity \
@@ -58,44 +86,202 @@ pub fn series(s: &SeriesResult, what: &str, label: &str) -> String {
         }
         return format!("{label}: no level finished, so there is no answer yet.");
     };
-    let mut out = format!("{label} carried {} {} at {}", fmt(peak), s.unit, count(peak_level, what));
-    match (&s.stop, s.stopped_at) {
-        (Some(why), Some(at)) => {
-            match s.saturation {
-                Some(sat) => out += &format!("; it saturated at {}", count(sat, what)),
-                None => out += &format!("; it was saturated from the first level ({})", count(at, what)),
-            }
-            out += &format!(": {} ({why} at {}).", limit(why), count(at, what));
-        }
-        _ if !s.complete => out += &format!("; {}.", unfinished(s, what).expect("unfinished")),
-        _ => {
-            let last = s.levels.last().map_or(0, |l| l.level);
-            out += &format!(
-                "; no stop condition was met up to {}, so its limit lies beyond the levels tried.",
-                count(last, what)
+    let level = |n: u32| s.levels.iter().find(|l| l.level == n);
+    let mut out = match v.shape {
+        Shape::OneLevel => format!(
+            "{label} carried {} at {}; one level says nothing of where it saturates.",
+            with_range(v, &s.unit),
+            count(v.best, what)
+        ),
+        _ if !s.complete => format!(
+            "{label} carried {} at {} so far; {}.",
+            with_range(v, &s.unit),
+            count(v.best, what),
+            unfinished(s, what).expect("unfinished")
+        ),
+        Shape::Rising => {
+            let last = s.capacity().last().expect("a level");
+            let before = s.capacity().rev().nth(1).expect("two levels");
+            let gain = saturation::change(before, last);
+            let mut t = format!(
+                "{label} was still rising at {}: {}, {:+.0} % over {} (beyond the noise)",
+                count(last.level, what),
+                with_range(v, &s.unit),
+                gain.pct,
+                count(before.level, what)
             );
+            match (&s.stop, s.stopped_at) {
+                (Some(why), Some(at)) => {
+                    t += &format!("; the study's stop condition ended it at {} ({why})", count(at, what))
+                }
+                _ => t += ", so its limit lies beyond the levels tried",
+            }
+            if !bottleneck::findings(last).is_empty() {
+                t += &format!("; at {} {}", count(last.level, what), ran_out(last));
+            }
+            t + "."
         }
-    }
+        Shape::Flat | Shape::Plateau | Shape::Decline => {
+            let sat = v.saturation.expect("saturated");
+            let mut t = format!(
+                "{label} peaked at {}: {} at {}",
+                region(s, &v.region, what),
+                with_range(v, &s.unit),
+                count(v.best, what)
+            );
+            let others: Vec<u32> = v.region.iter().copied().filter(|l| *l != v.best).collect();
+            if !others.is_empty() {
+                t += &format!(" ({} within the noise of it)", region(s, &others, what));
+            }
+            let first = s.capacity().next().map(|l| l.level);
+            t += &match v.shape {
+                _ if first == Some(sat) => format!("; it was saturated from the first level ({})", count(sat, what)),
+                _ => format!("; it saturated at {}", count(sat, what)),
+            };
+            if let Some(l) = level(sat) {
+                t += &format!(", where {}", ran_out(l));
+            }
+            match (v.shape, v.decline) {
+                (Shape::Decline, Some(d)) => t += &format!(
+                    "; beyond it throughput fell: {:+.0} % at {} ({} {}; {:+.0} to {:+.0} %)",
+                    d.pct,
+                    count(d.at, what),
+                    fmt(d.value),
+                    s.unit,
+                    d.low,
+                    d.high.min(0.0)
+                ),
+                (Shape::Flat, _) => t += &format!("; more {what} gained nothing"),
+                _ => t += &format!("; more {what} gained nothing beyond the noise"),
+            }
+            if let (Some(why), Some(at)) = (&s.stop, s.stopped_at) {
+                t += &format!(". The study stopped at {}: {} ({why})", count(at, what), limit(why));
+            }
+            t + "."
+        }
+    };
     if let Some(l) = s.levels.iter().find(|l| l.over_bound) {
         out += &format!(
             " The figures at {} broke the study's bound and are not counted as capacity.",
             count(l.level, what)
         );
     }
-    if let Some(last) = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes) {
-        out += &format!(
-            " Scale-out efficiency at {} nodes: e = {:.2} ({:.2}..{:.2} over the repeats), each node keeping {:.0} % of one node's throughput.",
-            last.nodes,
-            last.e,
-            last.low,
-            last.high,
-            last.e * 100.0
-        );
+    if let Some(r) = recommendation(s, kind, what) {
+        out += &format!(" {r}");
     }
     if let Some(note) = load_generator(s) {
         out += &format!(" {note}");
     }
+    let weak = weak_levels(s, what);
+    if !weak.is_empty() {
+        out += &format!(" Weak data: {}.", weak.join("; "));
+    }
     out
+}
+
+/// What to run at, per study kind, from the verdict: a sweep names the connections, a
+/// scale study the instances per server, a scale-out study e(N) with its range.
+pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String> {
+    let v = s.verdict.as_ref()?;
+    if !s.complete || v.shape == Shape::OneLevel {
+        return None;
+    }
+    let beyond = |v: &Saturation| match v.decline {
+        Some(d) => format!("({:+.0} % at {})", d.pct, count(d.at, what)),
+        None => "(they add nothing)".into(),
+    };
+    Some(match (kind, v.shape) {
+        (Kind::ScaleOut, _) => {
+            let last = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes)?;
+            format!(
+                "Scale-out efficiency at {} nodes: e = {:.2} ({:.2}..{:.2} over the repeats), each node keeping {:.0} % of one node's throughput.",
+                last.nodes,
+                last.e,
+                last.low,
+                last.high,
+                last.e * 100.0
+            )
+        }
+        (_, Shape::Rising) => format!("Recommendation: none yet: try more than {}.", count(s.capacity().last()?.level, what)),
+        (Kind::Scale, _) => {
+            let n = v.saturation?;
+            format!("Recommendation: {} per server: more instances cost throughput or add nothing {}.", count(n, what), beyond(v))
+        }
+        (Kind::Sweep, _) => {
+            let n = v.saturation?;
+            format!(
+                "Recommendation: run at {}, the fewest that reach the peak; more only queue {}.",
+                count(n, what),
+                beyond(v)
+            )
+        }
+    })
+}
+
+/// The levels whose figures are too weak to lean on, each in a phrase.
+fn weak_levels(s: &SeriesResult, what: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(v) = &s.verdict else { return out };
+    for l in s.levels.iter().filter(|l| v.region.contains(&l.level) || Some(l.level) == v.saturation) {
+        if l.sample_cv > HIGH_CV {
+            out.push(format!("the samples at {} vary by cv {:.0} %", count(l.level, what), l.sample_cv * 100.0));
+        }
+        if l.throughput.n > 1 && l.throughput.cv > HIGH_CV {
+            out.push(format!("the repeats at {} differ by cv {:.0} %", count(l.level, what), l.throughput.cv * 100.0));
+        }
+    }
+    out
+}
+
+/// Configurations compared at their peaks, workload by workload: which carries more
+/// beyond the noise, or that they cannot be told apart.
+pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    if spec.configs.len() < 2 {
+        return out;
+    }
+    for w in &spec.workloads {
+        let peaks: Vec<(&str, &LevelResult)> = spec
+            .configs
+            .iter()
+            .filter_map(|c| {
+                let s = series.iter().find(|s| s.name == format!("{w} @ {}", c.name))?;
+                let (lv, _) = s.peak?;
+                Some((c.name.as_str(), s.levels.iter().find(|l| l.level == lv)?))
+            })
+            .collect();
+        let Some(&(best_name, best)) = peaks.iter().max_by(|a, b| a.1.throughput.mean.total_cmp(&b.1.throughput.mean))
+        else {
+            continue;
+        };
+        for &(name, l) in peaks.iter().filter(|(n, _)| *n != best_name) {
+            let c = saturation::change(l, best);
+            out.push(if saturation::same(l, best) {
+                format!(
+                    "{w}: {best_name} ({} {}) and {name} ({}) cannot be told apart at their peaks ({:+.1} %, inside the noise).",
+                    fmt(best.throughput.mean),
+                    unit_of(series),
+                    fmt(l.throughput.mean),
+                    c.pct
+                )
+            } else {
+                format!(
+                    "{w}: {best_name} carried {:+.0} % more than {name} at their peaks ({} against {} {}; {:+.0} to {:+.0} %).",
+                    c.pct,
+                    fmt(best.throughput.mean),
+                    fmt(l.throughput.mean),
+                    unit_of(series),
+                    c.low.max(0.0),
+                    c.high
+                )
+            });
+        }
+    }
+    out
+}
+
+fn unit_of(series: &[SeriesResult]) -> &str {
+    series.first().map_or("tps", |s| s.unit.as_str())
 }
 
 /// A series whose study stopped before its levels were done (a failed step, an
@@ -217,38 +403,101 @@ pub fn run(doc: &RunDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::steady::Spread;
+    use crate::study::figures::tests::{bare_level, fixture};
 
     fn level(level: u32, tps: f64, cv: f64, samples: usize) -> LevelResult {
-        LevelResult {
-            level,
-            throughput: Spread { mean: tps, min: tps, max: tps, stddev: 0.0, cv: 0.0, n: 1 },
-            sample_cv: cv,
-            samples,
-            latency_avg_ms: 1.0,
-            p95_ms: 2.0,
-            p99_ms: 3.0,
-            p90: Vec::new(),
-            os: None,
-            per_instance: Vec::new(),
-            per_instance_cores: Vec::new(),
-            per_watt: None,
-            ratio_to_first: 1.0,
-            stop: None,
-            over_bound: false,
-            notes: Vec::new(),
-            max_lag_s: None,
-            conflicts: None,
+        let mut l = bare_level(level, tps);
+        l.sample_cv = cv;
+        l.samples = samples;
+        l
+    }
+
+    fn answer(points: &[(u32, f64, f64, f64)], kind: Kind, what: &str) -> String {
+        let s = fixture(points, "");
+        series(&s, kind, what, &s.name)
+    }
+
+    #[test]
+    fn rising_is_the_only_shape_whose_limit_lies_beyond() {
+        let a = answer(&[(1, 300.0, 0.02, 40.0), (2, 560.0, 0.02, 70.0), (4, 900.0, 0.03, 85.0)], Kind::Sweep, "threads");
+        assert_eq!(
+            a,
+            "oltp_read_write was still rising at 4 threads: 900 tps (range 855-945), +61 % over 2 threads \
+             (beyond the noise), so its limit lies beyond the levels tried. Recommendation: none yet: try more \
+             than 4 threads."
+        );
+    }
+
+    /// demo_answer_names_the_saturation_and_the_decline: the demo said "no stop condition
+    /// was met up to 8 threads, so its limit lies beyond the levels tried" while
+    /// throughput fell after 2 threads on a CPU 97 % busy.
+    #[test]
+    fn demo_answer_names_the_saturation_and_the_decline() {
+        let a = answer(
+            &[(1, 520.0, 0.05, 60.0), (2, 995.0, 0.07, 97.0), (4, 964.0, 0.08, 98.0), (8, 863.0, 0.07, 98.0)],
+            Kind::Sweep,
+            "threads",
+        );
+        assert_eq!(
+            a,
+            "oltp_read_write peaked at 2-4 threads: 995 tps (range 940-1050) at 2 threads (4 threads within the \
+             noise of it); it saturated at 2 threads, where the host's CPU (97 % busy: server 1.55, sizeup 0.35, \
+             other processes 0.04 of 2 cores) ran out; beyond it throughput fell: -13 % at 8 threads (863 tps; \
+             -20 to -6 %). Recommendation: run at 2 threads, the fewest that reach the peak; more only queue \
+             (-13 % at 8 threads)."
+        );
+    }
+
+    #[test]
+    fn cpu_bound_from_the_first_instance_recommends_one() {
+        let a = answer(
+            &[(1, 5000.0, 0.05, 99.0), (2, 5150.0, 0.04, 99.0), (3, 5300.0, 0.06, 99.0), (8, 3800.0, 0.05, 99.0)],
+            Kind::Scale,
+            "instances",
+        );
+        assert!(a.starts_with("oltp_read_write peaked at 1-3 instances: 5300 tps"), "{a}");
+        assert!(a.contains("it was saturated from the first level (1 instance), where the host's CPU (99 % busy"), "{a}");
+        assert!(a.contains("beyond it throughput fell: -28 % at 8 instances"), "{a}");
+        assert!(a.contains("Recommendation: 1 instance per server: more instances cost throughput"), "{a}");
+        assert!(!a.contains("beyond the levels tried"), "{a}");
+    }
+
+    #[test]
+    fn flat_within_the_noise_says_more_load_gained_nothing() {
+        let a = answer(&[(1, 1000.0, 0.03, 99.0), (2, 1030.0, 0.03, 99.0), (4, 990.0, 0.04, 99.0)], Kind::Sweep, "threads");
+        assert!(a.starts_with("oltp_read_write peaked at 1-4 threads"), "{a}");
+        assert!(a.contains("saturated from the first level (1 thread)") && a.contains("more threads gained nothing"), "{a}");
+    }
+
+    #[test]
+    fn noisy_levels_are_called_weak_where_the_answer_rests_on_them() {
+        let a = answer(&[(1, 400.0, 0.44, 50.0), (2, 700.0, 0.44, 70.0), (4, 1000.0, 0.44, 80.0), (8, 850.0, 0.44, 80.0)], Kind::Sweep, "threads");
+        assert!(a.starts_with("oltp_read_write peaked at 2-8 threads"), "{a}");
+        assert!(a.contains("Weak data: the samples at 2 threads vary by cv 44 %"), "{a}");
+        assert!(a.contains("nothing measured ran out (CPU 70 % busy"), "{a}");
+    }
+
+    #[test]
+    fn io_bound_names_io() {
+        let mut s = fixture(&[(1, 300.0, 0.02, 20.0), (2, 420.0, 0.02, 25.0), (4, 410.0, 0.02, 25.0)], "");
+        for l in s.levels.iter_mut() {
+            if let Some(o) = l.os.as_mut() {
+                o.iowait = 40.0;
+                o.idle = 35.0;
+                o.disk_busy_pct = Some(97.0);
+            }
         }
+        let a = series(&s, Kind::Sweep, "threads", &s.name);
+        assert!(a.contains("it saturated at 2 threads, where I/O (40 % I/O wait, the data device busy 97 %"), "{a}");
     }
 
     /// A study that failed at its next level said "its limit lies beyond the levels
     /// tried", the opposite of what happened.
     #[test]
     fn unfinished_study_never_says_its_limit_lies_beyond() {
-        let mut s = series(None, None);
+        let mut s = fixture(&[(1, 800.0, 0.02, 50.0), (2, 1658.0, 0.03, 90.0), (4, 1900.0, 0.04, 95.0)], "");
         s.complete = false;
-        let a = super::series(&s, "threads", &s.name);
+        let a = series(&s, Kind::Sweep, "threads", &s.name);
         assert!(!a.contains("beyond the levels tried"), "{a}");
         assert!(a.contains("did not finish its levels (its figures stop at 4 threads)"), "{a}");
         // Its level notes reach every table: a cold server, a level over the bound.
@@ -259,33 +508,12 @@ mod tests {
         assert!(level_notes(&l)[0].contains("not counted as capacity"));
     }
 
-    fn series(stop: Option<(&str, u32)>, saturation: Option<u32>) -> SeriesResult {
-        SeriesResult {
-            name: "oltp_read_write".into(),
-            unit: "tps".into(),
-            levels: vec![level(1, 800.0, 0.02, 10), level(2, 1658.0, 0.03, 10), level(4, 1600.0, 0.04, 10)],
-            stop: stop.map(|(s, _)| s.to_string()),
-            stopped_at: stop.map(|(_, at)| at),
-            saturation,
-            peak: Some((2, 1658.0)),
-            complete: true,
-            efficiency: Vec::new(),
-        }
-    }
-
     #[test]
-    fn the_answer_quotes_peak_saturation_and_limit() {
-        let s = series(Some(("CPU 93.0 % > 80 %", 4)), Some(2));
-        assert_eq!(
-            super::series(&s, "threads", &s.name),
-            "oltp_read_write carried 1658 tps at 2 threads; it saturated at 2 threads: \
-             the limit was CPU (CPU 93.0 % > 80 % at 4 threads)."
-        );
-        let open = series(None, None);
-        assert!(super::series(&open, "threads", &open.name).contains("no stop condition was met up to 4 threads"));
-        let first = series(Some(("plateau: +1.0 % over level 1 (under 5 %)", 2)), None);
-        assert!(super::series(&first, "users", &first.name)
-            .contains("saturated from the first level (2 users): throughput stopped growing"));
+    fn a_stop_condition_still_ends_the_answer() {
+        let s = fixture(&[(1, 800.0, 0.02, 50.0), (2, 1658.0, 0.03, 85.0), (4, 1600.0, 0.04, 93.0)], "cpu>80");
+        let a = series(&s, Kind::Sweep, "threads", &s.name);
+        assert!(a.starts_with("oltp_read_write was still rising at 2 threads"), "{a}");
+        assert!(a.contains("the study's stop condition ended it at 2 threads (CPU 85.0 % > 80 %)"), "{a}");
         assert_eq!(limit("new_order p90 6.00 s > 5.00 s"), "the limit was the latency bound");
         assert!(limit("kink: response time +40 % ...").contains("kink"));
     }

@@ -241,7 +241,7 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         num(l.latency_avg_ms),
                         num(l.p95_ms),
                         num(l.p99_ms),
-                        opt(os.map(|o| o.busy())),
+                        opt(os.and_then(|o| o.busy())),
                         opt(os.and_then(|o| o.server_cores)),
                         opt(os.map(|o| o.client_cores)),
                         opt(os.and_then(|o| o.watts)),
@@ -295,7 +295,7 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         l.level,
                         num(l.latency_avg_ms),
                         num(l.p95_ms),
-                        opt(l.os.as_ref().map(|o| (o.busy() * 10.0).round() / 10.0)),
+                        opt(l.os.as_ref().and_then(|o| o.busy()).map(|b| (b * 10.0).round() / 10.0)),
                         note.join("; ").replace('|', "/")
                     );
                 }

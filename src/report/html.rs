@@ -64,7 +64,11 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
                 for s in series {
                     let what = spec.level_name();
                     let label = spec.series_label(&s.name);
-                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&super::answer::series(s, what, &label)));
+                    let answer = super::answer::series(s, spec.kind, what, &label);
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&answer));
+                }
+                for c in super::answer::configurations(spec, series) {
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&c));
                 }
             }
         }
@@ -246,7 +250,8 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
     if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
         saturation_table(out, s, at, why, what);
     } else if s.complete {
-        let _ = writeln!(out, "<p>No stop condition met up to {} {what}.</p>", s.levels.last().map_or(0, |l| l.level));
+        // Where it saturates, from the data: the answer at the top says it in full.
+        let _ = writeln!(out, "<p>{}</p>", esc(&super::answer::series(s, spec.kind, what, &spec.series_label(&s.name))));
     } else if let Some(why) = super::answer::unfinished(s, what) {
         warnings(out, &[why]);
     }
@@ -406,14 +411,14 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
         let os = l.os.clone().unwrap_or_default();
         let _ = write!(
             out,
-            "<tr data-level=\"{}\"><td>{}</td><td data-value=\"{}\">{x}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{:.2}</td>",
+            "<tr data-level=\"{}\"><td>{}</td><td data-value=\"{}\">{x}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>",
             l.level,
             l.level,
             l.throughput.mean,
             num(l.latency_avg_ms),
             num(l.p95_ms),
             num(l.p99_ms),
-            os.busy(),
+            os.busy().map_or("-".into(), |b| format!("{b:.1}")),
             os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
             os.client_cores
         );
@@ -831,7 +836,7 @@ mod tests {
         .unwrap();
         let step = StepFigures {
             unit: "tps".into(),
-            throughput: Steady { median: 2000.0, mean: 2000.0, min: 2000.0, max: 2000.0, cv: 0.0, samples: 4 },
+            throughput: Steady { median: 2000.0, mean: 2000.0, min: 2000.0, max: 2000.0, cv: 0.0, samples: 4, n_eff: None },
             tps: 2000.0,
             latency_ms: LatencyMs::default(),
             p90: vec![],

@@ -451,8 +451,8 @@ pub fn step_line(
         f.latency_ms.avg,
         f.latency_ms.p95
     );
-    if let Some(os) = &f.os {
-        let _ = write!(s, " cpu {:.0} %", os.busy());
+    if let Some(busy) = f.os.as_ref().and_then(|o| o.busy()) {
+        let _ = write!(s, " cpu {busy:.0} %");
     }
     let _ = write!(s, " {}", run_ids(runs));
     for note in &f.notes {
@@ -477,8 +477,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
         let _ = writeln!(out, "\n{}", spec.series_label(&s.name));
         let _ = write!(
             out,
-            "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6}",
-            s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c"
+            "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>9}",
+            s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c", "oth c", "ran out"
         );
         if scale {
             // The ratio is to the first level measured, which need not be 1 instance.
@@ -507,21 +507,26 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             } else {
                 format!("cv{:.1}%", l.sample_cv * 100.0)
             };
-            let os = l.os.clone().unwrap_or_default();
+            let os = l.os.clone().unwrap_or(crate::monitor::os::OsSample { no_cpu: true, ..Default::default() });
+            // An interval without a CPU reading is a gap: "-", never 0 or 100 %.
+            let share = |v: f64| if os.no_cpu { "-".to_string() } else { format!("{v:.1}") };
+            let ran_out: Vec<&str> = crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
             let _ = write!(
                 out,
-                "  {:>9} {:>11.1} {:>8} {:>9.2} {:>9.2} {:>5.1} {:>5.1} {:>5.1} {:>5.1} {:>6} {:>6.2}",
+                "  {:>9} {:>11.1} {:>8} {:>9.2} {:>9.2} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6.2} {:>6} {:>9}",
                 l.level,
                 l.throughput.mean,
                 spread,
                 l.latency_avg_ms,
                 l.p95_ms,
-                os.usr + os.nice,
-                os.sys + os.irq + os.soft,
-                os.iowait,
-                os.idle,
+                share(os.usr + os.nice),
+                share(os.sys + os.irq + os.soft),
+                share(os.iowait),
+                share(os.idle),
                 os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
-                os.client_cores
+                os.client_cores,
+                os.other_cores.map_or("-".into(), |c| format!("{c:.2}")),
+                if ran_out.is_empty() { "-".to_string() } else { ran_out.join(",") }
             );
             if scale {
                 let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
@@ -602,18 +607,17 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             (Some(why), Some(at), None) => {
                 let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturated from the first level");
             }
-            _ if s.complete => {
-                let _ = writeln!(
-                    out,
-                    "  no stop condition met up to {} {level_name}",
-                    s.levels.last().map_or(0, |l| l.level)
-                );
-            }
+            _ if s.complete => {}
             _ => {
                 let why = answer::unfinished(s, level_name).expect("unfinished");
                 let _ = writeln!(out, "  unfinished: {why}");
             }
         }
+        let answer = answer::series(s, spec.kind, level_name, &spec.series_label(&s.name));
+        let _ = writeln!(out, "  {}", paint(&format!("answer: {answer}"), "1"));
+    }
+    for c in answer::configurations(spec, series) {
+        let _ = writeln!(out, "\n{}", paint(&format!("answer: {c}"), "1"));
     }
     out
 }
@@ -850,7 +854,7 @@ mod tests {
         .unwrap();
         let step = |x: f64, r: f64| figures::StepFigures {
             unit: "tps".into(),
-            throughput: crate::study::steady::Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5 },
+            throughput: crate::study::steady::Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5, n_eff: None },
             tps: x,
             latency_ms: crate::stats::LatencyMs { avg: r, p95: r, ..Default::default() },
             p90: vec![("oltp_read_write".into(), r, None)],

@@ -192,6 +192,10 @@ pub struct LevelResult {
     pub throughput: Spread,
     /// The samples' own coefficient of variation, averaged over repeats.
     pub sample_cv: f64,
+    /// The standard error of `throughput.mean` from the runs' own samples (their
+    /// spread and effective count), before any run-to-run spread: `saturation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_se: Option<f64>,
     pub samples: usize,
     pub latency_avg_ms: f64,
     pub p95_ms: f64,
@@ -241,11 +245,15 @@ pub struct SeriesResult {
     /// Scale-out studies: the efficiency at each node count.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub efficiency: Vec<Efficiency>,
+    /// Where it saturates, read from the data (`study::saturation`), whatever stop
+    /// conditions said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<super::saturation::Saturation>,
 }
 
 impl SeriesResult {
     /// The levels that are capacity figures: all but those over a bound the study set.
-    pub fn capacity(&self) -> impl Iterator<Item = &LevelResult> {
+    pub fn capacity(&self) -> impl DoubleEndedIterator<Item = &LevelResult> {
         self.levels.iter().filter(|l| !l.over_bound)
     }
 }
@@ -317,9 +325,21 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         }
     }
     let per_watt = os.as_ref().and_then(|o| o.watts).filter(|w| *w > 0.0).map(|w| throughput.mean / w);
+    let k = steps.len().max(1) as f64;
+    let sample_se = steps
+        .iter()
+        .map(|s| {
+            let t = &s.throughput;
+            super::saturation::median_standard_error(t.median, t.cv, t.n_eff.unwrap_or(t.samples as f64))
+        })
+        .map(|se| se * se)
+        .sum::<f64>()
+        .sqrt()
+        / k;
     LevelResult {
         level,
         sample_cv: mean(steps.iter().map(|s| s.throughput.cv)),
+        sample_se: Some(sample_se),
         samples: steps.iter().map(|s| s.throughput.samples).sum(),
         latency_avg_ms: mean(steps.iter().map(|s| s.latency_ms.avg)),
         p95_ms: mean(steps.iter().map(|s| s.latency_ms.p95)),
@@ -374,6 +394,7 @@ pub fn series_result(
         peak: None,
         complete: false,
         efficiency: Vec::new(),
+        verdict: None,
     };
     let mut previous: Option<Figures> = None;
     for (i, &level) in levels.iter().enumerate() {
@@ -387,7 +408,7 @@ pub fn series_result(
             throughput: r.throughput.mean,
             mean_latency_ms: r.latency_avg_ms,
             p90: r.p90.clone(),
-            cpu_busy_pct: r.os.as_ref().map(|o| o.busy()),
+            cpu_busy_pct: r.os.as_ref().and_then(|o| o.busy()),
             max_lag_s: r.max_lag_s,
         };
         r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
@@ -414,17 +435,73 @@ fn finish(mut out: SeriesResult, complete: bool) -> SeriesResult {
         .capacity()
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
         .map(|l| (l.level, l.throughput.mean));
+    out.verdict = super::saturation::judge(out.capacity());
+    // Without a stop condition met, saturation is where the data says it is.
+    if out.stop.is_none() {
+        out.saturation = out.verdict.as_ref().and_then(|v| v.saturation);
+    }
     out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn step(median: f64, latency: f64, busy: f64) -> StepFigures {
+    /// A level measured once at `tps`, no spread, no OS figures: fixtures start here.
+    pub fn bare_level(level: u32, tps: f64) -> LevelResult {
+        LevelResult {
+            level,
+            throughput: Spread { mean: tps, min: tps, max: tps, stddev: 0.0, cv: 0.0, n: 1 },
+            sample_cv: 0.0,
+            sample_se: None,
+            samples: 10,
+            latency_avg_ms: 1.0,
+            p95_ms: 2.0,
+            p99_ms: 3.0,
+            p90: Vec::new(),
+            os: None,
+            per_instance: Vec::new(),
+            per_instance_cores: Vec::new(),
+            per_watt: None,
+            ratio_to_first: 1.0,
+            stop: None,
+            over_bound: false,
+            notes: Vec::new(),
+            max_lag_s: None,
+            conflicts: None,
+        }
+    }
+
+    /// A series of one run per level from (level, tps, the samples' cv, host busy %)
+    /// on a 2-core host, the server taking 80 % of the busy CPU and sizeup 18 %, 10
+    /// effective samples a level: the known shapes the answer is pinned on.
+    pub fn fixture(points: &[(u32, f64, f64, f64)], stop_when: &str) -> SeriesResult {
+        let levels: Vec<u32> = points.iter().map(|p| p.0).collect();
+        let steps: Vec<(u32, StepFigures)> = points
+            .iter()
+            .map(|&(level, x, cv, busy)| {
+                let mut s = step(x, 1.0, busy);
+                s.throughput.cv = cv;
+                s.throughput.n_eff = Some(10.0);
+                if let Some(o) = s.os.as_mut() {
+                    let used = busy / 100.0 * 2.0;
+                    o.host_cpus = Some(2);
+                    o.usr = busy;
+                    o.server_cores = Some(used * 0.8);
+                    o.client_cores = used * 0.18;
+                    o.other_cores = Some(used * 0.02);
+                    o.watts = None;
+                }
+                (level, s)
+            })
+            .collect();
+        series_result("oltp_read_write", &levels, 1, &steps, &stop::parse(stop_when).expect("conditions"))
+    }
+
+    pub fn step(median: f64, latency: f64, busy: f64) -> StepFigures {
         StepFigures {
             unit: "tps".into(),
-            throughput: Steady { median, mean: median, min: median, max: median, cv: 0.01, samples: 10 },
+            throughput: Steady { median, mean: median, min: median, max: median, cv: 0.01, samples: 10, n_eff: None },
             tps: median,
             latency_ms: LatencyMs { avg: latency, p95: latency * 2.0, ..Default::default() },
             p90: vec![("t".into(), latency * 1.5, None)],

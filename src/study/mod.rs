@@ -7,8 +7,10 @@
 //! conditions, figures, and the verdicts read back from the store. Running a study is
 //! `runner::study`'s job.
 
+pub mod bottleneck;
 pub mod figures;
 pub mod levels;
+pub mod saturation;
 pub mod spec;
 pub mod steady;
 pub mod stop;

@@ -14,6 +14,11 @@ pub struct Steady {
     /// Coefficient of variation (sample standard deviation / mean); 0 for one sample.
     pub cv: f64,
     pub samples: usize,
+    /// The samples' effective count: successive intervals of one run are correlated,
+    /// so they carry less evidence than their number (`stats::significance`); absent
+    /// in steps stored before it was kept (then `samples` stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_eff: Option<f64>,
 }
 
 /// One interval's throughput, its length in seconds and whether it was warm-up.
@@ -36,7 +41,15 @@ pub fn steady(samples: &[Sample], interval: f64, last_fraction: f64) -> Option<S
     let take = ((kept.len() as f64 * last_fraction.clamp(0.0, 1.0)).ceil() as usize).clamp(1, kept.len());
     let values = &kept[kept.len() - take..];
     let s = spread(values);
-    Some(Steady { median: median(values), mean: s.mean, min: s.min, max: s.max, cv: s.cv, samples: values.len() })
+    Some(Steady {
+        median: median(values),
+        mean: s.mean,
+        min: s.min,
+        max: s.max,
+        cv: s.cv,
+        samples: values.len(),
+        n_eff: Some(crate::stats::significance::effective_sample_size(values)),
+    })
 }
 
 pub fn median(values: &[f64]) -> f64 {

@@ -1,0 +1,175 @@
+//! What ran out at a level, from what was measured there: the host's CPU (and who used
+//! it: the server, sizeup, other processes, each measured), I/O wait or a busy data
+//! device, row-lock waits, reads that missed the buffer pool, sizeup's own client
+//! threads, replication lag. Each finding quotes its figures; a level where nothing
+//! measured ran out says that too, never a guess. Pure: one level's figures in, words
+//! out; thresholds are named below so the README can state them.
+
+use super::figures::LevelResult;
+use crate::monitor::os;
+
+/// Host CPU busy at or above this share (per cent) counts as run out: a 2-core host
+/// at 95 % has a tenth of a core left, which a server cannot use for more work.
+pub const CPU_BUSY: f64 = 90.0;
+/// I/O wait at or above this share of the host, or the data device busy at or above
+/// `DISK_BUSY` per cent of the time, counts as I/O run out.
+pub const IO_WAIT: f64 = 10.0;
+pub const DISK_BUSY: f64 = 80.0;
+/// Replication lag at or above this many seconds: the replicas did not keep up.
+pub const LAG_S: f64 = 5.0;
+
+/// One resource that ran out, and the sentence with its figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// A short tag for tables: cpu, io, locks, pool, client, others, lag.
+    pub tag: &'static str,
+    pub words: String,
+}
+
+fn cores(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// Who used the host's CPU, each measured: "server 1.62, sizeup 0.31, other processes
+/// 0.02 of 2 cores".
+pub fn cpu_users(o: &os::OsSample) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = o.server_cores {
+        parts.push(format!("server {}", cores(s)));
+    }
+    parts.push(format!("sizeup {}", cores(o.client_cores)));
+    if let Some(x) = o.other_cores {
+        parts.push(format!("other processes {}", cores(x)));
+    }
+    let of = o.host_cpus.map_or(String::new(), |n| format!(" of {n} cores"));
+    format!("{}{of}", parts.join(", "))
+}
+
+/// What ran out at `l`, most telling first; empty when nothing measured did.
+pub fn findings(l: &LevelResult) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let load_generator = l.notes.iter().find(|n| n.starts_with(os::LOAD_GENERATOR));
+    if let Some(n) = load_generator {
+        out.push(Finding { tag: "client", words: n.clone() });
+    }
+    if let Some(n) = l.notes.iter().find(|n| n.starts_with(os::OTHER_PROCESSES)) {
+        out.push(Finding { tag: "others", words: n.clone() });
+    }
+    if let Some(o) = &l.os {
+        if let Some(busy) = o.busy().filter(|b| *b >= CPU_BUSY) {
+            out.push(Finding { tag: "cpu", words: format!("the host's CPU ({busy:.0} % busy: {})", cpu_users(o)) });
+        }
+        let disk = o.disk_busy_pct.filter(|d| *d >= DISK_BUSY);
+        if (!o.no_cpu && o.iowait >= IO_WAIT) || disk.is_some() {
+            let mut w = format!("I/O ({:.0} % I/O wait", o.iowait);
+            if let Some(d) = o.disk_busy_pct {
+                w += &format!(", the data device busy {d:.0} % of the time");
+            }
+            if let (Some(r), Some(wr)) = (o.disk_reads_per_s, o.disk_writes_per_s) {
+                w += &format!(", {r:.0} reads/s and {wr:.0} writes/s");
+            }
+            out.push(Finding { tag: "io", words: w + ")" });
+        }
+    }
+    if let Some(lag) = l.max_lag_s.filter(|v| *v >= LAG_S) {
+        out.push(Finding { tag: "lag", words: format!("the replicas' apply rate (replication lag reached {lag:.0} s)") });
+    }
+    out
+}
+
+/// The one-line account of `l`'s resources when nothing ran out, so a reader sees what
+/// was checked: "CPU 62 % busy, I/O wait 0 %".
+pub fn headroom(l: &LevelResult) -> String {
+    let Some(o) = &l.os else { return "no host figures were recorded".into() };
+    let mut parts = Vec::new();
+    match o.busy() {
+        Some(b) => parts.push(format!("CPU {b:.0} % busy ({})", cpu_users(o))),
+        None => parts.push("no CPU reading".into()),
+    }
+    if !o.no_cpu {
+        parts.push(format!("I/O wait {:.0} %", o.iowait));
+    }
+    if let Some(d) = o.disk_busy_pct {
+        parts.push(format!("data device busy {d:.0} %"));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::figures::tests::bare_level;
+
+    fn with_os(busy: f64, iowait: f64, server: f64, client: f64, other: f64) -> LevelResult {
+        let mut l = bare_level(2, 1000.0);
+        l.os = Some(os::OsSample {
+            idle: 100.0 - busy - iowait,
+            iowait,
+            usr: busy,
+            host_cpus: Some(2),
+            server_cores: Some(server),
+            client_cores: client,
+            other_cores: Some(other),
+            ..Default::default()
+        });
+        l
+    }
+
+    #[test]
+    fn cpu_bound_names_who_used_it() {
+        let f = findings(&with_os(97.0, 0.5, 1.55, 0.36, 0.03));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].tag, "cpu");
+        assert_eq!(
+            f[0].words,
+            "the host's CPU (97 % busy: server 1.55, sizeup 0.36, other processes 0.03 of 2 cores)"
+        );
+    }
+
+    #[test]
+    fn io_bound_is_io_not_cpu() {
+        let mut l = with_os(40.0, 35.0, 0.6, 0.1, 0.0);
+        if let Some(o) = l.os.as_mut() {
+            o.disk_busy_pct = Some(96.0);
+            o.disk_reads_per_s = Some(2400.0);
+            o.disk_writes_per_s = Some(300.0);
+        }
+        let f = findings(&l);
+        assert_eq!(f.iter().map(|f| f.tag).collect::<Vec<_>>(), ["io"]);
+        assert!(f[0].words.contains("35 % I/O wait, the data device busy 96 %"), "{}", f[0].words);
+    }
+
+    #[test]
+    fn nothing_ran_out_says_what_was_checked() {
+        let l = with_os(55.0, 1.0, 0.9, 0.1, 0.02);
+        assert!(findings(&l).is_empty());
+        assert!(headroom(&l).starts_with("CPU 55 % busy (server 0.90"), "{}", headroom(&l));
+    }
+
+    /// an_interval_without_a_cpu_sample_is_a_gap: it read as 100 % busy (idle 0).
+    #[test]
+    fn an_interval_without_a_cpu_sample_is_a_gap() {
+        let mut l = bare_level(2, 1000.0);
+        l.os = Some(os::OsSample { no_cpu: true, ..Default::default() });
+        assert!(findings(&l).is_empty());
+        assert_eq!(headroom(&l), "no CPU reading");
+        let gap = os::OsSample { no_cpu: true, ..Default::default() };
+        let half = os::OsSample { idle: 31.0, usr: 69.0, ..Default::default() };
+        let m = os::mean(&[&gap, &half]).unwrap();
+        assert_eq!((m.busy(), m.no_cpu), (Some(69.0), false), "the gap does not pull the mean to 100 % busy");
+        assert_eq!(os::mean(&[&gap]).unwrap().busy(), None);
+    }
+
+    /// other_processes_cpu_is_not_the_load_generators: 1.4 of 2 cores used by other
+    /// programs was read as "the load generator took 0.39 cores ... starved".
+    #[test]
+    fn other_processes_cpu_is_not_the_load_generators() {
+        let l = with_os(98.0, 0.0, 0.36, 0.39, 1.2);
+        let o = l.os.as_ref().unwrap();
+        assert_eq!(os::load_generator_note(Some(o), 2), None);
+        let note = os::other_processes_note(Some(o)).unwrap();
+        assert!(note.starts_with("other processes took 1.20 of the 1.96 busy cores"), "{note}");
+        // A quiet host is no one's fault.
+        assert_eq!(os::other_processes_note(Some(with_os(98.0, 0.0, 1.5, 0.4, 0.05).os.as_ref().unwrap())), None);
+    }
+}
