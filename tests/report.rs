@@ -146,8 +146,14 @@ fn reports_and_comparisons_from_real_runs() {
     let answer = &answer[..answer.find("</section>").unwrap()];
     let quoted = if peak_tps >= 100.0 { format!("{peak_tps:.0}") } else { format!("{peak_tps:.1}") };
     assert!(
-        answer.contains(&format!("carried {quoted} tps at {peak} thread{}", if peak == 1 { "" } else { "s" })),
-        "the opening sentence quotes the stored peak ({quoted} at {peak}): {answer}"
+        answer.contains(&format!("{quoted} tps (range "))
+            && answer.contains(&format!(" at {peak} thread{}", if peak == 1 { "" } else { "s" })),
+        "the opening sentence quotes the stored peak with its range ({quoted} at {peak}): {answer}"
+    );
+    // Where it saturates comes from the data, stop condition or none.
+    assert!(
+        ["was still rising", "peaked at", "carried"].iter().any(|w| answer.contains(w)),
+        "a verdict on the series: {answer}"
     );
     assert!(html.find("<section class=\"answer\">").unwrap() < html.find("<section class=\"study\"").unwrap());
     assert!(html.contains("data-mark=\"peak"), "peak marked");
@@ -212,7 +218,11 @@ fn reports_and_comparisons_from_real_runs() {
     assert_eq!(s.sizeup(&["compare", &a, &b, "--html", cmp.to_str().unwrap()]).unwrap(), 0);
     let chtml = std::fs::read_to_string(&cmp).unwrap();
     assert!(chtml.contains("data-metric=\"tps (interval mean)\""));
-    assert!(chtml.contains("significant"), "a verdict per sampled row");
+    assert!(chtml.contains("significant") || chtml.contains("these runs differ"), "a verdict per sampled row");
+    // One run a side: the spread between runs is unknown, and the comparison says so.
+    assert!(chtml.contains("one run a side: the test sees the samples inside each run"), "the one-run warning");
+    assert!(!chtml.contains("significant (p=0.0") || chtml.contains("run-to-run spread unknown"));
+    assert!(chtml.contains("class=\"error-bar\""), "error bars on the comparison chart");
     // Every latency figure is tested against its interval samples.
     for m in ["avg ms", "p50 ms", "p90 ms", "p99 ms", "max ms"] {
         assert!(chtml.contains(&format!("data-metric=\"{m} (interval mean)\"")), "{m}");

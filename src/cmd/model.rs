@@ -106,7 +106,20 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                     Error::Usage(format!("study {id} measured no scale-out efficiency (it needs 1 node and more)"))
                 })?;
                 let pts: Vec<(f64, f64)> = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
-                let fit = model::usl::fit(&pts).ok().map(|f| (f.sigma, f.kappa));
+                // A fit that does not describe its points is not extrapolated from.
+                let fit = match model::usl::fit(&pts) {
+                    Ok(f) if f.r2 < model::usl::WEAK_R2 => {
+                        out += &format!(
+                            "warning: study {id}'s USL fit has R² {:.2} (below {}): not used past the measured node \
+                             counts; the last two counts' trend is\n",
+                            f.r2,
+                            model::usl::WEAK_R2
+                        );
+                        None
+                    }
+                    Ok(f) => Some((f.sigma, f.kappa)),
+                    Err(_) => None,
+                };
                 // Without a scale study, one node is one server: its throughput is P.
                 if measured.is_none() {
                     measured = Some((

@@ -2,7 +2,7 @@
 //! throughput, scale-up first against one instance per server, and which measured
 //! configurations meet a requirement. Pure arithmetic on study results.
 
-use crate::study::figures::{efficiency_at, Efficiency, SeriesResult};
+use crate::study::figures::{efficiency_at, Efficiency, LevelResult, SeriesResult};
 use serde::{Deserialize, Serialize};
 
 /// ceil(T / (P x E)): servers needed for target `t` when one server delivers `p` and
@@ -102,6 +102,68 @@ pub struct Plan {
     /// measured, interpolated, USL fit, extrapolated).
     pub efficiency: f64,
     pub efficiency_source: String,
+    /// Servers needed at the ends of the per-server figure's range (its high end needs
+    /// the fewest); None at an end the target cannot be reached from.
+    #[serde(default)]
+    pub servers_range: (Option<u64>, Option<u64>),
+    #[serde(default)]
+    pub per_server_range: (f64, f64),
+    /// Why the figures this plan rests on are weak (noise, a peak that cannot be told
+    /// from one instance), said where the plan is printed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weak: Vec<String>,
+}
+
+impl Plan {
+    /// "4", or "4 (3-5)" when the per-server figure's range moves the count.
+    pub fn servers_text(&self) -> String {
+        let (few, many) = self.servers_range;
+        let end = |v: Option<u64>| v.map_or("more".to_string(), |v| v.to_string());
+        if few == Some(self.servers) && many == Some(self.servers) {
+            self.servers.to_string()
+        } else {
+            format!("{} ({}-{})", self.servers, end(few), end(many))
+        }
+    }
+}
+
+/// Why a level is too weak to size from without saying so.
+pub fn weak_level(l: &LevelResult, what: &str) -> Vec<String> {
+    let mut w = Vec::new();
+    if l.sample_cv > crate::report::answer::HIGH_CV {
+        w.push(format!("the samples at {} {what} vary by cv {:.0} % (above 10 %)", l.level, l.sample_cv * 100.0));
+    }
+    if l.throughput.n > 1 && l.throughput.cv > crate::report::answer::HIGH_CV {
+        w.push(format!("the repeats at {} {what} differ by cv {:.0} %", l.level, l.throughput.cv * 100.0));
+    }
+    w
+}
+
+/// A plan for per-server throughput `l` (its range from the level's spread).
+fn plan_of(
+    name: &str,
+    instances_per_server: u32,
+    l: &LevelResult,
+    t: f64,
+    e: &ScaleOut,
+    weak: Vec<String>,
+) -> Result<Plan, String> {
+    let per_server = l.throughput.mean;
+    let (low, high) = crate::study::saturation::range(l);
+    let (servers, efficiency, how) = e.servers(t, per_server)?;
+    let at = |p: f64| if p > 0.0 { e.servers(t, p).ok().map(|s| s.0) } else { None };
+    Ok(Plan {
+        name: name.into(),
+        instances_per_server,
+        per_server,
+        servers,
+        watts: l.os.as_ref().and_then(|o| o.watts),
+        efficiency,
+        efficiency_source: how.into(),
+        servers_range: (at(high), at(low)),
+        per_server_range: (low, high),
+        weak,
+    })
 }
 
 /// The instance count to run per server from a scale study: the peak, or with a
@@ -122,20 +184,21 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) 
         None if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
         None => format!("{}: no finished level", s.name),
     })?;
+    let _ = (p, w);
     let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
-    let one_w = one.os.as_ref().and_then(|o| o.watts);
-    let plan = |name: &str, instances_per_server: u32, per_server: f64, watts: Option<f64>| {
-        e.servers(t, per_server).map(|(servers, efficiency, how)| Plan {
-            name: name.into(),
-            instances_per_server,
-            per_server,
-            servers,
-            watts,
-            efficiency,
-            efficiency_source: how.into(),
-        })
-    };
-    Ok(vec![plan("scale-up first", n, p, w)?, plan("one instance per server", 1, one.throughput.mean, one_w)?])
+    let best = s.capacity().find(|l| l.level == n).ok_or_else(|| format!("{}: level {n} not measured", s.name))?;
+    let mut weak = weak_level(best, "instances");
+    if n != 1 && crate::study::saturation::same(best, one) {
+        weak.push(format!(
+            "{n} instances' {:.0} cannot be told from one instance's {:.0} (inside the noise): scale-up first is \
+             not shown to carry more",
+            best.throughput.mean, one.throughput.mean
+        ));
+    }
+    Ok(vec![
+        plan_of("scale-up first", n, best, t, e, weak)?,
+        plan_of("one instance per server", 1, one, t, e, weak_level(one, "instances"))?,
+    ])
 }
 
 /// One node per server, from a scale-out study alone: one node's throughput is what
@@ -146,16 +209,7 @@ pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Opt
     if let Some(b) = p95_bound_ms.filter(|b| one.p95_ms > *b) {
         return Err(format!("{}: one node's p95 is {:.2} ms, over p95 <= {b} ms", s.name, one.p95_ms));
     }
-    let (servers, efficiency, how) = e.servers(t, one.throughput.mean)?;
-    Ok(vec![Plan {
-        name: "one node per server".into(),
-        instances_per_server: 1,
-        per_server: one.throughput.mean,
-        servers,
-        watts: one.os.as_ref().and_then(|o| o.watts),
-        efficiency,
-        efficiency_source: how.into(),
-    }])
+    Ok(vec![plan_of("one node per server", 1, one, t, e, weak_level(one, "nodes"))?])
 }
 
 /// A configuration checked against "X at Y connections".
@@ -166,6 +220,23 @@ pub struct Verdict {
     pub qualifies: bool,
     /// (measured − required) / required, in percent.
     pub margin_pct: f64,
+    /// The measured figure's range (± 2 standard errors): when it holds the requirement
+    /// the verdict is too close to call.
+    #[serde(default)]
+    pub range: (f64, f64),
+}
+
+impl Verdict {
+    /// "qualifies", "fails", or "too close to call" when the range holds the requirement.
+    pub fn words(&self, required: f64) -> &'static str {
+        if self.qualifies && self.range.0 >= required {
+            "qualifies"
+        } else if self.qualifies || self.range.1 >= required {
+            "too close to call"
+        } else {
+            "fails"
+        }
+    }
 }
 
 /// Which series reach `required` at level `at` (series without that level are left out).
@@ -176,6 +247,7 @@ pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdi
             let l = s.levels.iter().find(|l| l.level == at)?;
             let x = l.throughput.mean;
             Some(Verdict {
+                range: crate::study::saturation::range(l),
                 series: s.name.clone(),
                 measured: x,
                 // A level over the study's own latency or lag bound does not serve it.
@@ -237,10 +309,29 @@ mod tests {
         let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), None).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (6, 4));
         assert_eq!((p[1].instances_per_server, p[1].servers), (1, 9));
+        assert_eq!((p[0].servers_range, p[0].servers_text()), ((Some(4), Some(4)), "4".to_string()));
+        assert!(p[0].weak.is_empty(), "{:?}", p[0].weak);
         // A p95 bound of 50 ms rules out 6 instances: 4 it is, and 4 servers still.
         let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(50.0)).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (4, 4));
         assert!(plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(5.0)).unwrap_err().contains("no instance count meets"));
+    }
+
+    /// noisy_peak_sized_as_certain: a peak at 7 instances with cv 44 % went straight
+    /// into the server count and "scale-up first costs $24,039 less".
+    #[test]
+    fn noisy_peak_sized_as_certain() {
+        let mut s = series(&[(1, 2231.0, 20.0), (4, 2500.0, 40.0), (7, 3100.0, 60.0)]);
+        for l in s.levels.iter_mut() {
+            l.sample_cv = 0.44;
+            l.sample_se = Some(crate::study::saturation::median_standard_error(l.throughput.mean, 0.44, 5.0));
+        }
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), None).unwrap();
+        assert_eq!((p[0].instances_per_server, p[0].servers), (7, 7));
+        let (few, many) = p[0].servers_range;
+        assert!(few.unwrap() < 7 && many.is_none_or(|m| m > 7), "{:?}", p[0].servers_range);
+        assert!(p[0].weak.iter().any(|w| w.contains("vary by cv 44 %")), "{:?}", p[0].weak);
+        assert!(p[0].weak.iter().any(|w| w.contains("cannot be told from one instance's 2231")), "{:?}", p[0].weak);
     }
 
     #[test]
@@ -291,5 +382,8 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert!(v[0].qualifies && (v[0].margin_pct - 8.333).abs() < 0.01, "{v:?}");
         assert!(!v[1].qualifies && (v[1].margin_pct + 4.1667).abs() < 0.01, "{v:?}");
+        // 1,300 ± 2.5 % x 2 clears 1,200; 1,150's range reaches it: too close to call.
+        assert_eq!((v[0].words(1200.0), v[1].words(1200.0)), ("qualifies", "too close to call"));
+        assert_eq!(requirement(&[series(&[(16, 900.0, 9.0)])], 1200.0, 16)[0].words(1200.0), "fails");
     }
 }

@@ -31,6 +31,10 @@ pub struct UslFit {
     pub residuals: Vec<(f64, f64)>,
 }
 
+/// A fit with R² below this does not describe its points well enough to lean on (its
+/// peak, its extrapolation): reports and sizing flag it.
+pub const WEAK_R2: f64 = 0.9;
+
 pub fn predict(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
     lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
 }

@@ -1,7 +1,11 @@
 //! `sizeup compare`: two runs or two studies side by side, each difference with a
-//! Welch t-test over the interval samples (effective sample sizes corrected for
-//! autocorrelation; see stats::significance). Runs stored before intervals kept
-//! their mean and percentiles show those figures for the whole run, without a verdict.
+//! Welch t-test. One run against one run: over the interval samples (effective sample
+//! sizes corrected for autocorrelation; see stats::significance), which says whether
+//! these two runs differed, not whether a repeat would: the run-to-run spread is
+//! unknown and the verdict says so. Studies whose levels were repeated (`--repeat`):
+//! over the repeats' figures, the spread between runs. Runs stored before intervals
+//! kept their mean and percentiles show those figures for the whole run, without a
+//! verdict.
 
 use super::html::Item;
 use crate::result::RunDocument;
@@ -17,6 +21,12 @@ pub struct Row {
     pub test: Option<Welch>,
     /// Lower is better (latency) rather than higher (throughput).
     pub lower_is_better: bool,
+    /// What the test's samples are: the intervals inside one run a side (the spread
+    /// between runs unknown), or each side's repeated runs.
+    pub between_runs: bool,
+    /// Each side's mean ± 2 standard errors, for error bars.
+    pub a_range: Option<(f64, f64)>,
+    pub b_range: Option<(f64, f64)>,
 }
 
 pub struct Comparison {
@@ -51,8 +61,44 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
+/// mean ± 2 standard errors of samples (`independent`: repeats; else interval samples
+/// of one run, their count corrected for autocorrelation).
+fn range(v: &[f64], independent: bool) -> Option<(f64, f64)> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = mean(v);
+    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt();
+    let n = if independent { v.len() as f64 } else { crate::stats::significance::effective_sample_size(v) };
+    let half = 2.0 * sd / n.sqrt();
+    Some((m - half, m + half))
+}
+
 fn sampled(metric: String, a: Vec<f64>, b: Vec<f64>, lower_is_better: bool) -> Row {
-    Row { metric, a: mean(&a), b: mean(&b), test: welch(&a, &b), lower_is_better }
+    Row {
+        metric,
+        a: mean(&a),
+        b: mean(&b),
+        test: welch(&a, &b),
+        lower_is_better,
+        between_runs: false,
+        a_range: range(&a, false),
+        b_range: range(&b, false),
+    }
+}
+
+/// A row tested on each side's repeated runs (one figure a run): the spread between runs.
+fn repeated(metric: String, a: Vec<f64>, b: Vec<f64>) -> Row {
+    Row {
+        metric,
+        a: mean(&a),
+        b: mean(&b),
+        test: crate::stats::significance::welch_independent(&a, &b),
+        lower_is_better: false,
+        between_runs: true,
+        a_range: range(&a, true),
+        b_range: range(&b, true),
+    }
 }
 
 pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
@@ -89,7 +135,16 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
         if has(&ia) && has(&ib) {
             rows.push(sampled(format!("{name} (interval mean)"), answered(&ia, pick), answered(&ib, pick), true));
         } else {
-            rows.push(Row { metric: format!("{name} (whole run)"), a: x, b: y, test: None, lower_is_better: true });
+            rows.push(Row {
+                metric: format!("{name} (whole run)"),
+                a: x,
+                b: y,
+                test: None,
+                lower_is_better: true,
+                between_runs: false,
+                a_range: None,
+                b_range: None,
+            });
         }
     }
     if sa.types.len() > 1 {
@@ -117,6 +172,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     if ca.run.threads != cb.run.threads {
         warnings.push(format!("A ran {} connection(s) and B {}: the loads differ", ca.run.threads, cb.run.threads));
     }
+    warnings.push(ONE_RUN_EACH.into());
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
 }
 
@@ -140,6 +196,16 @@ fn side_warnings(side: &str, d: &RunDocument, s: &crate::stats::Summary) -> Vec<
         ));
     }
     w
+}
+
+/// Said of every comparison whose sides are one run each.
+pub const ONE_RUN_EACH: &str = "one run a side: the test sees the samples inside each run, not how far a repeat of \
+     the same run would land (runs minutes apart differ by a few per cent), so a difference called real is real \
+     for these two runs only; a study with --repeat 3 on each side measures the spread between runs";
+
+/// Each step's steady median (one figure a run of the level; instances summed).
+fn step_medians(steps: &[Vec<RunDocument>]) -> Vec<f64> {
+    steps.iter().map(|r| crate::study::steady::median(&step_samples(r))).filter(|m| *m > 0.0).collect()
 }
 
 /// Per-interval totals of one step (its instances' intervals summed), after warm-up.
@@ -176,6 +242,7 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     }
     let mut rows = Vec::new();
     let mut units_differ = None;
+    let mut single_runs = false;
     for (i, x) in sa.iter().enumerate() {
         let Some(y) = sb.iter().find(|y| y.name == x.name).or_else(|| sb.get(i)) else { continue };
         if x.unit != y.unit {
@@ -192,12 +259,21 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
                     .map_or(Vec::new(), |s| s.iter().flat_map(|r| step_samples(r)).collect())
             };
             let name = if x.name == y.name { x.name.clone() } else { format!("{} / {}", x.name, y.name) };
-            rows.push(sampled(
-                format!("{name} @ {} {} (interval mean)", lx.level, x.unit),
-                samples(ra, &x.name),
-                samples(rb, &y.name),
-                false,
-            ));
+            let medians = |steps: &Steps, name: &str| {
+                steps.get(&(name.to_string(), lx.level)).map_or(Vec::new(), |s| step_medians(s))
+            };
+            let (ma, mb) = (medians(ra, &x.name), medians(rb, &y.name));
+            if ma.len() >= 2 && mb.len() >= 2 {
+                rows.push(repeated(format!("{name} @ {} {} (median of {}+{} runs)", lx.level, x.unit, ma.len(), mb.len()), ma, mb));
+            } else {
+                single_runs = true;
+                rows.push(sampled(
+                    format!("{name} @ {} {} (interval mean)", lx.level, x.unit),
+                    samples(ra, &x.name),
+                    samples(rb, &y.name),
+                    false,
+                ));
+            }
         }
     }
     if rows.is_empty() {
@@ -207,9 +283,12 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
         });
     }
     let label = |r: &crate::store::StudyRow| format!("study {} ({})", r.id, r.name);
+    let mut warnings = Vec::new();
+    if single_runs {
+        warnings.push(ONE_RUN_EACH.into());
+    }
     // A step whose server was lost or stalled has no figures; a study that stopped
     // early, or a level over its own bound, is said beside the table.
-    let mut warnings = Vec::new();
     for (side, row, series) in [("A", row_a, sa), ("B", row_b, sb)] {
         if row.status != "completed" {
             warnings.push(format!("{side} ({}) is {}: its levels stop where it stopped", label(row), row.status));
@@ -232,10 +311,19 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
 
 fn verdict(r: &Row) -> String {
     match &r.test {
+        Some(w) if w.significant && r.between_runs => {
+            let better = (r.b < r.a) == r.lower_is_better;
+            format!("significant between runs (p={:.3}), {}", w.p, if better { "better" } else { "worse" })
+        }
         Some(w) if w.significant => {
             let better = (r.b < r.a) == r.lower_is_better;
-            format!("significant (p={:.3}), {}", w.p, if better { "better" } else { "worse" })
+            format!(
+                "these runs differ (p={:.3}), {}; run-to-run spread unknown",
+                w.p,
+                if better { "better" } else { "worse" }
+            )
         }
+        Some(w) if r.between_runs => format!("not significant between runs (p={:.2})", w.p),
         Some(w) => format!("not significant (p={:.2})", w.p),
         None => "no interval samples".into(),
     }
@@ -268,7 +356,7 @@ pub fn table(c: &Comparison) -> String {
     for r in &c.rows {
         let _ = writeln!(out, "  {:<w$} {:>12.2} {:>12.2} {:>9}  {}", r.metric, r.a, r.b, change_text(r), verdict(r));
     }
-    out.push_str("\n  Welch t-test on the interval samples after warm-up, sample sizes corrected for\n  autocorrelation (n_eff = n(1-r1)/(1+r1)); significant means p < 0.05.\n");
+    out.push_str("\n  Welch t-test on the interval samples after warm-up, sample sizes corrected for\n  autocorrelation (n_eff = n(1-r1)/(1+r1)), or on the repeats' medians where both\n  sides repeated the level; significant means p < 0.05.\n");
     out
 }
 
@@ -300,7 +388,7 @@ pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
             esc(&verdict(r))
         );
     }
-    body.push_str("</table><p class=\"muted\">Welch t-test on interval samples after warm-up; sample sizes corrected for autocorrelation.</p>");
+    body.push_str("</table><p class=\"muted\">Welch t-test on interval samples after warm-up (sample sizes corrected for autocorrelation), or on the repeats' medians where both sides repeated the level. Error bars: mean ± 2 standard errors.</p>");
     // Throughput and latency share no scale: chart the rows of the first row's kind.
     let first = &c.rows[0];
     let same_kind: Vec<&Row> = c.rows.iter().filter(|r| r.lower_is_better == first.lower_is_better).collect();
@@ -317,9 +405,40 @@ pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
         colours: None,
         line: None,
         y_max: None,
+        // Each side's mean ± 2 standard errors (within the run, or between repeats).
+        errors: Some(vec![
+            same_kind.iter().map(|r| r.a_range).collect(),
+            same_kind.iter().map(|r| r.b_range).collect(),
+        ]),
     };
     body.push_str(&chart.render());
     body.push_str("</section>\n");
     let page = super::html::report(&items, generated_at, None);
     page.replacen("</p>\n", &format!("</p>\n{body}"), 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// compare_called_noise_significant: two identical configurations run a minute
+    /// apart were "+21.1 %, significant (p=0.001)" from the samples inside each run.
+    #[test]
+    fn compare_called_noise_significant() {
+        let a: Vec<f64> = (0..20).map(|i| 1000.0 + (i % 3) as f64).collect();
+        let b: Vec<f64> = (0..20).map(|i| 1211.0 + (i % 3) as f64).collect();
+        let r = sampled("tps (interval mean)".into(), a, b, false);
+        let v = verdict(&r);
+        assert!(v.starts_with("these runs differ (p=0.000), better; run-to-run spread unknown"), "{v}");
+        assert!(!v.starts_with("significant"), "{v}");
+        // With repeats, the test is on the spread between runs: three runs a side that
+        // scatter by 10 % cannot tell 1 % apart ...
+        let r = repeated("x".into(), vec![1000.0, 1100.0, 900.0], vec![1010.0, 1110.0, 910.0]);
+        assert!(verdict(&r).starts_with("not significant between runs"), "{}", verdict(&r));
+        // ... and tight repeats can tell 20 %.
+        let r = repeated("x".into(), vec![1000.0, 1005.0, 995.0], vec![1200.0, 1195.0, 1205.0]);
+        assert!(verdict(&r).starts_with("significant between runs"), "{}", verdict(&r));
+        let (lo, hi) = r.a_range.unwrap();
+        assert!(lo < 1000.0 && hi > 1000.0 && hi - lo < 30.0, "{lo}..{hi}");
+    }
 }

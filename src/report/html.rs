@@ -359,6 +359,7 @@ fn cpu_chart(out: &mut String, s: &SeriesResult, what: &str) {
             colours: Some(vec!["#1f77b4", "#d62728", "#ff7f0e", "#9467bd", "#dddddd"]),
             line: None,
             y_max: Some(100.0),
+            errors: None,
         };
         out.push_str(&cpu.render());
     }
@@ -556,6 +557,15 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
         colours: None,
         line: Some(("mean ms".into(), peaks.iter().map(|(_, l)| l.latency_avg_ms).collect(), "mean response ms")),
         y_max: None,
+        // Each peak's range (± Z standard errors, `study::saturation`).
+        errors: Some(vec![peaks
+            .iter()
+            .map(|(_, l)| {
+                let (x, se) = (l.throughput.mean, crate::study::saturation::standard_error(l));
+                let z = crate::study::saturation::Z;
+                Some((x - z * se, x + z * se))
+            })
+            .collect()]),
     };
     out.push_str(&chart.render());
     if peaks.iter().all(|(_, l)| l.per_watt.is_some()) {
@@ -569,6 +579,7 @@ fn comparison_charts(out: &mut String, series: &[SeriesResult]) {
             colours: Some(vec!["#2ca02c"]),
             line: None,
             y_max: None,
+            errors: None,
         };
         out.push_str(&chart.render());
     }
@@ -601,13 +612,15 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
                         esc(&p.name),
                         esc(&p.name),
                         p.instances_per_server,
-                        num(p.per_server),
-                        p.servers
+                        format!("{} [{}-{}]", num(p.per_server), num(p.per_server_range.0), num(p.per_server_range.1)),
+                        esc(&p.servers_text())
                     );
                 }
+                let weak: Vec<String> = plans.iter().flat_map(|p| p.weak.iter().map(move |w| format!("{}: {w}", p.name))).collect();
+                warnings(out, &weak);
                 let _ = writeln!(
                     out,
-                    "</table><p class=\"muted\">servers = ceil(T / (P × E)), E = {} given (scale-out is not measured).</p>",
+                    "</table><p class=\"muted\">servers = ceil(T / (P × E)), E = {} given (scale-out is not measured); in brackets, P's range (± 2 standard errors) and the servers at its ends.</p>",
                     q.efficiency
                 );
             }

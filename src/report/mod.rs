@@ -673,6 +673,14 @@ pub fn usl_text(name: &str, unit: &str, f: &crate::model::usl::UslFit) -> String
     }
     let res: Vec<String> = f.residuals.iter().map(|(n, r)| format!("{n}: {r:+.1}")).collect();
     let _ = writeln!(out, "  residuals (measured − fitted): {}", res.join(", "));
+    if f.r2 < crate::model::usl::WEAK_R2 {
+        let _ = writeln!(
+            out,
+            "  weak fit: R² {:.2} is below {}: the model does not describe these points; lean on the measured levels, not on N*",
+            f.r2,
+            crate::model::usl::WEAK_R2
+        );
+    }
     out
 }
 
@@ -693,36 +701,65 @@ pub fn sizing_text(
     );
     let _ = writeln!(
         out,
-        "  {:<26} {:>10} {:>14} {:>8} {:>6} {:>12} {:>12}  TCO",
+        "  {:<26} {:>10} {:>22} {:>11} {:>6} {:>12} {:>12}  TCO",
         "plan",
         "instances",
-        format!("{unit}/server"),
+        format!("{unit}/server [range]"),
         "servers",
         "e(N)",
         "e from",
         format!("{unit}/W")
     );
-    let mut costs = Vec::new();
+    // Each plan's TCO at its server count, and at the ends of its servers' range.
+    let mut costs: Vec<(f64, Option<f64>, Option<f64>)> = Vec::new();
     for p in plans {
         let tco = match (cost, p.watts) {
             (Some(c), Some(w)) => {
-                let t = c.tco(w, p.per_server).total * p.servers as f64;
-                costs.push(t);
-                format!("{}{t:.0}", c.currency)
+                let one = c.tco(w, p.per_server).total;
+                let t = one * p.servers as f64;
+                let (few, many) = p.servers_range;
+                costs.push((t, few.map(|n| one * n as f64), many.map(|n| one * n as f64)));
+                match (few, many) {
+                    (Some(a), Some(b)) if a != b => {
+                        format!("{cur}{t:.0} ({cur}{:.0}-{cur}{:.0})", one * a as f64, one * b as f64, cur = c.currency)
+                    }
+                    _ => format!("{}{t:.0}", c.currency),
+                }
             }
             _ => "-".into(),
         };
         let per_watt = p.watts.filter(|w| *w > 0.0).map_or("-".into(), |w| format!("{:.2}", p.per_server / w));
+        let per = format!("{:.1} [{:.0}-{:.0}]", p.per_server, p.per_server_range.0, p.per_server_range.1);
         let _ = writeln!(
             out,
-            "  {:<26} {:>10} {:>14.1} {:>8} {:>6.2} {:>12} {per_watt:>12}  {tco}",
-            p.name, p.instances_per_server, p.per_server, p.servers, p.efficiency, p.efficiency_source
+            "  {:<26} {:>10} {per:>22} {:>11} {:>6.2} {:>12} {per_watt:>12}  {tco}",
+            p.name,
+            p.instances_per_server,
+            p.servers_text(),
+            p.efficiency,
+            p.efficiency_source
         );
+        for w in &p.weak {
+            let _ = writeln!(out, "    {}", paint(&format!("weak: {w}"), "33"));
+        }
     }
     if let (Some(c), [a, b]) = (cost, costs.as_slice()) {
+        // Ranges that overlap do not establish which plan costs less.
+        let overlap = match (a.1, a.2, b.1, b.2) {
+            (Some(a_lo), Some(a_hi), Some(b_lo), Some(b_hi)) => a_lo <= b_hi && b_lo <= a_hi,
+            _ => true,
+        } && (a.1 != a.2 || b.1 != b.2);
         // "costs $0 less" when the plans need the same servers, and "-500 less" the other way.
-        let line = match b - a {
+        let line = match b.0 - a.0 {
             d if d.abs() < 0.5 => format!("both plans cost the same over {} years", c.years),
+            d if overlap => format!(
+                "scale-up first costs {}{:.0} {} over {} years at the figures measured, but the plans' server ranges \
+                 overlap: within the noise the difference is not established",
+                c.currency,
+                d.abs(),
+                if d > 0.0 { "less" } else { "more" },
+                c.years
+            ),
             d if d > 0.0 => format!("scale-up first costs {}{d:.0} less over {} years", c.currency, c.years),
             d => format!("scale-up first costs {}{:.0} more over {} years", c.currency, -d, c.years),
         };
@@ -741,6 +778,7 @@ pub fn sizing_text(
         _ => "servers = the fewest N with N x P x e(N) >= T",
     };
     let _ = writeln!(out, "  {formula}; {source}");
+    let _ = writeln!(out, "  servers in brackets: at the ends of P's range (P ± 2 standard errors of the level)");
     out
 }
 
@@ -767,10 +805,12 @@ pub fn requirement_text(required: f64, at: u32, verdicts: &[crate::model::sizing
     for v in verdicts {
         let _ = writeln!(
             out,
-            "  {:<40} {:>10.1}  {}  margin {:+.1} %",
+            "  {:<40} {:>10.1} [{:.0}-{:.0}]  {:<17}  margin {:+.1} %",
             v.series,
             v.measured,
-            if v.qualifies { "qualifies" } else { "fails    " },
+            v.range.0,
+            v.range.1,
+            v.words(required),
             v.margin_pct
         );
     }
@@ -897,6 +937,9 @@ mod sizing_tests {
             watts: Some(200.0),
             efficiency: 1.0,
             efficiency_source: "given".into(),
+            servers_range: (Some(servers), Some(servers)),
+            per_server_range: (per_server, per_server),
+            weak: Vec::new(),
         }
     }
 
@@ -921,5 +964,15 @@ mod sizing_tests {
         assert!(less.contains("scale-up first costs $") && less.contains(" less over 4 years"), "{less}");
         let more = text(plan("scale-up first", 500.0, 2), plan("one per server", 1000.0, 1));
         assert!(more.contains(" more over 4 years"), "{more}");
+        // noisy_peak_priced_as_certain: a peak with cv 44 % gave "scale-up first costs
+        // $24,039 less": when the server ranges overlap the difference is not established.
+        let mut noisy = plan("scale-up first", 1000.0, 2);
+        noisy.servers_range = (Some(1), Some(4));
+        noisy.weak.push("the samples at 7 instances vary by cv 44 % (above 10 %)".into());
+        let mut one = plan("one per server", 500.0, 3);
+        one.servers_range = (Some(3), Some(3));
+        let t = text(noisy, one);
+        assert!(t.contains("the plans' server ranges overlap: within the noise the difference is not established"), "{t}");
+        assert!(t.contains("2 (1-4)") && t.contains("weak: the samples at 7 instances vary by cv 44 %"), "{t}");
     }
 }

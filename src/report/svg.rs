@@ -290,6 +290,8 @@ pub struct BarChart<'a> {
     pub colours: Option<Vec<&'static str>>,
     pub line: Option<(String, Vec<f64>, &'a str)>,
     pub y_max: Option<f64>,
+    /// Per series, per category: the range to draw as an error bar (unstacked bars).
+    pub errors: Option<Vec<Vec<Option<(f64, f64)>>>>,
 }
 
 impl BarChart<'_> {
@@ -300,7 +302,9 @@ impl BarChart<'_> {
             if self.stacked {
                 (0..self.categories.len()).map(|i| self.series.iter().map(|s| s.1[i]).sum::<f64>()).fold(0.0, f64::max)
             } else {
-                self.series.iter().flat_map(|s| s.1.iter().copied()).fold(0.0, f64::max)
+                let bars = self.series.iter().flat_map(|s| s.1.iter().copied());
+                let tops = self.errors.iter().flatten().flatten().flatten().map(|e| e.1);
+                bars.chain(tops).fold(0.0, f64::max)
             }
         });
         let t = ticks(top);
@@ -328,6 +332,19 @@ impl BarChart<'_> {
                     esc(&self.categories[ci]),
                     fmt_tick((v * 100.0).round() / 100.0)
                 );
+                let error = self.errors.as_ref().and_then(|e| *e.get(si)?.get(ci)?);
+                if let (Some((lo, hi)), false) = (error, self.stacked) {
+                    let cx = x + bar_w / 2.0;
+                    let (y0, y1) = (ty(lo.max(0.0)), ty(hi));
+                    let _ = write!(
+                        s,
+                        r##"<path class="error-bar" data-low="{lo}" data-high="{hi}" d="M{cx:.1},{y0:.1}V{y1:.1}M{:.1},{y0:.1}H{:.1}M{:.1},{y1:.1}H{:.1}" stroke="#333" stroke-width="1.2" fill="none"/>"##,
+                        cx - 4.0,
+                        cx + 4.0,
+                        cx - 4.0,
+                        cx + 4.0
+                    );
+                }
             }
             s.push_str("</g>");
         }

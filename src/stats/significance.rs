@@ -53,6 +53,16 @@ pub struct Welch {
 /// Welch's t-test with autocorrelation-corrected sample sizes. None when either side
 /// has fewer than 2 samples.
 pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    welch_with(a, b, effective_sample_size)
+}
+
+/// Welch's t-test on independent figures (repeated runs, one figure each): no
+/// autocorrelation to correct for.
+pub fn welch_independent(a: &[f64], b: &[f64]) -> Option<Welch> {
+    welch_with(a, b, |x| x.len() as f64)
+}
+
+fn welch_with(a: &[f64], b: &[f64], size: fn(&[f64]) -> f64) -> Option<Welch> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
@@ -60,7 +70,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         let n = x.len() as f64;
         let mean = x.iter().sum::<f64>() / n;
         let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        (mean, var, effective_sample_size(x))
+        (mean, var, size(x))
     };
     let (ma, va, na) = stats(a);
     let (mb, vb, nb) = stats(b);

@@ -81,6 +81,12 @@ pub fn standard_error(l: &LevelResult) -> f64 {
     samples.max(repeats).max(floor)
 }
 
+/// A level's range: its throughput ± Z standard errors (never below 0).
+pub fn range(l: &LevelResult) -> (f64, f64) {
+    let (x, se) = (l.throughput.mean, standard_error(l));
+    ((x - Z * se).max(0.0), x + Z * se)
+}
+
 /// The standard error of the median of one run's samples: `cv` and `mean` of the
 /// samples, `n_eff` their effective count.
 pub fn median_standard_error(mean: f64, cv: f64, n_eff: f64) -> f64 {
