@@ -710,6 +710,7 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         "innodb_redo_log_capacity",
         "innodb_flush_log_at_trx_commit",
         "innodb_flush_method",
+        "innodb_doublewrite",
         "innodb_io_capacity",
         "sync_binlog",
         "log_bin",
@@ -745,6 +746,22 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         map.insert("tls_cipher".into(), t.cipher.into());
     }
     Ok(serde_json::Value::Object(map))
+}
+
+/// The data a run reads, as information_schema reports it (InnoDB's figures are
+/// estimates): base tables in `database` and their data + index bytes. None when the
+/// server will not say.
+pub async fn data_size(conn: &mut Conn, database: &str) -> Option<(u64, u64)> {
+    let row: Option<(u64, Option<u64>)> = conn
+        .exec_first(
+            "SELECT COUNT(*), CAST(SUM(data_length + index_length) AS UNSIGNED) FROM information_schema.TABLES \
+             WHERE table_schema = ? AND table_type = 'BASE TABLE'",
+            (database,),
+        )
+        .await
+        .ok()
+        .flatten();
+    row.map(|(tables, bytes)| (tables, bytes.unwrap_or(0)))
 }
 
 /// A replica's lag in seconds: None when the server replicates from nothing (or the

@@ -363,11 +363,69 @@ fn demo_ends_with_an_html_report_in_the_state_directory() {
     assert_eq!(s.sizeup(&["demo", "--step-time", "1", "--table-size", "2000"]).unwrap(), 0);
     let path = s.home.path().join("demo-report.html");
     let html = std::fs::read_to_string(&path).expect("the demo writes its report");
-    assert!(
-        html.contains("<section class=\"answer\">") && html.contains("carried"),
-        "the report opens with the answer"
-    );
+    let answer = &html[html.find("<section class=\"answer\">").expect("the report opens with the answer")..];
+    let answer = &answer[..answer.find("</section>").unwrap()];
     assert!(html.contains("data-chart=\"throughput-latency\""), "with the chart a newcomer came for");
+    // demo_said_its_limit_lies_beyond_the_levels_tried: the verdict is read from the
+    // data, and only a series still rising at its last level says so.
+    let study = Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
+    let series: Vec<SeriesResult> = serde_json::from_value(study.result.unwrap()["series"].clone()).unwrap();
+    let v = series[0].verdict.as_ref().expect("a verdict from the data");
+    use sizeup::study::saturation::Shape;
+    let rising = v.shape == Shape::Rising;
+    assert_eq!(answer.contains("beyond the levels tried"), rising, "{:?}: {answer}", v.shape);
+    if !rising {
+        let sat = v.saturation.expect("saturated somewhere");
+        assert!(answer.contains(&format!("saturat")) && answer.contains(&format!("{sat} thread")), "{answer}");
+        // What ran out there, or what was checked: measured, never a guess.
+        assert!(answer.contains("ran out"), "{answer}");
+        assert!(answer.contains(&format!("Recommendation: run at {sat} thread")), "{answer}");
+    }
+    // Who used the CPU, each measured: the server, sizeup and the other processes.
+    let os = series[0].levels[0].os.as_ref().expect("host figures");
+    assert!(os.server_cores.is_some() && os.other_cores.is_some() && os.host_cpus.is_some(), "{os:?}");
+    // The data's size beside the buffer pool.
+    assert!(html.contains("<dt>data</dt><dd>4 table(s) x 2000 rows, "), "data size in the provenance");
+    assert!(html.contains("% of the pool</dd>"));
+}
+
+/// configurations_report_showed_the_first_ones_settings_only: a configuration study's
+/// report named the first configuration's settings for all, and the second's
+/// flush_log_at_trx_commit=0 and doublewrite=0 appeared nowhere.
+#[test]
+fn configurations_report_showed_the_first_ones_settings_only() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("configs.toml");
+    std::fs::write(
+        &file,
+        "name = \"two configs\"\nkind = \"sweep\"\nworkloads = [\"oltp_point_select\"]\nlevels = [2]\n\
+         step_time = 2\nwarmup = 0.5\nsample_interval = 0.5\n[options]\ntable-size = 2000\n\
+         [server]\nbuffer_pool = \"64M\"\nlog_file_size = \"48M\"\n\
+         [[configs]]\nname = \"durable\"\nflush_log_at_trx_commit = 1\nset = [\"innodb_doublewrite=1\"]\n\
+         [[configs]]\nname = \"fast\"\nflush_log_at_trx_commit = 0\nset = [\"innodb_doublewrite=0\"]\n",
+    )
+    .unwrap();
+    assert_eq!(s.sizeup(&["study", "run", file.to_str().unwrap()]).unwrap(), 0);
+    let study = Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
+    let html_path = dir.path().join("r.html");
+    let id = format!("s{}", study.id);
+    assert_eq!(s.sizeup(&["report", &id, "--html", html_path.to_str().unwrap()]).unwrap(), 0);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let row = |name: &str| {
+        let at = html.find(&format!("<tr data-config=\"{name}\">")).unwrap_or_else(|| panic!("{name}'s row"));
+        html[at..at + html[at..].find("</tr>").unwrap()].to_string()
+    };
+    let (durable, fast) = (row("durable"), row("fast"));
+    assert!(durable.contains("flush_log_at_trx_commit=1") && durable.contains("innodb_doublewrite=1"), "{durable}");
+    assert!(durable.contains("innodb_flush_log_at_trx_commit=1") && durable.contains("innodb_doublewrite=ON"), "{durable}");
+    assert!(fast.contains("flush_log_at_trx_commit=0") && fast.contains("innodb_doublewrite=0"), "{fast}");
+    assert!(fast.contains("innodb_flush_log_at_trx_commit=0") && fast.contains("innodb_doublewrite=OFF"), "{fast}");
+    assert!(html.contains("fast: non-durable: innodb_flush_log_at_trx_commit=0"), "the fast one's warning");
+    assert!(html.contains("fast: non-durable: innodb_doublewrite=OFF"));
+    assert!(!html.contains("durable: non-durable"), "the durable one has none");
+    // The answer compares the two at their peaks, within the noise or beyond it.
+    assert!(html.contains("cannot be told apart at their peaks") || html.contains("% more than"), "configs compared");
 }
 
 #[test]

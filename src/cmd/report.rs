@@ -25,8 +25,15 @@ pub fn report(cx: &Context, a: &ReportArgs) -> Result<i32, Error> {
 
 pub(super) fn study_item(store: &Store, id: i64) -> Result<Item, Error> {
     let (row, spec, series) = load_study(store, id)?;
-    let sample_run = row.steps.iter().flat_map(|s| s.runs.first()).next().and_then(|&r| store.load_run(r).ok());
-    Ok(Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run })
+    // Each series' first run: its configuration's settings as the server had them.
+    let mut samples = Vec::new();
+    for s in &series {
+        let run = row.steps.iter().filter(|st| st.series == s.name).flat_map(|st| st.runs.first()).next();
+        if let Some(doc) = run.and_then(|&r| store.load_run(r).ok()) {
+            samples.push((s.name.clone(), doc));
+        }
+    }
+    Ok(Item::Study { row: Box::new(row), spec: Box::new(spec), series, samples })
 }
 
 fn item(store: &Store, s: &str) -> Result<Item, Error> {

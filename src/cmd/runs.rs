@@ -42,4 +42,7 @@ fn print_document(doc: &RunDocument) {
     if let Some(s) = &doc.summary {
         print!("{}", report::summary_table(s, "summary"));
     }
+    if let Some(d) = report::answer::data_vs_pool(&doc.config) {
+        println!("data: {d}");
+    }
 }

@@ -335,6 +335,26 @@ pub fn level_warnings(l: &LevelResult) -> Vec<String> {
     w
 }
 
+fn mib(bytes: f64) -> String {
+    if bytes >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} GiB", bytes / (1024.0 * 1024.0 * 1024.0))
+    } else {
+        format!("{:.1} MiB", bytes / (1024.0 * 1024.0))
+    }
+}
+
+/// The data a run read beside the buffer pool it had: "4 table(s) x 50000 rows, 45.6 MiB
+/// on disk; buffer pool 128.0 MiB: the data is 36 % of the pool".
+pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
+    let bytes: f64 = c.server_fact("data_bytes")?.parse().ok()?;
+    let what = c.server_fact("data").unwrap_or_default();
+    let mut out = format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();
+    if let Some(pool) = c.server_fact("innodb_buffer_pool_size").and_then(|p| p.parse::<f64>().ok()).filter(|p| *p > 0.0) {
+        out += &format!("; buffer pool {}: the data is {:.0} % of the pool", mib(pool), bytes / pool * 100.0);
+    }
+    Some(out)
+}
+
 /// Warnings about how a run's server and figures were set up.
 pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     let mut w = Vec::new();
@@ -344,6 +364,9 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
         w.push(format!(
             "non-durable: innodb_flush_log_at_trx_commit={v} (a crash can lose the last second of commits)"
         ));
+    }
+    if let Some(v) = fact("innodb_doublewrite").filter(|v| v.eq_ignore_ascii_case("OFF") || v == "0") {
+        w.push(format!("non-durable: innodb_doublewrite={v} (a page torn by a crash cannot be repaired)"));
     }
     let binlog_on = fact("log_bin").is_some_and(|v| v.eq_ignore_ascii_case("ON") || v == "1");
     if binlog_on && fact("sync_binlog").as_deref() == Some("0") {

@@ -18,7 +18,9 @@ pub enum Item {
         spec: Box<StudySpec>,
         series: Vec<SeriesResult>,
         /// One of its runs, for the provenance (server, host, versions).
-        sample_run: Option<RunDocument>,
+        /// One run of each series (its first), in series order: each configuration's
+        /// server settings as they were.
+        samples: Vec<(String, RunDocument)>,
     },
 }
 
@@ -77,8 +79,8 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
     for item in items {
         match item {
             Item::Run(doc) => run_section(&mut out, doc),
-            Item::Study { row, spec, series, sample_run } => {
-                study_section(&mut out, row, spec, series, sample_run.as_ref());
+            Item::Study { row, spec, series, samples } => {
+                study_section(&mut out, row, spec, series, samples);
                 if let Some(q) = sizing.filter(|_| spec.kind == Kind::Scale) {
                     sizing_table(&mut out, spec, series, q);
                 }
@@ -126,7 +128,7 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
         let vars: Vec<String> = c
             .server
             .keys()
-            .filter(|k| !k.starts_with("version"))
+            .filter(|k| !k.starts_with("version") && !k.starts_with("data"))
             .map(|k| format!("{k}={}", c.server_fact(k).unwrap_or_default()))
             .collect();
         if !vars.is_empty() {
@@ -146,6 +148,9 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
         );
         let t = &c.target;
         row("target", format!("{} as {}, database {}", t.place(), t.user, t.database));
+        if let Some(d) = super::answer::data_vs_pool(c) {
+            row("data", d);
+        }
         if let Some(tls) = c.server_fact("tls") {
             let detail = [c.server_fact("tls_version"), c.server_fact("tls_cipher")]
                 .into_iter()
@@ -162,13 +167,47 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
     out.push_str("</dl>\n");
 }
 
+/// Each configuration's recorded server variables, the settings the study named for
+/// it, and its warnings.
+fn configuration_settings(out: &mut String, spec: &StudySpec, samples: &[(String, RunDocument)]) {
+    out.push_str("<table class=\"configs\"><tr><th class=\"l\">configuration</th><th class=\"l\">settings the study named</th><th class=\"l\">server variables recorded</th></tr>\n");
+    let mut all_warnings = Vec::new();
+    for c in &spec.configs {
+        let doc = samples.iter().find(|(s, _)| s.ends_with(&format!(" @ {}", c.name))).map(|(_, d)| d);
+        let named = crate::study::spec::config_settings_text(&spec.server, c);
+        let recorded = doc.map_or("no run finished".to_string(), |d| {
+            d.config
+                .server
+                .keys()
+                .filter(|k| !k.starts_with("version") && !k.starts_with("data") && !k.starts_with("tls"))
+                .map(|k| format!("{k}={}", d.config.server_fact(k).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        let _ = writeln!(
+            out,
+            "<tr data-config=\"{}\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(&c.name),
+            esc(&c.name),
+            esc(&named),
+            esc(&recorded)
+        );
+        if let Some(d) = doc {
+            all_warnings.extend(super::answer::config_warnings(d).into_iter().map(|w| format!("{}: {w}", c.name)));
+        }
+    }
+    out.push_str("</table>\n");
+    warnings(out, &all_warnings);
+}
+
 fn study_section(
     out: &mut String,
     row: &StudyRow,
     spec: &StudySpec,
     series: &[SeriesResult],
-    sample: Option<&RunDocument>,
+    samples: &[(String, RunDocument)],
 ) {
+    let sample = samples.first().map(|(_, d)| d);
     let _ = writeln!(
         out,
         "<section class=\"study\" data-study=\"{}\"><h2>Study {} — {}</h2>",
@@ -210,8 +249,21 @@ fn study_section(
             ("power", power),
         ],
     );
-    if let Some(doc) = sample {
-        warnings(out, &super::answer::config_warnings(doc));
+    let notes: Vec<String> = row
+        .result
+        .as_ref()
+        .and_then(|r| r.get("notes"))
+        .and_then(|n| serde_json::from_value(n.clone()).ok())
+        .unwrap_or_default();
+    warnings(out, &notes);
+    // A configurations study: each configuration's settings and warnings, as its runs
+    // recorded them (not the first one's for all).
+    if spec.configs.is_empty() {
+        if let Some(doc) = sample {
+            warnings(out, &super::answer::config_warnings(doc));
+        }
+    } else {
+        configuration_settings(out, spec, samples);
     }
     let what = spec.level_name();
     for s in series {
@@ -876,7 +928,7 @@ mod tests {
             steps: vec![],
         };
         let html =
-            report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, sample_run: None }], "now", None);
+            report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, samples: Vec::new() }], "now", None);
         let table = &html[html.find("<table class=\"cost\">").expect("cost table")..];
         let table = &table[..table.find("</table>").unwrap()];
         // The hand-computed case of cost::tests: $13,052 TCO, $6.526 per tps.

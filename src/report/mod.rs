@@ -475,6 +475,9 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
     let level_name = spec.level_name();
     for s in series {
         let _ = writeln!(out, "\n{}", spec.series_label(&s.name));
+        if let Some(c) = spec.configs.iter().find(|c| s.name.ends_with(&format!(" @ {}", c.name))) {
+            let _ = writeln!(out, "  settings: {}", crate::study::spec::config_settings_text(&spec.server, c));
+        }
         let _ = write!(
             out,
             "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>9}",

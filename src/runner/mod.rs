@@ -106,7 +106,16 @@ pub fn measure(
                 check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
                 if i == 0 {
-                    first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server.clone()));
+                    let mut server = server.clone();
+                    // The data's size beside the buffer pool, in every run's record.
+                    if let (Some((tables, bytes)), Some(map)) =
+                        (target::data_size(&mut conn, &t.database).await, server.as_object_mut())
+                    {
+                        map.insert("data".into(), workload.data().into());
+                        map.insert("data_tables".into(), tables.to_string().into());
+                        map.insert("data_bytes".into(), bytes.to_string().into());
+                    }
+                    first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server));
                 }
                 let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
                 conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
@@ -262,6 +271,9 @@ pub fn measure(
         let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
         print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
         print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
+        if let Some(d) = report::answer::data_vs_pool(&config) {
+            println!("data: {d}");
+        }
         if output.histogram {
             print!("\n{}", report::latency_histogram(&all));
         }

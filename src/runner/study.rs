@@ -201,6 +201,10 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         if spec.repeat > 1 { format!(" x {} repeats", spec.repeat) } else { String::new() },
         if resume.is_some() { "resumed" } else { "stored as it goes" }
     ));
+    let notes = provenance_notes(site, spec, &levels);
+    for n in &notes {
+        say(format!("note: {n}"));
+    }
     let mut outcome = Ended::Completed;
     let mut failure: Option<String> = None;
     'series: for series in &all_series {
@@ -335,6 +339,9 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let verdicts = results_of(spec, &row).map_err(Error::Failed)?;
     let status = outcome.status();
     let mut result = serde_json::json!({ "series": verdicts });
+    if !notes.is_empty() {
+        result["notes"] = notes.clone().into();
+    }
     if let Some(why) = &failure {
         result["error"] = why.clone().into();
     }
@@ -349,6 +356,46 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         println!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
     Ok(outcome.exit_code())
+}
+
+/// What a reader must know about the servers a study runs on that its file does not say:
+/// managed settings it inherits without naming them (left by an earlier study or
+/// `sizeup server start`), and managed instances running beside it that it does not use.
+fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if spec.kind == Kind::ScaleOut || spec.names_a_server() {
+        return notes;
+    }
+    let Ok(status) = site.manager.status() else { return notes };
+    let running: Vec<u32> =
+        status.iter().filter(|s| s.state == crate::server::State::Running).map(|s| s.index).collect();
+    let used = match spec.kind {
+        Kind::Scale => levels.iter().copied().max().unwrap_or(1),
+        _ => 1,
+    };
+    let names_settings = spec.server != Default::default() || !spec.configs.is_empty();
+    if !names_settings && running.contains(&0) {
+        if let Ok(Some(now)) = site.manager.settings_of(0) {
+            let differ = crate::server::settings_differences(&crate::server::ServerSettings::default(), &now);
+            if !differ.is_empty() {
+                let words: Vec<String> = differ.iter().map(|d| d.split(" (it has").next().unwrap_or(d).to_string()).collect();
+                notes.push(format!(
+                    "managed instance 0 runs with settings this study does not name: {} (left by an earlier \
+                     study or `sizeup server start`); every run records them",
+                    words.join(", ")
+                ));
+            }
+        }
+    }
+    let idle: Vec<String> = running.iter().filter(|i| **i >= used).map(|i| i.to_string()).collect();
+    if !idle.is_empty() {
+        notes.push(format!(
+            "managed instance(s) {} are running and not used by this study: they share the host's CPU and memory \
+             (`sizeup server stop --instance N` stops one)",
+            idle.join(", ")
+        ));
+    }
+    notes
 }
 
 /// Managed instances need the series' settings only when the study gives some; a

@@ -86,6 +86,32 @@ pub struct ServerSpec {
     pub set: Vec<String>,
 }
 
+/// The settings a study names for one configuration (its `[server]` with the
+/// configuration's own laid over it), in words: "buffer_pool=1G, flush_log_at_trx_commit=0,
+/// innodb_doublewrite=0". Everything not named is the managed instance's default.
+pub fn config_settings_text(base: &ServerSpec, c: &Config) -> String {
+    let s = base.with(&c.server);
+    let mut parts = Vec::new();
+    if let Some(v) = &s.buffer_pool {
+        parts.push(format!("buffer_pool={v}"));
+    }
+    if let Some(v) = &s.log_file_size {
+        parts.push(format!("log_file_size={v}"));
+    }
+    if let Some(v) = s.flush_log_at_trx_commit {
+        parts.push(format!("flush_log_at_trx_commit={v}"));
+    }
+    if let Some(v) = s.max_connections {
+        parts.push(format!("max_connections={v}"));
+    }
+    parts.extend(s.set.iter().cloned());
+    if parts.is_empty() {
+        "none (the managed defaults)".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 impl ServerSpec {
     /// `over` laid on top of `self`.
     pub fn with(&self, over: &ServerSpec) -> ServerSpec {
