@@ -95,7 +95,7 @@ fn study_exports_match_their_fixtures() {
     use sizeup::study::steady::Steady;
     let step = |x: f64, r: f64, idle: f64| StepFigures {
         unit: "tps".into(),
-        throughput: Steady { median: x, mean: x, min: x * 0.95, max: x * 1.05, cv: 0.02, samples: 10 },
+        throughput: Steady { median: x, mean: x, min: x * 0.95, max: x * 1.05, cv: 0.02, samples: 10, n_eff: None },
         tps: x,
         latency_ms: LatencyMs { avg: r, p95: r * 1.5, p99: r * 2.0, ..Default::default() },
         p90: vec![("oltp_read_write".into(), r * 1.3, None)],

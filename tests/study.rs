@@ -376,7 +376,7 @@ fn demo_ends_with_an_html_report_in_the_state_directory() {
     assert_eq!(answer.contains("beyond the levels tried"), rising, "{:?}: {answer}", v.shape);
     if !rising {
         let sat = v.saturation.expect("saturated somewhere");
-        assert!(answer.contains(&format!("saturat")) && answer.contains(&format!("{sat} thread")), "{answer}");
+        assert!(answer.contains("saturat") && answer.contains(&format!("{sat} thread")), "{answer}");
         // What ran out there, or what was checked: measured, never a guess.
         assert!(answer.contains("ran out"), "{answer}");
         assert!(answer.contains(&format!("Recommendation: run at {sat} thread")), "{answer}");
@@ -418,7 +418,10 @@ fn configurations_report_showed_the_first_ones_settings_only() {
     };
     let (durable, fast) = (row("durable"), row("fast"));
     assert!(durable.contains("flush_log_at_trx_commit=1") && durable.contains("innodb_doublewrite=1"), "{durable}");
-    assert!(durable.contains("innodb_flush_log_at_trx_commit=1") && durable.contains("innodb_doublewrite=ON"), "{durable}");
+    assert!(
+        durable.contains("innodb_flush_log_at_trx_commit=1") && durable.contains("innodb_doublewrite=ON"),
+        "{durable}"
+    );
     assert!(fast.contains("flush_log_at_trx_commit=0") && fast.contains("innodb_doublewrite=0"), "{fast}");
     assert!(fast.contains("innodb_flush_log_at_trx_commit=0") && fast.contains("innodb_doublewrite=OFF"), "{fast}");
     assert!(html.contains("fast: non-durable: innodb_flush_log_at_trx_commit=0"), "the fast one's warning");

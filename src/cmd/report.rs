@@ -38,7 +38,7 @@ pub(super) fn study_item(store: &Store, id: i64) -> Result<Item, Error> {
 
 fn item(store: &Store, s: &str) -> Result<Item, Error> {
     match parse_ref(s)? {
-        Ref::Run(id) => Ok(Item::Run(store.load_run(id)?)),
+        Ref::Run(id) => Ok(Item::Run(Box::new(store.load_run(id)?))),
         Ref::Study(id) => study_item(store, id),
     }
 }
@@ -70,7 +70,7 @@ pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
         (Ref::Run(x), Ref::Run(y)) => {
             let (da, db) = (store.load_run(x)?, store.load_run(y)?);
             let c = report::compare::runs(&da, &db).map_err(Error::Failed)?;
-            (c, vec![Item::Run(da), Item::Run(db)])
+            (c, vec![Item::Run(Box::new(da)), Item::Run(Box::new(db))])
         }
         (Ref::Study(x), Ref::Study(y)) => {
             let load = |id: i64| -> Result<(Item, Steps), Error> {

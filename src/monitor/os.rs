@@ -31,7 +31,8 @@ impl CpuTicks {
 /// How many CPUs /proc/stat lists (`cpuN` lines): the host's cores, for turning shares
 /// into cores.
 pub fn parse_cpu_count(text: &str) -> Option<u32> {
-    let n = text.lines().filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)).count();
+    let n =
+        text.lines().filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)).count();
     (n > 0).then_some(n as u32)
 }
 
@@ -344,7 +345,7 @@ impl OsSample {
     /// Busy share of the host: everything but idle and iowait (what "CPU above 80 %"
     /// means in a saturation ramp); None for an interval without a CPU reading.
     pub fn busy(&self) -> Option<f64> {
-        (!self.no_cpu).then(|| 100.0 - self.idle - self.iowait)
+        (!self.no_cpu).then_some(100.0 - self.idle - self.iowait)
     }
 
     /// Host cores busy (busy share x CPUs), when both are known.
@@ -407,9 +408,8 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
     let n = samples.len() as f64;
     // CPU shares over the samples that have them: a gap is neither idle nor busy.
     let with_cpu: Vec<&&OsSample> = samples.iter().filter(|s| !s.no_cpu).collect();
-    let cpu = |f: &dyn Fn(&OsSample) -> f64| {
-        with_cpu.iter().map(|s| f(s)).sum::<f64>() / (with_cpu.len().max(1)) as f64
-    };
+    let cpu =
+        |f: &dyn Fn(&OsSample) -> f64| with_cpu.iter().map(|s| f(s)).sum::<f64>() / (with_cpu.len().max(1)) as f64;
     let avg = |f: &dyn Fn(&OsSample) -> f64| samples.iter().map(|s| f(s)).sum::<f64>() / n;
     let avg_opt = |f: &dyn Fn(&OsSample) -> Option<f64>| {
         let v: Vec<f64> = samples.iter().filter_map(|s| f(s)).collect();

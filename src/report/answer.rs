@@ -4,10 +4,10 @@
 //! as the bottleneck). Pure: figures in, sentences out, so tests check the numbers.
 
 use crate::result::RunDocument;
+use crate::study::bottleneck;
 use crate::study::figures::{LevelResult, SeriesResult};
 use crate::study::saturation::{self, Saturation, Shape};
 use crate::study::spec::{Kind, StudySpec};
-use crate::study::bottleneck;
 
 /// A level's samples vary too much to quote one figure without its spread (CV above this).
 pub const HIGH_CV: f64 = 0.10;
@@ -142,15 +142,17 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
                 t += &format!(", where {}", ran_out(l));
             }
             match (v.shape, v.decline) {
-                (Shape::Decline, Some(d)) => t += &format!(
-                    "; beyond it throughput fell: {:+.0} % at {} ({} {}; {:+.0} to {:+.0} %)",
-                    d.pct,
-                    count(d.at, what),
-                    fmt(d.value),
-                    s.unit,
-                    d.low,
-                    d.high.min(0.0)
-                ),
+                (Shape::Decline, Some(d)) => {
+                    t += &format!(
+                        "; beyond it throughput fell: {:+.0} % at {} ({} {}; {:+.0} to {:+.0} %)",
+                        d.pct,
+                        count(d.at, what),
+                        fmt(d.value),
+                        s.unit,
+                        d.low,
+                        d.high.min(0.0)
+                    )
+                }
                 (Shape::Flat, _) => t += &format!("; more {what} gained nothing"),
                 _ => t += &format!("; more {what} gained nothing beyond the noise"),
             }
@@ -171,6 +173,19 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
     }
     if let Some(note) = load_generator(s) {
         out += &format!(" {note}");
+    }
+    let starved: Vec<String> = s
+        .levels
+        .iter()
+        .filter(|l| l.notes.iter().any(|n| n.starts_with(crate::monitor::os::OTHER_PROCESSES)))
+        .map(|l| l.level.to_string())
+        .collect();
+    if !starved.is_empty() {
+        out += &format!(
+            " At {} {what} other programs took a large share of the saturated host: those figures are not the \
+             server's capacity; measure again on a quiet host.",
+            starved.join(", ")
+        );
     }
     let weak = weak_levels(s, what);
     if !weak.is_empty() {
@@ -202,10 +217,16 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
                 last.e * 100.0
             )
         }
-        (_, Shape::Rising) => format!("Recommendation: none yet: try more than {}.", count(s.capacity().last()?.level, what)),
+        (_, Shape::Rising) => {
+            format!("Recommendation: none yet: try more than {}.", count(s.capacity().last()?.level, what))
+        }
         (Kind::Scale, _) => {
             let n = v.saturation?;
-            format!("Recommendation: {} per server: more instances cost throughput or add nothing {}.", count(n, what), beyond(v))
+            format!(
+                "Recommendation: {} per server: more instances cost throughput or add nothing {}.",
+                count(n, what),
+                beyond(v)
+            )
         }
         (Kind::Sweep, _) => {
             let n = v.saturation?;
@@ -348,8 +369,11 @@ fn mib(bytes: f64) -> String {
 pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
     let bytes: f64 = c.server_fact("data_bytes")?.parse().ok()?;
     let what = c.server_fact("data").unwrap_or_default();
-    let mut out = format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();
-    if let Some(pool) = c.server_fact("innodb_buffer_pool_size").and_then(|p| p.parse::<f64>().ok()).filter(|p| *p > 0.0) {
+    let mut out =
+        format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();
+    if let Some(pool) =
+        c.server_fact("innodb_buffer_pool_size").and_then(|p| p.parse::<f64>().ok()).filter(|p| *p > 0.0)
+    {
         out += &format!("; buffer pool {}: the data is {:.0} % of the pool", mib(pool), bytes / pool * 100.0);
     }
     Some(out)
@@ -442,7 +466,8 @@ mod tests {
 
     #[test]
     fn rising_is_the_only_shape_whose_limit_lies_beyond() {
-        let a = answer(&[(1, 300.0, 0.02, 40.0), (2, 560.0, 0.02, 70.0), (4, 900.0, 0.03, 85.0)], Kind::Sweep, "threads");
+        let a =
+            answer(&[(1, 300.0, 0.02, 40.0), (2, 560.0, 0.02, 70.0), (4, 900.0, 0.03, 85.0)], Kind::Sweep, "threads");
         assert_eq!(
             a,
             "oltp_read_write was still rising at 4 threads: 900 tps (range 855-945), +61 % over 2 threads \
@@ -479,7 +504,10 @@ mod tests {
             "instances",
         );
         assert!(a.starts_with("oltp_read_write peaked at 1-3 instances: 5300 tps"), "{a}");
-        assert!(a.contains("it was saturated from the first level (1 instance), where the host's CPU (99 % busy"), "{a}");
+        assert!(
+            a.contains("it was saturated from the first level (1 instance), where the host's CPU (99 % busy"),
+            "{a}"
+        );
         assert!(a.contains("beyond it throughput fell: -28 % at 8 instances"), "{a}");
         assert!(a.contains("Recommendation: 1 instance per server: more instances cost throughput"), "{a}");
         assert!(!a.contains("beyond the levels tried"), "{a}");
@@ -487,17 +515,34 @@ mod tests {
 
     #[test]
     fn flat_within_the_noise_says_more_load_gained_nothing() {
-        let a = answer(&[(1, 1000.0, 0.03, 99.0), (2, 1030.0, 0.03, 99.0), (4, 990.0, 0.04, 99.0)], Kind::Sweep, "threads");
+        let a =
+            answer(&[(1, 1000.0, 0.03, 99.0), (2, 1030.0, 0.03, 99.0), (4, 990.0, 0.04, 99.0)], Kind::Sweep, "threads");
         assert!(a.starts_with("oltp_read_write peaked at 1-4 threads"), "{a}");
-        assert!(a.contains("saturated from the first level (1 thread)") && a.contains("more threads gained nothing"), "{a}");
+        assert!(
+            a.contains("saturated from the first level (1 thread)") && a.contains("more threads gained nothing"),
+            "{a}"
+        );
     }
 
     #[test]
     fn noisy_levels_are_called_weak_where_the_answer_rests_on_them() {
-        let a = answer(&[(1, 400.0, 0.44, 50.0), (2, 700.0, 0.44, 70.0), (4, 1000.0, 0.44, 80.0), (8, 850.0, 0.44, 80.0)], Kind::Sweep, "threads");
+        let a = answer(
+            &[(1, 400.0, 0.44, 50.0), (2, 700.0, 0.44, 70.0), (4, 1000.0, 0.44, 80.0), (8, 850.0, 0.44, 80.0)],
+            Kind::Sweep,
+            "threads",
+        );
         assert!(a.starts_with("oltp_read_write peaked at 2-8 threads"), "{a}");
         assert!(a.contains("Weak data: the samples at 2 threads vary by cv 44 %"), "{a}");
         assert!(a.contains("nothing measured ran out (CPU 70 % busy"), "{a}");
+    }
+
+    /// A level where other programs starved the server is no capacity figure of it.
+    #[test]
+    fn other_programs_on_the_host_are_named_in_the_answer() {
+        let mut s = fixture(&[(1, 800.0, 0.02, 60.0), (2, 1200.0, 0.02, 99.0), (4, 1190.0, 0.02, 99.0)], "");
+        s.levels[1].notes.push("other processes took 1.03 of the 1.98 busy cores on a saturated host: ...".into());
+        let a = series(&s, Kind::Sweep, "threads", &s.name);
+        assert!(a.contains("At 2 threads other programs took a large share of the saturated host"), "{a}");
     }
 
     #[test]

@@ -264,7 +264,11 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
             };
             let (ma, mb) = (medians(ra, &x.name), medians(rb, &y.name));
             if ma.len() >= 2 && mb.len() >= 2 {
-                rows.push(repeated(format!("{name} @ {} {} (median of {}+{} runs)", lx.level, x.unit, ma.len(), mb.len()), ma, mb));
+                rows.push(repeated(
+                    format!("{name} @ {} {} (median of {}+{} runs)", lx.level, x.unit, ma.len(), mb.len()),
+                    ma,
+                    mb,
+                ));
             } else {
                 single_runs = true;
                 rows.push(sampled(

@@ -12,12 +12,11 @@ use std::fmt::Write;
 
 /// What a report shows.
 pub enum Item {
-    Run(RunDocument),
+    Run(Box<RunDocument>),
     Study {
         row: Box<StudyRow>,
         spec: Box<StudySpec>,
         series: Vec<SeriesResult>,
-        /// One of its runs, for the provenance (server, host, versions).
         /// One run of each series (its first), in series order: each configuration's
         /// server settings as they were.
         samples: Vec<(String, RunDocument)>,
@@ -303,7 +302,8 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
         saturation_table(out, s, at, why, what);
     } else if s.complete {
         // Where it saturates, from the data: the answer at the top says it in full.
-        let _ = writeln!(out, "<p>{}</p>", esc(&super::answer::series(s, spec.kind, what, &spec.series_label(&s.name))));
+        let _ =
+            writeln!(out, "<p>{}</p>", esc(&super::answer::series(s, spec.kind, what, &spec.series_label(&s.name))));
     } else if let Some(why) = super::answer::unfinished(s, what) {
         warnings(out, &[why]);
     }
@@ -660,15 +660,18 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
                     };
                     let _ = writeln!(
                         out,
-                        "<tr data-plan=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{tco}</td></tr>",
+                        "<tr data-plan=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td><td>{tco}</td></tr>",
                         esc(&p.name),
                         esc(&p.name),
                         p.instances_per_server,
-                        format!("{} [{}-{}]", num(p.per_server), num(p.per_server_range.0), num(p.per_server_range.1)),
+                        num(p.per_server),
+                        num(p.per_server_range.0),
+                        num(p.per_server_range.1),
                         esc(&p.servers_text())
                     );
                 }
-                let weak: Vec<String> = plans.iter().flat_map(|p| p.weak.iter().map(move |w| format!("{}: {w}", p.name))).collect();
+                let weak: Vec<String> =
+                    plans.iter().flat_map(|p| p.weak.iter().map(move |w| format!("{}: {w}", p.name))).collect();
                 warnings(out, &weak);
                 let _ = writeln!(
                     out,
@@ -717,23 +720,30 @@ fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
     for (s, l, c, w) in &rows {
         let t = c.tco(*w, l.throughput.mean);
         let m = |v: f64| format!("{}{:.0}", esc(&c.currency), v);
+        // The peak's range carries into the cost per transaction.
+        let (lo, hi) = crate::study::saturation::range(l);
+        let per = |x: f64| if x > 0.0 { format!("{:.3}", t.total / x) } else { "-".into() };
         let _ = writeln!(
             out,
-            "<tr data-series=\"{}\"><td class=\"l\">{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}{:.3}</td></tr>",
+            "<tr data-series=\"{}\"><td class=\"l\">{}</td><td>{} [{}-{}]</td><td>{:.0}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}{:.3} [{}-{}]</td></tr>",
             esc(&s.name),
             esc(&s.name),
             num(l.throughput.mean),
+            num(lo),
+            num(hi),
             w,
             m(t.capex),
             t.energy_kwh,
             m(t.energy_cost),
             m(t.total),
             esc(&c.currency),
-            t.per_throughput
+            t.per_throughput,
+            per(hi),
+            per(lo)
         );
     }
     let source = rows[0].1.os.as_ref().map_or(String::new(), |o| o.power_source.clone());
-    let _ = writeln!(out, "</table><p class=\"muted\">Watts {source}; TCO = capex + kWh × price, kWh = W × hours × years × cooling factor.</p>");
+    let _ = writeln!(out, "</table><p class=\"muted\">Watts {source}; TCO = capex + kWh × price, kWh = W × hours × years × cooling factor; in brackets, the peak's range (± 2 standard errors) and the cost per transaction at its ends.</p>");
 }
 
 fn run_section(out: &mut String, doc: &RunDocument) {
@@ -901,7 +911,15 @@ mod tests {
         .unwrap();
         let step = StepFigures {
             unit: "tps".into(),
-            throughput: Steady { median: 2000.0, mean: 2000.0, min: 2000.0, max: 2000.0, cv: 0.0, samples: 4, n_eff: None },
+            throughput: Steady {
+                median: 2000.0,
+                mean: 2000.0,
+                min: 2000.0,
+                max: 2000.0,
+                cv: 0.0,
+                samples: 4,
+                n_eff: None,
+            },
             tps: 2000.0,
             latency_ms: LatencyMs::default(),
             p90: vec![],
@@ -927,8 +945,11 @@ mod tests {
             result: None,
             steps: vec![],
         };
-        let html =
-            report(&[Item::Study { row: Box::new(row), spec: Box::new(spec), series, samples: Vec::new() }], "now", None);
+        let html = report(
+            &[Item::Study { row: Box::new(row), spec: Box::new(spec), series, samples: Vec::new() }],
+            "now",
+            None,
+        );
         let table = &html[html.find("<table class=\"cost\">").expect("cost table")..];
         let table = &table[..table.find("</table>").unwrap()];
         // The hand-computed case of cost::tests: $13,052 TCO, $6.526 per tps.

@@ -590,15 +590,18 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
         if let (Some(c), Some(l), false) = (spec.cost_of(&s.name), peak, out_kind) {
             if let Some(w) = l.os.as_ref().and_then(|o| o.watts) {
                 let t = c.tco(w, l.throughput.mean);
+                let (lo, hi) = crate::study::saturation::range(l);
                 let _ = writeln!(
                     out,
-                    "  cost at the peak: TCO {cur}{:.0} over {} years ({cur}{:.0} capex + {cur}{:.0} energy), {cur}{:.3} per {}",
+                    "  cost at the peak: TCO {cur}{:.0} over {} years ({cur}{:.0} capex + {cur}{:.0} energy), {cur}{:.3} per {} ({cur}{:.3}-{cur}{:.3} over the peak's range)",
                     t.total,
                     c.years,
                     t.capex,
                     t.energy_cost,
                     t.per_throughput,
                     s.unit,
+                    t.total / hi.max(1e-9),
+                    if lo > 0.0 { t.total / lo } else { f64::INFINITY },
                     cur = c.currency
                 );
             }
@@ -897,7 +900,15 @@ mod tests {
         .unwrap();
         let step = |x: f64, r: f64| figures::StepFigures {
             unit: "tps".into(),
-            throughput: crate::study::steady::Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5, n_eff: None },
+            throughput: crate::study::steady::Steady {
+                median: x,
+                mean: x,
+                min: x,
+                max: x,
+                cv: 0.0,
+                samples: 5,
+                n_eff: None,
+            },
             tps: x,
             latency_ms: crate::stats::LatencyMs { avg: r, p95: r, ..Default::default() },
             p90: vec![("oltp_read_write".into(), r, None)],
@@ -975,7 +986,10 @@ mod sizing_tests {
         let mut one = plan("one per server", 500.0, 3);
         one.servers_range = (Some(3), Some(3));
         let t = text(noisy, one);
-        assert!(t.contains("the plans' server ranges overlap: within the noise the difference is not established"), "{t}");
+        assert!(
+            t.contains("the plans' server ranges overlap: within the noise the difference is not established"),
+            "{t}"
+        );
         assert!(t.contains("2 (1-4)") && t.contains("weak: the samples at 7 instances vary by cv 44 %"), "{t}");
     }
 }

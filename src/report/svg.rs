@@ -280,6 +280,9 @@ fn legend(s: &mut String, items: Vec<(&str, bool)>) {
 
 /// Bars: one group per category, one bar per series (stacked when `stacked`), and an
 /// optional line on the right axis over them.
+/// One bar's range (low, high), or none.
+pub type ErrorBar = Option<(f64, f64)>;
+
 pub struct BarChart<'a> {
     pub id: &'a str,
     pub title: &'a str,
@@ -291,7 +294,7 @@ pub struct BarChart<'a> {
     pub line: Option<(String, Vec<f64>, &'a str)>,
     pub y_max: Option<f64>,
     /// Per series, per category: the range to draw as an error bar (unstacked bars).
-    pub errors: Option<Vec<Vec<Option<(f64, f64)>>>>,
+    pub errors: Option<Vec<Vec<ErrorBar>>>,
 }
 
 impl BarChart<'_> {

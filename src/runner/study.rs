@@ -378,7 +378,8 @@ fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String
         if let Ok(Some(now)) = site.manager.settings_of(0) {
             let differ = crate::server::settings_differences(&crate::server::ServerSettings::default(), &now);
             if !differ.is_empty() {
-                let words: Vec<String> = differ.iter().map(|d| d.split(" (it has").next().unwrap_or(d).to_string()).collect();
+                let words: Vec<String> =
+                    differ.iter().map(|d| d.split(" (it has").next().unwrap_or(d).to_string()).collect();
                 notes.push(format!(
                     "managed instance 0 runs with settings this study does not name: {} (left by an earlier \
                      study or `sizeup server start`); every run records them",

@@ -72,7 +72,10 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
         }
     }
     if let Some(lag) = l.max_lag_s.filter(|v| *v >= LAG_S) {
-        out.push(Finding { tag: "lag", words: format!("the replicas' apply rate (replication lag reached {lag:.0} s)") });
+        out.push(Finding {
+            tag: "lag",
+            words: format!("the replicas' apply rate (replication lag reached {lag:.0} s)"),
+        });
     }
     out
 }
@@ -120,10 +123,7 @@ mod tests {
         let f = findings(&with_os(97.0, 0.5, 1.55, 0.36, 0.03));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].tag, "cpu");
-        assert_eq!(
-            f[0].words,
-            "the host's CPU (97 % busy: server 1.55, sizeup 0.36, other processes 0.03 of 2 cores)"
-        );
+        assert_eq!(f[0].words, "the host's CPU (97 % busy: server 1.55, sizeup 0.36, other processes 0.03 of 2 cores)");
     }
 
     #[test]

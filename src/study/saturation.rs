@@ -210,13 +210,7 @@ mod tests {
     /// 0.76x at 8: one instance carries as much as any.
     #[test]
     fn scale_up_flat_from_one_then_falling() {
-        let s = shape(&[
-            (1, 5000.0, 0.05),
-            (2, 5150.0, 0.04),
-            (3, 5300.0, 0.06),
-            (4, 4700.0, 0.05),
-            (8, 3800.0, 0.05),
-        ]);
+        let s = shape(&[(1, 5000.0, 0.05), (2, 5150.0, 0.04), (3, 5300.0, 0.06), (4, 4700.0, 0.05), (8, 3800.0, 0.05)]);
         assert_eq!(s.shape, Shape::Decline);
         assert_eq!(s.region, [1, 2, 3]);
         assert_eq!(s.saturation, Some(1));
