@@ -5,9 +5,10 @@
 //! A [`Reading`] is the counters this module keeps, as one or several servers returned
 //! them; [`StatusSample::between`] turns two readings and the seconds between them into
 //! per-second figures. Every figure is an `Option`: `None` when the server lacks the
-//! counter, when a reading is missing (a gap, never 0), or when a counter went backwards
-//! (the server restarted between the readings). The parsing and the arithmetic are pure
-//! and tested on captured rows; the query itself is [`read`], called by `exec`.
+//! counter, when a reading is missing (a gap, never 0), or when a counter or the uptime
+//! went backwards (the server restarted between the readings). Which readings go with
+//! which interval is [`Track`]'s. The parsing and the arithmetic are pure and tested on
+//! captured rows; the query itself is [`read`], called by `exec`.
 //!
 //! What it does not do: judge the figures (reports and studies do), read
 //! `performance_schema` or `information_schema.innodb_metrics`, or keep counters other
@@ -18,8 +19,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// The counters kept, as MySQL 8 and MariaDB both name them. All are cumulative counts
-/// except `Threads_running` (a gauge); `Innodb_row_lock_time` is in milliseconds.
-pub const KEPT: [&str; 11] = [
+/// except `Threads_running` (a gauge); `Innodb_row_lock_time` is in milliseconds;
+/// `Uptime` (seconds) only tells a restart between two readings.
+pub const KEPT: [&str; 12] = [
+    "Uptime",
     "Innodb_buffer_pool_read_requests",
     "Innodb_buffer_pool_reads",
     "Innodb_buffer_pool_wait_free",
@@ -61,7 +64,9 @@ impl Reading {
 
     /// Several servers' readings summed counter by counter (round robin over targets);
     /// a counter only some of them have is left out, so the sum never mixes a part with
-    /// the whole. None when any reading is missing.
+    /// the whole. None when any reading is missing. (Their uptimes are summed too: a
+    /// restart of one of them still shows as the sum going back, unless it had been up
+    /// for less time than the others gained since the last reading.)
     pub fn sum(readings: &[Option<Reading>]) -> Option<Reading> {
         let all: Vec<&Reading> = readings.iter().map(Option::as_ref).collect::<Option<_>>()?;
         let (first, rest) = all.split_first()?;
@@ -151,11 +156,17 @@ impl StatusSample {
     /// The figures between reading `a` and the later reading `b`, `seconds` apart.
     pub fn between(a: &Reading, b: &Reading, seconds: f64) -> StatusSample {
         let secs = seconds.max(1e-9);
+        // The server restarted in between (its uptime went back): its counters began
+        // again from 0, and a difference is no count, even where it came out positive.
+        let restarted = matches!((a.get("Uptime"), b.get("Uptime")), (Some(x), Some(y)) if y < x);
         // A counter both readings have and that did not go backwards, per second.
-        let rate = |name: &str| Some(b.get(name)?.checked_sub(a.get(name)?)? as f64 / secs);
+        let rate = |name: &str| match restarted {
+            true => None,
+            false => Some(b.get(name)?.checked_sub(a.get(name)?)? as f64 / secs),
+        };
         let handler = match (a.handler_reads(), b.handler_reads()) {
             // The same counters on both sides, none of them gone backwards.
-            (Some((_, na)), Some((sb, nb))) if na == nb && na.iter().all(|n| b.get(n) >= a.get(n)) => {
+            (Some((_, na)), Some((sb, nb))) if !restarted && na == nb && na.iter().all(|n| b.get(n) >= a.get(n)) => {
                 Some((sb - na.iter().filter_map(|n| a.get(n)).sum::<u64>()) as f64 / secs)
             }
             _ => None,
@@ -397,7 +408,7 @@ Uptime\t102\n";
         assert_eq!(r.get("Innodb_buffer_pool_reads"), Some(20000));
         assert_eq!(r.get("Threads_running"), Some(3));
         // Not kept, or not a number.
-        assert_eq!(r.get("Uptime"), None);
+        assert_eq!(r.get("Aborted_clients"), None);
         assert_eq!(r.get("Innodb_have_atomic_builtins"), None);
         assert_eq!(r.get("Innodb_buffer_pool_load_status"), None);
         assert_eq!(r.counters.len(), KEPT.len() + 8, "{r:?}");
@@ -464,6 +475,16 @@ Innodb_row_lock_waits\t0\nThreads_running\t2\nHandler_read_key\t10\nHandler_read
         assert_eq!(s.handler_read_per_s, None);
         // The gauge is still the later reading's.
         assert_eq!(s.threads_running, Some(2.0));
+        // Restarted and already past the old counts (a burst of reads at startup): the
+        // uptime went back, so no difference is a count.
+        let busy_restart = MARIADB_B.replace("Uptime\t102", "Uptime\t3");
+        let s = StatusSample::between(&rows(MARIADB_A), &rows(&busy_restart), 1.0);
+        assert_eq!((s.buffer_pool_reads_per_s, s.data_reads_per_s, s.handler_read_per_s), (None, None, None));
+        assert_eq!(s.threads_running, Some(5.0));
+        // Without an uptime (a server that has none), the counters alone decide.
+        let no_uptime = |t: &str| t.lines().filter(|l| !l.starts_with("Uptime")).collect::<Vec<_>>().join("\n");
+        let s = StatusSample::between(&rows(&no_uptime(MARIADB_A)), &rows(&no_uptime(MARIADB_B)), 1.0);
+        assert_eq!(s.buffer_pool_reads_per_s, Some(2000.0));
     }
 
     #[test]
