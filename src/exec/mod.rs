@@ -435,7 +435,7 @@ where
             }
         }
         // The status probe's connections, opened before the start so that its first
-        // reading is taken as the run starts.
+        // reading is taken as soon as the run starts.
         let status_conns = status_probe::connect(targets.all()).await;
         // Blocking here is fine: the client threads run on their own runtimes.
         if let Some(line) = &spec.start_line {
@@ -457,13 +457,6 @@ where
             spec.power.clone(),
         );
         let mut snapshot = monitor::os::Snapshot::take(&watch);
-        // The status counters as the run starts: the first interval's starting point.
-        let status = RefCell::new(monitor::status::Track::default());
-        let (status_conns, first) =
-            status_probe::sample(targets.all().to_vec(), status_conns, Instant::now(), spec.interval).await;
-        if let Some((r, at)) = first {
-            status.borrow_mut().reading(r, at.into_std());
-        }
         let start = Instant::now();
         go_tx.send_replace(Go::Start(start));
 
@@ -498,13 +491,11 @@ where
         // The server's status counters, read on a control connection per target (summed
         // over several) shortly before each interval boundary, so that the reading is in
         // when the interval closes; each interval gets the figures between the readings
-        // around it, or none (see monitor::status::Track).
-        let mut status_probe = Some(Box::pin(status_probe::sample(
-            targets.all().to_vec(),
-            status_conns,
-            status_probe::next_reading(start, spec.interval, start),
-            spec.interval,
-        )));
+        // around it, or none (see monitor::status::Track). The first is taken at the
+        // start, without holding it up.
+        let status = RefCell::new(monitor::status::Track::default());
+        let mut status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), status_conns, start, spec.interval)));
+        let mut status_first = true;
         let mut stall_rule = clock::StallRule::default();
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
@@ -558,9 +549,12 @@ where
                     lag_probe = Some(Box::pin(lag::sample(targets.all().to_vec(), conns, spec.interval)));
                 }
                 (conns, reading) = async { status_probe.as_mut().expect("guarded").await }, if status_probe.is_some() => {
-                    if let Some((r, at)) = reading {
-                        status.borrow_mut().reading(r, at.into_std());
+                    match reading {
+                        Some((r, at)) if status_first => status.borrow_mut().first(r, at.into_std()),
+                        Some((r, at)) => status.borrow_mut().reading(r, at.into_std()),
+                        None => {}
                     }
+                    status_first = false;
                     let next = status_probe::next_reading(start, spec.interval, Instant::now());
                     status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), conns, next, spec.interval)));
                 }
