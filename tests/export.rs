@@ -3,6 +3,7 @@
 //! deliberate format change, regenerate with SIZEUP_BLESS=1 and review the diff.
 
 use sizeup::monitor::os::OsSample;
+use sizeup::monitor::status::StatusSample;
 use sizeup::report::export::{self, Format};
 use sizeup::result::RunDocument;
 use sizeup::stats::{Interval, LatencyMs, Recorder, Summary};
@@ -39,6 +40,23 @@ fn fixture_run() -> RunDocument {
             power_source: "modelled".into(),
             ..Default::default()
         });
+        // The server's counters; interval 2 has no reading (a gap: empty cells).
+        if k != 2 {
+            let k = k as f64;
+            iv.status = Some(StatusSample {
+                seconds: 1.0,
+                buffer_pool_read_requests_per_s: Some(5000.0 * k),
+                buffer_pool_reads_per_s: Some(50.0),
+                buffer_pool_hit_ratio: Some(1.0 - 50.0 / (5000.0 * k)),
+                row_lock_waits_per_s: Some(0.5),
+                row_lock_time_ms_per_s: Some(12.0),
+                data_reads_per_s: Some(50.0),
+                data_writes_per_s: Some(30.0),
+                threads_running: Some(3.0),
+                commits_per_s: Some(20.0 * k),
+                ..Default::default()
+            });
+        }
         if k > 1 {
             steady.merge(&rec);
         }
@@ -51,6 +69,8 @@ fn fixture_run() -> RunDocument {
     summary.types[0].p90_within_limit = Some(true);
     summary.types[1].p90_limit_ms = Some(5000.0);
     summary.types[1].p90_within_limit = Some(true);
+    let steady_status: Vec<&StatusSample> = intervals[1..].iter().filter_map(|iv| iv.status.as_ref()).collect();
+    summary.status = sizeup::monitor::status::mean(&steady_status);
     assert_ne!(summary.latency_ms, LatencyMs::default());
     RunDocument {
         id: Some(7),

@@ -194,6 +194,8 @@ pub fn summary(
     let mut summary = Summary::from_recorder(&steady.recorder, names, steady.seconds, steady.max_backlog);
     let steady_os: Vec<&OsSample> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
     summary.os = monitor::os::mean(&steady_os);
+    let steady_status: Vec<_> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.status.as_ref()).collect();
+    summary.status = monitor::status::mean(&steady_status);
     let short = steady.seconds < MIN_CPU_SPAN;
     if short && (summary.os.is_some() || cpu.server.is_some()) {
         summary.os = None;

@@ -6,7 +6,8 @@
 //! commands its connections have ready go out in one system call (`client::outbox`).
 //! How many threads by default: `cli::plan::default_client_threads`. Each thread
 //! hands its recorder over at every interval boundary; this module merges them, emits
-//! the interval, and builds the steady-state summary from the intervals after warm-up.
+//! the interval with the OS figures and the server's status counters over it, and builds
+//! the steady-state summary from the intervals after warm-up.
 
 pub mod clock;
 pub mod errors;
@@ -433,6 +434,9 @@ where
                 }
             }
         }
+        // The status probe's connections, opened before the start so that its first
+        // reading is taken as soon as the run starts.
+        let status_conns = status_probe::connect(targets.all()).await;
         // Blocking here is fine: the client threads run on their own runtimes.
         if let Some(line) = &spec.start_line {
             match line.arrive() {
@@ -484,12 +488,22 @@ where
         let mut node_lag: Vec<Option<f64>> = vec![None; targets.len()];
         let mut lag_probe =
             spec.replica.then(|| Box::pin(lag::sample(targets.all().to_vec(), Vec::new(), spec.interval)));
+        // The server's status counters, read on a control connection per target (summed
+        // over several) shortly before each interval boundary, so that the reading is in
+        // when the interval closes; each interval gets the figures between the readings
+        // around it, or none (see monitor::status::Track). The first is taken at the
+        // start, without holding it up.
+        let status = RefCell::new(monitor::status::Track::default());
+        let mut status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), status_conns, start, spec.interval)));
+        let mut status_first = true;
         let mut stall_rule = clock::StallRule::default();
         let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
             let warm = steady.in_warmup(t, duration);
             let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
             iv.stall = stall_rule.judge(rec);
             iv.lag_s = lag.get();
+            let at = |secs: f64| (start + Duration::from_secs_f64(secs.max(0.0))).into_std();
+            iv.status = status.borrow_mut().close(at(t - duration), at(t));
             // OS figures over the same span, sampled as the interval is closed.
             let now = monitor::os::Snapshot::take(&watch);
             iv.os = Some(monitor::os::OsSample::between(&snapshot, &now, &watch.power));
@@ -534,6 +548,16 @@ where
                     }
                     lag_probe = Some(Box::pin(lag::sample(targets.all().to_vec(), conns, spec.interval)));
                 }
+                (conns, reading) = async { status_probe.as_mut().expect("guarded").await }, if status_probe.is_some() => {
+                    match reading {
+                        Some((r, at)) if status_first => status.borrow_mut().first(r, at.into_std()),
+                        Some((r, at)) => status.borrow_mut().reading(r, at.into_std()),
+                        None => {}
+                    }
+                    status_first = false;
+                    let next = status_probe::next_reading(start, spec.interval, Instant::now());
+                    status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), conns, next, spec.interval)));
+                }
                 _ = signals::recv(&mut seen) => {
                     if interrupted {
                         // A second signal: save what is recorded and go, whatever is in flight.
@@ -568,6 +592,26 @@ where
             end_t = end_t.max(t.as_secs_f64());
         }
         if end_t - last_t > 1e-3 || tail.transactions() > 0 {
+            // The last interval's reading, taken now that the workers have ended, within
+            // a second; not when the server may not answer (the run failed, stalled, left
+            // transactions waiting or was forced out). Nothing ran since the end, so it
+            // counts as taken then.
+            let failed = forced
+                || control.fatal().is_some()
+                || control.stalled()
+                || control.abandoned() > 0
+                || control.lost_since().is_some();
+            if let (Some(probe), false) = (status_probe.take(), failed) {
+                drop(probe);
+                let last = async {
+                    let conns = status_probe::connect(targets.all()).await;
+                    status_probe::sample(targets.all().to_vec(), conns, Instant::now(), spec.interval).await
+                };
+                if let Ok((_, Some((r, _)))) = crate::timer::timeout(Duration::from_secs(1), last).await {
+                    let until = (start + Duration::from_secs_f64(end_t)).into_std();
+                    status.borrow_mut().reading(r, until);
+                }
+            }
             emit(&tail, end_t, end_t - last_t, &mut intervals);
         }
         let cpu_end = cpu_now();
@@ -693,6 +737,69 @@ mod lag {
             }
         });
         futures_util::future::join_all(reads).await.into_iter().unzip()
+    }
+}
+
+mod status_probe {
+    use crate::monitor::status::Reading;
+    use crate::target::Target;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    /// How long before an interval's boundary its reading is taken: enough for the
+    /// answer to be in when the interval closes, little enough to leave the span whole.
+    pub fn lead(every: Duration) -> Duration {
+        (every / 10).min(Duration::from_millis(250))
+    }
+
+    /// When the next reading is due: `lead` before the first interval boundary that is
+    /// still far enough ahead of `now`.
+    pub fn next_reading(start: Instant, every: Duration, now: Instant) -> Instant {
+        let ahead = (now + lead(every)).saturating_duration_since(start).as_secs_f64();
+        let k = (ahead / every.as_secs_f64()).floor() + 1.0;
+        start + every.mul_f64(k) - lead(every)
+    }
+
+    /// A control connection to each target (None where it cannot be opened in time).
+    pub async fn connect(targets: &[Target]) -> Vec<Option<mysql_async::Conn>> {
+        let opens = targets.iter().map(|t| async move {
+            crate::timer::timeout(Duration::from_secs(2), t.connect_server()).await.ok().and_then(Result::ok)
+        });
+        futures_util::future::join_all(opens).await
+    }
+
+    /// Waits until `at`, then reads each target's status counters on its connection in
+    /// `conns` (opened when missing or broken), bounded so a stalled server cannot hold
+    /// the run. Returns the connections for the next reading and the counters summed
+    /// over the targets with when they were read (the last target's query), None when
+    /// any target could not be read.
+    pub async fn sample(
+        targets: Vec<Target>,
+        mut conns: Vec<Option<mysql_async::Conn>>,
+        at: Instant,
+        every: Duration,
+    ) -> (Vec<Option<mysql_async::Conn>>, Option<(Reading, Instant)>) {
+        crate::timer::sleep_until(at).await;
+        conns.resize_with(targets.len(), || None);
+        let reads = targets.into_iter().zip(conns).map(|(target, conn)| async move {
+            let read = async {
+                let mut c = match conn {
+                    Some(c) => c,
+                    None => target.connect_server().await.ok()?,
+                };
+                let sent = Instant::now();
+                let r = crate::monitor::status::read(&mut c).await.ok()?;
+                Some((c, (r, sent)))
+            };
+            match crate::timer::timeout(every.max(Duration::from_secs(1)), read).await {
+                Ok(Some((c, r))) => (Some(c), Some(r)),
+                _ => (None, None),
+            }
+        });
+        let (conns, readings): (Vec<_>, Vec<_>) = futures_util::future::join_all(reads).await.into_iter().unzip();
+        let taken = readings.iter().flatten().map(|(_, sent)| *sent).max();
+        let readings: Vec<Option<Reading>> = readings.into_iter().map(|r| r.map(|(r, _)| r)).collect();
+        (conns, Reading::sum(&readings).zip(taken))
     }
 }
 
@@ -1026,6 +1133,20 @@ mod tests {
         // One server is the run as it always was: every connection to it.
         let one: Targets = server(9).into();
         assert!((0..5).all(|i| one.for_connection(i).port == 9));
+    }
+
+    #[test]
+    fn status_readings_are_due_shortly_before_each_boundary() {
+        let start = Instant::now();
+        let second = Duration::from_secs(1);
+        let at = |s: f64| start + Duration::from_secs_f64(s);
+        // 100 ms before each 1-s boundary; one that is missed waits for the next.
+        assert_eq!(status_probe::next_reading(start, second, start), at(0.9));
+        assert_eq!(status_probe::next_reading(start, second, at(0.85)), at(0.9));
+        assert_eq!(status_probe::next_reading(start, second, at(0.95)), at(1.9));
+        assert_eq!(status_probe::next_reading(start, second, at(3.2)), at(3.9));
+        // At most 250 ms ahead, whatever the interval.
+        assert_eq!(status_probe::next_reading(start, 10 * second, start), at(9.75));
     }
 
     #[test]

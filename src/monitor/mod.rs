@@ -1,7 +1,9 @@
 //! What the operating system says: CPU time of sizeup itself and of a server process,
-//! and the host facts recorded with every result. Linux /proc only.
+//! and the host facts recorded with every result. Linux /proc only. Beside them, the
+//! server's own status counters ([`status`]), read over SQL.
 
 pub mod os;
+pub mod status;
 
 /// CPU seconds (user + system) this process has used, all threads.
 pub fn self_cpu_seconds() -> f64 {

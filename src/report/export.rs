@@ -107,6 +107,10 @@ fn run_csv(doc: &RunDocument) -> String {
         .iter()
         .map(|s| s.to_string()),
     );
+    // The server's status counters: empty cells for an interval without a reading.
+    let status_names = crate::monitor::status::StatusSample::default().figures().map(|(name, _)| name);
+    head.push("status_seconds".into());
+    head.extend(status_names.iter().map(|n| format!("status_{n}")));
     let mut out = head.join(",") + "\n";
     for iv in &doc.intervals {
         let mut row = vec![
@@ -162,6 +166,13 @@ fn run_csv(doc: &RunDocument) -> String {
             ]),
             None => row.extend(std::iter::repeat_n(String::new(), 17)),
         }
+        match &iv.status {
+            Some(st) => {
+                row.push(num(st.seconds));
+                row.extend(st.figures().iter().map(|(_, v)| opt(*v)));
+            }
+            None => row.extend(std::iter::repeat_n(String::new(), status_names.len() + 1)),
+        }
         out += &row.join(",");
         out.push('\n');
     }
@@ -208,6 +219,13 @@ fn run_markdown(doc: &RunDocument) -> String {
     }
     row("**all**", s.transactions, s.errors, &s.latency_ms, String::new());
     let _ = writeln!(out, "\n{} s measured after warm-up.", num(s.seconds));
+    let status = crate::report::status_rows(s);
+    if !status.is_empty() {
+        let _ = writeln!(out, "\nServer status counters (steady-state mean):\n\n| figure | value |\n|---|---|");
+        for (name, v) in status {
+            let _ = writeln!(out, "| {name} | {} |", v.replace('|', "/"));
+        }
+    }
     if let Some(why) = s.not_capacity() {
         let _ = writeln!(out, "\n**Not a capacity figure:** {why}.");
     }

@@ -851,11 +851,31 @@ fn run_section(out: &mut String, doc: &RunDocument) {
         s.errors,
         s.reconnects
     );
+    status_table(out, doc, s);
     percentile_curve(out, doc, id);
     for n in &s.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
     }
     out.push_str("</section>\n");
+}
+
+/// The server's status counters over the steady state (`SHOW GLOBAL STATUS` deltas),
+/// and how many steady-state intervals had a reading: the others are gaps, left out.
+fn status_table(out: &mut String, doc: &RunDocument, s: &crate::stats::Summary) {
+    if s.status.is_none() {
+        return;
+    }
+    let steady = doc.intervals.iter().filter(|iv| !iv.warmup);
+    let (read, all) = steady.fold((0, 0), |(r, a), iv| (r + usize::from(iv.status.is_some()), a + 1));
+    out.push_str("<table class=\"status\"><tr><th class=\"l\">server status (steady-state mean)</th><th class=\"l\">value</th></tr>\n");
+    for (name, v) in super::status_rows(s) {
+        let _ = writeln!(out, "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>", esc(name), esc(&v));
+    }
+    let _ = writeln!(
+        out,
+        "</table><p class=\"muted\">SHOW GLOBAL STATUS deltas read every interval: {read} of {all} steady-state \
+         intervals have a reading (an interval without one is a gap, not a zero).</p>"
+    );
 }
 
 /// Latency against percentile from the stored HDR histograms, one line per type, on the
@@ -900,6 +920,45 @@ mod tests {
     use super::*;
     use crate::study::figures::{series_result, StepFigures};
     use crate::study::steady::Steady;
+
+    #[test]
+    fn a_run_shows_its_server_status_and_counts_its_gaps() {
+        use crate::monitor::status::StatusSample;
+        let names = vec!["point_select".to_string()];
+        let rec = crate::stats::Recorder::new(1);
+        let sample = StatusSample {
+            seconds: 1.0,
+            buffer_pool_read_requests_per_s: Some(4000.0),
+            buffer_pool_reads_per_s: Some(400.0),
+            buffer_pool_hit_ratio: Some(0.9),
+            ..Default::default()
+        };
+        let intervals: Vec<crate::stats::Interval> = (1..=3)
+            .map(|k| {
+                let mut iv = crate::stats::Interval::from_recorder(&rec, &names, k as f64, 1.0, k == 1, 2, 95.0);
+                // The second interval had no reading.
+                iv.status = (k != 2).then(|| sample.clone());
+                iv
+            })
+            .collect();
+        let mut summary = crate::stats::Summary::from_recorder(&rec, &names, 2.0, 0);
+        summary.tps = 800.0;
+        summary.status = Some(sample);
+        let doc = RunDocument {
+            id: Some(3),
+            status: "completed".into(),
+            error: None,
+            config: serde_json::from_value(serde_json::json!({"workload": "oltp_point_select", "run": {"threads": 2}}))
+                .unwrap(),
+            summary: Some(summary),
+            intervals,
+            histograms: Default::default(),
+        };
+        let html = report(&[Item::Run(Box::new(doc))], "now", None);
+        let table = &html[html.find("<table class=\"status\">").expect("status table")..];
+        assert!(table.contains("4000 / 400 per s  (hit ratio 90.00 %; 0.500 misses per transaction)"), "{table}");
+        assert!(table.contains("1 of 2 steady-state intervals have a reading"), "{table}");
+    }
 
     #[test]
     fn a_study_with_cost_inputs_gets_its_cost_table() {

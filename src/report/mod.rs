@@ -202,6 +202,9 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
             row("power", format!("{w:.0} W ({}), {per}", os.power_source));
         }
     }
+    for (k, v) in status_rows(s) {
+        row(k, v);
+    }
     // Round robin per connection: what each server served.
     for (i, n) in s.nodes.iter().enumerate() {
         let mut v = format!("{} connection(s), {:.2} tps", n.connections, n.tps);
@@ -241,6 +244,84 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         }
     }
     out
+}
+
+/// A rate as the summary prints it: "-" when it was not measured (never 0).
+pub fn figure(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 1.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// The server's status figures of a summary (steady-state means), as label and value
+/// rows, with per-transaction figures where they say something (misses, lock waits);
+/// first a row saying how little of the `measured` seconds they cover, when readings
+/// were missing for a tenth of it or more.
+pub fn status_rows(s: &Summary) -> Vec<(&'static str, String)> {
+    let Some(st) = &s.status else { return Vec::new() };
+    let tps = s.tps;
+    let per_txn = |v: Option<f64>| v.filter(|_| tps > 0.0).map(|v| v / tps);
+    let small = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let mut rows = Vec::new();
+    if st.seconds < 0.9 * s.seconds {
+        rows.push((
+            "server status read over",
+            format!("{:.1} of {:.1} s (intervals without a reading left out)", st.seconds, s.seconds),
+        ));
+    }
+    if st.buffer_pool_read_requests_per_s.is_some() || st.buffer_pool_reads_per_s.is_some() {
+        let hit = st.buffer_pool_hit_ratio.map_or("-".into(), |h| format!("{:.2} %", h * 100.0));
+        rows.push((
+            "buffer pool requests/misses",
+            format!(
+                "{} / {} per s  (hit ratio {hit}; {} misses per transaction)",
+                figure(st.buffer_pool_read_requests_per_s),
+                figure(st.buffer_pool_reads_per_s),
+                small(per_txn(st.buffer_pool_reads_per_s))
+            ),
+        ));
+    }
+    if st.row_lock_waits_per_s.is_some() || st.row_lock_time_ms_per_s.is_some() {
+        rows.push((
+            "row lock waits per s",
+            format!(
+                "{}  ({} ms waited per s; {} waits per transaction)",
+                figure(st.row_lock_waits_per_s),
+                figure(st.row_lock_time_ms_per_s),
+                small(per_txn(st.row_lock_waits_per_s))
+            ),
+        ));
+    }
+    if st.data_reads_per_s.is_some() || st.data_writes_per_s.is_some() || st.data_fsyncs_per_s.is_some() {
+        rows.push((
+            "InnoDB reads/writes/fsyncs",
+            format!(
+                "{} / {} / {} per s",
+                figure(st.data_reads_per_s),
+                figure(st.data_writes_per_s),
+                figure(st.data_fsyncs_per_s)
+            ),
+        ));
+    }
+    if st.buffer_pool_wait_free_per_s.is_some() || st.log_waits_per_s.is_some() {
+        rows.push((
+            "free-page / log-buffer waits",
+            format!("{} / {} per s", figure(st.buffer_pool_wait_free_per_s), figure(st.log_waits_per_s)),
+        ));
+    }
+    if st.threads_running.is_some() {
+        rows.push(("server threads running", figure(st.threads_running)));
+    }
+    if st.commits_per_s.is_some() || st.handler_read_per_s.is_some() {
+        rows.push((
+            "commits / handler reads",
+            format!("{} / {} per s", figure(st.commits_per_s), figure(st.handler_read_per_s)),
+        ));
+    }
+    rows
 }
 
 /// A latency histogram in the shape sysbench prints with --histogram: one line per
@@ -864,6 +945,51 @@ mod tests {
             ..s
         };
         assert!(summary_table(&group, "t").contains("40.0 us (this group's threads; whole process 80.0 us)"));
+    }
+
+    #[test]
+    fn the_summary_shows_the_server_status_and_dashes_for_what_was_not_read() {
+        let doc: crate::result::RunDocument =
+            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let mut s = doc.summary.unwrap();
+        // No counters read (a run stored before they were): no rows, as before.
+        s.status = None;
+        assert!(!summary_table(&s, "t").contains("buffer pool"));
+        s.tps = 200.0;
+        s.status = Some(crate::monitor::status::StatusSample {
+            seconds: 10.0,
+            buffer_pool_read_requests_per_s: Some(12_000.0),
+            buffer_pool_reads_per_s: Some(300.0),
+            buffer_pool_hit_ratio: Some(0.975),
+            row_lock_waits_per_s: Some(2.0),
+            row_lock_time_ms_per_s: Some(30.0),
+            threads_running: Some(4.5),
+            commits_per_s: Some(200.0),
+            ..Default::default()
+        });
+        let text = summary_table(&s, "t");
+        assert!(
+            text.contains(
+                "buffer pool requests/misses  12000 / 300 per s  (hit ratio 97.50 %; 1.500 misses per transaction)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("row lock waits per s         2.0  (30.0 ms waited per s; 0.010 waits per transaction)"),
+            "{text}"
+        );
+        assert!(text.contains("server threads running       4.5"), "{text}");
+        assert!(!text.contains("read over"), "{text}");
+        // The server lacked it: a dash, not 0.
+        assert!(text.contains("commits / handler reads      200 / - per s"), "{text}");
+        assert!(!text.contains("InnoDB reads"), "{text}");
+        // Readings for half the time measured: said.
+        s.seconds = 20.0;
+        let text = summary_table(&s, "t");
+        assert!(
+            text.contains("server status read over      10.0 of 20.0 s (intervals without a reading left out)"),
+            "{text}"
+        );
     }
 
     #[test]

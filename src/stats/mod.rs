@@ -10,6 +10,7 @@
 pub mod significance;
 
 use crate::monitor::os::OsSample;
+use crate::monitor::status::StatusSample;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -243,6 +244,10 @@ pub struct Interval {
     /// Host CPU, processes' CPU, disk, memory and power over the same span.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<OsSample>,
+    /// The server's status counters over (about) the same span: None where no fresh
+    /// reading came in time (a gap, never zeros).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusSample>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -308,6 +313,7 @@ impl Interval {
                 })
                 .collect(),
             os: None,
+            status: None,
         }
     }
 }
@@ -401,6 +407,10 @@ pub struct Summary {
     /// The steady-state intervals' OS figures, averaged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<OsSample>,
+    /// The steady-state intervals' server status figures, averaged over those that have
+    /// them (per transaction: divide by `tps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusSample>,
     /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -546,6 +556,7 @@ impl Summary {
             nopm: None,
             tpm: None,
             os: None,
+            status: None,
             notes: Vec::new(),
             max_lag_s: None,
             conflicts: None,
