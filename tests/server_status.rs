@@ -79,3 +79,36 @@ fn buffer_pool_misses_rise_when_the_data_is_larger_than_the_pool() {
     assert!(cells.iter().all(|c| c.is_empty() || c.parse::<f64>().unwrap() > 0.0), "{cells:?}");
     assert!(cells.iter().filter(|c| !c.is_empty()).count() >= 2, "{cells:?}");
 }
+
+/// What ran out is measured: a sweep on data twice the buffer pool names the pool (its
+/// misses from the status counters) at the level where it saturates.
+#[test]
+fn a_sweep_on_data_larger_than_the_pool_says_the_pool_ran_out() {
+    let s = TestServer::start_with(1, &["innodb_buffer_pool_size=6M"]);
+    let sweep = [
+        "sweep",
+        "oltp_point_select",
+        "--threads",
+        "1,2",
+        "--step-time",
+        "3",
+        "--warmup",
+        "1",
+        "--tables",
+        "1",
+        "--table-size",
+        "50000",
+    ];
+    assert_eq!(s.sizeup(&sweep).unwrap(), 0);
+    let study = sizeup::store::Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
+    let series: Vec<sizeup::study::figures::SeriesResult> =
+        serde_json::from_value(study.result.unwrap()["series"].clone()).unwrap();
+    for l in &series[0].levels {
+        let st = l.status.as_ref().expect("the level carries the status counters");
+        assert!(st.buffer_pool_hit_ratio.unwrap() < 0.99, "{st:?}");
+        let tags: Vec<&str> = sizeup::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
+        assert!(tags.contains(&"pool"), "level {}: {tags:?}", l.level);
+    }
+    let answer = sizeup::report::answer::series(&series[0], sizeup::study::spec::Kind::Sweep, "threads", "ps");
+    assert!(answer.contains("the buffer pool (") && answer.contains("missed it and went to disk"), "{answer}");
+}

@@ -293,6 +293,7 @@ mod tests {
                         notes: vec![],
                         max_lag_s: None,
                         conflicts: None,
+                        status: None,
                     },
                 )
             })

@@ -269,6 +269,37 @@ pub fn mean(samples: &[&StatusSample]) -> Option<StatusSample> {
     })
 }
 
+/// Several servers' figures over the same span added up (a scale step's instances):
+/// rates and the running threads summed over the servers that have them, the hit
+/// ratio recomputed from the sums. None without parts.
+pub fn total(parts: &[&StatusSample]) -> Option<StatusSample> {
+    if parts.is_empty() {
+        return None;
+    }
+    let sum = |f: fn(&StatusSample) -> Option<f64>| {
+        let v: Vec<f64> = parts.iter().filter_map(|s| f(s)).collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    let requests = sum(|s| s.buffer_pool_read_requests_per_s);
+    let misses = sum(|s| s.buffer_pool_reads_per_s);
+    Some(StatusSample {
+        seconds: parts.iter().map(|s| s.seconds).fold(0.0, f64::max),
+        buffer_pool_read_requests_per_s: requests,
+        buffer_pool_reads_per_s: misses,
+        buffer_pool_hit_ratio: hit_ratio(requests, misses),
+        buffer_pool_wait_free_per_s: sum(|s| s.buffer_pool_wait_free_per_s),
+        row_lock_waits_per_s: sum(|s| s.row_lock_waits_per_s),
+        row_lock_time_ms_per_s: sum(|s| s.row_lock_time_ms_per_s),
+        data_reads_per_s: sum(|s| s.data_reads_per_s),
+        data_writes_per_s: sum(|s| s.data_writes_per_s),
+        data_fsyncs_per_s: sum(|s| s.data_fsyncs_per_s),
+        log_waits_per_s: sum(|s| s.log_waits_per_s),
+        threads_running: sum(|s| s.threads_running),
+        commits_per_s: sum(|s| s.commits_per_s),
+        handler_read_per_s: sum(|s| s.handler_read_per_s),
+    })
+}
+
 /// Which readings go with which interval. A reading belongs to the interval it was taken
 /// in; an interval's figures are those between the last reading before its start (the
 /// previous interval's, or the run's first) and the last one taken inside it. An

@@ -328,6 +328,10 @@ pub fn level_notes(l: &LevelResult) -> Vec<String> {
     if l.over_bound {
         n.push("over the study's bound: not counted as capacity".to_string());
     }
+    let ran_out: Vec<&str> = bottleneck::findings(l).iter().map(|f| f.tag).collect();
+    if !ran_out.is_empty() {
+        n.push(format!("ran out: {}", ran_out.join(", ")));
+    }
     n.extend(l.notes.iter().cloned());
     n
 }

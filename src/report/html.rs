@@ -991,6 +991,7 @@ mod tests {
             notes: vec![],
             max_lag_s: None,
             conflicts: None,
+            status: None,
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

@@ -17,6 +17,15 @@ pub const IO_WAIT: f64 = 10.0;
 pub const DISK_BUSY: f64 = 80.0;
 /// Replication lag at or above this many seconds: the replicas did not keep up.
 pub const LAG_S: f64 = 5.0;
+/// Row locks ran out when on average at least this share of the running sessions (and
+/// at least `LOCK_SESSIONS` sessions) were waiting on one: Innodb_row_lock_time's
+/// milliseconds per second / 1000 is the mean number of sessions waiting.
+pub const LOCK_SHARE: f64 = 0.25;
+pub const LOCK_SESSIONS: f64 = 0.2;
+/// The buffer pool ran out when its hit ratio fell below this and at least
+/// `POOL_MISSES` pages a second came from disk.
+pub const POOL_HIT: f64 = 0.99;
+pub const POOL_MISSES: f64 = 100.0;
 
 /// One resource that ran out, and the sentence with its figures.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +80,42 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
             out.push(Finding { tag: "io", words: w + ")" });
         }
     }
+    if let Some(st) = &l.status {
+        if let Some(ms) = st.row_lock_time_ms_per_s {
+            let waiting = ms / 1000.0;
+            let running = st.threads_running.unwrap_or(0.0);
+            if waiting >= LOCK_SESSIONS && waiting >= LOCK_SHARE * running {
+                out.push(Finding {
+                    tag: "locks",
+                    words: format!(
+                        "row locks (on average {waiting:.1} sessions waited on a row lock{}, {:.0} lock waits/s)",
+                        if running > 0.0 { format!(" of {running:.0} running") } else { String::new() },
+                        st.row_lock_waits_per_s.unwrap_or(0.0)
+                    ),
+                });
+            }
+        }
+        if let (Some(hit), Some(miss)) = (st.buffer_pool_hit_ratio, st.buffer_pool_reads_per_s) {
+            if hit < POOL_HIT && miss >= POOL_MISSES {
+                out.push(Finding {
+                    tag: "pool",
+                    words: format!(
+                        "the buffer pool ({miss:.0} page reads/s missed it and went to disk: hit ratio {:.2} %)",
+                        hit * 100.0
+                    ),
+                });
+            }
+        }
+        if let Some(w) = st.buffer_pool_wait_free_per_s.filter(|w| *w > 0.0) {
+            out.push(Finding {
+                tag: "pool",
+                words: format!("free buffer-pool pages ({w:.1} waits/s for a free page)"),
+            });
+        }
+        if let Some(w) = st.log_waits_per_s.filter(|w| *w > 0.0) {
+            out.push(Finding { tag: "log", words: format!("the redo log buffer ({w:.1} waits/s for room in it)") });
+        }
+    }
     if let Some(lag) = l.max_lag_s.filter(|v| *v >= LAG_S) {
         out.push(Finding {
             tag: "lag",
@@ -94,6 +139,14 @@ pub fn headroom(l: &LevelResult) -> String {
     }
     if let Some(d) = o.disk_busy_pct {
         parts.push(format!("data device busy {d:.0} %"));
+    }
+    if let Some(st) = &l.status {
+        if let Some(hit) = st.buffer_pool_hit_ratio {
+            parts.push(format!("buffer-pool hit ratio {:.2} %", hit * 100.0));
+        }
+        if let Some(ms) = st.row_lock_time_ms_per_s {
+            parts.push(format!("{:.2} sessions waiting on row locks", ms / 1000.0));
+        }
     }
     parts.join(", ")
 }
@@ -144,6 +197,45 @@ mod tests {
         let l = with_os(55.0, 1.0, 0.9, 0.1, 0.02);
         assert!(findings(&l).is_empty());
         assert!(headroom(&l).starts_with("CPU 55 % busy (server 0.90"), "{}", headroom(&l));
+    }
+
+    #[test]
+    fn lock_bound_and_pool_bound_are_read_from_the_status_counters() {
+        use crate::monitor::status::StatusSample;
+        let mut l = with_os(60.0, 2.0, 1.0, 0.15, 0.0);
+        // 3.2 s of row-lock waiting every second: 3.2 of 8 running sessions waiting.
+        l.status = Some(StatusSample {
+            row_lock_time_ms_per_s: Some(3200.0),
+            row_lock_waits_per_s: Some(410.0),
+            threads_running: Some(8.0),
+            buffer_pool_hit_ratio: Some(0.9995),
+            buffer_pool_reads_per_s: Some(3.0),
+            ..Default::default()
+        });
+        let f = findings(&l);
+        assert_eq!(f.iter().map(|f| f.tag).collect::<Vec<_>>(), ["locks"]);
+        assert_eq!(
+            f[0].words,
+            "row locks (on average 3.2 sessions waited on a row lock of 8 running, 410 lock waits/s)"
+        );
+        // A pool that misses: 3,033 page reads/s from disk at a 96.97 % hit ratio.
+        l.status = Some(StatusSample {
+            buffer_pool_hit_ratio: Some(0.9697),
+            buffer_pool_reads_per_s: Some(3033.0),
+            row_lock_time_ms_per_s: Some(1.0),
+            threads_running: Some(3.0),
+            ..Default::default()
+        });
+        let f = findings(&l);
+        assert_eq!(f.iter().map(|f| f.tag).collect::<Vec<_>>(), ["pool"]);
+        assert!(
+            f[0].words.contains("3033 page reads/s missed it and went to disk: hit ratio 96.97 %"),
+            "{}",
+            f[0].words
+        );
+        // A server that lacks the counters: no finding, never a guess.
+        l.status = Some(StatusSample::default());
+        assert!(findings(&l).is_empty());
     }
 
     /// an_interval_without_a_cpu_sample_is_a_gap: it read as 100 % busy (idle 0).

@@ -6,6 +6,7 @@
 use super::steady::{spread, steady, Sample, Spread, Steady};
 use super::stop::{self, Condition, Figures};
 use crate::monitor::os::{self, OsSample};
+use crate::monitor::status::{self as server_status, StatusSample};
 use crate::result::RunDocument;
 use crate::stats::{self, LatencyMs};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,9 @@ pub struct StepFigures {
     /// Galera certification conflicts on all nodes during the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflicts: Option<u64>,
+    /// The servers' status counters over the step's steady state, summed over servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusSample>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,6 +171,17 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         let client_threads = docs.iter().map(|d| d.config.run.client_threads as u64).sum::<u64>().max(1);
         notes.extend(os::load_generator_note(os.as_ref(), client_threads as u32));
     }
+    // Each server's counters once: groups that watched one server read the same ones.
+    let mut watched: Vec<(String, &StatusSample)> = Vec::new();
+    for d in docs {
+        if let Some(st) = d.summary.as_ref().and_then(|s| s.status.as_ref()) {
+            let key = server_key(d);
+            if !watched.iter().any(|(k, _)| *k == key) {
+                watched.push((key, st));
+            }
+        }
+    }
+    let status = server_status::total(&watched.iter().map(|(_, s)| *s).collect::<Vec<_>>());
     let summaries = || docs.iter().filter_map(|d| d.summary.as_ref());
     let max_lag_s = summaries().filter_map(|s| s.max_lag_s).reduce(f64::max);
     let conflicts = summaries().filter_map(|s| s.conflicts).reduce(|a, b| a + b);
@@ -181,6 +196,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         notes,
         max_lag_s,
         conflicts,
+        status,
     })
 }
 
@@ -217,6 +233,9 @@ pub struct LevelResult {
     /// Galera certification conflicts, mean over the repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflicts: Option<f64>,
+    /// The servers' status counters, mean over the repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusSample>,
     pub stop: Option<String>,
     /// It broke a latency or lag bound the study set (`p90>`, `lag>`): shown, but no
     /// capacity figure, so it is left out of the peak, e(N), fits and sizing.
@@ -361,6 +380,7 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
             let c: Vec<f64> = steps.iter().filter_map(|s| s.conflicts.map(|c| c as f64)).collect();
             (!c.is_empty()).then(|| mean(c.into_iter()))
         },
+        status: server_status::mean(&steps.iter().filter_map(|s| s.status.as_ref()).collect::<Vec<_>>()),
         stop: None,
         over_bound: false,
         notes: {
@@ -469,6 +489,7 @@ pub(crate) mod tests {
             notes: Vec::new(),
             max_lag_s: None,
             conflicts: None,
+            status: None,
         }
     }
 
@@ -515,6 +536,7 @@ pub(crate) mod tests {
             notes: vec![],
             max_lag_s: None,
             conflicts: None,
+            status: None,
         }
     }
 
