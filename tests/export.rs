@@ -131,6 +131,7 @@ fn study_exports_match_their_fixtures() {
         max_lag_s: None,
         conflicts: None,
         status: None,
+        node_cpus: None,
         notes: vec![],
     };
     let steps = vec![(1, step(500.0, 2.0, 10.0)), (2, step(900.0, 2.2, 5.0)), (4, step(910.0, 4.4, 2.0))];

@@ -294,6 +294,7 @@ mod tests {
                         max_lag_s: None,
                         conflicts: None,
                         status: None,
+                        node_cpus: None,
                     },
                 )
             })

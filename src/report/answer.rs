@@ -201,10 +201,7 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
     if !s.complete || v.shape == Shape::OneLevel {
         return None;
     }
-    let beyond = |v: &Saturation| match v.decline {
-        Some(d) => format!("({:+.0} % at {})", d.pct, count(d.at, what)),
-        None => "(they add nothing)".into(),
-    };
+    let decline = v.decline.map(|d| format!("{:+.0} % at {}", d.pct, count(d.at, what)));
     Some(match (kind, v.shape) {
         (Kind::ScaleOut, _) => {
             let last = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes)?;
@@ -222,19 +219,22 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
         }
         (Kind::Scale, _) => {
             let n = v.saturation?;
-            format!(
-                "Recommendation: {} per server: more instances cost throughput or add nothing {}.",
-                count(n, what),
-                beyond(v)
-            )
+            match &decline {
+                Some(d) => {
+                    format!("Recommendation: {} per server: more instances cost throughput ({d}).", count(n, what))
+                }
+                None => format!("Recommendation: {} per server: more instances add nothing.", count(n, what)),
+            }
         }
         (Kind::Sweep, _) => {
             let n = v.saturation?;
-            format!(
-                "Recommendation: run at {}, the fewest that reach the peak; more only queue {}.",
-                count(n, what),
-                beyond(v)
-            )
+            match &decline {
+                Some(d) => format!(
+                    "Recommendation: run at {}, the fewest that reach the peak; more only queue, and cost throughput ({d}).",
+                    count(n, what)
+                ),
+                None => format!("Recommendation: run at {}, the fewest that reach the peak; more only queue.", count(n, what)),
+            }
         }
     })
 }
@@ -495,8 +495,8 @@ mod tests {
             "oltp_read_write peaked at 2-4 threads: 995 tps (range 940-1050) at 2 threads (4 threads within the \
              noise of it); it saturated at 2 threads, where the host's CPU (97 % busy: server 1.55, sizeup 0.35, \
              other processes 0.04 of 2 cores) ran out; beyond it throughput fell: -13 % at 8 threads (863 tps; \
-             -20 to -6 %). Recommendation: run at 2 threads, the fewest that reach the peak; more only queue \
-             (-13 % at 8 threads)."
+             -20 to -6 %). Recommendation: run at 2 threads, the fewest that reach the peak; more only queue, \
+             and cost throughput (-13 % at 8 threads)."
         );
     }
 

@@ -992,6 +992,7 @@ mod tests {
             max_lag_s: None,
             conflicts: None,
             status: None,
+            node_cpus: None,
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

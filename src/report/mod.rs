@@ -1049,6 +1049,7 @@ mod tests {
             max_lag_s: None,
             conflicts: None,
             status: None,
+            node_cpus: None,
         };
         let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];
         let r = figures::series_result("rw", &[1, 2, 4], 1, &steps, &stop::parse("plateau<5%").unwrap());

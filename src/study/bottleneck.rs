@@ -80,6 +80,17 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
             out.push(Finding { tag: "io", words: w + ")" });
         }
     }
+    // Lab nodes are held to a CPU quota the host's figures do not show.
+    if let Some(q) = l.node_cpus.filter(|q| *q > 0.0) {
+        let busiest = l.per_instance_cores.iter().copied().fold(0.0, f64::max);
+        if busiest >= 0.9 * q {
+            let used: Vec<String> = l.per_instance_cores.iter().map(|c| format!("{c:.2}")).collect();
+            out.push(Finding {
+                tag: "quota",
+                words: format!("the nodes' CPU quota ({q} cores each; the nodes used {})", used.join(", ")),
+            });
+        }
+    }
     if let Some(st) = &l.status {
         if let Some(ms) = st.row_lock_time_ms_per_s {
             let waiting = ms / 1000.0;
@@ -197,6 +208,19 @@ mod tests {
         let l = with_os(55.0, 1.0, 0.9, 0.1, 0.02);
         assert!(findings(&l).is_empty());
         assert!(headroom(&l).starts_with("CPU 55 % busy (server 0.90"), "{}", headroom(&l));
+    }
+
+    /// A lab node at its CPU quota has run out, whatever the host shows.
+    #[test]
+    fn lab_nodes_at_their_cpu_quota_ran_out() {
+        let mut l = with_os(33.0, 0.0, 0.59, 0.1, 0.0);
+        l.node_cpus = Some(0.3);
+        l.per_instance_cores = vec![0.29, 0.21];
+        let f = findings(&l);
+        assert_eq!(f.iter().map(|f| f.tag).collect::<Vec<_>>(), ["quota"]);
+        assert_eq!(f[0].words, "the nodes' CPU quota (0.3 cores each; the nodes used 0.29, 0.21)");
+        l.per_instance_cores = vec![0.15, 0.12];
+        assert!(findings(&l).is_empty());
     }
 
     #[test]

@@ -37,6 +37,16 @@ pub struct StepFigures {
     /// The servers' status counters over the step's steady state, summed over servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusSample>,
+    /// Lab nodes: each node's CPU quota in cores (the host's CPU does not show it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_cpus: Option<f64>,
+}
+
+/// The CPU quota in a lab label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
+fn node_quota(d: &RunDocument) -> Option<f64> {
+    let lab = d.config.server_fact("lab")?;
+    let rest = lab.split("node CPU quota ").nth(1)?;
+    rest.split(|c: char| !(c.is_ascii_digit() || c == '.')).next()?.parse().ok()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,6 +207,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         max_lag_s,
         conflicts,
         status,
+        node_cpus: docs.iter().find_map(node_quota),
     })
 }
 
@@ -236,6 +247,9 @@ pub struct LevelResult {
     /// The servers' status counters, mean over the repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusSample>,
+    /// Lab nodes' CPU quota in cores, where the nodes had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_cpus: Option<f64>,
     pub stop: Option<String>,
     /// It broke a latency or lag bound the study set (`p90>`, `lag>`): shown, but no
     /// capacity figure, so it is left out of the peak, e(N), fits and sizing.
@@ -381,6 +395,7 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
             (!c.is_empty()).then(|| mean(c.into_iter()))
         },
         status: server_status::mean(&steps.iter().filter_map(|s| s.status.as_ref()).collect::<Vec<_>>()),
+        node_cpus: steps.iter().find_map(|s| s.node_cpus),
         stop: None,
         over_bound: false,
         notes: {
@@ -490,6 +505,7 @@ pub(crate) mod tests {
             max_lag_s: None,
             conflicts: None,
             status: None,
+            node_cpus: None,
         }
     }
 
@@ -537,6 +553,7 @@ pub(crate) mod tests {
             max_lag_s: None,
             conflicts: None,
             status: None,
+            node_cpus: None,
         }
     }
 
