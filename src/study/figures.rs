@@ -156,14 +156,20 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     if let Some(os) = os.as_mut() {
         let each: Vec<(String, f64)> =
             docs.iter().filter_map(|d| Some((server_key(d), d.summary.as_ref()?.os.as_ref()?.server_cores?))).collect();
+        let own = os.server_cores;
         os.server_cores = servers_cores(&each);
+        // The first group counted the step's other servers among "other processes":
+        // they are this step's servers, not programs outside the test.
+        if let (Some(others), Some(own), Some(all)) = (os.other_cores, own, os.server_cores) {
+            os.other_cores = Some((others - (all - own)).max(0.0));
+        }
     }
     // Every group's client CPU is the whole process's: with several groups the
     // load-generator verdict is the step's, against all servers together.
     let several = docs.len() > 1;
     let mut notes: Vec<String> = Vec::new();
     for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
-        let recomputed = several && n.starts_with(os::LOAD_GENERATOR);
+        let recomputed = several && (n.starts_with(os::LOAD_GENERATOR) || n.starts_with(os::OTHER_PROCESSES));
         if !recomputed && !notes.contains(n) {
             notes.push(n.clone());
         }
@@ -180,6 +186,9 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     } else if several {
         let client_threads = docs.iter().map(|d| d.config.run.client_threads as u64).sum::<u64>().max(1);
         notes.extend(os::load_generator_note(os.as_ref(), client_threads as u32));
+    }
+    if several {
+        notes.extend(os::other_processes_note(os.as_ref()));
     }
     // Each server's counters once: groups that watched one server read the same ones.
     let mut watched: Vec<(String, &StatusSample)> = Vec::new();
@@ -613,6 +622,37 @@ pub(crate) mod tests {
         assert_eq!(l.latency_avg_ms, 2.0);
         assert_eq!(l.p90[0].1, 3.0);
         assert_eq!(l.samples, 20);
+    }
+
+    /// scale_step_counted_its_own_servers_as_other_programs: at 2 instances the first
+    /// group's "other processes" held instance 1's server, and the study said other
+    /// programs had starved the host.
+    #[test]
+    fn scale_step_counted_its_own_servers_as_other_programs() {
+        let base: RunDocument = serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let group = |port: u16, server: f64, others: f64| {
+            let mut d = base.clone();
+            d.config.target.port = port;
+            let s = d.summary.as_mut().unwrap();
+            s.os = Some(OsSample {
+                usr: 99.0,
+                host_cpus: Some(2),
+                server_cores: Some(server),
+                client_cores: 0.2,
+                other_cores: Some(others),
+                ..Default::default()
+            });
+            s.notes = os::other_processes_note(s.os.as_ref()).into_iter().collect();
+            d
+        };
+        // Each group sees the other instance's 0.85 cores (and 0.05 of real others).
+        let docs = [group(1, 0.85, 0.90), group(2, 0.85, 0.90)];
+        assert!(docs[0].summary.as_ref().unwrap().notes[0].starts_with(os::OTHER_PROCESSES));
+        let f = step_figures(&docs, 1.0, 1.0).unwrap();
+        let o = f.os.unwrap();
+        assert!((o.server_cores.unwrap() - 1.7).abs() < 1e-9);
+        assert!((o.other_cores.unwrap() - 0.05).abs() < 1e-9, "{o:?}");
+        assert!(!f.notes.iter().any(|n| n.starts_with(os::OTHER_PROCESSES)), "{:?}", f.notes);
     }
 
     /// scale_out_split_counts_the_primarys_cpu_once: at 1 node both of the split
