@@ -240,14 +240,15 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
         Format::Csv => {
             let mut out = format!(
                 "series,{level_name},unit,throughput,throughput_min,throughput_max,repeats,sample_cv,latency_avg_ms,\
-                 p95_ms,p99_ms,cpu_busy_pct,server_cores,client_cores,watts,per_watt,ratio_to_first,efficiency,stop,notes\n"
+                 p95_ms,p99_ms,cpu_busy_pct,server_cores,client_cores,other_cores,disk_busy_pct,buffer_pool_hit_ratio,\
+                 row_lock_sessions,ran_out,watts,per_watt,ratio_to_first,efficiency,stop,notes\n"
             );
             for s in series {
                 for l in &s.levels {
                     let os = l.os.as_ref();
                     let _ = writeln!(
                         out,
-                        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                         field(&s.name),
                         l.level,
                         s.unit,
@@ -262,6 +263,13 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         opt(os.and_then(|o| o.busy())),
                         opt(os.and_then(|o| o.server_cores)),
                         opt(os.map(|o| o.client_cores)),
+                        opt(os.and_then(|o| o.other_cores)),
+                        opt(os.and_then(|o| o.disk_busy_pct)),
+                        opt(l.status.as_ref().and_then(|s| s.buffer_pool_hit_ratio)),
+                        opt(l.status.as_ref().and_then(|s| s.row_lock_time_ms_per_s).map(|ms| ms / 1000.0)),
+                        field(
+                            &crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect::<Vec<_>>().join(" ")
+                        ),
                         opt(os.and_then(|o| o.watts)),
                         opt(l.per_watt),
                         num(l.ratio_to_first),
