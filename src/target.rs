@@ -761,7 +761,8 @@ pub async fn data_size(conn: &mut Conn, database: &str) -> Option<(u64, u64)> {
         .await
         .ok()
         .flatten();
-    row.map(|(tables, bytes)| (tables, bytes.unwrap_or(0)))
+    // No base table (an empty schema) is no size, not 0 bytes.
+    row.and_then(|(tables, bytes)| Some((tables, bytes?)))
 }
 
 /// A replica's lag in seconds: None when the server replicates from nothing (or the

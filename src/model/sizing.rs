@@ -224,12 +224,17 @@ pub struct Verdict {
     /// the verdict is too close to call.
     #[serde(default)]
     pub range: (f64, f64),
+    /// The level broke the study's own latency or lag bound: it fails, whatever it carried.
+    #[serde(default)]
+    pub over_bound: bool,
 }
 
 impl Verdict {
     /// "qualifies", "fails", or "too close to call" when the range holds the requirement.
     pub fn words(&self, required: f64) -> &'static str {
-        if self.qualifies && self.range.0 >= required {
+        if self.over_bound {
+            "fails (over the study's bound)"
+        } else if self.qualifies && self.range.0 >= required {
             "qualifies"
         } else if self.qualifies || self.range.1 >= required {
             "too close to call"
@@ -248,6 +253,7 @@ pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdi
             let x = l.throughput.mean;
             Some(Verdict {
                 range: crate::study::saturation::range(l),
+                over_bound: l.over_bound,
                 series: s.name.clone(),
                 measured: x,
                 // A level over the study's own latency or lag bound does not serve it.
@@ -387,5 +393,9 @@ mod tests {
         // 1,300 ± 2.5 % x 2 clears 1,200; 1,150's range reaches it: too close to call.
         assert_eq!((v[0].words(1200.0), v[1].words(1200.0)), ("qualifies", "too close to call"));
         assert_eq!(requirement(&[series(&[(16, 900.0, 9.0)])], 1200.0, 16)[0].words(1200.0), "fails");
+        // over_bound_was_too_close_to_call: a level over the study's own bound fails.
+        let mut over = series(&[(16, 1300.0, 9.0)]);
+        over.levels[0].over_bound = true;
+        assert_eq!(requirement(&[over], 1200.0, 16)[0].words(1200.0), "fails (over the study's bound)");
     }
 }

@@ -345,7 +345,14 @@ impl OsSample {
     /// Busy share of the host: everything but idle and iowait (what "CPU above 80 %"
     /// means in a saturation ramp); None for an interval without a CPU reading.
     pub fn busy(&self) -> Option<f64> {
-        (!self.no_cpu).then_some(100.0 - self.idle - self.iowait)
+        self.has_cpu().then_some(100.0 - self.idle - self.iowait)
+    }
+
+    /// Whether the sample has a host CPU reading: shares that sum to nothing (samples
+    /// stored before gaps were marked) are none either.
+    pub fn has_cpu(&self) -> bool {
+        let sum = self.usr + self.nice + self.sys + self.iowait + self.irq + self.soft + self.steal + self.idle;
+        !self.no_cpu && sum > 0.0
     }
 
     /// Host cores busy (busy share x CPUs), when both are known.
@@ -407,7 +414,7 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
     }
     let n = samples.len() as f64;
     // CPU shares over the samples that have them: a gap is neither idle nor busy.
-    let with_cpu: Vec<&&OsSample> = samples.iter().filter(|s| !s.no_cpu).collect();
+    let with_cpu: Vec<&&OsSample> = samples.iter().filter(|s| s.has_cpu()).collect();
     let cpu =
         |f: &dyn Fn(&OsSample) -> f64| with_cpu.iter().map(|s| f(s)).sum::<f64>() / (with_cpu.len().max(1)) as f64;
     let avg = |f: &dyn Fn(&OsSample) -> f64| samples.iter().map(|s| f(s)).sum::<f64>() / n;
@@ -475,6 +482,8 @@ pub const OTHER_PROCESSES: &str = "other processes";
 /// large share of a saturated host: the server's figures are then not its capacity.
 pub fn other_processes_note(os: Option<&OsSample>) -> Option<String> {
     let os = os?;
+    // An unwatched server (not a managed instance) would be among the "others".
+    os.server_cores?;
     let others = os.other_cores?;
     let busy = os.busy()?;
     let busy_cores = os.busy_cores()?;

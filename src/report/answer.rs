@@ -88,16 +88,16 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
     };
     let level = |n: u32| s.levels.iter().find(|l| l.level == n);
     let mut out = match v.shape {
-        Shape::OneLevel => format!(
-            "{label} carried {} at {}; one level says nothing of where it saturates.",
-            with_range(v, &s.unit),
-            count(v.best, what)
-        ),
         _ if !s.complete => format!(
             "{label} carried {} at {} so far; {}.",
             with_range(v, &s.unit),
             count(v.best, what),
             unfinished(s, what).expect("unfinished")
+        ),
+        Shape::OneLevel => format!(
+            "{label} carried {} at {}; one level says nothing of where it saturates.",
+            with_range(v, &s.unit),
+            count(v.best, what)
         ),
         Shape::Rising => {
             let last = s.capacity().last().expect("a level");
@@ -112,7 +112,11 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
             );
             match (&s.stop, s.stopped_at) {
                 (Some(why), Some(at)) => {
-                    t += &format!("; the study's stop condition ended it at {} ({why})", count(at, what))
+                    t += &format!("; the study's stop condition ended it at {} ({why})", count(at, what));
+                    t += &match s.saturation {
+                        Some(sat) => format!(", which puts its saturation at {}", count(sat, what)),
+                        None => ", which puts it saturated from the first level".into(),
+                    };
                 }
                 _ => t += ", so its limit lies beyond the levels tried",
             }
@@ -201,7 +205,15 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
     if !s.complete || v.shape == Shape::OneLevel {
         return None;
     }
-    let decline = v.decline.map(|d| format!("{:+.0} % at {}", d.pct, count(d.at, what)));
+    // How far the last level fell below the level recommended (not below the best).
+    let level = |n: u32| s.capacity().find(|l| l.level == n);
+    let decline = match (v.decline, v.saturation.and_then(level)) {
+        (Some(d), Some(sat)) => level(d.at).map(|last| {
+            let c = saturation::change(sat, last);
+            format!("{:+.0} % at {} against {}", c.pct, count(d.at, what), count(sat.level, what))
+        }),
+        _ => None,
+    };
     Some(match (kind, v.shape) {
         (Kind::ScaleOut, _) => {
             let last = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes)?;
@@ -262,15 +274,29 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
         return out;
     }
     for w in &spec.workloads {
+        // Peaks that are final: a finished series whose figures are above 0 (a series
+        // still rising has no final peak, and says so in its own answer).
+        let mut not_final = Vec::new();
         let peaks: Vec<(&str, &LevelResult)> = spec
             .configs
             .iter()
             .filter_map(|c| {
                 let s = series.iter().find(|s| s.name == format!("{w} @ {}", c.name))?;
-                let (lv, _) = s.peak?;
+                let (lv, x) = s.peak?;
+                let rising = s.verdict.as_ref().is_some_and(|v| v.shape == Shape::Rising);
+                if !s.complete || rising || x <= 0.0 {
+                    not_final.push(c.name.clone());
+                    return None;
+                }
                 Some((c.name.as_str(), s.levels.iter().find(|l| l.level == lv)?))
             })
             .collect();
+        if !not_final.is_empty() {
+            out.push(format!(
+                "{w}: {} not compared: no final peak (unfinished, or still rising at its last level).",
+                not_final.join(", ")
+            ));
+        }
         let Some(&(best_name, best)) = peaks.iter().max_by(|a, b| a.1.throughput.mean.total_cmp(&b.1.throughput.mean))
         else {
             continue;
@@ -292,7 +318,7 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
                     fmt(best.throughput.mean),
                     fmt(l.throughput.mean),
                     unit_of(series),
-                    c.low.max(0.0),
+                    c.low,
                     c.high
                 )
             });
@@ -463,6 +489,15 @@ mod tests {
         l
     }
 
+    fn spec_of(kind: Kind) -> StudySpec {
+        let mut spec: StudySpec = toml::from_str(
+            "name = 'fixture'\nkind = 'sweep'\nworkloads = ['oltp_read_write']\nlevels = [1, 2, 4]\nstep_time = 1\n",
+        )
+        .expect("a study file");
+        spec.kind = kind;
+        spec
+    }
+
     fn answer(points: &[(u32, f64, f64, f64)], kind: Kind, what: &str) -> String {
         let s = fixture(points, "");
         series(&s, kind, what, &s.name)
@@ -496,7 +531,7 @@ mod tests {
              noise of it); it saturated at 2 threads, where the host's CPU (97 % busy: server 1.55, sizeup 0.35, \
              other processes 0.04 of 2 cores) ran out; beyond it throughput fell: -13 % at 8 threads (863 tps; \
              -20 to -6 %). Recommendation: run at 2 threads, the fewest that reach the peak; more only queue, \
-             and cost throughput (-13 % at 8 threads)."
+             and cost throughput (-13 % at 8 threads against 2 threads)."
         );
     }
 
@@ -513,7 +548,12 @@ mod tests {
             "{a}"
         );
         assert!(a.contains("beyond it throughput fell: -28 % at 8 instances"), "{a}");
-        assert!(a.contains("Recommendation: 1 instance per server: more instances cost throughput"), "{a}");
+        // recommendation_quoted_the_decline_from_the_best: against the one instance it
+        // recommends, 8 instances carry 0.76x (-24 %), not the -28 % below the best.
+        assert!(
+            a.contains("Recommendation: 1 instance per server: more instances cost throughput (-24 % at 8 instances against 1 instance)"),
+            "{a}"
+        );
         assert!(!a.contains("beyond the levels tried"), "{a}");
     }
 
@@ -586,6 +626,12 @@ mod tests {
         let a = series(&s, Kind::Sweep, "threads", &s.name);
         assert!(a.starts_with("oltp_read_write was still rising at 2 threads"), "{a}");
         assert!(a.contains("the study's stop condition ended it at 2 threads (CPU 85.0 % > 80 %)"), "{a}");
+        // stop_and_answer_named_different_saturations: the table said "saturation at 1"
+        // under an answer that named none; one figure serves both.
+        assert_eq!(s.saturation, Some(1));
+        assert!(a.contains("which puts its saturation at 1 thread"), "{a}");
+        let table = crate::report::study_tables(&spec_of(Kind::Sweep), std::slice::from_ref(&s));
+        assert!(table.contains("saturation at 1 threads") && table.contains("<- saturation"), "{table}");
         assert_eq!(limit("new_order p90 6.00 s > 5.00 s"), "the limit was the latency bound");
         assert!(limit("kink: response time +40 % ...").contains("kink"));
     }

@@ -892,7 +892,7 @@ pub fn requirement_text(required: f64, at: u32, verdicts: &[crate::model::sizing
     for v in verdicts {
         let _ = writeln!(
             out,
-            "  {:<40} {:>10.1} [{:.0}-{:.0}]  {:<17}  margin {:+.1} %",
+            "  {:<40} {:>10.1} [{:.0}-{:.0}]  {:<30}  margin {:+.1} %",
             v.series,
             v.measured,
             v.range.0,

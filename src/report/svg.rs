@@ -278,11 +278,11 @@ fn legend(s: &mut String, items: Vec<(&str, bool)>) {
     s.push_str("</g>");
 }
 
-/// Bars: one group per category, one bar per series (stacked when `stacked`), and an
-/// optional line on the right axis over them.
 /// One bar's range (low, high), or none.
 pub type ErrorBar = Option<(f64, f64)>;
 
+/// Bars: one group per category, one bar per series (stacked when `stacked`), and an
+/// optional line on the right axis over them.
 pub struct BarChart<'a> {
     pub id: &'a str,
     pub title: &'a str,

@@ -26,6 +26,8 @@ pub const LOCK_SESSIONS: f64 = 0.2;
 /// `POOL_MISSES` pages a second came from disk.
 pub const POOL_HIT: f64 = 0.99;
 pub const POOL_MISSES: f64 = 100.0;
+/// Free-page or log-buffer waits at or above this many a second count as a shortage.
+pub const WAITS_PER_S: f64 = 1.0;
 
 /// One resource that ran out, and the sentence with its figures.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,16 +66,22 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
     if let Some(n) = l.notes.iter().find(|n| n.starts_with(os::OTHER_PROCESSES)) {
         out.push(Finding { tag: "others", words: n.clone() });
     }
-    if let Some(o) = &l.os {
+    // The host's CPU and disks are the server's only when sizeup watched the server's
+    // process here (a managed instance); a remote server's are not measured at all.
+    if let Some(o) = l.os.as_ref().filter(|o| o.server_cores.is_some()) {
         if let Some(busy) = o.busy().filter(|b| *b >= CPU_BUSY) {
             out.push(Finding { tag: "cpu", words: format!("the host's CPU ({busy:.0} % busy: {})", cpu_users(o)) });
         }
         let disk = o.disk_busy_pct.filter(|d| *d >= DISK_BUSY);
-        if (!o.no_cpu && o.iowait >= IO_WAIT) || disk.is_some() {
-            let mut w = format!("I/O ({:.0} % I/O wait", o.iowait);
-            if let Some(d) = o.disk_busy_pct {
-                w += &format!(", the data device busy {d:.0} % of the time");
+        if (o.has_cpu() && o.iowait >= IO_WAIT) || disk.is_some() {
+            let mut parts = Vec::new();
+            if o.has_cpu() {
+                parts.push(format!("{:.0} % I/O wait", o.iowait));
             }
+            if let Some(d) = o.disk_busy_pct {
+                parts.push(format!("the data device busy {d:.0} % of the time"));
+            }
+            let mut w = format!("I/O ({}", parts.join(", "));
             if let (Some(r), Some(wr)) = (o.disk_reads_per_s, o.disk_writes_per_s) {
                 w += &format!(", {r:.0} reads/s and {wr:.0} writes/s");
             }
@@ -117,13 +125,14 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
                 });
             }
         }
-        if let Some(w) = st.buffer_pool_wait_free_per_s.filter(|w| *w > 0.0) {
+        // A wait now and then is no shortage: at least one a second.
+        if let Some(w) = st.buffer_pool_wait_free_per_s.filter(|w| *w >= WAITS_PER_S) {
             out.push(Finding {
                 tag: "pool",
                 words: format!("free buffer-pool pages ({w:.1} waits/s for a free page)"),
             });
         }
-        if let Some(w) = st.log_waits_per_s.filter(|w| *w > 0.0) {
+        if let Some(w) = st.log_waits_per_s.filter(|w| *w >= WAITS_PER_S) {
             out.push(Finding { tag: "log", words: format!("the redo log buffer ({w:.1} waits/s for room in it)") });
         }
     }
@@ -140,12 +149,17 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
 /// was checked: "CPU 62 % busy, I/O wait 0 %".
 pub fn headroom(l: &LevelResult) -> String {
     let Some(o) = &l.os else { return "no host figures were recorded".into() };
+    if o.server_cores.is_none() {
+        return "the server's process was not watched (not a managed instance): its CPU and disk are not \
+                measured here"
+            .into();
+    }
     let mut parts = Vec::new();
     match o.busy() {
         Some(b) => parts.push(format!("CPU {b:.0} % busy ({})", cpu_users(o))),
         None => parts.push("no CPU reading".into()),
     }
-    if !o.no_cpu {
+    if o.has_cpu() {
         parts.push(format!("I/O wait {:.0} %", o.iowait));
     }
     if let Some(d) = o.disk_busy_pct {
@@ -262,13 +276,34 @@ mod tests {
         assert!(findings(&l).is_empty());
     }
 
+    /// A server sizeup does not watch (remote, or not managed): the host's CPU and disks
+    /// are the client's, not the server's, and nothing is said to have run out there.
+    #[test]
+    fn an_unwatched_server_gets_no_host_findings() {
+        let mut l = with_os(99.0, 30.0, 0.0, 0.3, 1.5);
+        if let Some(o) = l.os.as_mut() {
+            o.server_cores = None;
+            o.disk_busy_pct = Some(95.0);
+        }
+        assert!(findings(&l).is_empty());
+        assert!(headroom(&l).contains("not watched"), "{}", headroom(&l));
+        assert_eq!(os::other_processes_note(l.os.as_ref()), None, "the unwatched server is no other program");
+    }
+
     /// an_interval_without_a_cpu_sample_is_a_gap: it read as 100 % busy (idle 0).
     #[test]
     fn an_interval_without_a_cpu_sample_is_a_gap() {
         let mut l = bare_level(2, 1000.0);
-        l.os = Some(os::OsSample { no_cpu: true, ..Default::default() });
+        l.os = Some(os::OsSample { no_cpu: true, server_cores: Some(1.0), ..Default::default() });
         assert!(findings(&l).is_empty());
-        assert_eq!(headroom(&l), "no CPU reading");
+        assert!(headroom(&l).starts_with("no CPU reading"), "{}", headroom(&l));
+        // A busy disk beside the gap: I/O, with no invented 0 % I/O wait.
+        if let Some(o) = l.os.as_mut() {
+            o.disk_busy_pct = Some(90.0);
+        }
+        assert_eq!(findings(&l)[0].words, "I/O (the data device busy 90 % of the time)");
+        // Samples stored before gaps were marked: all shares 0 are no reading either.
+        assert_eq!(os::OsSample::default().busy(), None);
         let gap = os::OsSample { no_cpu: true, ..Default::default() };
         let half = os::OsSample { idle: 31.0, usr: 69.0, ..Default::default() };
         let m = os::mean(&[&gap, &half]).unwrap();

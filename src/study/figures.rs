@@ -480,10 +480,17 @@ fn finish(mut out: SeriesResult, complete: bool) -> SeriesResult {
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
         .map(|l| (l.level, l.throughput.mean));
     out.verdict = super::saturation::judge(out.capacity());
-    // Without a stop condition met, saturation is where the data says it is.
-    if out.stop.is_none() {
-        out.saturation = out.verdict.as_ref().and_then(|v| v.saturation);
-    }
+    // One saturation figure for the tables and the answer: where the data puts it; the
+    // stop condition's (the level before the stop, the user's own definition) only
+    // while the data still rose when the study stopped. An unfinished series has none.
+    use super::saturation::Shape;
+    let data = out.verdict.as_ref().map(|v| (v.shape, v.saturation));
+    out.saturation = match (complete, data) {
+        (false, _) => None,
+        (true, Some((Shape::Rising | Shape::OneLevel, _))) | (true, None) if out.stop.is_some() => out.saturation,
+        (true, Some((_, sat))) => sat,
+        (true, None) => None,
+    };
     out
 }
 

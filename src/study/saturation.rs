@@ -8,8 +8,10 @@
 //! The method (stated in the README): a level's standard error is the largest of
 //! - its interval samples': sd / sqrt(n_eff) with n_eff corrected for the samples'
 //!   autocorrelation (as `compare` does), times 1.25 because the figure is a median;
-//! - its repeats': sd of the repeats' medians / sqrt(repeats);
-//! - with fewer than 3 repeats, `RUN_TO_RUN` of its value: one run says nothing of how
+//! - its repeats': sd of the repeats' medians / sqrt(repeats), from 3 repeats on widened
+//!   by Student's t for repeats - 1 degrees of freedom over `Z` (a few repeats estimate
+//!   a spread poorly);
+//! - with fewer than 6 repeats, `RUN_TO_RUN` of its value: one run says nothing of how
 //!   far the next run of the same level would land, and runs a minute apart differ by
 //!   a few per cent on a quiet host (docs/PERFORMANCE.md).
 //!
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// Standard errors a difference must exceed to be called real (two-sided ~95 %).
 pub const Z: f64 = 2.0;
 /// The run-to-run standard error assumed, as a share of the figure, for a level with
-/// fewer than 3 repeats (its own spread between runs is unknown).
+/// fewer than 6 repeats (its own spread between runs is unknown or poorly known).
 pub const RUN_TO_RUN: f64 = 0.025;
 /// The median of n samples has about sqrt(pi/2) times the standard error of their mean.
 const MEDIAN_FACTOR: f64 = 1.2533;
@@ -76,8 +78,11 @@ pub fn standard_error(l: &LevelResult) -> f64 {
     let x = l.throughput.mean.abs();
     let samples = l.sample_se.unwrap_or(0.0);
     let n = l.throughput.n.max(1);
-    let repeats = if n > 1 { l.throughput.stddev / (n as f64).sqrt() } else { 0.0 };
-    let floor = if n < 3 { RUN_TO_RUN * x } else { 0.0 };
+    // Two repeats' spread is one difference: not widened (t for 1 degree of freedom
+    // would make any pair of runs say nothing), but the floor stays until 6 repeats.
+    let widen = if n >= 3 { t_975(n - 1) / Z } else { 1.0 };
+    let repeats = if n > 1 { l.throughput.stddev / (n as f64).sqrt() * widen } else { 0.0 };
+    let floor = if n < 6 { RUN_TO_RUN * x } else { 0.0 };
     samples.max(repeats).max(floor)
 }
 
@@ -85,6 +90,18 @@ pub fn standard_error(l: &LevelResult) -> f64 {
 pub fn range(l: &LevelResult) -> (f64, f64) {
     let (x, se) = (l.throughput.mean, standard_error(l));
     ((x - Z * se).max(0.0), x + Z * se)
+}
+
+/// Student's t two-sided 95 % quantile for `df` degrees of freedom (Z-like beyond 30).
+fn t_975(df: usize) -> f64 {
+    const T: [f64; 10] = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => T[df - 1],
+        11..=20 => 2.086 + (2.228 - 2.086) * (20 - df) as f64 / 10.0,
+        21..=30 => 2.042 + (2.086 - 2.042) * (30 - df) as f64 / 10.0,
+        _ => 1.96,
+    }
 }
 
 /// The standard error of the median of one run's samples: `cv` and `mean` of the
