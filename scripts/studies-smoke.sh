@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every study file in studies/ end to end in minutes: the same file with short
 # steps, two levels and small data, against private instances in a temporary state
-# directory (removed at the end). A check that every shipped study still runs.
+# directory (removed at the end). A check that every shipped study still runs, with each
+# series' answer printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SIZEUP_BIN:-./target/release/sizeup}
@@ -27,7 +28,7 @@ status=0
 for f in "$work"/*.toml; do
   echo "== $(basename "$f")"
   if SIZEUP_HOME=$work/home "$bin" study run "$f" > "$work/out" 2>&1; then
-    grep -E '^study [0-9]+ ' "$work/out"
+    grep -E '^study [0-9]+ |answer:' "$work/out"
   else
     status=1; tail -n 20 "$work/out"
   fi
