@@ -130,10 +130,10 @@ impl Plan {
 /// Why a level is too weak to size from without saying so.
 pub fn weak_level(l: &LevelResult, what: &str) -> Vec<String> {
     let mut w = Vec::new();
-    if l.sample_cv > crate::report::answer::HIGH_CV {
+    if l.sample_cv > crate::study::saturation::HIGH_CV {
         w.push(format!("the samples at {} {what} vary by cv {:.0} % (above 10 %)", l.level, l.sample_cv * 100.0));
     }
-    if l.throughput.n > 1 && l.throughput.cv > crate::report::answer::HIGH_CV {
+    if l.throughput.n > 1 && l.throughput.cv > crate::study::saturation::HIGH_CV {
         w.push(format!("the repeats at {} {what} differ by cv {:.0} %", l.level, l.throughput.cv * 100.0));
     }
     w

@@ -10,7 +10,7 @@ use crate::study::saturation::{self, Saturation, Shape};
 use crate::study::spec::{Kind, StudySpec};
 
 /// A level's samples vary too much to quote one figure without its spread (CV above this).
-pub const HIGH_CV: f64 = 0.10;
+pub use crate::study::saturation::HIGH_CV;
 /// Fewer interval samples than this make a median that a single hiccup can move.
 pub const FEW_SAMPLES: usize = 5;
 

@@ -21,6 +21,9 @@
 use super::figures::LevelResult;
 use serde::{Deserialize, Serialize};
 
+/// A level's samples vary too much to quote one figure without its spread (CV above
+/// this): the answer, sizing and reports call such a level weak where they use it.
+pub const HIGH_CV: f64 = 0.10;
 /// Standard errors a difference must exceed to be called real (two-sided ~95 %).
 pub const Z: f64 = 2.0;
 /// The run-to-run standard error assumed, as a share of the figure, for a level with
