@@ -179,12 +179,11 @@ pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u3
 /// Scale-up first (the best instance count per server) against one instance per
 /// server, for target `t` at efficiency `e`.
 pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
-    let (n, p, _, w) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
+    let (n, ..) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
         Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
         None if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
         None => format!("{}: no finished level", s.name),
     })?;
-    let _ = (p, w);
     let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
     let best = s.capacity().find(|l| l.level == n).ok_or_else(|| format!("{}: level {n} not measured", s.name))?;
     let mut weak = weak_level(best, "instances");

@@ -192,7 +192,31 @@ impl StatusSample {
     }
 }
 
+/// A field of a sample, for combining samples field by field.
+type Field = fn(&StatusSample) -> Option<f64>;
+
 impl StatusSample {
+    /// A sample whose rates and gauge are each `combine(that field)`; `seconds` 0 and no
+    /// hit ratio (a ratio is no rate: the caller derives it from the combined counts).
+    fn each(combine: impl Fn(Field) -> Option<f64>) -> StatusSample {
+        StatusSample {
+            seconds: 0.0,
+            buffer_pool_read_requests_per_s: combine(|s| s.buffer_pool_read_requests_per_s),
+            buffer_pool_reads_per_s: combine(|s| s.buffer_pool_reads_per_s),
+            buffer_pool_hit_ratio: None,
+            buffer_pool_wait_free_per_s: combine(|s| s.buffer_pool_wait_free_per_s),
+            row_lock_waits_per_s: combine(|s| s.row_lock_waits_per_s),
+            row_lock_time_ms_per_s: combine(|s| s.row_lock_time_ms_per_s),
+            data_reads_per_s: combine(|s| s.data_reads_per_s),
+            data_writes_per_s: combine(|s| s.data_writes_per_s),
+            data_fsyncs_per_s: combine(|s| s.data_fsyncs_per_s),
+            log_waits_per_s: combine(|s| s.log_waits_per_s),
+            threads_running: combine(|s| s.threads_running),
+            commits_per_s: combine(|s| s.commits_per_s),
+            handler_read_per_s: combine(|s| s.handler_read_per_s),
+        }
+    }
+
     /// Each figure with its name as stored (exports and reports list them in this order).
     pub fn figures(&self) -> [(&'static str, Option<f64>); 13] {
         [
@@ -253,19 +277,8 @@ pub fn mean(samples: &[&StatusSample]) -> Option<StatusSample> {
     };
     Some(StatusSample {
         seconds: samples.iter().map(|s| s.seconds).sum(),
-        buffer_pool_read_requests_per_s: avg(&|s| s.buffer_pool_read_requests_per_s),
-        buffer_pool_reads_per_s: avg(&|s| s.buffer_pool_reads_per_s),
         buffer_pool_hit_ratio: ratio,
-        buffer_pool_wait_free_per_s: avg(&|s| s.buffer_pool_wait_free_per_s),
-        row_lock_waits_per_s: avg(&|s| s.row_lock_waits_per_s),
-        row_lock_time_ms_per_s: avg(&|s| s.row_lock_time_ms_per_s),
-        data_reads_per_s: avg(&|s| s.data_reads_per_s),
-        data_writes_per_s: avg(&|s| s.data_writes_per_s),
-        data_fsyncs_per_s: avg(&|s| s.data_fsyncs_per_s),
-        log_waits_per_s: avg(&|s| s.log_waits_per_s),
-        threads_running: avg(&|s| s.threads_running),
-        commits_per_s: avg(&|s| s.commits_per_s),
-        handler_read_per_s: avg(&|s| s.handler_read_per_s),
+        ..StatusSample::each(|f| avg(&f))
     })
 }
 
@@ -280,23 +293,11 @@ pub fn total(parts: &[&StatusSample]) -> Option<StatusSample> {
         let v: Vec<f64> = parts.iter().filter_map(|s| f(s)).collect();
         (!v.is_empty()).then(|| v.iter().sum())
     };
-    let requests = sum(|s| s.buffer_pool_read_requests_per_s);
-    let misses = sum(|s| s.buffer_pool_reads_per_s);
+    let all = StatusSample::each(sum);
     Some(StatusSample {
         seconds: parts.iter().map(|s| s.seconds).fold(0.0, f64::max),
-        buffer_pool_read_requests_per_s: requests,
-        buffer_pool_reads_per_s: misses,
-        buffer_pool_hit_ratio: hit_ratio(requests, misses),
-        buffer_pool_wait_free_per_s: sum(|s| s.buffer_pool_wait_free_per_s),
-        row_lock_waits_per_s: sum(|s| s.row_lock_waits_per_s),
-        row_lock_time_ms_per_s: sum(|s| s.row_lock_time_ms_per_s),
-        data_reads_per_s: sum(|s| s.data_reads_per_s),
-        data_writes_per_s: sum(|s| s.data_writes_per_s),
-        data_fsyncs_per_s: sum(|s| s.data_fsyncs_per_s),
-        log_waits_per_s: sum(|s| s.log_waits_per_s),
-        threads_running: sum(|s| s.threads_running),
-        commits_per_s: sum(|s| s.commits_per_s),
-        handler_read_per_s: sum(|s| s.handler_read_per_s),
+        buffer_pool_hit_ratio: hit_ratio(all.buffer_pool_read_requests_per_s, all.buffer_pool_reads_per_s),
+        ..all
     })
 }
 
