@@ -10,12 +10,20 @@ pub enum Error {
     /// Something the user asked for could not be done.
     #[error("{0}")]
     Failed(String),
+    /// A lower layer's own error (a server, the store, a connection), kept whole.
     #[error(transparent)]
-    Server(#[from] crate::server::ServerError),
-    #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
-    #[error(transparent)]
-    Connect(#[from] crate::target::ConnectError),
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// An error a layer below the commands returns, which `?` turns into [`Error`]. The
+/// layers mark their own error types with it, so this, the lowest module, names none
+/// of them.
+pub trait LayerError: std::error::Error + Send + Sync + 'static {}
+
+impl<E: LayerError> From<E> for Error {
+    fn from(e: E) -> Self {
+        Error::Other(Box::new(e))
+    }
 }
 
 /// Exit code of a run stopped with Ctrl-C (as shells report SIGINT).

@@ -1,12 +1,13 @@
 //! sizeup: measures how much OLTP work a MySQL-family server can carry.
 //!
 //! A table of contents. `run` is the whole tool behind the command line, so tests
-//! drive it in-process the way a user drives the binary. The layers, top down:
-//! `cli` (what the user types) -> `cmd` (one module per command family) -> `plan`
-//! (options validated into a typed request) -> `runner` and `study` (a measured run,
-//! a series of them) -> `workload` and `exec` (the workloads and the one worker loop)
-//! -> `client` and `target` (connections). Beside them: `stats`, `model`, `cost`
-//! (pure), `monitor`, `server`, `store`, `report`. README's "Architecture" says more.
+//! drive it in-process the way a user drives the binary. The layers, bottom up (a
+//! module imports only modules earlier in this list; `scripts/layers.sh` checks it):
+//! `timer`, `random`, `error`, `cost` -> `client` -> `monitor`, `target` -> `stats`,
+//! `server` -> `exec` (the one worker loop) -> `options` -> `workload`, `option_file`
+//! -> `plan` (options validated into a typed request), `result` -> `store` -> `study`
+//! -> `model` -> `report` -> `runner`, `cli` -> `cmd` (one module per command
+//! family). README's "Architecture" says more.
 
 pub mod cli;
 pub mod client;

@@ -351,12 +351,12 @@ pub struct RunOptions {
     pub report_interval: f64,
     /// Seconds a lost server (refused or dropped connections) has to come back before
     /// the run ends as failed.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
     #[serde(default = "default_server_lost_timeout")]
     pub server_lost_timeout: f64,
     /// Seconds one transaction may wait for the server before the run ends as failed
     /// (a stalled server); connects and logins time out after 10 s.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     #[serde(default = "default_statement_timeout")]
     pub statement_timeout: f64,
     #[command(flatten)]
@@ -399,11 +399,11 @@ fn run_command() -> clap::Command {
 }
 
 fn default_server_lost_timeout() -> f64 {
-    crate::plan::DEFAULT_SERVER_LOST_TIMEOUT
+    crate::exec::DEFAULT_SERVER_LOST_TIMEOUT
 }
 
 fn default_statement_timeout() -> f64 {
-    crate::plan::DEFAULT_STATEMENT_TIMEOUT
+    crate::exec::DEFAULT_STATEMENT_TIMEOUT
 }
 
 impl Default for RunOptions {
@@ -494,6 +494,48 @@ pub fn parse_switch(s: &str) -> Result<bool, String> {
         "off" | "false" | "no" | "0" => Ok(false),
         _ => Err(format!("'{s}' is not on/off")),
     }
+}
+
+/// `sizeup cluster start`: what kind of cluster, its servers and its lab.
+#[derive(Args, Debug, Clone)]
+pub struct ClusterStartArgs {
+    /// A Galera cluster (wsrep, galera-4): every node takes reads and writes.
+    #[arg(long)]
+    pub galera: bool,
+    /// How many Galera nodes (with --galera).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// One primary and this many replicas (MariaDB GTID replication).
+    #[arg(long, value_name = "N")]
+    pub replicas: Option<u32>,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// SQL port of node 0 (node i: base + i; group, IST and SST ports follow in blocks
+    /// of 32). Default: the first free range from 14306.
+    #[arg(long)]
+    pub base_port: Option<u16>,
+    #[command(flatten)]
+    pub lab: LabArgs,
+}
+
+/// Miniature servers: any of these puts each node in its own network namespace.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LabArgs {
+    /// Lab: a CPU quota per node, in cores (0.4 = 40 ms of CPU per 100 ms).
+    #[arg(long, value_name = "CORES", help_heading = "Lab")]
+    pub node_cpus: Option<f64>,
+    /// Lab: netem delay on each end of a node's link, per direction (0.2ms, 200us).
+    #[arg(long, value_name = "TIME", help_heading = "Lab")]
+    pub link_delay: Option<String>,
+    /// Lab: jitter added to --link-delay (0.05ms).
+    #[arg(long, value_name = "TIME", help_heading = "Lab")]
+    pub link_jitter: Option<String>,
+    /// Lab: each node in its own network namespace, even without quota or delay.
+    #[arg(long, help_heading = "Lab")]
+    pub lab: bool,
+    /// Lab: cores the client needs beside the nodes, for the quota check (measured, or 1).
+    #[arg(long, value_name = "CORES", default_value_t = 1.0, help_heading = "Lab")]
+    pub client_cpus: f64,
 }
 
 #[cfg(test)]

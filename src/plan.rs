@@ -108,10 +108,6 @@ pub const MAX_INTERVAL_SECONDS: f64 = 3_600.0;
 pub const MAX_RATE: f64 = 1_000_000.0;
 /// The most connections one run opens (`--threads`, `--users`).
 pub const MAX_THREADS: u32 = 10_000;
-/// Default `--server-lost-timeout`: how long a run waits for a lost server to come back.
-pub const DEFAULT_SERVER_LOST_TIMEOUT: f64 = 30.0;
-/// Default `--statement-timeout`: the longest a transaction may wait for the server.
-pub const DEFAULT_STATEMENT_TIMEOUT: f64 = 60.0;
 
 /// Seconds from an option, 0 to `max`; the message names the option and the range.
 pub fn seconds_in(name: &str, v: f64, max: f64) -> Result<Duration, String> {
@@ -298,7 +294,7 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
 }
 
 /// `cluster start`'s flags, validated into the cluster to start.
-pub fn cluster_spec(a: &crate::cli::ClusterStartArgs) -> Result<crate::server::cluster::ClusterSpec, String> {
+pub fn cluster_spec(a: &crate::options::ClusterStartArgs) -> Result<crate::server::cluster::ClusterSpec, String> {
     use crate::server::cluster::{ClusterKind, ClusterSpec, MAX_NODES};
     let (kind, nodes) = match (a.galera, a.nodes, a.replicas) {
         (true, Some(n), None) if (1..=MAX_NODES).contains(&n) => (ClusterKind::Galera, n),

@@ -679,7 +679,7 @@ fn root_on(srv: &TestServer, database: &str) -> sizeup::target::Target {
 #[test]
 fn the_watch_lets_a_statement_the_server_works_on_run_past_the_timeout() {
     use mysql_async::prelude::Queryable;
-    use sizeup::workload::stall::watched;
+    use sizeup::target::stall::watched;
     let srv = TestServer::start();
     let target = root_on(&srv, "mysql");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -721,7 +721,7 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
             // Past the second in which the server ends a lock wait whose client left.
             sizeup::timer::sleep(Duration::from_millis(2500)).await;
             let mut conn = target.connect().await.unwrap();
-            let seen = sizeup::workload::stall::doing(&mut conn, ids[0]).await.unwrap();
+            let seen = sizeup::target::stall::doing(&mut conn, ids[0]).await.unwrap();
             let state = seen.and_then(|(state, _)| state);
             assert_eq!(state.as_deref(), Some("Waiting for table metadata lock"));
             let _ = conn.disconnect().await;

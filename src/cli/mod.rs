@@ -4,7 +4,9 @@
 
 pub mod sysbench;
 
-pub use crate::options::{parse_switch, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs};
+pub use crate::options::{
+    parse_switch, ClusterStartArgs, LabArgs, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs,
+};
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -299,47 +301,6 @@ pub enum ClusterCommand {
     },
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct ClusterStartArgs {
-    /// A Galera cluster (wsrep, galera-4): every node takes reads and writes.
-    #[arg(long)]
-    pub galera: bool,
-    /// How many Galera nodes (with --galera).
-    #[arg(long)]
-    pub nodes: Option<u32>,
-    /// One primary and this many replicas (MariaDB GTID replication).
-    #[arg(long, value_name = "N")]
-    pub replicas: Option<u32>,
-    #[command(flatten)]
-    pub server: ServerArgs,
-    /// SQL port of node 0 (node i: base + i; group, IST and SST ports follow in blocks
-    /// of 32). Default: the first free range from 14306.
-    #[arg(long)]
-    pub base_port: Option<u16>,
-    #[command(flatten)]
-    pub lab: LabArgs,
-}
-
-/// Miniature servers: any of these puts each node in its own network namespace.
-#[derive(Args, Debug, Clone, Default)]
-pub struct LabArgs {
-    /// Lab: a CPU quota per node, in cores (0.4 = 40 ms of CPU per 100 ms).
-    #[arg(long, value_name = "CORES", help_heading = "Lab")]
-    pub node_cpus: Option<f64>,
-    /// Lab: netem delay on each end of a node's link, per direction (0.2ms, 200us).
-    #[arg(long, value_name = "TIME", help_heading = "Lab")]
-    pub link_delay: Option<String>,
-    /// Lab: jitter added to --link-delay (0.05ms).
-    #[arg(long, value_name = "TIME", help_heading = "Lab")]
-    pub link_jitter: Option<String>,
-    /// Lab: each node in its own network namespace, even without quota or delay.
-    #[arg(long, help_heading = "Lab")]
-    pub lab: bool,
-    /// Lab: cores the client needs beside the nodes, for the quota check (measured, or 1).
-    #[arg(long, value_name = "CORES", default_value_t = 1.0, help_heading = "Lab")]
-    pub client_cpus: f64,
-}
-
 #[derive(Args, Debug)]
 pub struct ClusterStopArgs {
     /// Also delete the nodes' directories and forget the cluster.
@@ -376,7 +337,7 @@ pub struct PrepareArgs {
     /// Seconds one load of rows may wait for the server before the prepare fails as
     /// stalled and undoes itself. Index builds take as long as their table needs: they
     /// fail only when the server stops answering or they wait this long for a lock.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     pub statement_timeout: f64,
 }
 
@@ -400,7 +361,7 @@ pub struct PrewarmArgs {
 pub struct WatchArgs {
     /// Seconds a statement may wait for a lock, or the server go without answering,
     /// before the command fails as stalled. Scans the server works on run to their end.
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     pub statement_timeout: f64,
 }
 
@@ -497,11 +458,11 @@ pub struct StudyArgs {
     #[command(flatten)]
     pub session: SessionArgs,
     /// Seconds a lost server has to come back before a step fails (as `run`'s).
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_SERVER_LOST_TIMEOUT, allow_negative_numbers = true)]
     pub server_lost_timeout: f64,
     /// Seconds one transaction may wait for the server before a step fails as stalled
     /// (as `run`'s).
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::plan::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     pub statement_timeout: f64,
 }
 

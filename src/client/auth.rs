@@ -1,6 +1,6 @@
 //! The server greeting and login scrambles. Pure.
 
-use super::Error;
+use super::error::Error;
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 

@@ -20,11 +20,13 @@
 //! through rustls directly (the outbox sends raw bytes on the socket).
 
 mod auth;
+mod error;
 pub mod outbox;
 mod packet;
 mod socket;
 pub mod tls;
 
+pub use error::Error;
 pub use packet::{StoredRows, Value};
 pub use tls::TlsInfo;
 
@@ -116,25 +118,6 @@ pub enum TlsUse {
     Preferred(std::sync::Arc<rustls::ClientConfig>),
     /// REQUIRED, VERIFY_CA, VERIFY_IDENTITY: TLS or no connection.
     Required(std::sync::Arc<rustls::ClientConfig>),
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The connection failed or was lost.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-    /// The server answered with an error packet.
-    #[error("{message} (error {code})")]
-    Server { code: u16, state: String, message: String },
-    /// The server said something this client does not understand or support.
-    #[error("{0}")]
-    Protocol(String),
-}
-
-impl Error {
-    fn protocol(s: impl Into<String>) -> Self {
-        Error::Protocol(s.into())
-    }
 }
 
 /// The server refused a plain connection because it accepts only secure transport.

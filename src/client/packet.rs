@@ -1,7 +1,7 @@
 //! Encoding pieces of the MySQL client/server protocol: length-encoded integers and
 //! strings, column definitions, and result rows in text and binary form. Pure.
 
-use super::Error;
+use super::error::Error;
 
 /// A decoded column value (only for statements whose rows are read).
 #[derive(Clone, Debug, PartialEq)]

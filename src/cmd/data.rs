@@ -3,8 +3,9 @@
 use super::Context;
 use crate::cli::{CheckArgs, CleanupArgs, PrepareArgs, PrewarmArgs, WorkloadArgs};
 use crate::runner::{self, resolve_target, runtime};
+use crate::target::stall;
 use crate::workload::bulk::LoadSettings;
-use crate::workload::{self, stall, Optional, Workload};
+use crate::workload::{self, Optional, Workload};
 use crate::{plan, Error};
 
 fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {

@@ -122,6 +122,11 @@ impl StartLine {
     }
 }
 
+/// Default `--server-lost-timeout`: how long a run waits for a lost server to come back.
+pub const DEFAULT_SERVER_LOST_TIMEOUT: f64 = 30.0;
+/// Default `--statement-timeout`: the longest a transaction may wait for the server.
+pub const DEFAULT_STATEMENT_TIMEOUT: f64 = 60.0;
+
 impl Default for RunSpec {
     /// What a result stored without run parameters reads as.
     fn default() -> Self {
@@ -137,8 +142,8 @@ impl Default for RunSpec {
             seed: 0,
             percentile: 95.0,
             retry_on: errors::RetryOn::default(),
-            server_lost_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_SERVER_LOST_TIMEOUT),
-            statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
+            server_lost_timeout: Duration::from_secs_f64(DEFAULT_SERVER_LOST_TIMEOUT),
+            statement_timeout: Duration::from_secs_f64(DEFAULT_STATEMENT_TIMEOUT),
             server_pids: Vec::new(),
             data_dir: None,
             power: monitor::os::Power::None,
@@ -149,11 +154,11 @@ impl Default for RunSpec {
 }
 
 fn is_default_lost_timeout(d: &Duration) -> bool {
-    d.as_secs_f64() == crate::plan::DEFAULT_SERVER_LOST_TIMEOUT
+    d.as_secs_f64() == DEFAULT_SERVER_LOST_TIMEOUT
 }
 
 fn is_default_statement_timeout(d: &Duration) -> bool {
-    d.as_secs_f64() == crate::plan::DEFAULT_STATEMENT_TIMEOUT
+    d.as_secs_f64() == DEFAULT_STATEMENT_TIMEOUT
 }
 
 /// Durations appear in results as seconds, the unit users give them in.

@@ -64,6 +64,8 @@ pub enum ServerError {
     Cluster(String),
 }
 
+impl crate::error::LayerError for ServerError {}
+
 /// Settings written into each instance's option file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServerSettings {

@@ -30,6 +30,8 @@ pub enum StoreError {
     Writer { path: String, reason: String },
 }
 
+impl crate::error::LayerError for StoreError {}
+
 /// A study as stored: its spec, status, and the steps finished so far.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct StudyRow {

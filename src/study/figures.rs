@@ -269,6 +269,24 @@ pub struct LevelResult {
     pub notes: Vec<String>,
 }
 
+impl super::saturation::Measured for LevelResult {
+    fn level(&self) -> u32 {
+        self.level
+    }
+    fn mean(&self) -> f64 {
+        self.throughput.mean
+    }
+    fn repeats_stddev(&self) -> f64 {
+        self.throughput.stddev
+    }
+    fn repeats(&self) -> usize {
+        self.throughput.n
+    }
+    fn sample_se(&self) -> Option<f64> {
+        self.sample_se
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeriesResult {
     pub name: String,

@@ -18,7 +18,6 @@
 //! Two levels differ "beyond the noise" when their difference exceeds `Z` standard
 //! errors of the difference (about 95 % two-sided).
 
-use super::figures::LevelResult;
 use serde::{Deserialize, Serialize};
 
 /// A level's samples vary too much to quote one figure without its spread (CV above
@@ -76,22 +75,51 @@ pub struct Change {
     pub high: f64,
 }
 
+/// What the verdict needs of a level: which level, its throughput over the repeats
+/// (mean, spread, count), and the standard error its runs' own samples give.
+/// `study::figures` implements it for its level results.
+pub trait Measured {
+    fn level(&self) -> u32;
+    fn mean(&self) -> f64;
+    fn repeats_stddev(&self) -> f64;
+    fn repeats(&self) -> usize;
+    fn sample_se(&self) -> Option<f64>;
+}
+
+impl<T: Measured> Measured for &T {
+    fn level(&self) -> u32 {
+        (**self).level()
+    }
+    fn mean(&self) -> f64 {
+        (**self).mean()
+    }
+    fn repeats_stddev(&self) -> f64 {
+        (**self).repeats_stddev()
+    }
+    fn repeats(&self) -> usize {
+        (**self).repeats()
+    }
+    fn sample_se(&self) -> Option<f64> {
+        (**self).sample_se()
+    }
+}
+
 /// A level's standard error, by the method in the module comment.
-pub fn standard_error(l: &LevelResult) -> f64 {
-    let x = l.throughput.mean.abs();
-    let samples = l.sample_se.unwrap_or(0.0);
-    let n = l.throughput.n.max(1);
+pub fn standard_error(l: &impl Measured) -> f64 {
+    let x = l.mean().abs();
+    let samples = l.sample_se().unwrap_or(0.0);
+    let n = l.repeats().max(1);
     // Two repeats' spread is one difference: not widened (t for 1 degree of freedom
     // would make any pair of runs say nothing), but the floor stays until 6 repeats.
     let widen = if n >= 3 { t_975(n - 1) / Z } else { 1.0 };
-    let repeats = if n > 1 { l.throughput.stddev / (n as f64).sqrt() * widen } else { 0.0 };
+    let repeats = if n > 1 { l.repeats_stddev() / (n as f64).sqrt() * widen } else { 0.0 };
     let floor = if n < 6 { RUN_TO_RUN * x } else { 0.0 };
     samples.max(repeats).max(floor)
 }
 
 /// A level's range: its throughput ± Z standard errors (never below 0).
-pub fn range(l: &LevelResult) -> (f64, f64) {
-    let (x, se) = (l.throughput.mean, standard_error(l));
+pub fn range(l: &impl Measured) -> (f64, f64) {
+    let (x, se) = (l.mean(), standard_error(l));
     ((x - Z * se).max(0.0), x + Z * se)
 }
 
@@ -117,20 +145,20 @@ pub fn median_standard_error(mean: f64, cv: f64, n_eff: f64) -> f64 {
 }
 
 /// True when `a` and `b` cannot be told apart.
-pub fn same(a: &LevelResult, b: &LevelResult) -> bool {
+pub fn same<L: Measured>(a: &L, b: &L) -> bool {
     let (sa, sb) = (standard_error(a), standard_error(b));
-    (a.throughput.mean - b.throughput.mean).abs() <= Z * (sa * sa + sb * sb).sqrt()
+    (a.mean() - b.mean()).abs() <= Z * (sa * sa + sb * sb).sqrt()
 }
 
 /// (b - a) / a in per cent with its range from both levels' standard errors (first
 /// order: the ratio's relative error is the two relative errors in quadrature).
-pub fn change(a: &LevelResult, b: &LevelResult) -> Change {
-    let (xa, xb) = (a.throughput.mean, b.throughput.mean);
+pub fn change<L: Measured>(a: &L, b: &L) -> Change {
+    let (xa, xb) = (a.mean(), b.mean());
     let r = if xa != 0.0 { xb / xa } else { 0.0 };
     let rel = |se: f64, x: f64| if x != 0.0 { se / x } else { 0.0 };
     let spread = r * (rel(standard_error(a), xa).powi(2) + rel(standard_error(b), xb).powi(2)).sqrt() * Z;
     Change {
-        at: b.level,
+        at: b.level(),
         value: xb,
         pct: (r - 1.0) * 100.0,
         low: (r - spread - 1.0) * 100.0,
@@ -139,29 +167,29 @@ pub fn change(a: &LevelResult, b: &LevelResult) -> Change {
 }
 
 /// The verdict on `levels` (the capacity levels, in the order run); None without any.
-pub fn judge<'a>(levels: impl IntoIterator<Item = &'a LevelResult>) -> Option<Saturation> {
-    let levels: Vec<&LevelResult> = levels.into_iter().collect();
-    let best = *levels.iter().max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))?;
+pub fn judge<'a, L: Measured + 'a>(levels: impl IntoIterator<Item = &'a L>) -> Option<Saturation> {
+    let levels: Vec<&L> = levels.into_iter().collect();
+    let best = *levels.iter().max_by(|a, b| a.mean().total_cmp(&b.mean()))?;
     let se = standard_error(best);
-    let region: Vec<u32> = levels.iter().filter(|l| same(l, best)).map(|l| l.level).collect();
+    let region: Vec<u32> = levels.iter().filter(|l| same(**l, best)).map(|l| l.level()).collect();
     let last = *levels.last()?;
     let first = levels[0];
     let shape = if levels.len() == 1 {
         Shape::OneLevel
-    } else if !region.contains(&last.level) {
+    } else if !region.contains(&last.level()) {
         Shape::Decline
-    } else if region.contains(&first.level) {
+    } else if region.contains(&first.level()) {
         Shape::Flat
-    } else if last.level == best.level && !same(levels[levels.len() - 2], last) {
+    } else if last.level() == best.level() && !same(levels[levels.len() - 2], last) {
         Shape::Rising
     } else {
         Shape::Plateau
     };
     Some(Saturation {
         shape,
-        best: best.level,
-        best_value: best.throughput.mean,
-        best_range: (best.throughput.mean - Z * se, best.throughput.mean + Z * se),
+        best: best.level(),
+        best_value: best.mean(),
+        best_range: (best.mean() - Z * se, best.mean() + Z * se),
         saturation: match shape {
             Shape::Rising | Shape::OneLevel => None,
             _ => region.first().copied(),
@@ -188,6 +216,7 @@ pub fn levels_text(region: &[u32], all: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::study::figures::LevelResult;
     use crate::study::steady::Spread;
 
     /// A level measured once: `tps`, its samples' cv, 10 effective samples.
@@ -273,7 +302,7 @@ mod tests {
     fn one_level_and_none() {
         let s = shape(&[(8, 900.0, 0.02)]);
         assert_eq!((s.shape, s.saturation), (Shape::OneLevel, None));
-        assert_eq!(judge(std::iter::empty()), None);
+        assert_eq!(judge(std::iter::empty::<&LevelResult>()), None);
     }
 
     #[test]

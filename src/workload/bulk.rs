@@ -10,8 +10,8 @@
 //!
 //! Generated fields never contain tabs, newlines or backslashes; `\N` is NULL.
 
-use super::stall::{self, Stalled};
 use crate::client;
+use crate::target::stall::{self, Stalled};
 use crate::target::{short_error, Target};
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
@@ -90,7 +90,7 @@ impl Default for LoadSettings {
     fn default() -> Self {
         LoadSettings {
             method: LoadMethod::Auto,
-            statement_timeout: Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT),
+            statement_timeout: Duration::from_secs_f64(crate::exec::DEFAULT_STATEMENT_TIMEOUT),
         }
     }
 }
@@ -145,7 +145,7 @@ impl Loader {
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
         conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
-        let id = super::stall::server_id(&mut conn).await?;
+        let id = crate::target::stall::server_id(&mut conn).await?;
         Ok(Loader { id, link: Link::Text { conn, method }, stalled: false })
     }
 

@@ -15,7 +15,6 @@ pub mod bulk;
 pub mod oltp;
 pub mod ownership;
 pub mod script;
-pub mod stall;
 pub mod tpcc;
 
 use crate::exec::{RunResult, RunSpec};

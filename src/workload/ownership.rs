@@ -35,17 +35,17 @@ pub async fn run_or_undo(
     every: std::time::Duration,
     workload: &str,
 ) -> Result<(), String> {
-    let id = match super::stall::server_id(conn).await {
+    let id = match crate::target::stall::server_id(conn).await {
         Ok(id) => id,
         Err(e) => return Err(undo_prepare(target, names, e, workload, &[]).await),
     };
     for (sql, what) in statements {
         let done = super::bulk::exec_retrying(conn, &sql, &what);
         // A stalled one's connection stays open (it is the caller's) until the undo has ended it.
-        let (e, stalled) = match super::stall::watched(target, id, every, &what, done).await {
+        let (e, stalled) = match crate::target::stall::watched(target, id, every, &what, done).await {
             Ok(Ok(())) => continue,
             Ok(Err(e)) => (e, vec![]),
-            Err(super::stall::Stalled(e)) => (e, vec![id]),
+            Err(crate::target::stall::Stalled(e)) => (e, vec![id]),
         };
         return Err(undo_prepare(target, names, e, workload, &stalled).await);
     }
@@ -139,11 +139,11 @@ pub async fn drop_ours(
     };
     // The server-side lock wait below bounds a held table; the watch, slower than it,
     // bounds a server that stops answering.
-    let id = super::stall::server_id(&mut conn).await?;
+    let id = crate::target::stall::server_id(&mut conn).await?;
     let every = std::time::Duration::from_secs(DROP_LOCK_WAIT_S as u64 + 15);
     let dropping = drop_on(&mut conn, target, names, pattern, is_workload_table);
     let what = format!("dropping sizeup's tables in {}", target.database);
-    let report = super::stall::watched(target, id, every, &what, dropping).await.map_err(|e| e.0)??;
+    let report = crate::target::stall::watched(target, id, every, &what, dropping).await.map_err(|e| e.0)??;
     let _ = conn.disconnect().await;
     Ok(report)
 }
@@ -271,7 +271,7 @@ async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<Stri
     let mut seen = String::new();
     for &id in ids {
         // None: gone, the server ended it already.
-        let Some((state, time)) = super::stall::doing(&mut conn, id).await.map_err(|e| short_error(&e))? else {
+        let Some((state, time)) = crate::target::stall::doing(&mut conn, id).await.map_err(|e| short_error(&e))? else {
             continue;
         };
         // 1094: it ended between the two statements.

@@ -16,7 +16,7 @@ pub use super::lab::{Lab, LabSpec};
 
 use super::lab::{self, Network};
 use super::{Instance, ServerError, ServerSettings, State};
-use crate::target::Target;
+use crate::target::{Conflicts, Target};
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 use serde::{Deserialize, Serialize};
@@ -303,18 +303,6 @@ impl Readiness {
     }
 }
 
-/// Galera conflicts counted by a node since it started: certification failures (a
-/// write set that lost to a concurrent one from another node, the client sees a
-/// deadlock error) and brute-force aborts (a local transaction killed by a replicated
-/// one). Counted apart from InnoDB's own deadlocks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Conflicts {
-    /// wsrep_local_cert_failures
-    pub cert_failures: u64,
-    /// wsrep_local_bf_aborts
-    pub bf_aborts: u64,
-}
-
 /// A replica's lag in seconds (Seconds_Behind_Master); `Ok(None)` for a node that is
 /// not a replica or whose SQL thread is not running. Asked over the node's socket.
 pub async fn replication_lag_s(node: &Node) -> Result<Option<f64>, String> {
@@ -333,7 +321,7 @@ pub async fn galera_conflicts(node: &Node) -> Result<Conflicts, String> {
         return Ok(Conflicts::default());
     }
     let mut conn = connect(&node.admin_target()).await?;
-    let c = galera_conflicts_on(&mut conn).await.map_err(|e| crate::target::short_error(&e));
+    let c = crate::target::galera_conflicts_on(&mut conn).await.map_err(|e| crate::target::short_error(&e));
     let _ = conn.disconnect().await;
     c
 }
@@ -343,13 +331,6 @@ pub async fn galera_conflicts(node: &Node) -> Result<Conflicts, String> {
 /// not manage. `None`: not a replica, or its SQL thread is not running.
 pub async fn replica_lag_on(conn: &mut Conn) -> Result<Option<f64>, mysql_async::Error> {
     Ok(crate::target::replication_lag(conn).await.flatten())
-}
-
-/// Galera's conflict counters on any connection (zeros where wsrep is not loaded).
-pub async fn galera_conflicts_on(conn: &mut Conn) -> Result<Conflicts, mysql_async::Error> {
-    let v = status_vars(conn, &["wsrep_local_cert_failures", "wsrep_local_bf_aborts"]).await?;
-    let n = |k: &str| v.iter().find(|(name, _)| name == k).and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
-    Ok(Conflicts { cert_failures: n("wsrep_local_cert_failures"), bf_aborts: n("wsrep_local_bf_aborts") })
 }
 
 /// A column of a status row by any of its names (servers renamed some), as text.
@@ -363,14 +344,6 @@ fn column(row: &mysql_async::Row, names: &[&str]) -> Option<String> {
     }
 }
 
-/// `SHOW GLOBAL STATUS` for the given names, as (name, value) pairs (lower-case names).
-async fn status_vars(conn: &mut Conn, names: &[&str]) -> Result<Vec<(String, String)>, mysql_async::Error> {
-    let list: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    let rows: Vec<(String, String)> =
-        conn.query(format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))).await?;
-    Ok(rows.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect())
-}
-
 /// What a node says about its part in the cluster.
 async fn readiness(node: &Node) -> Result<Readiness, String> {
     let mut conn = connect(&node.admin_target()).await?;
@@ -382,7 +355,9 @@ async fn readiness(node: &Node) -> Result<Readiness, String> {
 async fn readiness_on(conn: &mut Conn, role: NodeRole) -> Result<Readiness, mysql_async::Error> {
     Ok(match role {
         NodeRole::Galera => {
-            let v = status_vars(conn, &["wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_size"]).await?;
+            let v =
+                crate::target::status_vars(conn, &["wsrep_ready", "wsrep_local_state_comment", "wsrep_cluster_size"])
+                    .await?;
             let get = |k: &str| v.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
             Readiness::Galera {
                 ready: get("wsrep_ready").eq_ignore_ascii_case("ON"),

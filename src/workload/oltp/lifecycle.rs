@@ -1,7 +1,8 @@
 //! The OLTP workloads' lifecycle: their options validated, prepare, prewarm, the check
 //! before a run, cleanup. Every oltp_* name is one [`Kind`]; the variant picks the mix.
 
-use super::{Oltp, OltpOptions, Variant};
+use super::session::Oltp;
+use super::{OltpOptions, Variant};
 use crate::exec::RunSpec;
 use crate::options::{OltpArgs, WorkloadArgs};
 use crate::random::{RandOptions, RandType};
@@ -141,7 +142,7 @@ impl Workload for OltpWorkload {
         rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
-            let r = super::prepare(target, &self.options, loaders, load, seed, rows).await?;
+            let r = super::prepare::prepare(target, &self.options, loaders, load, seed, rows).await?;
             Ok(format!(
                 "prepared {} table(s), {} rows in {:.1} s ({:.0} rows/s, {})",
                 r.tables, r.rows, r.seconds, r.rows_per_second, r.method
@@ -149,7 +150,7 @@ impl Workload for OltpWorkload {
         })
     }
     fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
-        Box::pin(super::cleanup(target))
+        Box::pin(super::prepare::cleanup(target))
     }
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Prewarm
@@ -158,7 +159,7 @@ impl Workload for OltpWorkload {
         !matches!(self.variant, super::Variant::ReadOnly | super::Variant::PointSelect)
     }
     fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(super::prewarm(target, self.options.tables, self.options.table_size, threads, every))
+        Box::pin(super::prepare::prewarm(target, self.options.tables, self.options.table_size, threads, every))
     }
     fn start<'a>(
         &'a self,

@@ -9,12 +9,8 @@ pub mod lifecycle;
 mod prepare;
 mod session;
 
-pub use prepare::{cleanup, prepare, prewarm};
-pub use session::OltpSession;
-
-use crate::random::{IdDistribution, RandOptions};
+use crate::random::RandOptions;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// The oltp_* workload names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -280,32 +276,6 @@ impl Plan {
             }
         }
         (r, w, if self.explicit_trx { 2 } else { 0 })
-    }
-}
-
-/// An OLTP workload ready to run: variant, options and the id distribution.
-pub struct Oltp {
-    pub variant: Variant,
-    pub options: Arc<OltpOptions>,
-    plan: Arc<Plan>,
-    ids: Arc<IdDistribution>,
-}
-
-impl Oltp {
-    pub fn new(variant: Variant, options: OltpOptions) -> Self {
-        let plan = Arc::new(Plan::new(variant, &options));
-        let ids = Arc::new(IdDistribution::new(&options.rand, options.table_size));
-        Oltp { variant, options: Arc::new(options), plan, ids }
-    }
-}
-
-impl crate::workload::Sessions for Oltp {
-    type Session = OltpSession;
-    fn transaction_names(&self) -> Vec<String> {
-        vec![self.variant.name().to_string()]
-    }
-    fn session(&self, _worker: u32, seed: u64) -> OltpSession {
-        OltpSession::new(self.options.clone(), self.plan.clone(), self.ids.clone(), seed)
     }
 }
 

@@ -9,10 +9,10 @@
 
 use super::OltpOptions;
 use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PAD_TEMPLATE};
+use crate::target::stall;
 use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership::{self, comment_clause};
-use crate::workload::stall;
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;

@@ -2,7 +2,7 @@
 //! transaction of the plan per call (sysbench's `event()`). Random strings are written
 //! into buffers the session keeps, and bound by reference: no allocation per statement.
 
-use super::{Group, OltpOptions, Plan, Statement};
+use super::{Group, OltpOptions, Plan, Statement, Variant};
 use crate::client::{Conn, Param};
 use crate::random::{fill_template, sb_uniform, IdDistribution, UniqueIds, WorkerRng, C_TEMPLATE, PAD_TEMPLATE};
 use crate::stats::QueryCounts;
@@ -195,5 +195,31 @@ impl Session for OltpSession {
             q.other += 1;
         }
         Ok(Done { ty: 0, rolled_back: false })
+    }
+}
+/// An OLTP workload ready to run: variant, options and the id distribution.
+pub struct Oltp {
+    pub variant: Variant,
+    pub options: Arc<OltpOptions>,
+    plan: Arc<Plan>,
+    ids: Arc<IdDistribution>,
+}
+
+impl Oltp {
+    pub fn new(variant: Variant, options: OltpOptions) -> Self {
+        let plan = Arc::new(Plan::new(variant, &options));
+        let ids = Arc::new(IdDistribution::new(&options.rand, options.table_size));
+        Oltp { variant, options: Arc::new(options), plan, ids }
+    }
+}
+
+/// Each user of an OLTP run gets a session of its own.
+impl crate::workload::Sessions for Oltp {
+    type Session = OltpSession;
+    fn transaction_names(&self) -> Vec<String> {
+        vec![self.variant.name().to_string()]
+    }
+    fn session(&self, _worker: u32, seed: u64) -> OltpSession {
+        OltpSession::new(self.options.clone(), self.plan.clone(), self.ids.clone(), seed)
     }
 }

@@ -272,7 +272,7 @@ impl Workload for ScriptWorkload {
     fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
         Box::pin(async move {
             let before = Self::tables(target).await?;
-            let every = Duration::from_secs_f64(crate::plan::DEFAULT_STATEMENT_TIMEOUT);
+            let every = Duration::from_secs_f64(crate::exec::DEFAULT_STATEMENT_TIMEOUT);
             commands::run(self.script.clone(), "cleanup", target, threads, None, every).await?;
             let after = Self::tables(target).await?;
             let dropped = before.into_iter().filter(|t| !after.contains(t)).collect();

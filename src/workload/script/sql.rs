@@ -13,13 +13,79 @@
 //! the script with its outcome. Failures come back as a table (errno, state, message,
 //! and the class sizeup's policy gives it) for sysbench.lua to raise as sysbench does.
 
-use super::state::{class_name, Ctx};
-use crate::client::{self, Conn, Param, StoredRows};
-use crate::exec::errors::{classify, ErrorClass};
-use crate::workload::stall::{self, Stalled};
+use crate::client::{self, Conn, ConnectOptions, Param, StoredRows};
+use crate::exec::errors::{classify, ErrorClass, RetryOn};
+use crate::random::{IdDistribution, SharedUniqueIds, SysbenchRng};
+use crate::stats::QueryCounts;
+use crate::target::stall::{self, Stalled};
 use mlua::{Lua, LuaString, Table, UserData, UserDataRef, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// How a command's statements are watched: the server to ask, and how long a statement
+/// may wait for a lock or go unanswered.
+#[derive(Clone)]
+pub struct Watch {
+    pub target: crate::target::Target,
+    pub every: std::time::Duration,
+    /// What a stall says failed ("script.lua's prepare").
+    pub what: String,
+}
+
+/// What the Rust half of the API shares within one state.
+pub struct Ctx {
+    pub rng: RefCell<SysbenchRng>,
+    pub dist: IdDistribution,
+    pub unique: Arc<SharedUniqueIds>,
+    pub(super) counts: Cell<QueryCounts>,
+    pub connect: Option<ConnectOptions>,
+    pub retry_on: RetryOn,
+    /// The worker's own connection, lent to the script while sizeup calls it; the
+    /// script's first `drv:connect()` gets it. Commands have none.
+    pub worker: Option<Rc<Slot>>,
+    pub worker_claimed: Cell<bool>,
+    /// `--db-ps-mode=disable`: prepared statements are sent as text.
+    pub text_protocol: bool,
+    pub rows: Option<Arc<AtomicU64>>,
+    pub watch: Option<Watch>,
+    /// Why a watched statement stalled: the command fails with it, whatever the script
+    /// did with the error its statement got.
+    pub stalled: RefCell<Option<String>>,
+    /// The last statement error: what sizeup's worker loop is told when it restarts
+    /// the event.
+    pub last_error: RefCell<Option<Failure>>,
+    /// Scratch for random strings.
+    pub scratch: RefCell<Vec<u8>>,
+    /// What the script asked of the server before it yielded.
+    pub pending: RefCell<Option<Request>>,
+    /// The SQL of the pending query (or a bulk insert's row), reused.
+    pub sql: RefCell<Vec<u8>>,
+    /// The values of the pending execute, reused.
+    pub params: RefCell<Params>,
+}
+
+impl Ctx {
+    pub fn count(&self, f: impl FnOnce(&mut QueryCounts)) {
+        let mut c = self.counts.get();
+        f(&mut c);
+        self.counts.set(c);
+    }
+    /// The statements counted since the last take.
+    pub fn take_counts(&self) -> QueryCounts {
+        self.counts.take()
+    }
+}
+
+/// The class a failed statement gets from sizeup's policy (`exec::errors`).
+pub fn class_name(class: ErrorClass) -> &'static str {
+    match class {
+        ErrorClass::Retry => "retry",
+        ErrorClass::Reconnect => "reconnect",
+        ErrorClass::Fatal => "fatal",
+    }
+}
 
 /// sysbench's bulk insert buffer (`BULK_PACKET_SIZE`): a multi-row INSERT is sent when
 /// the next row would not fit.

@@ -8,10 +8,11 @@
 //! call its functions.
 
 use super::options::{ArgType, OptValue, OptionDef};
-use super::sql::{self, Slot};
+pub use super::sql::Watch;
+use super::sql::{self, Ctx, Slot};
 use super::Script;
 use crate::client::ConnectOptions;
-use crate::exec::errors::{ErrorClass, RetryOn};
+use crate::exec::errors::RetryOn;
 use crate::random::{self, IdDistribution, SharedUniqueIds, SysbenchRng};
 use crate::stats::QueryCounts;
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
@@ -38,63 +39,9 @@ pub struct Env {
     pub seed: u32,
     /// Rows added by bulk inserts, for a prepare's progress bar.
     pub rows: Option<Arc<AtomicU64>>,
-    /// A command's statements are watched (see `workload::stall`); a run's have the
+    /// A command's statements are watched (see `target::stall`); a run's have the
     /// worker loop's statement timeout instead.
     pub watch: Option<Watch>,
-}
-
-/// How a command's statements are watched: the server to ask, and how long a statement
-/// may wait for a lock or go unanswered.
-#[derive(Clone)]
-pub struct Watch {
-    pub target: crate::target::Target,
-    pub every: std::time::Duration,
-    /// What a stall says failed ("script.lua's prepare").
-    pub what: String,
-}
-
-/// What the Rust half of the API shares within one state.
-pub struct Ctx {
-    pub rng: RefCell<SysbenchRng>,
-    pub dist: IdDistribution,
-    pub unique: Arc<SharedUniqueIds>,
-    counts: Cell<QueryCounts>,
-    pub connect: Option<ConnectOptions>,
-    pub retry_on: RetryOn,
-    /// The worker's own connection, lent to the script while sizeup calls it; the
-    /// script's first `drv:connect()` gets it. Commands have none.
-    pub worker: Option<Rc<Slot>>,
-    pub worker_claimed: Cell<bool>,
-    /// `--db-ps-mode=disable`: prepared statements are sent as text.
-    pub text_protocol: bool,
-    pub rows: Option<Arc<AtomicU64>>,
-    pub watch: Option<Watch>,
-    /// Why a watched statement stalled: the command fails with it, whatever the script
-    /// did with the error its statement got.
-    pub stalled: RefCell<Option<String>>,
-    /// The last statement error: what sizeup's worker loop is told when it restarts
-    /// the event.
-    pub last_error: RefCell<Option<sql::Failure>>,
-    /// Scratch for random strings.
-    pub scratch: RefCell<Vec<u8>>,
-    /// What the script asked of the server before it yielded.
-    pub pending: RefCell<Option<sql::Request>>,
-    /// The SQL of the pending query (or a bulk insert's row), reused.
-    pub sql: RefCell<Vec<u8>>,
-    /// The values of the pending execute, reused.
-    pub params: RefCell<sql::Params>,
-}
-
-impl Ctx {
-    pub fn count(&self, f: impl FnOnce(&mut QueryCounts)) {
-        let mut c = self.counts.get();
-        f(&mut c);
-        self.counts.set(c);
-    }
-    /// The statements counted since the last take.
-    pub fn take_counts(&self) -> QueryCounts {
-        self.counts.take()
-    }
 }
 
 /// Writes out what scripts wrote with `io.write` (C's buffered stdout).
@@ -483,13 +430,4 @@ pub fn message(e: &mlua::Error) -> String {
         other => other.to_string(),
     };
     text.split("\nstack traceback:").next().unwrap_or(&text).trim_end().to_string()
-}
-
-/// The class a failed statement gets from sizeup's policy (`exec::errors`).
-pub fn class_name(class: ErrorClass) -> &'static str {
-    match class {
-        ErrorClass::Retry => "retry",
-        ErrorClass::Reconnect => "reconnect",
-        ErrorClass::Fatal => "fatal",
-    }
 }

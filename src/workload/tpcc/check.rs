@@ -2,8 +2,8 @@
 //! breaking it, so a failure names the warehouse, district, order or customer.
 //! Conditions 1-10 and 12 are checked; 11 holds only right after the load and is left out.
 
+use crate::target::stall;
 use crate::target::{short_error, Target};
-use crate::workload::stall;
 use mysql_async::prelude::Queryable;
 use std::time::Duration;
 

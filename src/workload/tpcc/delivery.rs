@@ -2,7 +2,9 @@
 //! warehouse's ten districts, in one database transaction (clause 2.7.4.1 allows one
 //! for all ten).
 
-use super::{float, int, random as r, TpccSession, Tx};
+use super::random as r;
+use super::terminal::Terminal;
+use super::tx::{float, int, Tx};
 use crate::client::Param;
 use crate::workload::Failed;
 
@@ -26,7 +28,7 @@ pub(super) struct Input {
 
 impl Input {
     /// Clause 2.7.1: home warehouse, carrier 1..10.
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         let w = s.home();
         Input { w, carrier: r::uniform(&mut s.rng, 1, 10) }
     }

@@ -11,10 +11,10 @@
 use super::random::{self as r, Constants};
 use super::schema::{self, TABLES};
 use crate::random::{rng_from_seed, WorkerRng};
+use crate::target::stall::{self, Stalled};
 use crate::target::{short_error, Target};
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership;
-use crate::workload::stall::{self, Stalled};
 use mysql_async::prelude::Queryable;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -17,16 +17,19 @@ mod payment;
 pub mod random;
 pub mod schema;
 mod stock_level;
+mod terminal;
 pub mod think;
+mod tx;
 
-use crate::client::{Conn, Error, Outcome, Param, RowSink, Statement, Value};
+use crate::client::Conn;
 use crate::random::{rng_from_seed, WorkerRng};
 use crate::stats::{per_second, Interval, QueryCounts, Summary};
 use crate::workload::{Done, Failed, Session, Sessions};
 use random::Constants;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use terminal::Terminal;
+use tx::{Prepared, Tx};
 
 /// The workload's name, as users type it.
 pub const NAME: &str = "tpcc";
@@ -148,10 +151,7 @@ impl Sessions for Tpcc {
         TpccSession {
             options: o.clone(),
             deck: Deck::new(&o.mix),
-            rng,
-            warehouses,
-            turn: 0,
-            district,
+            terminal: Terminal::new(rng, o.constants, o.warehouses, warehouses, district),
             next: None,
             think: Duration::ZERO,
             started: false,
@@ -164,13 +164,8 @@ impl Sessions for Tpcc {
 /// One user's state between transactions.
 pub struct TpccSession {
     options: Arc<TpccOptions>,
-    rng: WorkerRng,
+    terminal: Terminal,
     deck: Deck,
-    warehouses: Vec<u32>,
-    /// Which of `warehouses` the next transaction uses (round robin).
-    turn: usize,
-    /// The terminal's district for Stock-Level (clause 2.8.1.2).
-    district: u32,
     /// The type dealt for the next transaction, once its keying time is known.
     next: Option<usize>,
     /// Think time owed after the last transaction.
@@ -180,29 +175,6 @@ pub struct TpccSession {
     prepared: Prepared,
     /// Buffer for statements built as text (IN lists of varying length).
     sql: String,
-}
-
-impl TpccSession {
-    fn home(&mut self) -> u32 {
-        let w = self.warehouses[self.turn % self.warehouses.len()];
-        self.turn += 1;
-        w
-    }
-
-    /// A warehouse other than `home` (for remote payments and supply), or `home` when
-    /// there is only one.
-    fn other_warehouse(&mut self, home: u32) -> u32 {
-        let n = self.options.warehouses;
-        if n <= 1 {
-            return home;
-        }
-        let w = random::uniform(&mut self.rng, 1, n - 1);
-        if w >= home {
-            w + 1
-        } else {
-            w
-        }
-    }
 }
 
 impl Session for TpccSession {
@@ -219,14 +191,14 @@ impl Session for TpccSession {
         if !self.options.think_time {
             return None;
         }
-        let ty = self.deck.deal(&mut self.rng);
+        let ty = self.deck.deal(&mut self.terminal.rng);
         self.next = Some(ty);
         if !self.started {
             // Users that all started keying at once would hit the server in waves (every
             // Payment at 3 s, every New-Order at 18 s); the first wait is a random part
             // of a whole cycle instead, so arrivals are spread as in steady state.
             self.started = true;
-            return Some(think::first_wait(ty, &mut self.rng));
+            return Some(think::first_wait(ty, &mut self.terminal.rng));
         }
         Some(std::mem::take(&mut self.think) + think::keying_time(ty))
     }
@@ -234,9 +206,9 @@ impl Session for TpccSession {
     async fn transaction(&mut self, conn: &mut Conn, queries: &mut QueryCounts) -> Result<Done, Failed> {
         let ty = match self.next.take() {
             Some(ty) => ty,
-            None => self.deck.deal(&mut self.rng),
+            None => self.deck.deal(&mut self.terminal.rng),
         };
-        let input = Input::draw(ty, self);
+        let input = Input::draw(ty, &mut self.terminal);
         let mut tx = Tx { conn, prepared: &mut self.prepared, q: queries, ty };
         let rolled_back = match &input {
             Input::NewOrder(i) => new_order::run(&mut tx, i, &mut self.sql).await?,
@@ -246,7 +218,7 @@ impl Session for TpccSession {
             Input::StockLevel(i) => stock_level::run(&mut tx, i).await?,
         };
         if self.options.think_time {
-            self.think = think::think_time(ty, &mut self.rng);
+            self.think = think::think_time(ty, &mut self.terminal.rng);
         }
         Ok(Done { ty, rolled_back })
     }
@@ -262,7 +234,7 @@ enum Input {
 }
 
 impl Input {
-    fn draw(ty: usize, s: &mut TpccSession) -> Self {
+    fn draw(ty: usize, s: &mut Terminal) -> Self {
         match ty {
             NEW_ORDER => Input::NewOrder(new_order::Input::draw(s)),
             PAYMENT => Input::Payment(payment::Input::draw(s)),
@@ -270,139 +242,6 @@ impl Input {
             DELIVERY => Input::Delivery(delivery::Input::draw(s)),
             _ => Input::StockLevel(stock_level::Input::draw(s)),
         }
-    }
-}
-
-/// Server-side statements of one connection, prepared on first use. When the server's
-/// `max_prepared_stmt_count` is used up (thousands of users), statements go as text.
-#[derive(Default)]
-struct Prepared {
-    map: HashMap<(usize, usize), Option<Statement>>,
-}
-
-/// ER_MAX_PREPARED_STMT_COUNT_REACHED.
-const TOO_MANY_STATEMENTS: u16 = 1461;
-
-/// One transaction in progress: the connection, what it has sent, and its type.
-pub(crate) struct Tx<'a> {
-    conn: &'a mut Conn,
-    prepared: &'a mut Prepared,
-    q: &'a mut QueryCounts,
-    ty: usize,
-}
-
-/// What a statement does, for the reads/writes/other counts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Read,
-    Write,
-}
-
-impl Tx<'_> {
-    fn failed(&self, statement: &'static str) -> impl FnOnce(Error) -> Failed {
-        let ty = self.ty;
-        move |error| Failed { ty, statement, error }
-    }
-
-    fn count(&mut self, kind: Kind) {
-        match kind {
-            Kind::Read => self.q.reads += 1,
-            Kind::Write => self.q.writes += 1,
-        }
-    }
-
-    /// Runs a constant statement with parameters, handing each row to `row` (or
-    /// skipping rows when it is `None`).
-    async fn run(
-        &mut self,
-        label: &'static str,
-        sql: &'static str,
-        kind: Kind,
-        params: &[Param<'_>],
-        row: Option<RowSink<'_>>,
-    ) -> Result<Outcome, Failed> {
-        self.count(kind);
-        let key = (sql.as_ptr() as usize, sql.len());
-        if !self.prepared.map.contains_key(&key) {
-            let stmt = match self.conn.prepare(sql).await {
-                Ok(s) => Some(s),
-                Err(Error::Server { code: TOO_MANY_STATEMENTS, .. }) => None,
-                Err(e) => return Err(self.failed(label)(e)),
-            };
-            self.prepared.map.insert(key, stmt);
-        }
-        let fail = self.failed(label);
-        match &self.prepared.map[&key] {
-            Some(stmt) => match row {
-                Some(row) => self.conn.exec_rows(stmt, params, row).await.map_err(fail),
-                None => self.conn.exec_drop(stmt, params).await.map_err(fail),
-            },
-            None => {
-                let text = crate::client::interpolate(sql, params);
-                match row {
-                    Some(row) => self.conn.query_rows(&text, row).await.map_err(fail),
-                    None => self.conn.query_drop(&text).await.map_err(fail),
-                }
-            }
-        }
-    }
-
-    async fn exec(&mut self, label: &'static str, sql: &'static str, params: &[Param<'_>]) -> Result<Outcome, Failed> {
-        self.run(label, sql, Kind::Write, params, None).await
-    }
-
-    /// A read whose first row is wanted.
-    async fn first(
-        &mut self,
-        label: &'static str,
-        sql: &'static str,
-        params: &[Param<'_>],
-    ) -> Result<Option<Vec<Value>>, Failed> {
-        let mut first = None;
-        self.run(
-            label,
-            sql,
-            Kind::Read,
-            params,
-            Some(&mut |r: &[Value]| {
-                if first.is_none() {
-                    first = Some(r.to_vec());
-                }
-            }),
-        )
-        .await?;
-        Ok(first)
-    }
-
-    /// A read whose rows are skipped (the spec's output screens are not displayed).
-    async fn read(&mut self, label: &'static str, sql: &'static str, params: &[Param<'_>]) -> Result<Outcome, Failed> {
-        self.run(label, sql, Kind::Read, params, None).await
-    }
-
-    /// A statement built as text, rows handed to `row`.
-    async fn text(
-        &mut self,
-        label: &'static str,
-        sql: &str,
-        kind: Kind,
-        row: Option<RowSink<'_>>,
-    ) -> Result<Outcome, Failed> {
-        self.count(kind);
-        let fail = self.failed(label);
-        match row {
-            Some(row) => self.conn.query_rows(sql, row).await.map_err(fail),
-            None => self.conn.query_drop(sql).await.map_err(fail),
-        }
-    }
-
-    async fn commit(&mut self) -> Result<(), Failed> {
-        self.q.other += 1;
-        self.conn.query_drop("COMMIT").await.map(|_| ()).map_err(self.failed("commit"))
-    }
-
-    async fn rollback(&mut self) -> Result<(), Failed> {
-        self.q.other += 1;
-        self.conn.query_drop("ROLLBACK").await.map(|_| ()).map_err(self.failed("rollback"))
     }
 }
 
@@ -431,15 +270,6 @@ pub fn add_figures(s: &mut Summary) {
         // A type that never ran has no p90 to judge.
         t.p90_within_limit = (t.transactions > 0).then_some(t.latency_ms.p90 <= limit);
     }
-}
-
-/// A decoded column as an integer (0 when NULL or not a number).
-fn int(row: &[Value], i: usize) -> i64 {
-    row.get(i).and_then(Value::as_i64).unwrap_or(0)
-}
-
-fn float(row: &[Value], i: usize) -> f64 {
-    row.get(i).and_then(Value::as_f64).unwrap_or(0.0)
 }
 
 #[cfg(test)]
@@ -506,9 +336,10 @@ mod tests {
 
     #[test]
     fn text_fallback_writes_literals() {
+        use crate::client::Param as P;
         let s = crate::client::interpolate(
             "UPDATE t SET a = ?, b = ?, c = ? WHERE d = ? AND e = ?",
-            &[Param::Int(-3), Param::Float(12.5), Param::Bytes(b"it's"), Param::Null, Param::Int(7)],
+            &[P::Int(-3), P::Float(12.5), P::Bytes(b"it's"), P::Null, P::Int(7)],
         );
         assert_eq!(s, "UPDATE t SET a = -3, b = 12.5, c = 'it''s' WHERE d = NULL AND e = 7");
     }

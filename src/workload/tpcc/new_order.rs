@@ -5,7 +5,9 @@
 //! multi-row INSERT: about 12 round trips instead of 4 per line, the same rows read,
 //! locked and written as the spec's line-by-line profile.
 
-use super::{float, int, random as r, Kind, TpccSession, Tx};
+use super::random as r;
+use super::terminal::Terminal;
+use super::tx::{float, int, Kind, Tx};
 use crate::client::{Param, Value};
 use crate::workload::Failed;
 use std::fmt::Write;
@@ -40,19 +42,16 @@ pub(super) struct Input {
 impl Input {
     /// Clause 2.4.1: district, customer, 5-15 distinct items, 1 % remote supply per
     /// line, 1 % of orders with an unused last item.
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         let w = s.home();
         let d = r::uniform(&mut s.rng, 1, 10);
-        let c = r::customer_id(&mut s.rng, &s.options.constants);
+        let c = r::customer_id(&mut s.rng, &s.constants);
         let count = r::uniform(&mut s.rng, 5, 15) as usize;
         let rollback = r::uniform(&mut s.rng, 1, 100) == 1;
         let mut lines: Vec<(u32, u32, u32)> = Vec::with_capacity(count);
         while lines.len() < count {
-            let item = if rollback && lines.len() == count - 1 {
-                UNUSED_ITEM
-            } else {
-                r::item_id(&mut s.rng, &s.options.constants)
-            };
+            let item =
+                if rollback && lines.len() == count - 1 { UNUSED_ITEM } else { r::item_id(&mut s.rng, &s.constants) };
             // Items are distinct within an order, so each stock row is locked once.
             if lines.iter().any(|l| l.0 == item) {
                 continue;

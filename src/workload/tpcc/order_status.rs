@@ -1,7 +1,9 @@
 //! Order-Status (clause 2.6): a read-only look at a customer's last order and its lines.
 
 use super::payment::{customer_by_name, Customer};
-use super::{int, random as r, TpccSession, Tx};
+use super::random as r;
+use super::terminal::Terminal;
+use super::tx::{int, Tx};
 use crate::client::Param;
 use crate::workload::Failed;
 
@@ -22,7 +24,7 @@ pub(super) struct Input {
 
 impl Input {
     /// Clause 2.6.1: home warehouse, random district, 60 % by last name.
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         let w = s.home();
         let d = r::uniform(&mut s.rng, 1, 10);
         Input { w, d, customer: Customer::draw(s) }

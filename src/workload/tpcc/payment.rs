@@ -1,7 +1,9 @@
 //! Payment (clause 2.5): a customer pays; the warehouse's and district's year-to-date
 //! totals grow, the customer's balance falls, and the payment is written to history.
 
-use super::{int, random as r, TpccSession, Tx};
+use super::random as r;
+use super::terminal::Terminal;
+use super::tx::{int, Tx};
 use crate::client::{Param, Value};
 use crate::workload::Failed;
 
@@ -37,11 +39,11 @@ pub(super) enum Customer {
 
 impl Customer {
     /// 60 % by last name, 40 % by id.
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         if r::uniform(&mut s.rng, 1, 100) <= 60 {
-            Customer::LastName(r::last_name_number(&mut s.rng, &s.options.constants))
+            Customer::LastName(r::last_name_number(&mut s.rng, &s.constants))
         } else {
-            Customer::Id(r::customer_id(&mut s.rng, &s.options.constants))
+            Customer::Id(r::customer_id(&mut s.rng, &s.constants))
         }
     }
 }
@@ -58,10 +60,10 @@ pub(super) struct Input {
 
 impl Input {
     /// Clause 2.5.1: 85 % home customers, 15 % of another warehouse (any district).
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         let w = s.home();
         let d = r::uniform(&mut s.rng, 1, 10);
-        let (c_w, c_d) = if r::uniform(&mut s.rng, 1, 100) <= 85 || s.options.warehouses == 1 {
+        let (c_w, c_d) = if r::uniform(&mut s.rng, 1, 100) <= 85 || s.warehouses == 1 {
             (w, d)
         } else {
             (s.other_warehouse(w), r::uniform(&mut s.rng, 1, 10))
@@ -79,7 +81,7 @@ pub(super) async fn customer_by_name(tx: &mut Tx<'_>, w: u32, d: u32, number: u3
     tx.run(
         "customer by last name",
         BY_NAME,
-        super::Kind::Read,
+        super::tx::Kind::Read,
         &[Param::Int(w as i64), Param::Int(d as i64), Param::Bytes(&name)],
         Some(&mut |row: &[Value]| ids.push(int(row, 0))),
     )

@@ -1,7 +1,9 @@
 //! Stock-Level (clause 2.8): how many items of the district's last 20 orders are low
 //! in stock. Read-only, and the heaviest read of the mix.
 
-use super::{int, random as r, TpccSession, Tx};
+use super::random as r;
+use super::terminal::Terminal;
+use super::tx::{int, Tx};
 use crate::client::Param;
 use crate::workload::Failed;
 
@@ -20,7 +22,7 @@ pub(super) struct Input {
 
 impl Input {
     /// Clause 2.8.1: the terminal's own warehouse and district, threshold 10..20.
-    pub(super) fn draw(s: &mut TpccSession) -> Self {
+    pub(super) fn draw(s: &mut Terminal) -> Self {
         let w = s.home();
         Input { w, d: s.district, threshold: r::uniform(&mut s.rng, 10, 20) }
     }

@@ -3,7 +3,7 @@
 //! prewarm scan, a consistency check take as long as their tables need): every statement
 //! timeout a new connection asks the server what the statement's connection is doing.
 
-use crate::target::Target;
+use super::Target;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 use std::time::Duration;

@@ -3,6 +3,8 @@
 //! A password may be held here to log in, but it is never printed, serialised or
 //! stored: `describe` and the `Serialize` form leave it out.
 
+pub mod stall;
+
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use serde::Serialize;
@@ -350,6 +352,8 @@ pub enum ConnectError {
     Setup { what: String, target: String, reason: String },
 }
 
+impl crate::error::LayerError for ConnectError {}
+
 impl ConnectError {
     /// The server is there but the database is not (error 1049): a missing prepare.
     pub fn is_unknown_database(&self) -> bool {
@@ -601,14 +605,14 @@ impl Target {
             .await
             .map_err(|e| failed(short_error(&e)))?;
         if exists.is_none() {
-            let id = crate::workload::stall::server_id(&mut conn).await.map_err(failed)?;
+            let id = stall::server_id(&mut conn).await.map_err(failed)?;
             let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
             // The watch's probe cannot name a database that is not there yet.
             let probe = Target { database: "information_schema".into(), ..self.clone() };
-            let created = crate::workload::stall::watched(&probe, id, every, "", conn.query_drop(sql));
+            let created = stall::watched(&probe, id, every, "", conn.query_drop(sql));
             match created.await {
                 Ok(r) => r.map_err(|e| failed(short_error(&e)))?,
-                Err(crate::workload::stall::Stalled(why)) => return Err(failed(why)),
+                Err(stall::Stalled(why)) => return Err(failed(why)),
             }
         }
         let _ = conn.disconnect().await;
@@ -787,8 +791,35 @@ pub async fn replication_lag(conn: &mut Conn) -> Option<Option<f64>> {
 /// Galera's certification conflicts so far on this node: local certification
 /// failures plus brute-force aborts (None: the counters cannot be read).
 pub async fn galera_conflicts(conn: &mut Conn) -> Option<u64> {
-    let c = crate::server::cluster::galera_conflicts_on(conn).await.ok()?;
+    let c = galera_conflicts_on(conn).await.ok()?;
     Some(c.cert_failures + c.bf_aborts)
+}
+
+/// Galera conflicts counted by a node since it started: certification failures (a
+/// write set that lost to a concurrent one from another node, the client sees a
+/// deadlock error) and brute-force aborts (a local transaction killed by a replicated
+/// one). Counted apart from InnoDB's own deadlocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Conflicts {
+    /// wsrep_local_cert_failures
+    pub cert_failures: u64,
+    /// wsrep_local_bf_aborts
+    pub bf_aborts: u64,
+}
+
+/// Galera's conflict counters on any connection (zeros where wsrep is not loaded).
+pub async fn galera_conflicts_on(conn: &mut Conn) -> Result<Conflicts, mysql_async::Error> {
+    let v = status_vars(conn, &["wsrep_local_cert_failures", "wsrep_local_bf_aborts"]).await?;
+    let n = |k: &str| v.iter().find(|(name, _)| name == k).and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    Ok(Conflicts { cert_failures: n("wsrep_local_cert_failures"), bf_aborts: n("wsrep_local_bf_aborts") })
+}
+
+/// `SHOW GLOBAL STATUS` for the given names, as (name, value) pairs (lower-case names).
+pub async fn status_vars(conn: &mut Conn, names: &[&str]) -> Result<Vec<(String, String)>, mysql_async::Error> {
+    let list: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let rows: Vec<(String, String)> =
+        conn.query(format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))).await?;
+    Ok(rows.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect())
 }
 
 #[cfg(test)]
