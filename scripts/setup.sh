@@ -1,35 +1,57 @@
 #!/usr/bin/env bash
-# Sets sizeup up on a fresh Debian/Ubuntu machine: MariaDB server and client, galera-4,
-# rsync, iproute2 and sysbench from the distribution's packages (when absent), headless
-# Chromium for the report rendering test, a Rust toolchain check, and a release build.
-# Then, unless --deps-only, runs the demonstration study against a private MariaDB
-# instance that sizeup starts itself (never the system service).
+# Sets sizeup up on a fresh Debian/Ubuntu machine and, unless --deps-only, runs the
+# demonstration study against a private MariaDB instance that sizeup starts itself
+# (never the system service).
+#
+# The release build starts as soon as what it compiles against is there (a C compiler,
+# pkg-config, SQLite's and LuaJIT's headers) and runs while the rest installs from the
+# distribution's packages: MariaDB server and client, galera-4, rsync and iproute2 (managed
+# clusters and the lab), sysbench (its Lua scripts, and the peer the tests compare with),
+# openssl (the TLS tests' certificates) and headless Chromium (the report rendering test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need=()
-command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || need+=(mariadb-server)
-command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
-# The build compiles LuaJIT (for sysbench Lua scripts) from source: a C compiler and make.
-command -v cc >/dev/null 2>&1 || need+=(gcc)
-command -v make >/dev/null 2>&1 || need+=(make)
-command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
-command -v openssl >/dev/null 2>&1 || need+=(openssl) # the TLS tests make their certificates with it
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
-# Managed Galera clusters (sizeup cluster start --galera): the galera-4 provider and rsync
-# for state transfers; the lab's namespaces, links and netem come with iproute2.
-[ -e /usr/lib/galera/libgalera_smm.so ] || [ -e /usr/lib/libgalera_smm.so ] || need+=(galera-4)
-command -v rsync >/dev/null 2>&1 || need+=(rsync)
-command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need+=(iproute2)
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  echo "installing ${need[*]} from the distribution's packages"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+updated=""
+install() {
+  [ $# -gt 0 ] || return 0
+  echo "installing $* from the distribution's packages"
+  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs) and run this again" >&2
   exit 1
 fi
-cargo build --release --locked 2>&1 | tail -n 2
+
+build_needs=()
+command -v cc >/dev/null 2>&1 || build_needs+=(gcc libc6-dev)
+command -v pkg-config >/dev/null 2>&1 || build_needs+=(pkg-config)
+pkg-config --exists sqlite3 2>/dev/null || build_needs+=(libsqlite3-dev)
+pkg-config --exists luajit 2>/dev/null || build_needs+=(libluajit-5.1-dev)
+install "${build_needs[@]}"
+
+log=$(mktemp)
+cargo build --release --locked >"$log" 2>&1 &
+build=$!
+trap 'kill $build 2>/dev/null || true; rm -f "$log"' EXIT
+
+needs=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ] || needs+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || needs+=(mariadb-client)
+[ -e /usr/lib/galera/libgalera_smm.so ] || [ -e /usr/lib/libgalera_smm.so ] || needs+=(galera-4)
+command -v rsync >/dev/null 2>&1 || needs+=(rsync)
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || needs+=(iproute2)
+command -v sysbench >/dev/null 2>&1 || needs+=(sysbench)
+command -v openssl >/dev/null 2>&1 || needs+=(openssl)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || needs+=(chromium)
+install "${needs[@]}"
+
+if ! wait "$build"; then
+  tail -n 30 "$log" >&2
+  echo "the release build failed (the lines above are its last)" >&2
+  exit 1
+fi
+tail -n 1 "$log"
 [ "${1:-}" = "--deps-only" ] && exit 0
 ./target/release/sizeup demo

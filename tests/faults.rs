@@ -210,7 +210,7 @@ fn dead_server_back_within_the_bound_is_reconnected_and_flagged_not_capacity() {
     let j = json.to_string_lossy().into_owned();
     let mut p = Proc::spawn(&run_args(
         &home,
-        &["--threads", "2", "--time", "40", "--server-lost-timeout", "120", "--json", &j],
+        &["--threads", "2", "--time", "25", "--server-lost-timeout", "120", "--json", &j],
     ));
     p.wait_for_line("tps:", Duration::from_secs(60));
     signal(s.pid, libc::SIGKILL);
@@ -238,7 +238,7 @@ fn dead_server_back_within_the_bound_is_reconnected_and_flagged_not_capacity() {
         "500",
     ]);
     assert!(matches!(restart, Ok(0)), "{restart:?}");
-    let code = p.exit_within(Duration::from_secs(40) + END_GRACE + SLACK);
+    let code = p.exit_within(Duration::from_secs(25) + END_GRACE + SLACK);
     let err = p.stderr();
     assert_eq!(code, 0, "the server came back: the run completes; {err}");
     assert_eq!(err.matches("server lost").count(), 1, "{err}");

@@ -731,6 +731,15 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
     assert_eq!(srv.sql("SELECT COUNT(*) FROM held.a").trim(), "0");
 }
 
+/// Ends a holder's `SELECT SLEEP(secs)` once the test has seen what it needed: its
+/// UNLOCK TABLES follows at once, and the scope does not wait out the whole sleep.
+fn release_holder(srv: &TestServer, secs: u32) {
+    let ids = srv.sql(&format!("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP({secs})'"));
+    for id in ids.split_whitespace() {
+        srv.sql(&format!("KILL QUERY {id}"));
+    }
+}
+
 /// Waits until another session's `SELECT SLEEP` (a holder's) is running.
 fn wait_for_holder(srv: &TestServer) {
     while !srv.sql("SELECT STATE FROM information_schema.PROCESSLIST").contains("User sleep") {
@@ -757,12 +766,13 @@ fn a_prewarm_behind_a_held_table_fails_as_stalled() {
     let size = ["--tables", "2", "--table-size", "10000"];
     assert_eq!(srv.sizeup(&[&["prepare", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
     std::thread::scope(|s| {
-        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
+        s.spawn(|| srv.hold("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
         wait_for_holder(&srv);
         let r = srv.sizeup(&[&["prewarm", "oltp_read_write", "--statement-timeout", "2"][..], &size[..]].concat());
         let e = err_of(r);
         assert!(e.contains("prewarming sbtest1: the server showed it 'Waiting for table metadata lock'"), "{e}");
         assert!(e.contains("the statement stalled"), "{e}");
+        release_holder(&srv, 12);
     });
     // The same prewarm with nobody in the way.
     assert_eq!(srv.sizeup(&[&["prewarm", "oltp_read_write"][..], &size[..]].concat()).unwrap(), 0);
@@ -807,7 +817,7 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
     .unwrap();
     srv.sql("CREATE TABLE sbtest.marks (i INT)");
     std::thread::scope(|s| {
-        s.spawn(|| srv.sql("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(30); UNLOCK TABLES"));
+        s.spawn(|| srv.hold("LOCK TABLES sbtest.sbtest1 WRITE; SELECT SLEEP(30); UNLOCK TABLES"));
         wait_for_holder(&srv);
         let sysbench = "/usr/share/sysbench/oltp_read_write.lua";
         let r = srv.sizeup(&[&["prewarm", sysbench, "--statement-timeout", "2"][..], &size[..]].concat());
@@ -839,6 +849,7 @@ fn a_script_command_behind_a_held_table_fails_as_stalled() {
         let e =
             err_of(srv.sizeup(&["prewarm", parallel.to_str().unwrap(), "--threads", "2", "--statement-timeout", "2"]));
         assert!(e.contains("parallel.lua's prewarm, at `SELECT COUNT(*) FROM sbtest1`: the server showed it"), "{e}");
+        release_holder(&srv, 30);
     });
     // The holder let go 30 s after it began: long past the sleeping state's 10 s.
     assert_eq!(srv.sql("SELECT COUNT(*) FROM sbtest.marks").trim(), "0", "the other state ran on to its end");
@@ -854,7 +865,7 @@ fn a_tpcc_check_or_run_behind_a_held_table_fails_as_stalled() {
     let runs = || sizeup::store::Store::open(&srv.results()).map(|s| s.list_runs().unwrap().len()).unwrap_or(0);
     let runs_before = runs();
     std::thread::scope(|s| {
-        s.spawn(|| srv.sql("LOCK TABLES tpcc.warehouse WRITE; SELECT SLEEP(20); UNLOCK TABLES"));
+        s.spawn(|| srv.hold("LOCK TABLES tpcc.warehouse WRITE; SELECT SLEEP(20); UNLOCK TABLES"));
         wait_for_holder(&srv);
         let e = err_of(srv.sizeup(&["check", "tpcc", "--statement-timeout", "2"]));
         assert!(
@@ -864,16 +875,18 @@ fn a_tpcc_check_or_run_behind_a_held_table_fails_as_stalled() {
         let e = err_of(srv.sizeup(&["run", "tpcc", "--time", "5", "--statement-timeout", "2"]));
         assert!(e.contains("reading the data set in tpcc (") && e.contains("'Waiting for table metadata lock'"), "{e}");
         assert!(e.contains("the statement stalled") && e.lines().count() <= 2, "{e}");
+        release_holder(&srv, 20);
     });
     assert_eq!(runs(), runs_before, "a run that never started was stored");
     assert_eq!(srv.sizeup(&["check", "tpcc"]).unwrap(), 0);
     // The conditions themselves, held once the preamble has read the data set: a lock on a
     // table only the conditions read (the preamble counts warehouses, and reads comments).
     std::thread::scope(|s| {
-        s.spawn(|| srv.sql("LOCK TABLES tpcc.district WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
+        s.spawn(|| srv.hold("LOCK TABLES tpcc.district WRITE; SELECT SLEEP(12); UNLOCK TABLES"));
         wait_for_holder(&srv);
         let e = err_of(srv.sizeup(&["check", "tpcc", "--statement-timeout", "2"]));
         assert!(e.contains("checking condition 1: the server showed it 'Waiting for table metadata lock'"), "{e}");
+        release_holder(&srv, 12);
     });
 }
 

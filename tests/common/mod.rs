@@ -96,6 +96,17 @@ impl TestServer {
     }
 
     /// Runs SQL with the mariadb client over the instance's socket; returns stdout.
+    /// A holder's statements (`LOCK TABLES ...; SELECT SLEEP(n); UNLOCK TABLES`), which
+    /// the test may end early with KILL QUERY: the rest still run, and the interrupted
+    /// sleep's error is no failure.
+    pub fn hold(&self, sql: &str) {
+        let _ = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-N", "-B", "--force"])
+            .arg(format!("--socket={}", self.socket.display()))
+            .args(["-e", sql])
+            .output();
+    }
+
     pub fn sql(&self, sql: &str) -> String {
         let out = Command::new("mariadb")
             .args(["--no-defaults", "-uroot", "-N", "-B"])
