@@ -298,16 +298,26 @@ fn bad_input_table_every_command_refuses_with_a_short_message_and_changes_nothin
     assert_eq!(tables.trim(), "1", "a refused prepare loaded tables");
 }
 
-/// `sizeup runs` alone printed its help as "error: Stored runs".
+/// `sizeup runs` alone printed its help as "error: Stored runs"; with SIZEUP_HOME set it
+/// said "error: 'sizeup runs' requires a subcommand".
 #[test]
 fn command_group_without_its_command_prints_its_help_not_an_error() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_string_lossy().into_owned();
-    for (group, one) in [("runs", "list"), ("server", "start"), ("study", "run"), ("cluster", "start")] {
-        let (code, err) = binary(&h, &[group]);
-        assert_eq!(code, Some(2), "{group}: {err}");
-        assert!(!err.starts_with("error:"), "{group}: {err}");
-        assert!(err.contains("Commands:") && err.contains(one), "{group}: {err}");
+    for sizeup_home in [None, Some(h.as_str())] {
+        for (group, one) in [("runs", "list"), ("server", "start"), ("study", "run"), ("cluster", "start")] {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"));
+            match sizeup_home {
+                Some(d) => cmd.env("SIZEUP_HOME", d).arg(group),
+                None => cmd.env_remove("SIZEUP_HOME").args(["--home", &h, group]),
+            };
+            let out = cmd.env("HOME", &h).output().unwrap();
+            let (code, err) = (out.status.code(), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(code, Some(2), "{group} (SIZEUP_HOME {sizeup_home:?}): {err}");
+            assert!(!err.starts_with("error:"), "{group} (SIZEUP_HOME {sizeup_home:?}): {err}");
+            assert!(err.contains("Commands:") && err.contains(one), "{group}: {err}");
+            assert!(err.contains(&format!("Usage: sizeup {group}")), "{group}: {err}");
+        }
     }
 }
 

@@ -44,12 +44,26 @@ impl Cli {
             None => options_the_workload_ignores(&cmd, &args),
             Some(_) => Vec::new(),
         };
+        let group = args.iter().find_map(|a| a.to_str().filter(|a| names.contains(a)).map(str::to_string));
         let mut cli = Cli::try_parse_from(args).map_err(|e| match e.kind() {
             // `sizeup runs` alone: clap's help for the group (on stderr, exit 2), not that
             // help dressed as an "error: Stored runs".
             clap::error::ErrorKind::DisplayHelp
             | clap::error::ErrorKind::DisplayVersion
             | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            // The same when SIZEUP_HOME is set: clap counts the --home it supplies as an
+            // argument given to the group and calls the command missing.
+            clap::error::ErrorKind::MissingSubcommand => {
+                let mut full = Cli::command();
+                full.build();
+                match group.as_deref().and_then(|g| full.find_subcommand_mut(g)) {
+                    Some(g) => {
+                        eprint!("{}", g.render_help());
+                        std::process::exit(2)
+                    }
+                    None => e.render().to_string(),
+                }
+            }
             _ => e.render().to_string(),
         })?;
         for note in unused {
