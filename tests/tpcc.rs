@@ -141,7 +141,7 @@ fn interrupted_run_leaves_the_database_consistent() {
 }
 
 #[test]
-fn warehouse_assignment_and_think_time() {
+fn warehouse_assignment() {
     let s = TestServer::start();
     assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=3"]).unwrap(), 0);
     let paid = |s: &TestServer| count(s, "SELECT COUNT(*) FROM tpcc.warehouse WHERE w_ytd > 300000");
@@ -153,7 +153,13 @@ fn warehouse_assignment_and_think_time() {
     run(&s, "all", &["--users=2", "--time=1", "--mix=0,1,0,0,0", "--all-warehouses"]);
     assert_eq!(paid(&s), 3);
     assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+}
 
+/// Its own test: 30 s of users thinking, beside the other tests rather than after them.
+#[test]
+fn think_time_paces_the_users() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=1"]).unwrap(), 0);
     // Think time: a Payment user keys for 3 s and thinks ~Exp(12 s), a 15 s cycle
     // (the first wait is uniform over one cycle, so users do not move in step). A user
     // pays once after its first wait (mean 7.5 s), then once per cycle: simulating
