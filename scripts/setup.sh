@@ -6,19 +6,12 @@
 # The release build starts as soon as what it compiles against is there (a C compiler,
 # pkg-config, SQLite's and LuaJIT's headers) and runs while the rest installs from the
 # distribution's packages: MariaDB server and client, galera-4, rsync and iproute2 (managed
-# clusters and the lab), sysbench (its Lua scripts, and the peer the tests compare with),
-# openssl (the TLS tests' certificates) and headless Chromium (the report rendering test).
+# clusters and the lab), sysbench (its Lua scripts, and the peer the tests compare with)
+# and openssl (the TLS tests' certificates). Headless Chromium, which only the report
+# rendering test uses, is test.sh's to install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-updated=""
-install() {
-  [ $# -gt 0 ] || return 0
-  echo "installing $* from the distribution's packages"
-  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
-}
+source scripts/packages.sh
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs) and run this again" >&2
   exit 1
@@ -44,7 +37,6 @@ command -v rsync >/dev/null 2>&1 || needs+=(rsync)
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || needs+=(iproute2)
 command -v sysbench >/dev/null 2>&1 || needs+=(sysbench)
 command -v openssl >/dev/null 2>&1 || needs+=(openssl)
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || needs+=(chromium)
 install "${needs[@]}"
 
 if ! wait "$build"; then

@@ -3,9 +3,25 @@
 # that each test starts and stops itself. Ends with one line of totals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/packages.sh
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+apt_log=$(mktemp)
+trap 'rm -f "$log" "$apt_log"' EXIT
+# The report rendering test draws the report in headless Chromium: installed while the
+# tests build, when absent.
+apt=""
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  install chromium >"$apt_log" 2>&1 &
+  apt=$!
+fi
 status=0
+cargo test --release --locked --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
+if [ -n "$apt" ] && ! wait "$apt"; then
+  cat "$apt_log" >&2
+  echo "installing chromium failed (the lines above): the report rendering test needs it" >&2
+  status=1
+fi
+[ "$status" -eq 0 ] || { echo "tests: 0 passed, 1 failed"; exit "$status"; }
 cargo test --release --locked --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
