@@ -2,7 +2,7 @@
 //! condition, a 1..3 instance scale-up, OS figures beside the intervals, and a study
 //! interrupted with Ctrl-C and resumed.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use sizeup::store::{Store, StudyRow};

@@ -1,7 +1,7 @@
 //! Managed instances: several on one host, each reachable by other clients with exactly
 //! what `sizeup server status` prints, a crash reported as such, and a clean stop.
 
-mod common;
+use crate::common;
 use common::*;
 use sizeup::server::State;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! `--defaults-file`, and the MYSQL_* environment, against a real private server. The
 //! binary runs as a child process so each test has its own HOME and environment.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! The run engine against a real server: open-loop rate, event budget, warm-up, a server
 //! killed mid-run, Ctrl-C, bad input, and passwords kept out of every output.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;

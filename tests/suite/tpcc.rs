@@ -3,7 +3,7 @@
 //! transaction type alone and the full mix, rollbacks, warehouse assignment and think
 //! time.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 

@@ -4,7 +4,7 @@
 //! interrupted or failed prepare, foreign tables and system schemas, a crashed instance,
 //! a start that cannot apply its settings.
 
-mod common;
+use crate::common;
 use common::*;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! against a real private MariaDB: stored with the intervals and the summary, and
 //! exported.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Runs oltp_point_select on `database` (prepared with `rows` rows) and returns the

@@ -1,7 +1,7 @@
 //! Bad command lines: each is refused with a one- or two-line message before anything
 //! is started or written (no managed instance, no results store).
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Runs `args` in a fresh state directory; returns the error and what the directory holds after.

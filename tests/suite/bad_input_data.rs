@@ -4,7 +4,7 @@
 //! two-line message, no panic or backtrace, and neither the state directory nor the
 //! server changes.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Stdio};
 

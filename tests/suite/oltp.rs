@@ -1,7 +1,7 @@
 //! The OLTP workloads end to end against a real private MariaDB: prepare, every
 //! workload's statement mix, cleanup, and compatibility with sysbench both ways.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

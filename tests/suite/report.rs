@@ -2,7 +2,7 @@
 //! each expected chart and table with the right series and numbers, a comparison is
 //! made, and headless Chromium renders the page: no errors logged, charts not empty.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use sizeup::store::Store;

@@ -3,7 +3,7 @@
 //! server, numbers aside, line for line, and through the greps scripts use), and
 //! sysbench's command lines (its verb order, 0.4's spellings, --db-ps-mode).
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

@@ -5,7 +5,7 @@
 //! name, a REQUIRE X509 user, a MariaDB ed25519 user and a password user over TCP, each
 //! driving a short `sizeup run`.
 
-mod common;
+use crate::common;
 use common::*;
 use sizeup::client::Conn;
 use sizeup::target::{self, Target, Tls, TlsArgs};

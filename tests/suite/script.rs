@@ -4,7 +4,7 @@
 //! the script's prepare and cleanup commands, errors that name the script's line, and
 //! sweeps and study files with a script.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::{Command, Output};
 

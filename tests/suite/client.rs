@@ -2,7 +2,7 @@
 //! statements, rows decoded (including repeats where the server skips metadata),
 //! parameter types reused across executes, and server errors with their codes.
 
-mod common;
+use crate::common;
 use common::*;
 use sizeup::client::{Conn, ConnectOptions, Error, Param, Value};
 

@@ -5,7 +5,7 @@
 //! server on `TestServer`'s drop, a child sizeup, a stopped server and a mount on their
 //! guards' drop).
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! after `cluster stop`, after a start that fails, and after a test that panics midway.
 //! These tests run as root (here and in CI): the lab needs namespaces and cgroups.
 
-mod common;
+use crate::common;
 use common::sizeup;
 use mysql_async::prelude::Queryable;
 use sizeup::server::cluster::{self, Cluster, ClusterKind, Node, NodeRole};

@@ -1,0 +1,28 @@
+//! The whole-tool tests, one binary: each file below was a test binary of its own.
+//! Built as one, the tests link once (22 links of the whole tool took 52 s of the
+//! tests' build) and the runner keeps both threads busy across files instead of
+//! waiting, file by file, for each one's slowest test.
+
+mod common;
+
+mod auth_protocol;
+mod bad_input;
+mod bad_input_data;
+mod bench_scripts;
+mod client;
+mod client_config;
+mod cluster;
+mod export;
+mod faults;
+mod faults_server;
+mod layers;
+mod oltp;
+mod report;
+mod run_engine;
+mod script;
+mod server;
+mod server_status;
+mod study;
+mod sysbench_output;
+mod tls;
+mod tpcc;
