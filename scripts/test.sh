@@ -21,7 +21,7 @@ if [ -n "$apt" ] && ! wait "$apt"; then
   echo "installing chromium failed (the lines above): the report rendering test needs it" >&2
   status=1
 fi
-[ "$status" -eq 0 ] || { echo "tests: 0 passed, 1 failed"; exit "$status"; }
+[ "$status" -eq 0 ] || { echo "tests: not run (the build or an install above failed)" >&2; exit "$status"; }
 cargo test --release --locked --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
