@@ -37,8 +37,10 @@ impl Cli {
         use clap::CommandFactory;
         let cmd = Cli::command();
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
+        let args = sysbench::expand_config_files(args)?;
         let args = sysbench::rewrite(args, &names)?;
         let (args, script_options) = script_options(&cmd, args, &names)?;
+        let (args, ignored) = sysbench_options_unused(&cmd, args)?;
         let args = negative_values_joined(&cmd, args);
         let unused = match script_options {
             None => options_the_workload_ignores(&cmd, &args),
@@ -66,7 +68,7 @@ impl Cli {
             }
             _ => e.render().to_string(),
         })?;
-        for note in unused {
+        for note in unused.iter().chain(&ignored) {
             eprintln!("note: {note}");
         }
         if let Some(given) = script_options {
@@ -82,6 +84,26 @@ impl Cli {
         }
         Ok(cli)
     }
+}
+
+/// sysbench's options that a sysbench verb of sizeup's has no use for, taken out (see
+/// `sysbench::drop_unused`), with a note for each that asked for what sizeup does not do.
+fn sysbench_options_unused(
+    cmd: &clap::Command,
+    args: Vec<std::ffi::OsString>,
+) -> Result<(Vec<std::ffi::OsString>, Vec<String>), String> {
+    let verb_at = args.iter().position(|a| a.to_str().is_some_and(|a| sysbench::VERBS.contains(&a) && a != "help"));
+    let Some(sub) = verb_at.and_then(|i| cmd.find_subcommand(args[i].to_str()?)) else { return Ok((args, Vec::new())) };
+    let known = |name: &str| {
+        [name.to_string(), name.replace('_', "-")]
+            .iter()
+            .any(|n| option_named(sub, n).is_some() || option_named(cmd, n).is_some())
+    };
+    let at = verb_at.expect("found") + 1;
+    let (mut before, after) = (args[..at].to_vec(), args[at..].to_vec());
+    let (after, notes) = sysbench::drop_unused(after, &known)?;
+    before.extend(after);
+    Ok((before, notes))
 }
 
 /// `--table-size -3` as `--table-size=-3`, for options that take a value: clap read

@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 
 /// The verbs sysbench takes last, and sizeup first (`help` lists a script's options).
-const VERBS: [&str; 5] = ["run", "prepare", "cleanup", "prewarm", "help"];
+pub(crate) const VERBS: [&str; 5] = ["run", "prepare", "cleanup", "prewarm", "help"];
 
 /// Options that take a value in the next argument when written without `=`, so their
 /// value is not taken for a workload or a verb.
@@ -67,9 +67,23 @@ pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString
                     rest[*i] = String::new();
                 }
             }
-            Ok(build(&rest, verb.0, &verb.1, &workload))
+            Ok(build(&rest, verb.0, &verb.1, &workload_named(&workload)))
         }
     }
+}
+
+/// A workload word of a sysbench command line: sizeup's own workloads by name, else a
+/// script as sysbench looks for `NAME.lua` (the current directory, then its own
+/// scripts' directory): `sizeup select_random_points run` runs sysbench's script.
+pub fn workload_named(name: &str) -> String {
+    if name.contains('/') || name.ends_with(".lua") || crate::workload::kind(name).is_ok() {
+        return name.to_string();
+    }
+    ["./", "/usr/share/sysbench/"]
+        .iter()
+        .map(|dir| format!("{dir}{name}.lua"))
+        .find(|p| std::path::Path::new(p).is_file())
+        .unwrap_or_else(|| name.to_string())
 }
 
 /// `prog globals... verb workload options...`, leaving out `--test` and 0.4's modes.
@@ -120,15 +134,17 @@ fn option_value(text: &[String], name: &str) -> Option<String> {
     found // the last one, as sysbench takes it
 }
 
-/// The workload `--test` names: a script name or path (`oltp_read_write`,
-/// `/usr/share/sysbench/oltp_read_write.lua`), or 0.4's `oltp` with its modes.
+/// The workload `--test` names: a script's path, which always runs that file
+/// (`--test=/usr/share/sysbench/oltp_read_write.lua`, a modified `oltp.lua`), a name
+/// (`oltp_read_write`, or a script found as sysbench finds it, see [`workload_named`]),
+/// or 0.4's `oltp` with its modes.
 fn test_workload(text: &[String]) -> Result<String, String> {
     let test = option_value(text, "--test").unwrap_or_default();
-    let name = test.rsplit('/').next().unwrap_or(&test).trim_end_matches(".lua");
-    if name != "oltp" {
-        // A built-in's script stands for the built-in; any other script runs as itself.
-        let builtin = crate::workload::oltp::Variant::from_name(name).is_some();
-        return Ok(if builtin || !test.ends_with(".lua") { name } else { &test }.to_string());
+    if test.contains('/') || test.ends_with(".lua") {
+        return Ok(test);
+    }
+    if test != "oltp" {
+        return Ok(workload_named(&test));
     }
     // sysbench 0.4: --oltp-test-mode=complex (default) | simple | nontrx.
     let mode = option_value(text, "--oltp-test-mode").unwrap_or_else(|| "complex".into());
@@ -150,6 +166,207 @@ fn test_workload(text: &[String]) -> Result<String, String> {
         other => return Err(format!("--oltp-test-mode={other}: sysbench 0.4 knew complex, simple, nontrx")),
     }
     .to_string())
+}
+
+/// Every option sysbench 1.0.20 takes (`sysbench --help`, the MySQL and PostgreSQL
+/// drivers, oltp_common.lua's options) and the 0.4/0.5 spellings old command lines
+/// still carry: name, whether it is an on/off switch, and, for one whose behaviour
+/// sizeup cannot give, what a user should hear when it asks for it.
+///
+/// sysbench takes each of them on every verb and ignores what the verb has no use for
+/// (`--time` on prepare, `--tables` on cleanup of a script that drops what it made),
+/// so a script's three command lines can share their options. A verb of sizeup's that
+/// knows an option reads it; these are the rest, taken out before clap reads the line.
+const SYSBENCH_OPTIONS: &[(&str, bool, Option<&str>)] = &[
+    // General options.
+    ("threads", false, None),
+    ("events", false, None),
+    ("time", false, None),
+    ("forced-shutdown", false, None),
+    ("thread-stack-size", false, None),
+    ("rate", false, None),
+    ("report-interval", false, None),
+    (
+        "report-checkpoints",
+        false,
+        Some("sizeup prints no checkpoint reports; every interval is stored (`sizeup runs export ID --format csv`)"),
+    ),
+    ("debug", true, Some("sizeup prints no debug trace")),
+    ("validate", true, Some("sizeup runs no validation checks (for TPC-C, `sizeup check tpcc`)")),
+    ("config-file", false, None),
+    ("tx-rate", false, None),
+    ("max-requests", false, None),
+    ("max-time", false, None),
+    ("num-threads", false, None),
+    ("warmup-time", false, None),
+    // Random numbers.
+    ("rand-type", false, None),
+    ("rand-spec-iter", false, None),
+    ("rand-spec-pct", false, None),
+    ("rand-spec-res", false, None),
+    ("rand-seed", false, None),
+    ("rand-pareto-h", false, None),
+    ("rand-zipfian-exp", false, None),
+    // Logging and reports.
+    ("verbosity", false, None),
+    ("percentile", false, None),
+    ("histogram", true, None),
+    // Database drivers.
+    ("db-driver", false, None),
+    ("db-ps-mode", false, None),
+    ("db-debug", true, Some("sizeup prints no database debug trace")),
+    ("mysql-host", false, None),
+    ("mysql-port", false, None),
+    ("mysql-socket", false, None),
+    ("mysql-user", false, None),
+    ("mysql-password", false, None),
+    ("mysql-db", false, None),
+    ("mysql-ssl", false, None),
+    ("mysql-ssl-ca", false, None),
+    ("mysql-ssl-cert", false, None),
+    ("mysql-ssl-key", false, None),
+    ("mysql-ssl-cipher", false, Some("sizeup's TLS (rustls) chooses the cipher; --mysql-ssl-cipher is not applied")),
+    ("mysql-compression", true, Some("sizeup's connections are not compressed")),
+    ("mysql-debug", true, Some("sizeup prints no client library trace")),
+    ("mysql-ignore-errors", false, None),
+    ("mysql-dry-run", true, Some("sizeup sends every statement to the server; --mysql-dry-run is not done")),
+    ("pgsql-host", false, None),
+    ("pgsql-port", false, None),
+    ("pgsql-user", false, None),
+    ("pgsql-password", false, None),
+    ("pgsql-db", false, None),
+    ("pgsql-variant", false, None),
+    // oltp_common.lua.
+    ("tables", false, None),
+    ("table-size", false, None),
+    ("range-size", false, None),
+    ("point-selects", false, None),
+    ("simple-ranges", false, None),
+    ("sum-ranges", false, None),
+    ("order-ranges", false, None),
+    ("distinct-ranges", false, None),
+    ("index-updates", false, None),
+    ("non-index-updates", false, None),
+    ("delete-inserts", false, None),
+    ("range-selects", true, None),
+    ("auto-inc", true, None),
+    ("skip-trx", true, None),
+    ("secondary", true, None),
+    ("create-secondary", true, None),
+    ("mysql-storage-engine", false, None),
+    // sysbench 0.4 and 0.5 (the legacy oltp.lua's globals and the built-in oltp test).
+    ("oltp-tables-count", false, None),
+    ("oltp-table-size", false, None),
+    ("oltp-table-name", false, None),
+    ("oltp-test-mode", false, None),
+    ("oltp-nontrx-mode", false, None),
+    ("oltp-read-only", true, None),
+    ("oltp-skip-trx", true, None),
+    ("oltp-auto-inc", true, None),
+    ("oltp-secondary", true, None),
+    ("oltp-range-size", false, None),
+    ("oltp-point-selects", false, None),
+    ("oltp-simple-ranges", false, None),
+    ("oltp-sum-ranges", false, None),
+    ("oltp-order-ranges", false, None),
+    ("oltp-distinct-ranges", false, None),
+    ("oltp-index-updates", false, None),
+    ("oltp-non-index-updates", false, None),
+    ("oltp-delete-inserts", false, None),
+    ("oltp-dist-type", false, None),
+    ("oltp-dist-iter", false, None),
+    ("oltp-dist-pct", false, None),
+    ("oltp-dist-res", false, None),
+    ("oltp-connect-delay", false, None),
+    ("oltp-user-delay-min", false, None),
+    ("oltp-user-delay-max", false, None),
+    ("oltp-reconnect-mode", false, None),
+    ("oltp-reconnect", true, None),
+    ("mysql-table-engine", false, None),
+    ("mysql-table-type", false, None),
+    ("mysql-engine-trx", false, None),
+    ("myisam-max-rows", false, None),
+    ("init-rng", false, None),
+    ("seed-rng", false, None),
+];
+
+/// The sysbench option `--name`, by either spelling (`table_size`, `table-size`).
+fn sysbench_option(name: &str) -> Option<&'static (&'static str, bool, Option<&'static str>)> {
+    let name = name.replace('_', "-");
+    SYSBENCH_OPTIONS.iter().find(|(n, _, _)| *n == name)
+}
+
+/// Takes out of `args` (after the verb) the sysbench options the command does not
+/// know (`known` says which it does), as sysbench ignores them; returns what is left
+/// and a note for each that asked for something sizeup does not do. `--db-driver`
+/// naming another driver is refused: nothing could run.
+pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<(Vec<OsString>, Vec<String>), String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut notes = Vec::new();
+    for arg in args {
+        let Some(body) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            out.push(arg);
+            continue;
+        };
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        let Some(&(canonical, switch, note)) = sysbench_option(name).filter(|_| !known(name)) else {
+            out.push(arg);
+            continue;
+        };
+        if canonical == "db-driver" && value.is_some_and(|v| v != "mysql") {
+            return Err(format!(
+                "--db-driver={}: sizeup speaks the MySQL protocol only (MySQL, MariaDB, Percona, Galera); \
+                 leave --db-driver out",
+                value.unwrap_or_default()
+            ));
+        }
+        // A note only when the option asks for what sizeup does not do.
+        let asked = match (switch, value) {
+            (true, None) => true,
+            (true, Some(v)) => crate::options::parse_switch(v).unwrap_or(true),
+            (false, v) => v.is_some_and(|v| !v.is_empty()),
+        };
+        if let Some(note) = note.filter(|_| asked) {
+            notes.push(format!("--{name}: {note}"));
+        }
+    }
+    Ok((out, notes))
+}
+
+/// sysbench's `--config-file=FILE`: each `name=value` line of the file (values may be
+/// quoted, `#` starts a comment) is an option given where the file was named, so
+/// later options override it.
+pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        let Some(path) =
+            arg.to_str().and_then(|a| a.strip_prefix("--config-file=").or(a.strip_prefix("--config_file=")))
+        else {
+            out.push(arg);
+            continue;
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| format!("--config-file={path}: {e}"))?;
+        for line in text.lines() {
+            let Some((name, value)) = line.split_once('=') else { continue };
+            let name = name.trim();
+            if name.is_empty() || name.starts_with('#') {
+                continue;
+            }
+            let value = value.trim_start();
+            let value = match value.chars().next() {
+                Some(q @ ('\'' | '"')) => match value[1..].find(q) {
+                    Some(end) => &value[1..1 + end],
+                    None => return Err(format!("--config-file={path}: an unclosed quote in `{line}`")),
+                },
+                _ => value.split('#').next().unwrap_or("").trim_end(),
+            };
+            out.push(format!("--{name}={value}").into());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -176,9 +393,45 @@ mod tests {
     }
 
     #[test]
+    fn sysbench_options_a_verb_has_no_use_for_are_dropped_with_notes() {
+        let args = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
+        let known = |n: &str| n == "threads";
+        let (out, notes) =
+            drop_unused(args("--threads=2 --time=5 --mysql-dry-run --mysql-compression=off --x=1 word"), &known)
+                .unwrap();
+        let out: Vec<_> = out.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert_eq!(out, ["--threads=2", "--x=1", "word"], "unknown to sysbench too: left for clap to refuse");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("--mysql-dry-run: sizeup sends every statement"), "{notes:?}");
+        assert!(drop_unused(args("--db-driver=pgsql"), &known).unwrap_err().contains("MySQL protocol only"));
+        assert!(drop_unused(args("--db-driver=mysql"), &known).unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn config_file_options_stand_where_the_file_was_named() {
+        let dir = std::env::temp_dir().join(format!("sizeup-cfg-{}", std::process::id()));
+        std::fs::write(&dir, "threads=4\nmysql-db = 'my db'\n# a comment\ntime=5 # five\nnot an option\n").unwrap();
+        let given =
+            vec![OsString::from("sizeup"), format!("--config-file={}", dir.display()).into(), "--time=7".into()];
+        let out: Vec<_> =
+            expand_config_files(given).unwrap().iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        std::fs::remove_file(&dir).unwrap();
+        assert_eq!(out, ["sizeup", "--threads=4", "--mysql-db=my db", "--time=5", "--time=7"]);
+    }
+
+    #[test]
     fn test_option_names_the_workload() {
+        // test_path_runs_the_file: a script named like a built-in is still that file.
         assert_eq!(
             rw("sizeup --test=/usr/share/sysbench/oltp_read_only.lua --threads=2 run").unwrap(),
+            "sizeup run /usr/share/sysbench/oltp_read_only.lua --threads=2"
+        );
+        assert_eq!(
+            rw("sizeup --test=/opt/sb/tests/db/oltp.lua --oltp-tables-count=8 run").unwrap(),
+            "sizeup run /opt/sb/tests/db/oltp.lua --oltp-tables-count=8"
+        );
+        assert_eq!(
+            rw("sizeup --test=oltp_read_only --threads=2 run").unwrap(),
             "sizeup run oltp_read_only --threads=2"
         );
         assert_eq!(

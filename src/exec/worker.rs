@@ -304,7 +304,7 @@ pub async fn run_worker<S: Session>(
                 Ok(_) if session.finished() => {
                     // The session's last word (a script's event() returned true): its
                     // statements count, the transaction does not, and this worker ends.
-                    shard.recorder.borrow_mut().queries.add(&queries);
+                    shard.recorder.borrow_mut().queries(0, &queries);
                     shard.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
                     break 'run;
                 }
@@ -317,7 +317,7 @@ pub async fn run_worker<S: Session>(
                     }
                     let mut rec = shard.recorder.borrow_mut();
                     rec.transaction(done.ty, latency, done.rolled_back);
-                    rec.queries.add(&queries);
+                    rec.queries(done.ty, &queries);
                     break;
                 }
                 Err(failed) => {
@@ -329,7 +329,7 @@ pub async fn run_worker<S: Session>(
                         if !matches!(class, ErrorClass::Fatal) {
                             rec.error(failed.ty);
                         }
-                        rec.queries.add(&queries);
+                        rec.queries(failed.ty, &queries);
                     }
                     queries = QueryCounts::default();
                     match class {
@@ -368,7 +368,7 @@ pub async fn run_worker<S: Session>(
     if let Err(e) = session.finish(&mut conn, &mut queries).await {
         shard.control.fail(e);
     }
-    shard.recorder.borrow_mut().queries.add(&queries);
+    shard.recorder.borrow_mut().queries(0, &queries);
     conn.close().await;
     tally
 }

@@ -46,6 +46,12 @@ pub struct QueryCounts {
     pub reads: u64,
     pub writes: u64,
     pub other: u64,
+    /// Errors and reconnects a script counted itself (sysbench's `sb_counter_inc`):
+    /// the recorder moves them to the transaction type's errors and its reconnects.
+    #[serde(default, skip_serializing)]
+    pub errors: u64,
+    #[serde(default, skip_serializing)]
+    pub reconnects: u64,
 }
 
 impl QueryCounts {
@@ -56,6 +62,8 @@ impl QueryCounts {
         self.reads += o.reads;
         self.writes += o.writes;
         self.other += o.other;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
     }
 }
 
@@ -107,6 +115,16 @@ impl Recorder {
     #[inline]
     pub fn error(&mut self, ty: usize) {
         self.types[ty].errors += 1;
+    }
+
+    /// Adds a transaction's statements; errors and reconnects the workload counted
+    /// itself go to type `ty`'s errors and to the reconnects.
+    #[inline]
+    pub fn queries(&mut self, ty: usize, q: &QueryCounts) {
+        let QueryCounts { reads, writes, other, errors, reconnects } = *q;
+        self.queries.add(&QueryCounts { reads, writes, other, errors: 0, reconnects: 0 });
+        self.types[ty].errors += errors;
+        self.reconnects += reconnects;
     }
 
     pub fn merge(&mut self, other: &Recorder) {
@@ -627,7 +645,7 @@ mod tests {
         for _ in 0..50 {
             r.transaction(0, 2000, false);
         }
-        r.queries = QueryCounts { reads: 500, writes: 200, other: 100 };
+        r.queries = QueryCounts { reads: 500, writes: 200, other: 100, ..Default::default() };
         let names = vec!["t".to_string()];
         let i = Interval::from_recorder(&r, &names, 10.0, 0.5, false, 4, 99.0);
         assert_eq!(i.tps, 100.0);

@@ -5,7 +5,9 @@
 //! functions of those names.
 //!
 //! Lua states are not `Send`, so a command runs on a thread of its own with a
-//! single-threaded runtime; the caller awaits its answer.
+//! single-threaded runtime; the caller awaits its answer. A parallel command's states
+//! each get a thread, as sysbench's do: a script that sleeps (sysbench-tpcc's prepare
+//! waits 30 s in every thread) or spends CPU building rows blocks only its own.
 
 use super::state::{Env, Outcome, State, Watch};
 use super::Script;
@@ -44,7 +46,7 @@ pub async fn run(
 }
 
 async fn command(
-    script: &Script,
+    script: &Arc<Script>,
     name: &str,
     target: &Target,
     threads: u32,
@@ -68,20 +70,7 @@ async fn command(
             return ended(script, name, &[main], vec![r]);
         }
         drop(main);
-        let states = (0..threads).map(|t| State::new(script, &env, t, None)).collect::<Result<Vec<_>, _>>()?;
-        // As they finish: a state whose statement stalled ends the command at once (the
-        // others, cancelled, would otherwise run their whole share first).
-        let mut running: futures_util::stream::FuturesUnordered<_> =
-            states.iter().map(|s| async move { (s, s.call_command(name).await) }).collect();
-        let mut results = Vec::new();
-        while let Some((state, r)) = futures_util::StreamExt::next(&mut running).await {
-            if let Some(why) = state.ctx.stalled.borrow_mut().take() {
-                return Err(why);
-            }
-            results.push(r);
-        }
-        drop(running);
-        return ended(script, name, &states, results);
+        return parallel_command(script, name, &env, threads).await;
     }
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
         return Err(format!("{} has no {name} command", script.path));
@@ -92,6 +81,62 @@ async fn command(
         Outcome::Failed(m) => Err(m),
     };
     ended(script, name, &[main], vec![r])
+}
+
+/// Runs a parallel command in `threads` states, each on a thread of its own; a state
+/// whose statement stalled ends the command at once (the others, cancelled, would
+/// otherwise run their whole share first).
+async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: u32) -> Result<(), String> {
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    let mut handles = Vec::new();
+    for tid in 0..threads {
+        let (script, env, name) = (script.clone(), env.clone(), name.to_string());
+        let (done, mut cancel) = (done_tx.clone(), cancel_rx.clone());
+        let spawned = std::thread::Builder::new().name(format!("sizeup-{name}-{tid}")).spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return drop(done.send((Err(format!("cannot start a runtime: {e}")), None))),
+            };
+            let state = match State::new(&script, &env, tid, None) {
+                Ok(s) => s,
+                Err(e) => return drop(done.send((Err(e), None))),
+            };
+            let result = rt.block_on(async {
+                tokio::select! {
+                    r = state.call_command(&name) => Some(r),
+                    _ = cancel.wait_for(|c| *c) => None,
+                }
+            });
+            super::state::flush_c_stdout();
+            let stalled = state.ctx.stalled.borrow_mut().take();
+            if let Some(r) = result {
+                let _ = done.send((r, stalled));
+            }
+        });
+        handles.push(spawned.map_err(|e| format!("cannot start a thread for the script: {e}"))?);
+    }
+    drop(done_tx);
+    let mut results = Vec::new();
+    let mut outcome = Ok(());
+    while let Some((r, stalled)) = done_rx.recv().await {
+        if let Some(why) = stalled {
+            outcome = Err(why);
+            break;
+        }
+        results.push(r);
+    }
+    // A stalled command leaves the others cancelled at their next wait (a thread in a
+    // script's sleep ends after it); a finished one has threads that are ending.
+    let _ = cancel_tx.send(true);
+    outcome?;
+    for h in handles {
+        let _ = h.join();
+    }
+    for r in results {
+        r?.then_some(()).ok_or_else(|| format!("{}: the {name} command failed", script.path))?;
+    }
+    Ok(())
 }
 
 /// How a command ended, from what its states returned (`Ok(false)`: the command said it

@@ -33,10 +33,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A workload name that is a script: a `.lua` file named by a path, or by a name that is
-/// not one of the built-in oltp_* names (`oltp_read_write.lua` stays the built-in;
-/// `./oltp_read_write.lua` or `/usr/share/sysbench/oltp_read_write.lua` is the script).
+/// not one of the built-in oltp_* names, or that is a file here. `oltp_read_write.lua`
+/// with no such file here stays the built-in (sysbench would find its own copy);
+/// `./oltp_read_write.lua` or `/usr/share/sysbench/oltp_read_write.lua` is the script.
 pub fn is_script(name: &str) -> bool {
-    name.ends_with(".lua") && (name.contains('/') || super::oltp::Variant::from_name(name).is_none())
+    name.ends_with(".lua")
+        && (name.contains('/')
+            || super::oltp::Variant::from_name(name).is_none()
+            || std::path::Path::new(name).is_file())
 }
 
 /// A script read and checked: its source, its options, what it defines.

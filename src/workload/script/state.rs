@@ -25,6 +25,7 @@ use std::sync::Arc;
 pub const SYSBENCH_VERSION: &str = "1.0.20";
 
 /// What a state is made with, beyond the script.
+#[derive(Clone)]
 pub struct Env {
     /// `sysbench.opt`: sysbench's own options and the script's, by sysbench's names.
     pub opt: Vec<(String, OptValue)>,
@@ -371,6 +372,24 @@ fn install_rand(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
         })?;
         raw.set(name, f)?;
     }
+    // sysbench's sb_counter_inc(thread, type), by its sb_counter_type numbers: the
+    // state's own counts (a script passes its own sysbench.tid). SB_CNT_TRX is not
+    // counted: an event is one call of event(), as sizeup times it.
+    let c = ctx.clone();
+    raw.set(
+        "counter_inc",
+        lua.create_function(move |_, kind: i64| {
+            c.count(|q| match kind {
+                0 => q.other += 1,
+                1 => q.reads += 1,
+                2 => q.writes += 1,
+                4 => q.errors += 1,
+                5 => q.reconnects += 1,
+                _ => {}
+            });
+            Ok(())
+        })?,
+    )?;
     let c = ctx.clone();
     raw.set("unique", lua.create_function(move |_, ()| Ok(c.unique.next_id() as f64))?)?;
     let c = ctx.clone();

@@ -76,6 +76,83 @@ function sysbench.rand.uniform_uint64()
    return ffi.cast("uint64_t", hi) * 4294967296ULL + lo
 end
 
+-- sysbench's C layer ----------------------------------------------------------------
+-- sysbench declares these types and functions with ffi.cdef before any script runs
+-- (its src/lua/internal/*.lua), and scripts build on them: Percona-Lab's sysbench-tpcc
+-- declares `void sb_counter_inc(int, sb_counter_type)` and calls it through ffi.C.
+-- The declarations are sysbench's; the functions behind them are sizeup's, reached
+-- through ffi.C as sysbench's own exported C functions are (anything else ffi.C names,
+-- usleep for one, is still the C library's).
+
+ffi.cdef[[
+typedef enum { DB_ERROR_NONE, DB_ERROR_IGNORABLE, DB_ERROR_FATAL } sql_error_t;
+typedef enum {
+  SB_CNT_OTHER, SB_CNT_READ, SB_CNT_WRITE, SB_CNT_TRX, SB_CNT_ERROR, SB_CNT_RECONNECT, SB_CNT_MAX
+} sb_counter_type;
+typedef enum {
+  SQL_TYPE_NONE, SQL_TYPE_TINYINT, SQL_TYPE_SMALLINT, SQL_TYPE_INT, SQL_TYPE_BIGINT, SQL_TYPE_FLOAT,
+  SQL_TYPE_DOUBLE, SQL_TYPE_TIME, SQL_TYPE_DATE, SQL_TYPE_DATETIME, SQL_TYPE_TIMESTAMP, SQL_TYPE_CHAR,
+  SQL_TYPE_VARCHAR
+} sql_bind_type_t;
+typedef enum {
+  SB_ARG_TYPE_NULL, SB_ARG_TYPE_BOOL, SB_ARG_TYPE_INT, SB_ARG_TYPE_SIZE, SB_ARG_TYPE_DOUBLE,
+  SB_ARG_TYPE_STRING, SB_ARG_TYPE_LIST, SB_ARG_TYPE_FILE, SB_ARG_TYPE_MAX
+} sb_arg_type_t;
+typedef struct histogram sb_histogram_t;
+void sb_event_start(int thread_id);
+void sb_event_stop(int thread_id);
+bool sb_more_events(int thread_id);
+uint64_t sb_rand_uniform_uint64(void);
+uint32_t sb_rand_default(uint32_t, uint32_t);
+uint32_t sb_rand_uniform(uint32_t, uint32_t);
+uint32_t sb_rand_gaussian(uint32_t, uint32_t);
+uint32_t sb_rand_special(uint32_t, uint32_t);
+uint32_t sb_rand_pareto(uint32_t, uint32_t);
+uint32_t sb_rand_unique(void);
+void sb_rand_str(const char *, char *);
+double sb_rand_uniform_double(void);
+void sb_print_test_options(void);
+]]
+
+local function own_loop()
+   error("sizeup's worker loop starts and stops events itself; a script cannot drive it", 2)
+end
+
+local provided = {
+   sb_counter_inc = function(_, kind)
+      raw.counter_inc(tonumber(kind) or -1)
+   end,
+   sb_rand_uniform_uint64 = sysbench.rand.uniform_uint64,
+   sb_rand_default = raw.default,
+   sb_rand_uniform = raw.uniform,
+   sb_rand_gaussian = raw.gaussian,
+   sb_rand_special = raw.special,
+   sb_rand_pareto = raw.pareto,
+   sb_rand_unique = raw.unique,
+   sb_rand_uniform_double = raw.uniform_double,
+   -- Fills the caller's buffer as sysbench's C function does.
+   sb_rand_str = function(fmt, buf)
+      local s = raw.string(ffi.string(fmt))
+      ffi.copy(buf, s, #s)
+   end,
+   sb_print_test_options = raw.print_options,
+   sb_event_start = own_loop,
+   sb_event_stop = own_loop,
+   sb_more_events = own_loop,
+}
+
+local C = ffi.C
+ffi.C = setmetatable({}, {
+   __index = function(_, name)
+      local f = provided[name]
+      if f ~= nil then
+         return f
+      end
+      return C[name]
+   end,
+   __tostring = function() return tostring(C) end,
+})
+
 -- SQL ------------------------------------------------------------------------------
 
 local sql = {
