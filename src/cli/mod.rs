@@ -38,6 +38,16 @@ impl Cli {
         let cmd = Cli::command();
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
         let args = sysbench::expand_config_files(args)?;
+        if let Some(script) = sysbench::script_alone(&args, &names) {
+            // sysbench's `SCRIPT` with no command: loaded, and nothing more.
+            match crate::workload::script::load_alone(&script) {
+                Ok(()) => std::process::exit(0),
+                Err(e) => {
+                    eprintln!("FATAL: {e}");
+                    std::process::exit(1)
+                }
+            }
+        }
         let args = sysbench::rewrite(args, &names)?;
         let (args, script_options) = script_options(&cmd, args, &names)?;
         let (args, ignored) = sysbench_options_unused(&cmd, args)?;
@@ -210,14 +220,19 @@ fn script_options(
     let Some(script) = text.get(verb_at + 1).filter(|w| crate::workload::script::is_script(w)) else {
         return Ok((args, None));
     };
-    let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
-    let wants_help = command == "help" || text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h");
-    if wants_help {
-        print!("{}", crate::workload::script::options::help(script, &defs));
-        if command == "help" {
-            std::process::exit(0);
+    if command == "help" {
+        // sysbench's `SCRIPT help`: the script's help() or its options.
+        match crate::workload::script::help_command(script) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => {
+                eprintln!("FATAL: {e}");
+                std::process::exit(1)
+            }
         }
-        println!();
+    }
+    let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
+    if text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", crate::workload::script::options::help(script, &defs));
     }
     let sizeup = sizeup_options(cmd, if command == "help" { "run" } else { &text[verb_at] });
     let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)?;

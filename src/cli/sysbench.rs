@@ -86,6 +86,31 @@ pub fn workload_named(name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
+/// A script named with no verb and no sizeup command (`sizeup ./my.lua --opt=1`):
+/// sysbench loads such a script and stops.
+pub fn script_alone(args: &[OsString], subcommands: &[&str]) -> Option<String> {
+    let text: Vec<&str> = args.iter().skip(1).map(|a| a.to_str()).collect::<Option<_>>()?;
+    let mut positional = Vec::new();
+    let mut skip_next = false;
+    for a in &text {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if a.starts_with('-') {
+            skip_next = GLOBAL_WITH_VALUE.contains(a);
+            continue;
+        }
+        positional.push(*a);
+    }
+    match positional[..] {
+        [script] if !subcommands.contains(&script) && !VERBS.contains(&script) => {
+            let script = workload_named(script);
+            (crate::workload::script::is_script(&script) && std::path::Path::new(&script).is_file()).then_some(script)
+        }
+        _ => None,
+    }
+}
+
 /// `prog globals... verb workload options...`, leaving out `--test` and 0.4's modes.
 fn build(text: &[String], verb_at: usize, verb: &str, workload: &str) -> Vec<OsString> {
     let mut out: Vec<OsString> = vec![text[0].clone().into()];
@@ -312,6 +337,12 @@ pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<
             Some((n, v)) => (n, Some(v)),
             None => (body, None),
         };
+        // An empty server list (`--mysql-socket=`, as scripts that build command lines
+        // write it) is sysbench's default: none given.
+        if value == Some("") && ["mysql-socket", "mysql-host", "mysql-port"].contains(&name.replace('_', "-").as_str())
+        {
+            continue;
+        }
         let Some(&(canonical, switch, note)) = sysbench_option(name).filter(|_| !known(name)) else {
             out.push(arg);
             continue;
@@ -396,9 +427,11 @@ mod tests {
     fn sysbench_options_a_verb_has_no_use_for_are_dropped_with_notes() {
         let args = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
         let known = |n: &str| n == "threads";
-        let (out, notes) =
-            drop_unused(args("--threads=2 --time=5 --mysql-dry-run --mysql-compression=off --x=1 word"), &known)
-                .unwrap();
+        let (out, notes) = drop_unused(
+            args("--threads=2 --time=5 --mysql-socket= --mysql-dry-run --mysql-compression=off --x=1 word"),
+            &known,
+        )
+        .unwrap();
         let out: Vec<_> = out.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         assert_eq!(out, ["--threads=2", "--x=1", "word"], "unknown to sysbench too: left for clap to refuse");
         assert_eq!(notes.len(), 1, "{notes:?}");

@@ -69,6 +69,12 @@ impl Script {
     /// Reads the script and its options (loading it once, as sysbench does before it
     /// reads its command line), with `given` (by sysbench name) over the defaults.
     pub fn load(path: &str, command: &str, args: &WorkloadArgs) -> Result<Script, String> {
+        Ok(Script::load_probed(path, command, args)?.0)
+    }
+
+    /// As `load`, with the state the script was loaded in (no server), for a command
+    /// that runs without one (`help`).
+    fn load_probed(path: &str, command: &str, args: &WorkloadArgs) -> Result<(Script, state::State), String> {
         let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read the script {path}: {e}"))?;
         let rand = super::oltp::lifecycle::options_of(&args.oltp)?.rand;
         let mut script = Script {
@@ -100,9 +106,8 @@ impl Script {
         script.defs = defs.unwrap_or_default();
         script.commands = probe.commands();
         script.has_event = probe.function("event").is_some();
-        drop(probe);
         script.values = options::values(path, &script.defs, script.legacy, &args.script_options)?;
-        Ok(script)
+        Ok((script, probe))
     }
 
     /// The seed of commands' generators: sysbench seeds nothing before a command, so
@@ -125,6 +130,46 @@ impl Script {
 pub fn option_defs(path: &str, command: &str) -> Result<(Vec<OptionDef>, bool), String> {
     let script = Script::load(path, command, &WorkloadArgs::default())?;
     Ok((script.defs, script.legacy))
+}
+
+/// sysbench's `SCRIPT` with no command: the script is loaded (its top-level code runs,
+/// with `sysbench.cmdline.command` nil) and nothing more.
+pub fn load_alone(path: &str) -> Result<(), String> {
+    println!("{}\n", state::version_line());
+    let loaded = Script::load(path, "", &WorkloadArgs::default());
+    state::flush_c_stdout();
+    loaded.map(drop)
+}
+
+/// sysbench's `SCRIPT help`: the script's own `help()` (a global function or a
+/// `help` command) when it has one, else its options; a script with neither does not
+/// implement help, as sysbench says.
+pub fn help_command(path: &str) -> Result<(), String> {
+    println!("{}\n", state::version_line());
+    let (script, state) = Script::load_probed(path, "help", &WorkloadArgs::default())?;
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let own = state.commands().iter().any(|(c, _)| c == "help");
+    if own || state.function("help").is_some() {
+        let outcome = if own {
+            futures_util::FutureExt::now_or_never(state.call_command("help")).map(|r| r.map(|_| ()))
+        } else {
+            let f = state.function("help").expect("checked");
+            futures_util::FutureExt::now_or_never(state.call(&f, mlua::Value::Nil)).map(|o| match o {
+                state::Outcome::Returned(_) => Ok(()),
+                state::Outcome::Restart(_) => Err(state.restart_message()),
+                state::Outcome::Failed(m) => Err(m),
+            })
+        };
+        state::flush_c_stdout();
+        return outcome.unwrap_or_else(|| Err(format!("{name}: help() waited for a server; it has none")));
+    }
+    match script.legacy || script.defs.is_empty() {
+        false => {
+            print!("{}", options::help(path, &script.defs));
+            Ok(())
+        }
+        true => Err(format!("'{name}' test does not implement the 'help' command.")),
+    }
 }
 
 /// `sysbench.opt`: the script's options, then sysbench's own with sizeup's values.
@@ -177,6 +222,27 @@ fn opt_table(
         ("mysql_db", Text(target.map(|t| t.database.clone()).unwrap_or_default())),
         ("mysql_ignore_errors", List(ignore)),
         ("mysql_dry_run", Bool(false)),
+        (
+            "mysql_ssl",
+            Bool(target.is_some_and(|t| {
+                use crate::target::SslMode::*;
+                matches!(t.tls.mode, Required | VerifyCa | VerifyIdentity)
+            })),
+        ),
+        ("mysql_ssl_cipher", Text(String::new())),
+        ("mysql_compression", Bool(false)),
+        ("mysql_debug", Bool(false)),
+        ("forced_shutdown", Text("off".into())),
+        ("thread_stack_size", Number(65536.0)),
+        ("report_checkpoints", List(Vec::new())),
+        ("help", Bool(false)),
+        ("version", Bool(false)),
+        // The deprecated spellings sysbench 0.5 scripts read as globals (num_threads,
+        // max_requests, max_time, tx_rate), with the values their new names have.
+        ("num_threads", Number(threads as f64)),
+        ("max_requests", Number(spec.and_then(|s| s.events).unwrap_or(0) as f64)),
+        ("max_time", secs(spec.and_then(|s| s.time))),
+        ("tx_rate", Number(spec.and_then(|s| s.rate).unwrap_or(0.0))),
     ];
     for (name, value) in own {
         if !script.values.contains_key(name) {

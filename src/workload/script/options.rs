@@ -143,10 +143,15 @@ pub fn values(
         let given = given.iter().find(|(k, _)| normalise(k) == d.name).map(|(_, v)| v);
         let value = match given.or(d.default.as_ref()) {
             Some(text) => parse(d.kind, text).map_err(|e| format!("--{}: {e} ({script} option)", d.name))?,
-            // sysbench exports a string option without a default as "".
-            None if d.kind == ArgType::String => OptValue::Text(String::new()),
-            None if d.kind == ArgType::List => OptValue::List(Vec::new()),
-            None => OptValue::Nil,
+            // What sysbench exports for an option declared without a default: "" for
+            // a string, an empty list, 0 for a number, true for a switch.
+            None => match d.kind {
+                ArgType::String => OptValue::Text(String::new()),
+                ArgType::List => OptValue::List(Vec::new()),
+                ArgType::Bool => OptValue::Bool(true),
+                ArgType::Int | ArgType::Double | ArgType::Size => OptValue::Number(0.0),
+                ArgType::File => OptValue::Nil,
+            },
         };
         out.insert(d.name.clone(), value);
     }
@@ -217,18 +222,21 @@ pub fn split(
     Ok((rest, ours))
 }
 
-/// The script's options as sysbench's `help` command lists them.
+/// The script's options as sysbench's `help` command lists them (sb_print_options):
+/// the script's file name, then one line per option, names padded to the longest.
 pub fn help(script: &str, defs: &[OptionDef]) -> String {
+    let name = script.rsplit('/').next().unwrap_or(script);
     if defs.is_empty() {
-        return format!("{script} defines no options of its own\n");
+        return format!("{name} defines no options of its own\n");
     }
-    let mut out = format!("{script} options:\n");
-    let width = defs.iter().map(|d| d.name.len() + d.kind.placeholder().len()).max().unwrap_or(0) + 4;
+    let mut out = format!("{name} options:\n");
+    let width = defs.iter().map(|d| d.name.len() + d.kind.placeholder().len()).max().unwrap_or(0) + 3;
     for d in defs {
         let left = format!("--{}{}", d.name, d.kind.placeholder());
         let default = d.default.as_deref().map_or(String::new(), |v| format!(" [{v}]"));
         out.push_str(&format!("  {left:<width$}{}{default}\n", d.description));
     }
+    out.push('\n');
     out
 }
 
@@ -318,6 +326,8 @@ mod tests {
     fn help_lists_every_option_with_its_default() {
         let h = help("t.lua", &[def("table_size", Some("10000"), ArgType::Double), def("x", None, ArgType::Bool)]);
         assert!(h.starts_with("t.lua options:\n"));
+        // As sysbench pads: the longest name and its placeholder, then one space.
+        assert!(h.contains("  --table_size=N the table_size [10000]\n  --x[=on|off]   the x\n"), "{h}");
         assert!(h.contains("--table_size=N") && h.contains("the table_size [10000]"));
         assert!(h.contains("--x[=on|off]"));
     }

@@ -24,12 +24,18 @@ use std::sync::Arc;
 /// The sysbench release whose API this is.
 pub const SYSBENCH_VERSION: &str = "1.0.20";
 
+/// sysbench's first line (`sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)`), as
+/// sizeup gives it: where a parser looks for sysbench's version, it finds the API's.
+pub fn version_line() -> String {
+    format!("sysbench {SYSBENCH_VERSION} (sizeup {}, using LuaJIT)", env!("CARGO_PKG_VERSION"))
+}
+
 /// What a state is made with, beyond the script.
 #[derive(Clone)]
 pub struct Env {
     /// `sysbench.opt`: sysbench's own options and the script's, by sysbench's names.
     pub opt: Vec<(String, OptValue)>,
-    /// `sysbench.cmdline.command`.
+    /// `sysbench.cmdline.command` (empty: none, nil to the script).
     pub command: String,
     /// How further connections (`drv:connect()` beyond the first) reach the server;
     /// `None` while only the script's options are read.
@@ -214,7 +220,8 @@ impl State {
             let (Value::String(name), Value::Table(def)) = (&name, &def) else {
                 return Err("wrong table structure in sysbench.cmdline.options".into());
             };
-            let name = name.to_string_lossy();
+            // sysbench names options with `_` (`["dash-opt"]` is sysbench.opt.dash_opt).
+            let name = super::options::normalise(&name.to_string_lossy());
             let description: Value = def.get(1).map_err(|e| message(&e))?;
             let description = match description {
                 Value::Nil => return Err(format!("nil description for option {name}")),
@@ -285,14 +292,17 @@ fn setup(lua: &Lua, script: &Script, env: &Env, tid: u32, ctx: &Rc<Ctx>) -> mlua
     let sysbench = lua.create_table()?;
     sysbench.set("tid", tid)?;
     sysbench.set("version", SYSBENCH_VERSION)?;
-    sysbench.set("version_string", format!("sysbench {SYSBENCH_VERSION} (sizeup {})", env!("CARGO_PKG_VERSION")))?;
+    sysbench.set("version_string", version_line())?;
     let cmdline = lua.create_table()?;
     let argv = lua.create_table()?;
     for (i, a) in std::env::args().enumerate() {
         argv.raw_set(i, a)?;
     }
     cmdline.set("argv", argv)?;
-    cmdline.set("command", env.command.as_str())?;
+    // No command (a script loaded alone): nil, as sysbench leaves it.
+    if !env.command.is_empty() {
+        cmdline.set("command", env.command.as_str())?;
+    }
     cmdline.set("script_path", script.path.as_str())?;
     sysbench.set("cmdline", cmdline)?;
     let opt = lua.create_table()?;

@@ -267,16 +267,15 @@ local function text_query(con, query)
    return nrows, nfields
 end
 
--- `rs` with the outcome of a statement: the result set, or nil when it has no rows.
+-- `rs` with the outcome of a statement. A statement without a result set gets one too,
+-- with no fields and its affected rows, as sysbench hands scripts a result object for
+-- it (a test like `if rs then` holds for an UPDATE under both).
 local function result(rs, nrows, nfields)
-   if nfields == 0 then
-      return nil
-   end
    rs.nrows, rs.nfields = nrows, nfields
    return rs
 end
 
--- A result set for statements that return rows, nil for the others.
+-- The statement's result.
 function Connection:query(query)
    local nrows, nfields = text_query(self, query)
    return result(self._rs, nrows, nfields)
@@ -426,7 +425,7 @@ end
 -- returns nothing; db_bind_param() takes its types from the table's values (a number
 -- is an integer, a string text) and db_execute() reads the values from that table each
 -- time. Unlike sysbench 1.0, a fatal error in db_execute() fails the run (sysbench
--- carries on), and a statement without rows gives nil (sysbench an empty result).
+-- carries on).
 -- Each wrapper calls the shared bodies directly, so errors name the script's line.
 local legacy = { con = nil }
 local function legacy_con()
