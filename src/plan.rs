@@ -35,6 +35,11 @@ pub struct Output {
     pub json: Option<PathBuf>,
     /// Errors only (sysbench's `--verbosity` below 3).
     pub quiet: bool,
+    /// sysbench's output, for a command line in sysbench's order: its header, interval
+    /// lines and closing block alone (`sizeup runs show` has sizeup's summary).
+    pub sysbench: bool,
+    /// `--rand-seed` as given (0: none), which sysbench's header names.
+    pub rand_seed: u64,
 }
 
 /// The run `workload` with `o` describes, checked.
@@ -52,6 +57,8 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
             histogram: o.histogram,
             json: o.json.clone(),
             quiet: o.verbosity < 3,
+            sysbench: false,
+            rand_seed: o.workload.oltp.rand_seed,
         },
     })
 }

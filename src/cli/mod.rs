@@ -26,6 +26,10 @@ pub struct Cli {
     /// Results database (SQLite). Default: results.db in the state directory ($SIZEUP_HOME).
     #[arg(long, global = true, value_name = "FILE")]
     pub results: Option<PathBuf>,
+    /// Set by `sysbench::rewrite` for a command line in sysbench's order: the output is
+    /// sysbench's (its header, its closing block alone).
+    #[arg(long, global = true, hide = true)]
+    pub sysbench_output: bool,
     #[command(subcommand)]
     pub command: Command,
 }

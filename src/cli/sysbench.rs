@@ -111,9 +111,11 @@ pub fn script_alone(args: &[OsString], subcommands: &[&str]) -> Option<String> {
     }
 }
 
-/// `prog globals... verb workload options...`, leaving out `--test` and 0.4's modes.
+/// `prog globals... verb workload options...`, leaving out `--test` and 0.4's modes,
+/// marked as sysbench's (`--sysbench-output`): its output is sysbench's, and a run
+/// prints interval lines only when `--report-interval` asks, as sysbench does.
 fn build(text: &[String], verb_at: usize, verb: &str, workload: &str) -> Vec<OsString> {
-    let mut out: Vec<OsString> = vec![text[0].clone().into()];
+    let mut out: Vec<OsString> = vec![text[0].clone().into(), "--sysbench-output".into()];
     let mut globals = Vec::new();
     let mut options = Vec::new();
     let mut iter = text.iter().enumerate().skip(1).peekable();
@@ -143,6 +145,9 @@ fn build(text: &[String], verb_at: usize, verb: &str, workload: &str) -> Vec<OsS
     out.push(verb.into());
     out.push(workload.into());
     out.extend(options.into_iter().map(OsString::from));
+    if verb == "run" && option_value(text, "--report-interval").is_none() {
+        out.push("--report-interval=0".into());
+    }
     out
 }
 
@@ -413,10 +418,18 @@ mod tests {
 
     #[test]
     fn sysbench_verb_order_becomes_sizeups() {
-        assert_eq!(rw("sizeup oltp_read_write --threads=8 run").unwrap(), "sizeup run oltp_read_write --threads=8");
+        // Marked as sysbench's; a run prints interval lines only when asked, as sysbench.
+        assert_eq!(
+            rw("sizeup oltp_read_write --threads=8 run").unwrap(),
+            "sizeup --sysbench-output run oltp_read_write --threads=8 --report-interval=0"
+        );
+        assert_eq!(
+            rw("sizeup oltp_read_write --report-interval=2 run").unwrap(),
+            "sizeup --sysbench-output run oltp_read_write --report-interval=2"
+        );
         assert_eq!(
             rw("sizeup --home /h oltp_point_select --tables=2 prepare").unwrap(),
-            "sizeup --home /h prepare oltp_point_select --tables=2"
+            "sizeup --sysbench-output --home /h prepare oltp_point_select --tables=2"
         );
         assert_eq!(rw("sizeup run oltp_read_write --threads=8").unwrap(), "sizeup run oltp_read_write --threads=8");
         assert_eq!(rw("sizeup server start").unwrap(), "sizeup server start");
@@ -454,29 +467,36 @@ mod tests {
 
     #[test]
     fn test_option_names_the_workload() {
+        let sb = |rest: &str| format!("sizeup --sysbench-output {rest}");
         // test_path_runs_the_file: a script named like a built-in is still that file.
         assert_eq!(
-            rw("sizeup --test=/usr/share/sysbench/oltp_read_only.lua --threads=2 run").unwrap(),
-            "sizeup run /usr/share/sysbench/oltp_read_only.lua --threads=2"
+            rw("sizeup --test=/usr/share/sysbench/oltp_read_only.lua --threads=2 prepare").unwrap(),
+            sb("prepare /usr/share/sysbench/oltp_read_only.lua --threads=2")
         );
         assert_eq!(
-            rw("sizeup --test=/opt/sb/tests/db/oltp.lua --oltp-tables-count=8 run").unwrap(),
-            "sizeup run /opt/sb/tests/db/oltp.lua --oltp-tables-count=8"
+            rw("sizeup --test=/opt/sb/tests/db/oltp.lua --oltp-tables-count=8 prepare").unwrap(),
+            sb("prepare /opt/sb/tests/db/oltp.lua --oltp-tables-count=8")
         );
         assert_eq!(
-            rw("sizeup --test=oltp_read_only --threads=2 run").unwrap(),
-            "sizeup run oltp_read_only --threads=2"
+            rw("sizeup --test=oltp_read_only --threads=2 prepare").unwrap(),
+            sb("prepare oltp_read_only --threads=2")
         );
         assert_eq!(
             rw("sizeup --test=oltp --oltp-tables-count=4 prepare").unwrap(),
-            "sizeup prepare oltp_complex --oltp-tables-count=4"
+            sb("prepare oltp_complex --oltp-tables-count=4")
         );
-        assert_eq!(rw("sizeup --test oltp --oltp-test-mode simple run").unwrap(), "sizeup run oltp_point_select");
         assert_eq!(
-            rw("sizeup --test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key run").unwrap(),
-            "sizeup run oltp_update_index"
+            rw("sizeup --test oltp --oltp-test-mode simple run").unwrap(),
+            sb("run oltp_point_select --report-interval=0")
         );
-        assert_eq!(rw("sizeup run --test=oltp --max-time=5").unwrap(), "sizeup run oltp_complex --max-time=5");
+        assert_eq!(
+            rw("sizeup --test=oltp --oltp-test-mode=nontrx --oltp-nontrx-mode=update_key prepare").unwrap(),
+            sb("prepare oltp_update_index")
+        );
+        assert_eq!(
+            rw("sizeup run --test=oltp --max-time=5").unwrap(),
+            sb("run oltp_complex --max-time=5 --report-interval=0")
+        );
         assert!(rw("sizeup --test=oltp --oltp-test-mode=weird run").unwrap_err().contains("complex, simple, nontrx"));
     }
 }

@@ -25,6 +25,10 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     let home = cli.home.clone().filter(|h| !h.as_os_str().is_empty()).unwrap_or_else(crate::server::default_home);
     let results = cli.results.clone().unwrap_or_else(|| home.join("results.db"));
     let cx = Context { manager: Manager::new(&home), results };
+    let sysbench = cli.sysbench_output;
+    if sysbench && matches!(cli.command, Command::Prepare(_) | Command::Cleanup(_) | Command::Prewarm(_)) {
+        println!("{}\n", crate::workload::script::version_line());
+    }
     match cli.command {
         Command::Server(cmd) => server::run(&cx, cmd),
         Command::Cluster(cmd) => cluster::run(&cx, cmd),
@@ -32,7 +36,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Cleanup(a) => data::cleanup(&cx, &a),
         Command::Check(a) => data::check(&cx, &a),
         Command::Prewarm(a) => data::prewarm(&cx, &a),
-        Command::Run(a) => run::run(&cx, &a),
+        Command::Run(a) => run::run(&cx, &a, sysbench),
         Command::Runs(cmd) => runs::run(&cx, cmd),
         Command::Sweep(a) => studies::sweep(&cx, &a),
         Command::Scale(a) => studies::scale(&cx, &a),

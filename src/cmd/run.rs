@@ -7,8 +7,10 @@ use crate::exec::Ended;
 use crate::runner::{self, Print};
 use crate::{plan, Error};
 
-pub fn run(cx: &Context, a: &RunArgs) -> Result<i32, Error> {
-    let request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
+/// `sysbench`: the command line was sysbench's, and so is the output.
+pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
+    let mut request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
+    request.output.sysbench = sysbench;
     // `--json -`: standard output carries the JSON document alone.
     let json_to_stdout = request.output.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let print = if request.output.quiet || json_to_stdout { Print::Quiet } else { Print::Full };

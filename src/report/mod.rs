@@ -55,6 +55,55 @@ pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
     s
 }
 
+/// What sysbench prints before a run's first interval (its header and
+/// `print_run_mode`), line for line.
+pub fn sysbench_header(spec: &crate::exec::RunSpec, interval_lines: bool, rand_seed: u64) -> String {
+    let mut o = format!("{}\n\n", crate::workload::script::version_line());
+    let _ = writeln!(o, "Running the test with following options:");
+    let _ = writeln!(o, "Number of threads: {}", spec.threads);
+    if let Some(rate) = spec.rate {
+        let _ = writeln!(o, "Target transaction rate: {}/sec", rate as u64);
+    }
+    if interval_lines {
+        let _ = writeln!(o, "Report intermediate results every {} second(s)", spec.interval.as_secs());
+    }
+    match rand_seed {
+        0 => o.push_str("Initializing random number generator from current time\n\n"),
+        seed => {
+            let _ = write!(o, "Initializing random number generator from seed ({}).\n\n", seed as i32);
+        }
+    }
+    o.push_str("\nInitializing worker threads...\n\nThreads started!\n\n");
+    o
+}
+
+/// sysbench's latency histogram (`--histogram`), as it prints it before its closing
+/// block: 1024 buckets spaced evenly in log(ms) from 0.001 ms to 100 s, each row the
+/// bucket's value, up to 40 stars against the fullest bucket, and its count.
+pub fn sysbench_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
+    const SIZE: usize = 1024;
+    let (min, max) = (1e-3f64, 1e5f64);
+    let deduct = min.ln();
+    let mult = (SIZE - 1) as f64 / (max.ln() - deduct);
+    let mut buckets = vec![0u64; SIZE];
+    for v in h.iter_recorded() {
+        let ms = v.value_iterated_to() as f64 / 1000.0;
+        let i = ((ms.ln() - deduct) * mult + 0.5).floor().clamp(0.0, (SIZE - 1) as f64) as usize;
+        buckets[i] += v.count_at_value();
+    }
+    let mut o = String::from("Latency histogram (values are in milliseconds)\n");
+    let most = buckets.iter().copied().max().unwrap_or(0);
+    if most > 0 {
+        o.push_str("       value  ------------- distribution ------------- count\n");
+        for (i, &n) in buckets.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let stars = (n as f64 * 40.0 / most as f64 + 0.5).floor() as usize;
+            let _ = writeln!(o, "{:12.3} |{:<40} {n}", (i as f64 / mult + deduct).exp(), "*".repeat(stars));
+        }
+    }
+    o.push_str(" \n");
+    o
+}
+
 /// sysbench 1.0.20's closing block (db_report_cumulative and sb_report_cumulative):
 /// the same labels, numbers and layout, so scripts that parse sysbench's output read
 /// sizeup's. Figures are the steady state's (warm-up excluded, as sysbench's
@@ -63,6 +112,11 @@ pub fn sysbench_summary(s: &Summary, percentile: f64, percentile_ms: f64) -> Str
     let secs = s.seconds.max(1e-9);
     let per = |n: u64| n as f64 / secs;
     let mut o = String::new();
+    // A script that sent no SQL has no SQL block, as sysbench's non-database tests.
+    let sql = s.reads + s.writes + s.other + s.errors + s.reconnects > 0;
+    if !sql {
+        return o + &general_statistics(s, percentile, percentile_ms);
+    }
     let _ = writeln!(o, "SQL statistics:");
     let _ = writeln!(o, "    queries performed:");
     let _ = writeln!(o, "        read:                            {}", s.reads);
@@ -81,6 +135,12 @@ pub fn sysbench_summary(s: &Summary, percentile: f64, percentile_ms: f64) -> Str
     let _ =
         writeln!(o, "    reconnects:                          {:<6} ({:.2} per sec.)", s.reconnects, per(s.reconnects));
     let _ = writeln!(o);
+    o + &general_statistics(s, percentile, percentile_ms)
+}
+
+/// sysbench's closing block from "General statistics" on.
+fn general_statistics(s: &Summary, percentile: f64, percentile_ms: f64) -> String {
+    let mut o = String::new();
     let _ = writeln!(o, "General statistics:");
     let _ = writeln!(o, "    total time:                          {:.4}s", s.seconds);
     let _ = writeln!(o, "    total number of events:              {}", s.transactions);

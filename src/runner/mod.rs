@@ -88,7 +88,7 @@ pub fn measure(
     }
     // Round robin: each server takes its share of the connections.
     let share = spec.threads.div_ceil(targets.len() as u32);
-    let (ready, server, conflicts_before, replica) = runtime(1)?.block_on(async {
+    let (mut ready, server, conflicts_before, replica) = runtime(1)?.block_on(async {
         if targets.len() > 1 {
             refuse_writes_to_replicas(targets.all(), &*workload, ROUND_ROBIN_WRITES).await?;
         }
@@ -156,7 +156,10 @@ pub fn measure(
     let store = store::Store::open(results)?;
     let run_id = store.begin_run(&name, &targets.describe(), &config)?;
     let nopm = kind.unit() == Unit::Nopm;
-    if print.full() {
+    let sysbench = output.sysbench && print.full();
+    if sysbench {
+        print!("{}", report::sysbench_header(&spec, output.interval_lines, output.rand_seed));
+    } else if print.full() {
         eprintln!(
             "running {name} on {} with {} {}{} (run {run_id})",
             targets.describe(),
@@ -165,7 +168,9 @@ pub fn measure(
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
         );
     }
-    let print_lines = print.full() && output.interval_lines;
+    // Started the sysbench way, a script's own report hook prints the lines.
+    let hooked = sysbench && output.interval_lines && ready.prints_intervals();
+    let print_lines = print.full() && output.interval_lines && !hooked;
     let open_loop = spec.rate.is_some();
     let mut seq = 0;
     let writer = store::IntervalWriter::start(results, run_id)?;
@@ -270,6 +275,20 @@ pub fn measure(
             all.add(h).expect("same bounds");
         }
         let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
+        if sysbench {
+            // sysbench's closing block alone, its histogram before it; sizeup's summary
+            // is one command away.
+            if output.histogram {
+                print!("{}", report::sysbench_histogram(&all));
+            }
+            print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
+            for note in &outcome.summary.notes {
+                eprintln!("note: {note}");
+            }
+            eprintln!("sizeup: stored as run {run_id} ({status}); `sizeup runs show {run_id}` has sizeup's summary");
+            let ended = outcome.ended;
+            return finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended);
+        }
         print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
         print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
         if let Some(d) = report::answer::data_vs_pool(&config) {
@@ -279,15 +298,36 @@ pub fn measure(
             print!("\n{}", report::latency_histogram(&all));
         }
     }
-    let doc = RunDocument {
+    let ended = outcome.ended;
+    finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended)
+}
+
+/// The run's document.
+fn doc_of(
+    run_id: i64,
+    status: &str,
+    outcome: crate::exec::RunResult,
+    config: RunConfig,
+    histograms: BTreeMap<String, String>,
+) -> RunDocument {
+    RunDocument {
         id: Some(run_id),
         status: status.to_string(),
-        error: outcome.fatal.clone(),
+        error: outcome.fatal,
         config,
         summary: Some(outcome.summary),
         intervals: outcome.intervals,
         histograms,
-    };
+    }
+}
+
+/// Writes `--json`, then says whether the store kept the run.
+fn finish(
+    doc: RunDocument,
+    output: &crate::plan::Output,
+    stored: Result<(), String>,
+    ended: Ended,
+) -> Result<(RunDocument, Ended), Error> {
     if let Some(path) = &output.json {
         let text = serde_json::to_string_pretty(&doc).expect("serialisable");
         if path.as_os_str() == "-" {
@@ -297,7 +337,7 @@ pub fn measure(
         }
     }
     stored.map_err(Error::Failed)?;
-    Ok((doc, outcome.ended))
+    Ok((doc, ended))
 }
 
 /// `--json FILE` must be writable before anything runs: a run is not repeated for a

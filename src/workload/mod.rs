@@ -237,4 +237,10 @@ pub trait Runnable: Send {
         spec: &RunSpec,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String>;
+    /// Asked for sysbench's output: whether the run prints its interval lines itself
+    /// (a script's `sysbench.hooks.report_intermediate`, called as sysbench calls it),
+    /// so the caller prints none.
+    fn prints_intervals(&mut self) -> bool {
+        false
+    }
 }

@@ -19,6 +19,8 @@ mod session;
 mod sql;
 mod state;
 
+pub use state::version_line;
+
 use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::random::RandOptions;
@@ -57,6 +59,8 @@ pub struct Script {
     /// Its custom commands (`sysbench.cmdline.commands`) and whether each is parallel.
     commands: Vec<(String, bool)>,
     has_event: bool,
+    /// It sets `sysbench.hooks.report_intermediate`.
+    report_hook: bool,
     rand: RandOptions,
     /// `--rand-seed` (0: none given).
     rand_seed: u64,
@@ -85,6 +89,7 @@ impl Script {
             values: BTreeMap::new(),
             commands: Vec::new(),
             has_event: false,
+            report_hook: false,
             rand,
             rand_seed: args.oltp.rand_seed,
             text_protocol: args.db_ps_mode == "disable",
@@ -106,6 +111,7 @@ impl Script {
         script.defs = defs.unwrap_or_default();
         script.commands = probe.commands();
         script.has_event = probe.function("event").is_some();
+        script.report_hook = probe.hook("report_intermediate").is_some();
         script.values = options::values(path, &script.defs, script.legacy, &args.script_options)?;
         Ok((script, probe))
     }
@@ -367,7 +373,8 @@ impl Workload for ScriptWorkload {
                 return Err(Error::Usage(format!("cannot find the event() function in {}", self.script.path)));
             }
             let options = serde_json::json!({ "script": self.script.path, "options": self.script.values });
-            let run: Box<dyn Runnable> = Box::new(session::ScriptRun { script: self.script.clone(), options });
+            let run: Box<dyn Runnable> =
+                Box::new(session::ScriptRun { script: self.script.clone(), options, report_hook: false });
             Ok(run)
         })
     }

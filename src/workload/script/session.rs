@@ -208,11 +208,18 @@ impl Session for ScriptSession {
 pub struct ScriptRun {
     pub script: Arc<Script>,
     pub options: serde_json::Value,
+    /// Its report_intermediate hook prints the interval lines (sysbench's output).
+    pub report_hook: bool,
 }
 
 impl Runnable for ScriptRun {
     fn options(&self) -> serde_json::Value {
         self.options.clone()
+    }
+
+    fn prints_intervals(&mut self) -> bool {
+        self.report_hook = self.script.report_hook;
+        self.report_hook
     }
 
     fn run(
@@ -242,8 +249,10 @@ impl Runnable for ScriptRun {
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         let main = State::new(&self.script, &env, 0, None)?;
-        for hook in ["report_intermediate", "report_cumulative"] {
-            if main.hook(hook).is_some() {
+        let hook = main.hook("report_intermediate").filter(|_| self.report_hook);
+        for name in ["report_intermediate", "report_cumulative"] {
+            if main.hook(name).is_some() && !(name == "report_intermediate" && hook.is_some()) {
+                let hook = name;
                 eprintln!(
                     "note: {} sets sysbench.hooks.{hook}; sizeup prints and stores its own reports and does not call it",
                     self.script.path
@@ -265,7 +274,37 @@ impl Runnable for ScriptRun {
             unique,
             seed: spec.seed as u32,
         };
-        let result = crate::exec::run(Arc::new(sessions), targets, spec, on_interval);
+        // sysbench calls the hook with each whole interval's counts (its stat table).
+        let step = spec.interval.as_secs_f64();
+        let mut report = |iv: &Interval| {
+            if let Some(h) = hook.as_ref().filter(|_| iv.duration > step * 0.999) {
+                let outcome = main.lua.create_table().and_then(|t| {
+                    let n = |per_s: f64| (per_s * iv.duration).round();
+                    t.set("threads_running", iv.threads)?;
+                    t.set("time_interval", iv.duration)?;
+                    t.set("time_total", iv.t)?;
+                    t.set("latency_pct", iv.percentile_ms / 1000.0)?;
+                    t.set("events", iv.transactions)?;
+                    t.set("reads", n(iv.reads_per_s))?;
+                    t.set("writes", n(iv.writes_per_s))?;
+                    t.set("other", n(iv.other_per_s))?;
+                    t.set("errors", iv.errors)?;
+                    t.set("reconnects", iv.reconnects)?;
+                    t.set("queue_length", iv.backlog)?;
+                    t.set("concurrency", iv.concurrency)?;
+                    Ok(t)
+                });
+                match outcome.map(|t| futures_util::FutureExt::now_or_never(main.call(h, t))) {
+                    Ok(Some(Outcome::Failed(m))) => eprintln!("report_intermediate: {m}"),
+                    Ok(None) => eprintln!("report_intermediate waited for the server; its line is left out"),
+                    Err(e) => eprintln!("report_intermediate: {e}"),
+                    Ok(Some(_)) => {}
+                }
+                super::state::flush_c_stdout();
+            }
+            on_interval(iv)
+        };
+        let result = crate::exec::run(Arc::new(sessions), targets, spec, &mut report);
         let done = call_main(&rt, &main, "done");
         super::state::flush_c_stdout();
         done?;

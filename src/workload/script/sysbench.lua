@@ -51,9 +51,44 @@ end
 
 cmdline.print_test_options = raw.print_options
 
--- Reports: sizeup prints and stores its own; these exist so scripts that name them load.
-local function no_report() end
-sysbench.report_default, sysbench.report_csv, sysbench.report_json = no_report, no_report, no_report
+-- Reports. sizeup prints and stores its own; started the sysbench way, it calls a
+-- script's report_intermediate hook with each interval's counts (sysbench's stat table),
+-- and these are the formats sysbench offers such a hook, in sysbench's layout.
+local function rates(stat)
+   local s = stat.time_interval
+   return stat.events / s, (stat.reads + stat.writes + stat.other) / s, stat.reads / s, stat.writes / s,
+      stat.other / s, stat.errors / s, stat.reconnects / s
+end
+
+function sysbench.report_default(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(format("[ %.0fs ] thds: %u tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms,%u%%): %4.2f "
+      .. "err/s %4.2f reconn/s: %4.2f", stat.time_total, stat.threads_running, tps, qps, r, w, o,
+      sysbench.opt.percentile, stat.latency_pct * 1000, err, rec))
+end
+
+function sysbench.report_csv(stat)
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   print(format("%.0f,%u,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f", stat.time_total,
+      stat.threads_running, tps, qps, r, w, o, stat.latency_pct * 1000, err, rec))
+end
+
+-- One JSON object per report in one array; the array closes when the state does.
+local json_open = nil
+function sysbench.report_json(stat)
+   if json_open == nil then
+      io.write("[\n")
+      json_open = newproxy(true)
+      getmetatable(json_open).__gc = function() io.write("\n]\n") end
+   else
+      io.write(",\n")
+   end
+   local tps, qps, r, w, o, err, rec = rates(stat)
+   io.write(format('  {\n    "time": %4.0f,\n    "threads": %u,\n    "tps": %4.2f,\n    "qps": {\n'
+      .. '      "total": %4.2f,\n      "reads": %4.2f,\n      "writes": %4.2f,\n      "other": %4.2f\n'
+      .. '    },\n    "latency": %4.2f,\n    "errors": %4.2f,\n    "reconnects": %4.2f\n  }',
+      stat.time_total, stat.threads_running, tps, qps, r, w, o, stat.latency_pct * 1000, err, rec))
+end
 
 -- Random numbers: sysbench's algorithms, in Rust (src/random.rs) ----------------------
 
