@@ -23,6 +23,7 @@ mod script;
 mod server;
 mod server_status;
 mod study;
+mod sysbench_dropin;
 mod sysbench_output;
 mod tls;
 mod tpcc;

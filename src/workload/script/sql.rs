@@ -353,11 +353,9 @@ fn count(ctx: &Ctx, o: &client::Outcome, read: bool) {
     });
 }
 
-/// What a query or execute resumes the script with: rows (the affected rows of a
-/// statement without a result set, as sysbench's `nrows`), fields, failure.
+/// What a query or execute resumes the script with: rows, fields, failure.
 fn answered(o: &client::Outcome, fields: u64) -> (Value, Value, Value) {
-    let rows = if fields == 0 { o.affected } else { o.rows };
-    (Value::Number(rows as f64), Value::Number(fields as f64), Value::Nil)
+    (Value::Number(o.rows as f64), Value::Number(fields as f64), Value::Nil)
 }
 
 /// Performs a script's request; returns what its coroutine is resumed with.

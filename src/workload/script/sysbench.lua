@@ -302,10 +302,15 @@ local function text_query(con, query)
    return nrows, nfields
 end
 
--- `rs` with the outcome of a statement. A statement without a result set gets one too,
--- with no fields and its affected rows, as sysbench hands scripts a result object for
--- it (a test like `if rs then` holds for an UPDATE under both).
+-- What a statement without a result set gives, as sysbench's: a NULL pointer (cdata
+-- that equals nil, yet is true in a test).
+local NO_RESULT = ffi.cast("void *", nil)
+
+-- `rs` with the outcome of a statement, or NO_RESULT when it has no result set.
 local function result(rs, nrows, nfields)
+   if nfields == 0 then
+      return NO_RESULT
+   end
    rs.nrows, rs.nfields = nrows, nfields
    return rs
 end
