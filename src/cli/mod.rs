@@ -221,12 +221,17 @@ fn script_options(
     let Some(&(_, command)) = SCRIPT_COMMANDS.iter().find(|(c, _)| *c == text[verb_at]) else {
         return Ok((args, None));
     };
+    if command == "help" {
+        if let Some(name) = text.get(verb_at + 1).filter(|w| !crate::workload::script::is_script(w)) {
+            builtin_help(cmd, name);
+        }
+    }
     let Some(script) = text.get(verb_at + 1).filter(|w| crate::workload::script::is_script(w)) else {
         return Ok((args, None));
     };
     if command == "help" {
         // sysbench's `SCRIPT help`: the script's help() or its options.
-        match crate::workload::script::help_command(script) {
+        match crate::workload::script::help_command(script, script) {
             Ok(()) => std::process::exit(0),
             Err(e) => {
                 eprintln!("FATAL: {e}");
@@ -242,6 +247,27 @@ fn script_options(
     let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)?;
     let args = text[..verb_at + 2].iter().cloned().chain(rest).map(std::ffi::OsString::from).collect();
     Ok((args, Some(given)))
+}
+
+/// sysbench's `oltp_read_write help` for a built-in workload: the options of sysbench's
+/// own script of that name where sysbench's scripts are installed (the built-in takes
+/// the same), else `sizeup run --help`. Exits.
+fn builtin_help(cmd: &clap::Command, name: &str) -> ! {
+    let script = format!("/usr/share/sysbench/{}.lua", name.trim_end_matches(".lua"));
+    let builtin = crate::workload::oltp::Variant::from_name(name).is_some();
+    if builtin && std::path::Path::new(&script).is_file() {
+        match crate::workload::script::help_command(&script, name) {
+            Ok(()) => std::process::exit(0),
+            Err(e) => eprintln!("FATAL: {e}"),
+        }
+    }
+    let mut cmd = cmd.clone();
+    cmd.build();
+    match cmd.find_subcommand_mut("run") {
+        Some(run) => print!("{}", run.render_help()),
+        None => eprintln!("no help for {name}"),
+    }
+    std::process::exit(0)
 }
 
 /// `subcommand`'s option names and aliases, normalised as sysbench names options, in

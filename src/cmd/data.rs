@@ -12,7 +12,9 @@ fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Err
     workload::build(name, options).map_err(Error::Usage)
 }
 
-pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
+/// `sysbench`: started the sysbench way, sizeup's own closing line goes to stderr, so
+/// stdout carries what sysbench's does.
+pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
     let statement_timeout = plan::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
@@ -21,18 +23,26 @@ pub fn prepare(cx: &Context, a: &PrepareArgs) -> Result<i32, Error> {
     }
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
     let load = LoadSettings { method: a.load_method, statement_timeout };
-    runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;
+    let line = runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;
+    match sysbench {
+        true => eprintln!("{line}"),
+        false => println!("{line}"),
+    }
     Ok(0)
 }
 
-pub fn cleanup(cx: &Context, a: &CleanupArgs) -> Result<i32, Error> {
+pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Error> {
     let options = WorkloadArgs { script_options: a.script_options.clone(), ..WorkloadArgs::default() };
     let w = workload(&a.workload, &options)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::Failed)?;
-    println!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
+    let mut said = format!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
     if !report.kept.is_empty() {
-        println!("left alone (not created by sizeup): {}", report.kept.join(", "));
+        said.push_str(&format!("\nleft alone (not created by sizeup): {}", report.kept.join(", ")));
+    }
+    match sysbench {
+        true => eprintln!("{said}"),
+        false => println!("{said}"),
     }
     Ok(0)
 }

@@ -32,8 +32,8 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
         Command::Server(cmd) => server::run(&cx, cmd),
         Command::Cluster(cmd) => cluster::run(&cx, cmd),
-        Command::Prepare(a) => data::prepare(&cx, &a),
-        Command::Cleanup(a) => data::cleanup(&cx, &a),
+        Command::Prepare(a) => data::prepare(&cx, &a, sysbench),
+        Command::Cleanup(a) => data::cleanup(&cx, &a, sysbench),
         Command::Check(a) => data::check(&cx, &a),
         Command::Prewarm(a) => data::prewarm(&cx, &a),
         Command::Run(a) => run::run(&cx, &a, sysbench),

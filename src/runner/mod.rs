@@ -598,7 +598,7 @@ pub fn prepare(
     loaders: u32,
     load: LoadSettings,
     seed: u64,
-) -> Result<(), Error> {
+) -> Result<String, Error> {
     let loaders = loaders.max(1);
     let rt = runtime(loaders)?;
     // Loaders the server cannot take fail mid-load (EAGAIN on its socket): say so first.
@@ -629,9 +629,7 @@ pub fn prepare(
     let result = rt.block_on(workload.prepare(target, loaders, load, seed, rows));
     watcher.abort();
     bar.finish_and_clear();
-    let line = result.map_err(Error::Failed)?;
-    report::above_bars(|| println!("{line}"));
-    Ok(())
+    result.map_err(Error::Failed)
 }
 
 /// Loads a run's data when its tables are missing, so a study is one command; tables
@@ -754,7 +752,8 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         Some(None) => {
             let loaders = workload.default_loaders().unwrap_or_else(loaders);
             let load = LoadSettings { method: LoadMethod::Auto, statement_timeout: req.spec.statement_timeout };
-            prepare(&target, workload, loaders, load, req.spec.seed)?;
+            let line = prepare(&target, workload, loaders, load, req.spec.seed)?;
+            report::above_bars(|| println!("{line}"));
             Ok(true)
         }
     }

@@ -80,6 +80,14 @@ fn every_option_sysbench_lists_is_taken_on_every_verb() {
     }
     std::fs::remove_file(&config).unwrap();
     assert!(refused.is_empty(), "refused where sysbench takes them:\n{}", refused.join("\n"));
+
+    // `sizeup oltp_read_write help` was an unrecognised subcommand; it lists the
+    // options as sysbench does.
+    let ours = Command::new(env!("CARGO_BIN_EXE_sizeup")).args(["oltp_read_write", "help"]).output().unwrap();
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let theirs = sysbench_help(&["oltp_read_write", "help"]);
+    let ours = String::from_utf8_lossy(&ours.stdout);
+    assert_eq!(ours.lines().skip(1).collect::<Vec<_>>(), theirs.lines().skip(1).collect::<Vec<_>>(), "{ours}");
 }
 
 /// sysbench's stdout, digits folded and its first line (the version) and histogram

@@ -149,11 +149,11 @@ pub fn load_alone(path: &str) -> Result<(), String> {
 
 /// sysbench's `SCRIPT help`: the script's own `help()` (a global function or a
 /// `help` command) when it has one, else its options; a script with neither does not
-/// implement help, as sysbench says.
-pub fn help_command(path: &str) -> Result<(), String> {
+/// implement help, as sysbench says. `shown` is the name the user gave.
+pub fn help_command(path: &str, shown: &str) -> Result<(), String> {
     println!("{}\n", state::version_line());
     let (script, state) = Script::load_probed(path, "help", &WorkloadArgs::default())?;
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = shown.rsplit('/').next().unwrap_or(shown);
     let own = state.commands().iter().any(|(c, _)| c == "help");
     if own || state.function("help").is_some() {
         let outcome = if own {
@@ -171,7 +171,7 @@ pub fn help_command(path: &str) -> Result<(), String> {
     }
     match script.legacy || script.defs.is_empty() {
         false => {
-            print!("{}", options::help(path, &script.defs));
+            print!("{}", options::help(shown, &script.defs));
             Ok(())
         }
         true => Err(format!("'{name}' test does not implement the 'help' command.")),
