@@ -19,8 +19,6 @@ mod session;
 mod sql;
 mod state;
 
-pub use state::version_line;
-
 use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::random::RandOptions;
@@ -33,6 +31,15 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The sysbench release whose API this is.
+pub const SYSBENCH_VERSION: &str = "1.0.20";
+
+/// sysbench's first line (`sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)`), as
+/// sizeup gives it: where a parser looks for sysbench's version, it finds the API's.
+pub fn version_line() -> String {
+    format!("sysbench {SYSBENCH_VERSION} (sizeup {}, using LuaJIT)", env!("CARGO_PKG_VERSION"))
+}
 
 /// A workload name that is a script: a `.lua` file named by a path, or by a name that is
 /// not one of the built-in oltp_* names, or that is a file here. `oltp_read_write.lua`
@@ -141,7 +148,7 @@ pub fn option_defs(path: &str, command: &str) -> Result<(Vec<OptionDef>, bool), 
 /// sysbench's `SCRIPT` with no command: the script is loaded (its top-level code runs,
 /// with `sysbench.cmdline.command` nil) and nothing more.
 pub fn load_alone(path: &str) -> Result<(), String> {
-    println!("{}\n", state::version_line());
+    println!("{}\n", version_line());
     let loaded = Script::load(path, "", &WorkloadArgs::default());
     state::flush_c_stdout();
     loaded.map(drop)
@@ -151,7 +158,7 @@ pub fn load_alone(path: &str) -> Result<(), String> {
 /// `help` command) when it has one, else its options; a script with neither does not
 /// implement help, as sysbench says. `shown` is the name the user gave.
 pub fn help_command(path: &str, shown: &str) -> Result<(), String> {
-    println!("{}\n", state::version_line());
+    println!("{}\n", version_line());
     let (script, state) = Script::load_probed(path, "help", &WorkloadArgs::default())?;
     let name = shown.rsplit('/').next().unwrap_or(shown);
     let own = state.commands().iter().any(|(c, _)| c == "help");

@@ -7,10 +7,10 @@
 //! It does not drive the script: `session` (a run) and `commands` (prepare, cleanup)
 //! call its functions.
 
-use super::options::{ArgType, OptValue, OptionDef};
+use super::options::{normalise, ArgType, OptValue, OptionDef};
 pub use super::sql::Watch;
 use super::sql::{self, Ctx, Slot};
-use super::Script;
+use super::{version_line, Script, SYSBENCH_VERSION};
 use crate::client::ConnectOptions;
 use crate::exec::errors::RetryOn;
 use crate::random::{self, IdDistribution, SharedUniqueIds, SysbenchRng};
@@ -20,15 +20,6 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-
-/// The sysbench release whose API this is.
-pub const SYSBENCH_VERSION: &str = "1.0.20";
-
-/// sysbench's first line (`sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)`), as
-/// sizeup gives it: where a parser looks for sysbench's version, it finds the API's.
-pub fn version_line() -> String {
-    format!("sysbench {SYSBENCH_VERSION} (sizeup {}, using LuaJIT)", env!("CARGO_PKG_VERSION"))
-}
 
 /// What a state is made with, beyond the script.
 #[derive(Clone)]
@@ -221,7 +212,7 @@ impl State {
                 return Err("wrong table structure in sysbench.cmdline.options".into());
             };
             // sysbench names options with `_` (`["dash-opt"]` is sysbench.opt.dash_opt).
-            let name = super::options::normalise(&name.to_string_lossy());
+            let name = normalise(&name.to_string_lossy());
             let description: Value = def.get(1).map_err(|e| message(&e))?;
             let description = match description {
                 Value::Nil => return Err(format!("nil description for option {name}")),
