@@ -434,6 +434,10 @@ pub struct PrewarmArgs {
     pub threads: Option<u32>,
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// A script's own command to run instead (`sizeup ./tpcc.lua check`, rewritten by
+    /// `sysbench::rewrite`), with --threads as sysbench's (default 1).
+    #[arg(long, hide = true)]
+    pub script_command: Option<String>,
 }
 
 /// When a command's long statements (scans that take as long as their tables need)

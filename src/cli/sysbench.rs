@@ -46,6 +46,22 @@ pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString
         None if test.is_none() => Ok(args),
         _ => {
             // sysbench's order: [workload] options... verb
+            // A script's own command (sysbench-tpcc's `check`): the last word after a
+            // script, run by prewarm's machinery as that command.
+            if let [(_, first), .., (at, command)] = &positional[..] {
+                let script = workload_named(first);
+                if test.is_none()
+                    && !VERBS.contains(&command.as_str())
+                    && crate::workload::script::is_script(&script)
+                    && !positional.iter().any(|(_, p)| VERBS.contains(&p.as_str()))
+                {
+                    let mut rest = text.clone();
+                    rest[positional[0].0] = String::new();
+                    let mut out = build(&rest, *at, "prewarm", &script);
+                    out.push(format!("--script-command={command}").into());
+                    return Ok(out);
+                }
+            }
             let verb =
                 positional.iter().rev().find(|(_, p)| VERBS.contains(&p.as_str())).cloned().ok_or_else(|| {
                     let given = positional.first().map_or("", |(_, p)| p.as_str());
@@ -434,6 +450,11 @@ mod tests {
         assert_eq!(rw("sizeup run oltp_read_write --threads=8").unwrap(), "sizeup run oltp_read_write --threads=8");
         assert_eq!(rw("sizeup server start").unwrap(), "sizeup server start");
         assert!(rw("sizeup oltp_read_write --threads=8").unwrap_err().contains("verb at the end"));
+        // A script's own command.
+        assert_eq!(
+            rw("sizeup ./tpcc.lua --scale=2 check").unwrap(),
+            "sizeup --sysbench-output prewarm ./tpcc.lua --scale=2 --script-command=check"
+        );
     }
 
     #[test]

@@ -88,6 +88,13 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
 
 pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
+    if let Some(command) = &a.script_command {
+        let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
+        let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+        let threads = a.threads.unwrap_or(1).max(1);
+        runtime(threads)?.block_on(w.script_command(command, &target, threads, every)).map_err(Error::Failed)?;
+        return Ok(0);
+    }
     if !w.supports(Optional::Prewarm) {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }

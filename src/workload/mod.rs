@@ -187,6 +187,18 @@ pub trait Workload: Send + Sync {
         let name = self.name().to_string();
         Box::pin(async move { Err(format!("{name} has no prewarm")) })
     }
+    /// A command of a script's own (`sysbench.cmdline.commands`, sysbench-tpcc's
+    /// `check`), run as sysbench runs it; watched as [`Workload::check`]'s statements are.
+    fn script_command<'a>(
+        &'a self,
+        command: &'a str,
+        _target: &'a Target,
+        _threads: u32,
+        _statement_timeout: Duration,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        let name = self.name().to_string();
+        Box::pin(async move { Err(format!("{name} is not a script: it has no command {command}")) })
+    }
     /// Run settings this workload cannot honour.
     /// Whether a run changes the data (inserts, updates or deletes).
     fn writes(&self) -> bool {

@@ -285,6 +285,27 @@ end
         assert_eq!(ours.lines().skip(1).collect::<Vec<_>>(), theirs.lines().skip(1).collect::<Vec<_>>(), "{args:?}");
     }
     assert!(stdout(&sizeup_on(&s, &[options.as_str(), "help"])).contains("the script's own help"));
+
+    // A command of the script's own, given as sysbench's verb (sysbench-tpcc's `check`),
+    // runs in --threads states; sizeup said it was not a command.
+    let commands = write(
+        dir.path(),
+        "commands.lua",
+        r#"function hello()
+   print("hello from", sysbench.tid, sysbench.cmdline.command)
+end
+sysbench.cmdline.commands = { hello = {hello, sysbench.cmdline.PARALLEL_COMMAND} }
+"#,
+    );
+    let hello = [commands.as_str(), "--threads=3", "hello"];
+    let said = |out: &str| {
+        let mut l: Vec<String> = out.lines().filter(|l| l.starts_with("hello")).map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    let (theirs, ours) = (stdout(&sysbench_on(&s, "sbt", &hello)), stdout(&sizeup_on(&s, &hello)));
+    assert_eq!(said(&ours), ["hello from\t0\thello", "hello from\t1\thello", "hello from\t2\thello"], "{ours}");
+    assert_eq!(said(&ours), said(&theirs));
 }
 
 /// `--test=<path>` runs that file even when it is named like a built-in: a modified

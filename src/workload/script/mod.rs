@@ -368,6 +368,25 @@ impl Workload for ScriptWorkload {
     fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None, every))
     }
+    fn script_command<'a>(
+        &'a self,
+        command: &'a str,
+        target: &'a Target,
+        threads: u32,
+        every: Duration,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if !self.script.has_command(command) {
+                let all: Vec<&str> = self.script.commands.iter().map(|(c, _)| c.as_str()).collect();
+                return Err(format!(
+                    "{} has no command {command} (sysbench.cmdline.commands has: {})",
+                    self.script.path,
+                    if all.is_empty() { "none".to_string() } else { all.join(", ") }
+                ));
+            }
+            commands::run(self.script.clone(), command, target, threads, None, every).await
+        })
+    }
     fn start<'a>(
         &'a self,
         _conn: &'a mut mysql_async::Conn,
