@@ -305,7 +305,9 @@ sysbench.cmdline.commands = { hello = {hello, sysbench.cmdline.PARALLEL_COMMAND}
     };
     let (theirs, ours) = (stdout(&sysbench_on(&s, "sbt", &hello)), stdout(&sizeup_on(&s, &hello)));
     assert_eq!(said(&ours), ["hello from\t0\thello", "hello from\t1\thello", "hello from\t2\thello"], "{ours}");
-    assert_eq!(said(&ours), said(&theirs));
+    // sysbench's threads print at once, and their lines sometimes interleave mid-line
+    // (CI saw "hello from\t0hello from\t1..."): count its greetings instead.
+    assert_eq!(theirs.matches("hello from").count(), 3, "{theirs}");
 }
 
 /// `--test=<path>` runs that file even when it is named like a built-in: a modified
