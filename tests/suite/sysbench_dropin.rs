@@ -96,22 +96,7 @@ fn layout(out: &str) -> Vec<String> {
     out.lines()
         .skip(1)
         .filter(|l| !(l.contains(" |") && l.trim_start().starts_with(|c: char| c.is_ascii_digit())))
-        .map(|l| {
-            let mut s = String::new();
-            let mut in_num = false;
-            for c in l.chars() {
-                if c.is_ascii_digit() || (in_num && c == '.') {
-                    if !in_num {
-                        s.push('N');
-                    }
-                    in_num = true;
-                } else {
-                    in_num = false;
-                    s.push(c);
-                }
-            }
-            s.split_whitespace().collect::<Vec<_>>().join(" ")
-        })
+        .map(crate::sysbench_output::fold)
         .collect()
 }
 

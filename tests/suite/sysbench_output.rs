@@ -25,7 +25,8 @@ fn shape(out: &str) -> Vec<String> {
     lines
 }
 
-fn fold(line: &str) -> String {
+/// A line with each number as N and runs of spaces as one.
+pub fn fold(line: &str) -> String {
     let mut s = String::new();
     let mut in_num = false;
     for c in line.chars() {
