@@ -44,13 +44,7 @@ impl Cli {
         let args = sysbench::expand_config_files(args)?;
         if let Some(script) = sysbench::script_alone(&args, &names) {
             // sysbench's `SCRIPT` with no command: loaded, and nothing more.
-            match crate::workload::script::load_alone(&script) {
-                Ok(()) => std::process::exit(0),
-                Err(e) => {
-                    eprintln!("FATAL: {e}");
-                    std::process::exit(1)
-                }
-            }
+            exit_as_sysbench(crate::workload::script::load_alone(&script));
         }
         let args = sysbench::rewrite(args, &names)?;
         let (args, script_options) = script_options(&cmd, args, &names)?;
@@ -231,13 +225,7 @@ fn script_options(
     };
     if command == "help" {
         // sysbench's `SCRIPT help`: the script's help() or its options.
-        match crate::workload::script::help_command(script, script) {
-            Ok(()) => std::process::exit(0),
-            Err(e) => {
-                eprintln!("FATAL: {e}");
-                std::process::exit(1)
-            }
-        }
+        exit_as_sysbench(crate::workload::script::help_command(script, script));
     }
     let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
     if text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h") {
@@ -249,6 +237,16 @@ fn script_options(
     Ok((args, Some(given)))
 }
 
+/// Ends a command sizeup did as sysbench (a script loaded alone, `help`) as sysbench
+/// ends it: 0, or its `FATAL:` line and 1.
+fn exit_as_sysbench(done: Result<(), String>) -> ! {
+    if let Err(e) = done {
+        eprintln!("FATAL: {e}");
+        std::process::exit(1)
+    }
+    std::process::exit(0)
+}
+
 /// sysbench's `oltp_read_write help` for a built-in workload: the options of sysbench's
 /// own script of that name where sysbench's scripts are installed (the built-in takes
 /// the same), else `sizeup run --help`. Exits.
@@ -256,10 +254,7 @@ fn builtin_help(cmd: &clap::Command, name: &str) -> ! {
     let script = format!("/usr/share/sysbench/{}.lua", name.trim_end_matches(".lua"));
     let builtin = crate::workload::oltp::Variant::from_name(name).is_some();
     if builtin && std::path::Path::new(&script).is_file() {
-        match crate::workload::script::help_command(&script, name) {
-            Ok(()) => std::process::exit(0),
-            Err(e) => eprintln!("FATAL: {e}"),
-        }
+        exit_as_sysbench(crate::workload::script::help_command(&script, name));
     }
     let mut cmd = cmd.clone();
     cmd.build();

@@ -20,19 +20,7 @@ pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString
     let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
         return Ok(args); // not UTF-8: clap will say what is wrong
     };
-    let mut positional = Vec::new(); // (index, value)
-    let mut skip_next = false;
-    for (i, a) in text.iter().enumerate().skip(1) {
-        if skip_next {
-            skip_next = false;
-            continue;
-        }
-        if a.starts_with('-') {
-            skip_next = GLOBAL_WITH_VALUE.contains(&a.as_str());
-            continue;
-        }
-        positional.push((i, a.clone()));
-    }
+    let positional = positionals(&text);
     let test = option_value(&text, "--test");
     match positional.first() {
         // sizeup's order: a subcommand first. 0.4's --test may stand for the workload.
@@ -102,24 +90,30 @@ pub fn workload_named(name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
-/// A script named with no verb and no sizeup command (`sizeup ./my.lua --opt=1`):
-/// sysbench loads such a script and stops.
-pub fn script_alone(args: &[OsString], subcommands: &[&str]) -> Option<String> {
-    let text: Vec<&str> = args.iter().skip(1).map(|a| a.to_str()).collect::<Option<_>>()?;
-    let mut positional = Vec::new();
+/// The words of a command line that are not options (nor a global option's value),
+/// with their positions; the program's name left out.
+fn positionals(text: &[String]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
     let mut skip_next = false;
-    for a in &text {
+    for (i, a) in text.iter().enumerate().skip(1) {
         if std::mem::take(&mut skip_next) {
             continue;
         }
         if a.starts_with('-') {
-            skip_next = GLOBAL_WITH_VALUE.contains(a);
+            skip_next = GLOBAL_WITH_VALUE.contains(&a.as_str());
             continue;
         }
-        positional.push(*a);
+        out.push((i, a.clone()));
     }
-    match positional[..] {
-        [script] if !subcommands.contains(&script) && !VERBS.contains(&script) => {
+    out
+}
+
+/// A script named with no verb and no sizeup command (`sizeup ./my.lua --opt=1`):
+/// sysbench loads such a script and stops.
+pub fn script_alone(args: &[OsString], subcommands: &[&str]) -> Option<String> {
+    let text: Vec<String> = args.iter().map(|a| a.to_str().map(str::to_string)).collect::<Option<_>>()?;
+    match &positionals(&text)[..] {
+        [(_, script)] if !subcommands.contains(&script.as_str()) && !VERBS.contains(&script.as_str()) => {
             let script = workload_named(script);
             (crate::workload::script::is_script(&script) && std::path::Path::new(&script).is_file()).then_some(script)
         }

@@ -24,10 +24,7 @@ pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Err
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
     let load = LoadSettings { method: a.load_method, statement_timeout };
     let line = runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;
-    match sysbench {
-        true => eprintln!("{line}"),
-        false => println!("{line}"),
-    }
+    say(&line, sysbench);
     Ok(0)
 }
 
@@ -40,11 +37,17 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Err
     if !report.kept.is_empty() {
         said.push_str(&format!("\nleft alone (not created by sizeup): {}", report.kept.join(", ")));
     }
-    match sysbench {
-        true => eprintln!("{said}"),
-        false => println!("{said}"),
-    }
+    say(&said, sysbench);
     Ok(0)
+}
+
+/// A command's closing line: on stdout, or on stderr when stdout carries sysbench's
+/// output alone.
+fn say(line: &str, sysbench: bool) {
+    match sysbench {
+        true => eprintln!("{line}"),
+        false => println!("{line}"),
+    }
 }
 
 /// The workload's consistency conditions; exit 1 when any fails.
@@ -88,18 +91,17 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
 
 pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
-    if let Some(command) = &a.script_command {
-        let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
-        let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
-        let threads = a.threads.unwrap_or(1).max(1);
-        runtime(threads)?.block_on(w.script_command(command, &target, threads, every)).map_err(Error::Failed)?;
-        return Ok(0);
-    }
-    if !w.supports(Optional::Prewarm) {
+    if a.script_command.is_none() && !w.supports(Optional::Prewarm) {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }
     let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
+    if let Some(command) = &a.script_command {
+        // sysbench's --threads default for a script's command.
+        let threads = a.threads.unwrap_or(1).max(1);
+        runtime(threads)?.block_on(w.script_command(command, &target, threads, every)).map_err(Error::Failed)?;
+        return Ok(0);
+    }
     let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
     let started = std::time::Instant::now();
     runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::Failed)?;

@@ -121,10 +121,11 @@ impl Recorder {
     /// itself go to type `ty`'s errors and to the reconnects.
     #[inline]
     pub fn queries(&mut self, ty: usize, q: &QueryCounts) {
-        let QueryCounts { reads, writes, other, errors, reconnects } = *q;
-        self.queries.add(&QueryCounts { reads, writes, other, errors: 0, reconnects: 0 });
-        self.types[ty].errors += errors;
-        self.reconnects += reconnects;
+        self.queries.reads += q.reads;
+        self.queries.writes += q.writes;
+        self.queries.other += q.other;
+        self.types[ty].errors += q.errors;
+        self.reconnects += q.reconnects;
     }
 
     pub fn merge(&mut self, other: &Recorder) {

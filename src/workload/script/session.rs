@@ -252,9 +252,8 @@ impl Runnable for ScriptRun {
         let hook = main.hook("report_intermediate").filter(|_| self.report_hook);
         for name in ["report_intermediate", "report_cumulative"] {
             if main.hook(name).is_some() && !(name == "report_intermediate" && hook.is_some()) {
-                let hook = name;
                 eprintln!(
-                    "note: {} sets sysbench.hooks.{hook}; sizeup prints and stores its own reports and does not call it",
+                    "note: {} sets sysbench.hooks.{name}; sizeup prints and stores its own reports and does not call it",
                     self.script.path
                 );
             }
