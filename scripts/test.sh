@@ -14,11 +14,22 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   install chromium >"$apt_log" 2>&1 &
   apt=$!
 fi
+# The third-party MySQL-protocol servers (go-mysql-server, mysql-mimic) the suite runs
+# sizeup against: built while the tests build.
+servers_log=$(mktemp)
+trap 'rm -f "$log" "$apt_log" "$servers_log"' EXIT
+bash scripts/third_party.sh >"$servers_log" 2>&1 &
+servers=$!
 status=0
 cargo test --release --locked --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
 if [ -n "$apt" ] && ! wait "$apt"; then
   cat "$apt_log" >&2
   echo "installing chromium failed (the lines above): the report rendering test needs it" >&2
+  status=1
+fi
+if ! wait "$servers"; then
+  cat "$servers_log" >&2
+  echo "building the third-party test servers failed (the lines above)" >&2
   status=1
 fi
 [ "$status" -eq 0 ] || { echo "tests: not run (the build or an install above failed)" >&2; exit "$status"; }

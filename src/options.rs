@@ -362,6 +362,11 @@ pub struct RunOptions {
     #[command(flatten)]
     #[serde(flatten)]
     pub session: SessionArgs,
+    /// How the tables are loaded when the run prepares them itself (missing tables):
+    /// as `sizeup prepare --load-method`.
+    #[arg(long, value_enum, default_value_t)]
+    #[serde(default)]
+    pub load_method: crate::workload::bulk::LoadMethod,
     /// Print a latency histogram after the summary (sysbench's --histogram).
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
     pub histogram: bool,
@@ -470,8 +475,10 @@ impl RunOptions {
 fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, String> {
     use clap::builder::ValueParser;
     let ty = arg.get_value_parser().type_id();
-    let text = ty == ValueParser::string().type_id() || ty == ValueParser::path_buf().type_id();
     let switch = ty == ValueParser::bool().type_id();
+    // A choice (--load-method insert) is text too.
+    let choice = !switch && !arg.get_possible_values().is_empty();
+    let text = ty == ValueParser::string().type_id() || ty == ValueParser::path_buf().type_id() || choice;
     Ok(match value {
         Value::Number(n) if text => Value::String(n.to_string()),
         Value::String(s) if switch => Value::Bool(parse_switch(s)?),

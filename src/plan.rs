@@ -22,6 +22,8 @@ pub struct RunRequest {
     pub targets: Vec<TargetArgs>,
     pub spec: RunSpec,
     pub output: Output,
+    /// How missing tables are loaded (`--load-method`).
+    pub load_method: crate::workload::bulk::LoadMethod,
 }
 
 /// What a run prints and writes besides the store.
@@ -52,6 +54,7 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
         workload,
         targets: targets(o)?,
         spec,
+        load_method: o.load_method,
         output: Output {
             interval_lines: o.report_interval > 0.0,
             histogram: o.histogram,
@@ -89,6 +92,9 @@ pub const SYSTEM_SCHEMAS: [&str; 4] = ["mysql", "sys", "information_schema", "pe
 pub fn check_database(name: Option<&str>) -> Result<(), String> {
     match name {
         Some(d) if d.is_empty() || d.len() > 64 => Err(format!("--database '{d}' is not a database name")),
+        Some(d) if d.contains('\\') => Err(format!(
+            "--database '{d}' holds a backslash, which servers read differently by sql_mode: give a name without one"
+        )),
         Some(d) if SYSTEM_SCHEMAS.iter().any(|s| s.eq_ignore_ascii_case(d)) => Err(format!(
             "--database {d} is a system schema of the server; sizeup never loads into or runs on it: \
              give a database of its own, e.g. --database sbtest"

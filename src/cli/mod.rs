@@ -544,6 +544,9 @@ pub struct StudyArgs {
     /// (as `run`'s).
     #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_STATEMENT_TIMEOUT, allow_negative_numbers = true)]
     pub statement_timeout: f64,
+    /// How missing tables are loaded (as `sizeup prepare --load-method`).
+    #[arg(long, value_enum, default_value_t)]
+    pub load_method: crate::workload::bulk::LoadMethod,
 }
 
 impl StudyArgs {
@@ -555,6 +558,7 @@ impl StudyArgs {
             session: self.session.clone(),
             server_lost_timeout: self.server_lost_timeout,
             statement_timeout: self.statement_timeout,
+            load_method: self.load_method,
             ..RunOptions::default()
         }
     }

@@ -65,6 +65,7 @@ macro_rules! next_packet {
 // Capability flags (protocol docs, "Capabilities Flags").
 const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
+const CLIENT_LOCAL_FILES: u32 = 128;
 const CLIENT_PROTOCOL_41: u32 = 512;
 const CLIENT_SSL: u32 = 2048;
 const CLIENT_TRANSACTIONS: u32 = 8192;
@@ -262,6 +263,8 @@ pub struct Conn {
     cache_metadata: bool,
     /// Negotiated: COM_STMT_BULK_EXECUTE (MariaDB 10.2+).
     bulk: bool,
+    /// The server's greeting offers LOAD DATA LOCAL (CLIENT_LOCAL_FILES).
+    local_files: bool,
     param_types: Vec<u8>,
     /// Parameter types last sent per statement: like libmariadb, types go only with the
     /// first execute (or when they change), and the server reuses them. Keyed by the
@@ -294,13 +297,6 @@ impl Conn {
         }
         match Self::open(o).await {
             Err((Error::Server { code: 3159, .. }, _)) => Err(tls_required()),
-            // PREFERRED and a version 1 certificate rustls cannot read: plain, as the
-            // control path does (which says so once).
-            Err((Error::Protocol(m), _))
-                if matches!(o.tls, TlsUse::Preferred(_)) && m.contains(tls::SERVER_VERSION_1) =>
-            {
-                Self::open(&ConnectOptions { tls: TlsUse::Off, ..o.clone() }).await.map_err(|(e, _)| e)
-            }
             // MariaDB with require_secure_transport=ON refuses a plain login as if the
             // password were wrong. When the server offers TLS and the same login works
             // over it, say what is really wrong instead of sending the user after it.
@@ -355,6 +351,7 @@ impl Conn {
             types: Vec::new(),
             cache_metadata: false,
             bulk: false,
+            local_files: false,
             param_types: Vec::new(),
             sent_types: Default::default(),
             tls: None,
@@ -391,6 +388,12 @@ impl Conn {
     /// command ([`Conn::exec_bulk`]; MariaDB 10.2+).
     pub fn bulk(&self) -> bool {
         self.bulk
+    }
+
+    /// True when the server's greeting offers LOAD DATA LOCAL (CLIENT_LOCAL_FILES): a
+    /// server without it takes no LOCAL INFILE whatever its variables say.
+    pub fn offers_local_files(&self) -> bool {
+        self.local_files
     }
 
     // ---- packets -------------------------------------------------------------------
@@ -596,6 +599,7 @@ impl Conn {
         caps &= hs.capabilities | CLIENT_CONNECT_WITH_DB;
         self.cache_metadata = hs.mariadb_capabilities & MARIADB_CLIENT_CACHE_METADATA != 0;
         self.bulk = hs.mariadb_capabilities & MARIADB_CLIENT_STMT_BULK_OPERATIONS != 0;
+        self.local_files = hs.capabilities & CLIENT_LOCAL_FILES != 0;
         let ext = hs.mariadb_capabilities & (MARIADB_CLIENT_CACHE_METADATA | MARIADB_CLIENT_STMT_BULK_OPERATIONS);
 
         // TLS over TCP only: a unix socket is a secure transport already (as the mysql
@@ -678,9 +682,6 @@ impl Conn {
         let stream = tokio_rustls::TlsConnector::from(config).connect(name, tcp).await.map_err(|e| {
             // rustls's own words name the problem (for a name mismatch, the names the
             // certificate holds).
-            if tls::version_1(&e.to_string()) {
-                return Error::Protocol(format!("the server's TLS certificate {}", tls::SERVER_VERSION_1));
-            }
             let hint = if e.to_string().contains("not valid for name") {
                 "; --ssl-mode=VERIFY_IDENTITY needs --host to be one of the certificate's names (or use VERIFY_CA)"
             } else {

@@ -1,7 +1,14 @@
-//! TLS for benchmark connections: rustls set up with the mysql client's `--ssl-mode`
-//! meanings. REQUIRED and PREFERRED encrypt without checking the certificate (as the
-//! mysql client does); VERIFY_CA checks the chain against `--ssl-ca`; VERIFY_IDENTITY
-//! also the host name.
+//! TLS for every connection (benchmark and control): rustls set up with the mysql
+//! client's `--ssl-mode` meanings. REQUIRED and PREFERRED encrypt without checking the
+//! certificate (as the mysql client does); VERIFY_CA checks the chain against `--ssl-ca`;
+//! VERIFY_IDENTITY also the host name.
+//!
+//! webpki (rustls's verifier) reads only X.509 version 3 certificates and refuses a CA
+//! certificate as the server's own; OpenSSL, under the mysql client, takes both. Where
+//! webpki refuses for those reasons only, the certificate is checked here instead:
+//! parsed by x509-parser, its signature checked by ring through x509-parser (issued by a
+//! certificate of `--ssl-ca`, or that certificate itself), its validity period, and for
+//! VERIFY_IDENTITY its names; the handshake's signature by webpki's raw-key check.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -61,22 +68,26 @@ pub fn client_config(
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up failed: {e}"))?;
+    let algs = provider.signature_verification_algorithms;
     let verifier: Arc<dyn ServerCertVerifier> = match verify {
-        Verify::Nothing => Arc::new(Unverified(provider.signature_verification_algorithms)),
+        Verify::Nothing => Arc::new(Unverified(algs)),
         Verify::Chain | Verify::Identity => {
             let ca = ca.ok_or_else(|| "certificate verification needs --ssl-ca FILE".to_string())?;
             let mut roots = RootCertStore::empty();
-            for c in read_certs(ca, "--ssl-ca")? {
-                roots.add(c).map_err(|e| format!("--ssl-ca {}: {e}", ca.display()))?;
+            let anchors = read_certs(ca, "--ssl-ca")?;
+            for c in anchors.iter().cloned() {
+                // A version 1 CA is no webpki trust anchor: it is still one of ours.
+                if let Err(e) = roots.add(c) {
+                    if !version_1(&format!("{e:?}")) {
+                        return Err(format!("--ssl-ca {}: {e}", ca.display()));
+                    }
+                }
             }
-            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                .build()
+            let webpki = (!roots.is_empty())
+                .then(|| WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build())
+                .transpose()
                 .map_err(|e| format!("--ssl-ca {}: {e}", ca.display()))?;
-            if verify == Verify::Chain {
-                Arc::new(ChainOnly(inner))
-            } else {
-                inner
-            }
+            Arc::new(Checked { webpki, anchors, identity: verify == Verify::Identity, algs })
         }
     };
     let builder = builder.dangerous().with_custom_certificate_verifier(verifier);
@@ -107,12 +118,6 @@ pub fn client_config(
 pub fn version_1(rustls_message: &str) -> bool {
     rustls_message.contains("UnsupportedCertVersion")
 }
-
-/// The words for a server whose certificate is version 1, after "the server's TLS
-/// certificate".
-pub const SERVER_VERSION_1: &str = "is X.509 version 1, which rustls (sizeup's TLS library) cannot read, \
-     even without verification; give the server a version 3 certificate, or use --ssl-mode=DISABLED \
-     where the server allows plain connections";
 
 fn read_certs(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
@@ -150,7 +155,7 @@ impl ServerCertVerifier for Unverified {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
+        handshake_signature(message, cert, dss, &self.0, false)
     }
     fn verify_tls13_signature(
         &self,
@@ -158,19 +163,65 @@ impl ServerCertVerifier for Unverified {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
+        handshake_signature(message, cert, dss, &self.0, true)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_schemes()
     }
 }
 
-/// VERIFY_CA: the full check, except that a name mismatch is accepted (rustls checks
-/// the chain first, so a name error means the chain was good).
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+/// A handshake signature checked against `cert`'s key: by rustls (webpki), or, for a
+/// certificate webpki cannot read (version 1), by webpki's raw-key check of the key
+/// x509-parser finds in it.
+fn handshake_signature(
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    algs: &WebPkiSupportedAlgorithms,
+    tls13: bool,
+) -> Result<HandshakeSignatureValid, rustls::Error> {
+    let checked = match tls13 {
+        true => rustls::crypto::verify_tls13_signature(message, cert, dss, algs),
+        false => rustls::crypto::verify_tls12_signature(message, cert, dss, algs),
+    };
+    let refused = match checked {
+        Err(e) if unreadable(&e) => e,
+        other => return other,
+    };
+    let Ok((_, parsed)) = x509_parser::parse_x509_certificate(cert) else { return Err(refused) };
+    let spki = rustls::pki_types::SubjectPublicKeyInfoDer::from(parsed.public_key().raw);
+    let key = webpki::RawPublicKeyEntity::try_from(&spki).map_err(|_| refused.clone())?;
+    let candidates = algs.mapping.iter().filter(|(s, _)| *s == dss.scheme).flat_map(|(_, a)| a.iter());
+    for alg in candidates {
+        if key.verify_signature(*alg, message, dss.signature()).is_ok() {
+            return Ok(HandshakeSignatureValid::assertion());
+        }
+    }
+    Err(rustls::Error::InvalidCertificate(CertificateError::BadSignature))
+}
 
-impl ServerCertVerifier for ChainOnly {
+/// Whether rustls refused a certificate only for what webpki cannot read or allow, which
+/// OpenSSL (the mysql client) accepts: X.509 version 1, or a CA certificate as the
+/// server's own.
+fn unreadable(e: &rustls::Error) -> bool {
+    let text = format!("{e:?}");
+    version_1(&text) || text.contains("CaUsedAsEndEntity")
+}
+
+/// VERIFY_CA and VERIFY_IDENTITY. webpki's full check first (a name mismatch passes
+/// VERIFY_CA: rustls checks the chain before the name, so a name error means the chain
+/// was good); for a certificate webpki refuses as [`unreadable`], sizeup's own check
+/// ([`own_check`]).
+#[derive(Debug)]
+struct Checked {
+    webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The certificates of `--ssl-ca`.
+    anchors: Vec<CertificateDer<'static>>,
+    identity: bool,
+    algs: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for Checked {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -179,10 +230,23 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        let checked = match &self.webpki {
+            Some(w) => w.verify_server_cert(end_entity, intermediates, server_name, ocsp, now),
+            None => Err(rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer)),
+        };
+        match checked {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.identity => Ok(ServerCertVerified::assertion()),
+            Err(e) if unreadable(&e) || self.webpki.is_none() || self.anchors_unreadable() => {
+                let name = self.identity.then_some(server_name);
+                own_check(end_entity, intermediates, &self.anchors, name, now).map_err(|why| {
+                    rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(OwnCheck(
+                        why,
+                    )))))
+                })?;
+                Ok(ServerCertVerified::assertion())
+            }
             other => other,
         }
     }
@@ -192,7 +256,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        handshake_signature(message, cert, dss, &self.algs, false)
     }
     fn verify_tls13_signature(
         &self,
@@ -200,9 +264,103 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        handshake_signature(message, cert, dss, &self.algs, true)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.algs.supported_schemes()
     }
+}
+
+impl Checked {
+    /// Some certificate of `--ssl-ca` is one webpki cannot take as an anchor (version 1).
+    fn anchors_unreadable(&self) -> bool {
+        self.anchors.iter().any(|a| x509_parser::parse_x509_certificate(a).is_ok_and(|(_, c)| c.version().0 == 0))
+    }
+}
+
+/// Why sizeup's own check refused a certificate.
+#[derive(Debug)]
+struct OwnCheck(String);
+
+impl std::fmt::Display for OwnCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OwnCheck {}
+
+/// The check of a certificate webpki will not read: within its validity period; either
+/// one of `anchors` itself (a self-signed server certificate given as its own CA, as
+/// OpenSSL trusts it) or issued, through `intermediates`, by one of them, each signature
+/// checked (x509-parser, ring); and, when `name` is given, valid for it (its subject
+/// alternative names, or without any its common name, as OpenSSL's host check).
+fn own_check(
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    anchors: &[CertificateDer<'_>],
+    name: Option<&ServerName<'_>>,
+    now: UnixTime,
+) -> Result<(), String> {
+    use x509_parser::prelude::*;
+    fn parse<'a>(der: &'a [u8]) -> Result<X509Certificate<'a>, String> {
+        parse_x509_certificate(der).map(|(_, c)| c).map_err(|e| format!("unreadable: {e}"))
+    }
+    let leaf = parse(end_entity)?;
+    let at = ASN1Time::from_timestamp(now.as_secs() as i64).map_err(|e| e.to_string())?;
+    if !leaf.validity().is_valid_at(at) {
+        return Err("the server's certificate is outside its validity period".into());
+    }
+    if let Some(name) = name {
+        if !valid_for(&leaf, name) {
+            return Err(format!("the server's certificate is not valid for {}", name.to_str()));
+        }
+    }
+    let anchors: Vec<X509Certificate> = anchors.iter().filter_map(|a| parse(a).ok()).collect();
+    let intermediates: Vec<X509Certificate> = intermediates.iter().filter_map(|a| parse(a).ok()).collect();
+    if anchors.iter().any(|a| a.as_raw() == leaf.as_raw()) {
+        return Ok(());
+    }
+    let mut current = &leaf;
+    for _ in 0..=intermediates.len() {
+        let issued_by = |c: &X509Certificate| {
+            c.subject().as_raw() == current.issuer().as_raw()
+                && c.validity().is_valid_at(at)
+                && current.verify_signature(Some(c.public_key())).is_ok()
+        };
+        if anchors.iter().any(issued_by) {
+            return Ok(());
+        }
+        match intermediates.iter().find(|c| issued_by(c)) {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    Err("the server's certificate is not issued by a certificate of --ssl-ca".into())
+}
+
+/// Whether `cert` names `name`: a DNS name or IP address among its subject alternative
+/// names, or, when it has none, its common name.
+fn valid_for(cert: &x509_parser::certificate::X509Certificate<'_>, name: &ServerName<'_>) -> bool {
+    use x509_parser::extensions::GeneralName;
+    let want = name.to_str().to_ascii_lowercase();
+    let dns = |pattern: &str| {
+        let pattern = pattern.to_ascii_lowercase();
+        match pattern.strip_prefix("*.") {
+            Some(rest) => want.split_once('.').is_some_and(|(_, tail)| tail == rest),
+            None => pattern == want,
+        }
+    };
+    if let Ok(Some(san)) = cert.subject_alternative_name() {
+        return san.value.general_names.iter().any(|g| match g {
+            GeneralName::DNSName(d) => dns(d),
+            GeneralName::IPAddress(ip) => match ip.len() {
+                4 => <[u8; 4]>::try_from(*ip).is_ok_and(|b| std::net::IpAddr::from(b).to_string() == want),
+                16 => <[u8; 16]>::try_from(*ip).is_ok_and(|b| std::net::IpAddr::from(b).to_string() == want),
+                _ => false,
+            },
+            _ => false,
+        });
+    }
+    cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).any(dns)
 }

@@ -11,6 +11,13 @@ use crate::{plan, Error};
 pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
     let mut request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
     request.output.sysbench = sysbench;
+    if a.options.load_method != crate::workload::bulk::LoadMethod::Auto {
+        // Shared with the studies' steps, which load missing tables themselves.
+        eprintln!(
+            "note: --load-method is for the tables sizeup loads itself (prepare, sweep, scale, studies); \
+             run uses the tables as they are"
+        );
+    }
     // `--json -`: standard output carries the JSON document alone.
     let json_to_stdout = request.output.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
     let print = if request.output.quiet || json_to_stdout { Print::Quiet } else { Print::Full };

@@ -16,7 +16,7 @@ use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
 use crate::target::stall;
 use crate::target::{self, Target};
-use crate::workload::bulk::{LoadMethod, LoadSettings};
+use crate::workload::bulk::LoadSettings;
 use crate::workload::{ownership, Unit, Workload};
 use crate::{monitor, option_file, report, store, Error};
 use std::collections::BTreeMap;
@@ -48,7 +48,7 @@ pub fn measure(
     req: RunRequest,
     print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
-    let RunRequest { workload, targets: places, mut spec, output } = req;
+    let RunRequest { workload, targets: places, mut spec, output, .. } = req;
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
@@ -101,8 +101,9 @@ pub fn measure(
             // Watched: a table another session holds, or a server that stops answering,
             // fails the run here after a statement timeout instead of holding it forever.
             let checked = async {
-                let server =
+                let mut server =
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+                target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
                 check_connections(&server, share)?;
                 check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
@@ -444,7 +445,7 @@ pub async fn check_data(
     if names.is_empty() {
         return Ok(());
     }
-    let existing = ownership::existing_tables(conn, database, &names, "%").await.map_err(Error::Failed)?;
+    let existing = ownership::existing_tables(conn, database, &names, "").await.map_err(Error::Failed)?;
     if let Some(msg) = ownership::incomplete(database, &existing, workload.name()) {
         return Err(Error::Usage(msg));
     }
@@ -678,7 +679,7 @@ pub fn await_replicated(
         // Galera: this session's reads wait for everything the cluster committed.
         let _ = conn.query_drop("SET SESSION wsrep_sync_wait = 1").await;
         let existing =
-            ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;
+            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::Failed)?;
         if existing.len() < names.len() {
             return Err(fail(format!(
                 "it holds {} of the {} tables node 0 holds in {}: a scale-out study needs one cluster \
@@ -713,7 +714,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         target.ensure_database(req.spec.statement_timeout).await?;
         let mut conn = target.connect().await?;
         let existing =
-            ownership::existing_tables(&mut conn, &target.database, &names, "%").await.map_err(Error::Failed)?;
+            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::Failed)?;
         if existing.is_empty() {
             return Ok(Some(None));
         }
@@ -751,7 +752,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         ))),
         Some(None) => {
             let loaders = workload.default_loaders().unwrap_or_else(loaders);
-            let load = LoadSettings { method: LoadMethod::Auto, statement_timeout: req.spec.statement_timeout };
+            let load = LoadSettings { method: req.load_method, statement_timeout: req.spec.statement_timeout };
             let line = prepare(&target, workload, loaders, load, req.spec.seed)?;
             report::above_bars(|| println!("{line}"));
             Ok(true)

@@ -58,6 +58,16 @@ impl QueryCounts {
     pub fn total(&self) -> u64 {
         self.reads + self.writes + self.other
     }
+    /// Counts one statement by sysbench's rule (its MySQL driver): a result set is a
+    /// read; without one, a write when it changed rows (`affected`), else other. A DELETE
+    /// of a missing row, or a server that reports no affected rows, is "other" there too.
+    pub fn statement(&mut self, result_columns: u64, affected: u64) {
+        match (result_columns, affected) {
+            (1.., _) => self.reads += 1,
+            (0, 1..) => self.writes += 1,
+            (0, 0) => self.other += 1,
+        }
+    }
     pub fn add(&mut self, o: &QueryCounts) {
         self.reads += o.reads;
         self.writes += o.writes;
@@ -674,5 +684,15 @@ mod tests {
         let s = Summary::from_recorder(&Recorder::new(1), &["t".into()], 0.0, 0);
         assert_eq!(s.tps, 0.0);
         assert_eq!(s.latency_ms, LatencyMs::default());
+    }
+
+    #[test]
+    fn writes_are_counted_by_sysbench_rule() {
+        let mut q = QueryCounts::default();
+        q.statement(3, 0); // a SELECT
+        q.statement(0, 1); // an UPDATE that changed a row
+        q.statement(0, 0); // a DELETE of a missing row, or a server that reports none
+        q.statement(1, 0); // a result set is a read even when it has no rows
+        assert_eq!((q.reads, q.writes, q.other), (2, 1, 1));
     }
 }

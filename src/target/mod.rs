@@ -257,10 +257,16 @@ impl Tls {
     /// mysql_async's TLS options for a TCP connection in this mode (None: plain).
     fn ssl_opts(&self) -> Option<mysql_async::SslOpts> {
         use mysql_async::{ClientIdentity, SslOpts};
-        let base = SslOpts::default().with_client_identity(match (&self.cert, &self.key) {
-            (Some(c), Some(k)) => Some(ClientIdentity::new(c.clone().into(), k.clone().into())),
-            _ => None,
-        });
+        // sizeup's own rustls configuration (its certificate verifier: version 1
+        // certificates, a self-signed server certificate given as its own CA), as the
+        // benchmark connections use; the options below are what mysql_async would use
+        // without it.
+        let base = SslOpts::default()
+            .with_client_identity(match (&self.cert, &self.key) {
+                (Some(c), Some(k)) => Some(ClientIdentity::new(c.clone().into(), k.clone().into())),
+                _ => None,
+            })
+            .with_rustls_config(self.prepared().config.clone());
         match self.mode {
             SslMode::Disabled => None,
             SslMode::Preferred if self.state.server_without_tls.load(Ordering::Relaxed) => None,
@@ -458,6 +464,18 @@ impl Target {
         ConnectError::Unreachable { target: self.describe(), reason, code }
     }
 
+    /// What TLS a connection of sizeup's own negotiates with this target (None: plain,
+    /// a unix socket included): a benchmark connection, opened and closed.
+    pub async fn negotiated_tls(&self) -> Result<Option<crate::client::TlsInfo>, String> {
+        if self.socket.is_some() || self.tls.mode == SslMode::Disabled {
+            return Ok(None);
+        }
+        let conn = crate::client::Conn::connect(&self.client_options()).await.map_err(|e| e.to_string())?;
+        let tls = conn.tls().cloned();
+        conn.close().await;
+        Ok(tls)
+    }
+
     /// Connects to the target's database.
     pub async fn connect(&self) -> Result<Conn, ConnectError> {
         self.open_within(true).await
@@ -512,26 +530,6 @@ impl Target {
                 })
             }
             Err(mysql_async::Error::Server(e)) if e.code == 3159 => Err(self.tls_required()),
-            // A version 1 certificate: PREFERRED goes plain, as with a server without TLS
-            // (the run records no TLS and says why); other modes name the cause.
-            Err(e) if tcp && crate::client::tls::version_1(&e.to_string()) => {
-                if self.tls.mode == SslMode::Preferred {
-                    if !self.tls.state.server_without_tls.swap(true, Ordering::Relaxed) {
-                        eprintln!(
-                            "note: {}: the server's TLS certificate is X.509 version 1, which rustls cannot read; \
-                             --ssl-mode=PREFERRED goes without TLS (give the server a version 3 certificate \
-                             to measure with TLS)",
-                            self.describe()
-                        );
-                    }
-                    return self.login(with_database).await.map_err(|e| self.unreachable(e));
-                }
-                Err(ConnectError::Unreachable {
-                    target: self.describe(),
-                    reason: format!("the server's TLS certificate {}", crate::client::tls::SERVER_VERSION_1),
-                    code: None,
-                })
-            }
             // VERIFY_CA checks the chain, not the name. mysql_async's way of skipping the
             // name check looks for "NotValidForName" in rustls's message, which rustls
             // 0.23 no longer writes; rustls checks the chain before the name, so a name
@@ -601,7 +599,10 @@ impl Target {
         let what = format!("creating database {}", self.database);
         let failed = |reason: String| ConnectError::Setup { what: what.clone(), target: self.describe(), reason };
         let exists: Option<u8> = conn
-            .exec_first("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", (&self.database,))
+            .query_first(format!(
+                "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {}",
+                literal(&self.database)
+            ))
             .await
             .map_err(|e| failed(short_error(&e)))?;
         if exists.is_none() {
@@ -618,6 +619,15 @@ impl Target {
         let _ = conn.disconnect().await;
         Ok(())
     }
+}
+
+/// A SQL string literal for a name (a database or table name: `check_database` refuses
+/// backslashes, which NO_BACKSLASH_ESCAPES would read differently). The control
+/// connection sends names as text, not as parameters of a prepared statement: some
+/// MySQL-protocol servers (mysql-mimic) answer COM_STMT_PREPARE out of step with
+/// CLIENT_DEPRECATE_EOF clients, while every one speaks the text protocol.
+pub fn literal(name: &str) -> String {
+    format!("'{}'", name.replace('\'', "''"))
 }
 
 /// Backquotes an identifier for MySQL.
@@ -683,18 +693,27 @@ pub async fn tls_state(conn: &mut Conn) -> Result<Option<crate::client::TlsInfo>
     Ok((!cipher.is_empty()).then_some(crate::client::TlsInfo { version, cipher }))
 }
 
-/// The server family, from its `version` and `version_comment`.
+/// The server family, from its `version` and `version_comment`: MySQL-protocol servers
+/// that are not MySQL say so in one or the other (go-mysql-server and Dolt answer
+/// version 8.0.31 with the comment "Dolt", mysql-mimic "mysql-mimic", Vitess
+/// "8.0.30-Vitess").
 pub fn server_family(version: &str, comment: &str) -> &'static str {
     let (v, c) = (version.to_ascii_lowercase(), comment.to_ascii_lowercase());
-    if v.contains("mariadb") || c.contains("mariadb") {
-        "MariaDB"
-    } else if v.contains("tidb") {
-        "TiDB"
-    } else if c.contains("percona") || v.contains("percona") {
-        "Percona Server"
-    } else {
-        "MySQL"
-    }
+    let either = |word: &str| v.contains(word) || c.contains(word);
+    const NAMED: [(&str, &str); 11] = [
+        ("mariadb", "MariaDB"),
+        ("tidb", "TiDB"),
+        ("vitess", "Vitess"),
+        ("dolt", "Dolt"),
+        ("mysql-mimic", "mysql-mimic"),
+        ("singlestore", "SingleStore"),
+        ("memsql", "SingleStore"),
+        ("oceanbase", "OceanBase"),
+        ("percona xtradb cluster", "Percona XtraDB Cluster"),
+        ("percona", "Percona Server"),
+        ("aurora", "Aurora MySQL"),
+    ];
+    NAMED.iter().find(|(word, _)| either(word)).map_or("MySQL", |(_, name)| name)
 }
 
 /// Server facts recorded with every result: version, family, TLS state and the variables
@@ -743,13 +762,42 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
         map.insert("replica".into(), "yes".into());
         map.insert("replication_lag_s".into(), lag.map_or(serde_json::Value::Null, Into::into));
     }
-    let tls = tls_state(conn).await?;
+    let absent = absent(&map);
+    if !absent.is_empty() {
+        map.insert("absent".into(), absent.join(", ").into());
+    }
+    Ok(serde_json::Value::Object(map))
+}
+
+/// The settings that shape an OLTP measurement which the server does not have (a
+/// MySQL-protocol server that is not InnoDB underneath): named in the facts, so nobody
+/// reads a missing one as a default. Where families spell one differently, either
+/// spelling counts.
+pub fn absent(facts: &serde_json::Map<String, serde_json::Value>) -> Vec<&'static str> {
+    const MATTER: [&[&str]; 9] = [
+        &["innodb_buffer_pool_size"],
+        &["innodb_log_file_size", "innodb_redo_log_capacity"],
+        &["innodb_flush_log_at_trx_commit"],
+        &["innodb_flush_method"],
+        &["innodb_doublewrite"],
+        &["sync_binlog"],
+        &["log_bin"],
+        &["max_connections"],
+        &["transaction_isolation", "tx_isolation"],
+    ];
+    MATTER.iter().filter(|names| !names.iter().any(|n| facts.contains_key(*n))).map(|names| names[0]).collect()
+}
+
+/// Records in `facts` the TLS state of sizeup's own connection (`tls`, what rustls
+/// negotiated; None: plain): servers need not report it (go-mysql-server and
+/// mysql-mimic leave Ssl_version and Ssl_cipher empty).
+pub fn record_tls(facts: &mut serde_json::Value, tls: Option<crate::client::TlsInfo>) {
+    let Some(map) = facts.as_object_mut() else { return };
     map.insert("tls".into(), if tls.is_some() { "on" } else { "off" }.into());
     if let Some(t) = tls {
         map.insert("tls_version".into(), t.version.into());
         map.insert("tls_cipher".into(), t.cipher.into());
     }
-    Ok(serde_json::Value::Object(map))
 }
 
 /// The data a run reads, as information_schema reports it (InnoDB's figures are
@@ -757,11 +805,11 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
 /// server will not say.
 pub async fn data_size(conn: &mut Conn, database: &str) -> Option<(u64, u64)> {
     let row: Option<(u64, Option<u64>)> = conn
-        .exec_first(
+        .query_first(format!(
             "SELECT COUNT(*), CAST(SUM(data_length + index_length) AS UNSIGNED) FROM information_schema.TABLES \
-             WHERE table_schema = ? AND table_type = 'BASE TABLE'",
-            (database,),
-        )
+             WHERE table_schema = {} AND table_type = 'BASE TABLE'",
+            literal(database)
+        ))
         .await
         .ok()
         .flatten();
@@ -931,10 +979,42 @@ mod tests {
     }
 
     #[test]
-    fn families_from_version_and_comment() {
+    fn server_family_names_dolt_and_mysql_mimic() {
         assert_eq!(server_family("10.11.19-MariaDB-0+deb12u1", "Debian 12"), "MariaDB");
         assert_eq!(server_family("8.0.36-28", "Percona Server (GPL), Release 28"), "Percona Server");
         assert_eq!(server_family("8.4.0", "MySQL Community Server - GPL"), "MySQL");
         assert_eq!(server_family("8.0.11-TiDB-v7.5.0", "TiDB Server"), "TiDB");
+        assert_eq!(server_family("8.0.31", "Dolt"), "Dolt");
+        assert_eq!(server_family("8.0.29", "mysql-mimic"), "mysql-mimic");
+        assert_eq!(server_family("8.0.30-Vitess", "Version: 19.0.4"), "Vitess");
+        assert_eq!(server_family("8.0.32", "Source distribution"), "MySQL");
+    }
+
+    #[test]
+    fn absent_variables_are_listed_in_the_facts() {
+        let facts = |names: &[&str]| {
+            names.iter().map(|n| (n.to_string(), serde_json::Value::from("1"))).collect::<serde_json::Map<_, _>>()
+        };
+        // MySQL 8.4 spells the redo log and isolation its way: nothing absent.
+        let mysql = facts(&[
+            "innodb_buffer_pool_size",
+            "innodb_redo_log_capacity",
+            "innodb_flush_log_at_trx_commit",
+            "innodb_flush_method",
+            "innodb_doublewrite",
+            "sync_binlog",
+            "log_bin",
+            "max_connections",
+            "transaction_isolation",
+        ]);
+        assert!(absent(&mysql).is_empty());
+        // A server with no storage engine settings (mysql-mimic).
+        let bare = facts(&["max_connections", "transaction_isolation"]);
+        let missing = absent(&bare);
+        assert!(
+            missing.contains(&"innodb_buffer_pool_size") && missing.contains(&"innodb_log_file_size"),
+            "{missing:?}"
+        );
+        assert!(!missing.contains(&"max_connections"));
     }
 }

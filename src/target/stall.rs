@@ -126,8 +126,10 @@ pub async fn server_id(conn: &mut Conn) -> Result<u32, String> {
 /// it), or `None` when it is gone.
 /// Only a connection of this login's user: behind a proxy an id may be another's.
 pub async fn doing(conn: &mut Conn, id: u32) -> Result<Option<(Option<String>, Option<u64>)>, mysql_async::Error> {
-    let sql = "SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = ? AND USER = SUBSTRING_INDEX(USER(), '@', 1)";
-    conn.exec_first(sql, (id,)).await
+    let sql = format!(
+        "SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = {id} AND USER = SUBSTRING_INDEX(USER(), '@', 1)"
+    );
+    conn.query_first(sql).await
 }
 
 #[cfg(test)]

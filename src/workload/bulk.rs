@@ -64,7 +64,8 @@ impl Rows {
 }
 
 /// How loaders send rows (`--load-method`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LoadMethod {
     /// Array binding where the server offers it, else LOAD DATA LOCAL, else multi-row
     /// INSERTs when the server refuses LOCAL INFILE.
@@ -99,9 +100,10 @@ impl Default for LoadSettings {
 /// and the server's max_allowed_packet (16 MB by default) halves it when smaller.
 const BULK_COMMAND_MAX: usize = 8 << 20;
 
-/// The session every loader connection starts with: our own fresh tables have nothing to
-/// check unique or foreign keys against but what we generate.
-const LOADER_SESSION: &str = "SET SESSION unique_checks=0, foreign_key_checks=0";
+/// Session settings a loader asks for: our own fresh tables have nothing to check unique
+/// or foreign keys against but what we generate. Optional: a server without them (or one
+/// that refuses them) loads with its own, and one note says so.
+const LOADER_SESSION: [&str; 2] = ["unique_checks=0", "foreign_key_checks=0"];
 
 /// A loader's connection: how it loads, its id on the server, and whether a load on it
 /// stalled (then it is held open for the undo, never closed: a polite close could wait
@@ -120,37 +122,100 @@ enum Link {
     Text { conn: Conn, method: LoadMethod },
 }
 
+/// How a prepare's loaders send rows, decided once from what the server offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    ArrayBinding,
+    LoadData,
+    Insert,
+}
+
+/// Why LOAD DATA LOCAL cannot be used, from the server's greeting (`offered`:
+/// CLIENT_LOCAL_FILES, None when sizeup's client could not ask) and its `local_infile`
+/// (None when it has no such variable): None when nothing speaks against it.
+pub fn local_infile_refusal(offered: Option<bool>, local_infile: Option<&str>) -> Option<String> {
+    if offered == Some(false) {
+        return Some("the server does not offer LOAD DATA LOCAL (no CLIENT_LOCAL_FILES in its greeting)".into());
+    }
+    match local_infile.map(|v| v.trim().to_ascii_uppercase()) {
+        Some(v) if v == "0" || v == "OFF" => Some("the server has local_infile=OFF".into()),
+        _ => None,
+    }
+}
+
+/// Decides how rows go in (`method`, and what the server offers): array binding where it
+/// takes it, LOAD DATA LOCAL where its greeting and `local_infile` allow, else INSERTs
+/// with one line saying why. An explicit method the server cannot take is an error.
+async fn decide(target: &Target, method: LoadMethod) -> Result<Way, String> {
+    if method == LoadMethod::Insert {
+        return Ok(Way::Insert);
+    }
+    let mut offered = None;
+    match client::Conn::connect(&target.client_options()).await {
+        Ok(conn) => {
+            let bulk = conn.bulk();
+            offered = Some(conn.offers_local_files());
+            conn.close().await;
+            if bulk && matches!(method, LoadMethod::Auto | LoadMethod::ArrayBinding) {
+                return Ok(Way::ArrayBinding);
+            }
+        }
+        Err(e) if method == LoadMethod::ArrayBinding => return Err(e.to_string()),
+        // The control driver's connect below says why.
+        Err(_) => {}
+    }
+    if method == LoadMethod::ArrayBinding {
+        return Err(format!(
+            "{} does not offer array binding (COM_STMT_BULK_EXECUTE, MariaDB 10.2 and later); \
+             use --load-method auto, load-data or insert",
+            target.describe()
+        ));
+    }
+    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let local_infile: Option<String> =
+        conn.query_first::<Option<String>, _>("SELECT @@GLOBAL.local_infile").await.ok().flatten().flatten();
+    let _ = conn.disconnect().await;
+    match local_infile_refusal(offered, local_infile.as_deref()) {
+        None => Ok(Way::LoadData),
+        Some(why) if method == LoadMethod::Auto => {
+            eprintln!("note: loading by multi-row INSERTs: {why}");
+            Ok(Way::Insert)
+        }
+        Some(why) => Err(format!("--load-method load-data: {why}; use --load-method auto or insert")),
+    }
+}
+
 impl Loader {
     /// Connects a loader that sends rows as `sending` says.
     pub async fn open(target: &Target, sending: &Sending) -> Result<Loader, String> {
         let method = sending.settings.method;
-        if matches!(method, LoadMethod::Auto | LoadMethod::ArrayBinding) {
-            match client::Conn::connect(&target.client_options()).await {
-                Ok(conn) if conn.bulk() => {
-                    sending.bulk.store(true, Ordering::Relaxed);
-                    return Self::bulk(conn).await.map_err(|e| e.to_string());
-                }
-                Ok(conn) => conn.close().await,
-                Err(e) if method == LoadMethod::ArrayBinding => return Err(e.to_string()),
-                // The control driver's connect below says why.
-                Err(_) => {}
+        let way = *sending.way.get_or_try_init(|| decide(target, method)).await?;
+        match way {
+            Way::ArrayBinding => {
+                sending.bulk.store(true, Ordering::Relaxed);
+                let conn = client::Conn::connect(&target.client_options()).await.map_err(|e| e.to_string())?;
+                return Self::bulk(conn, sending).await.map_err(|e| e.to_string());
             }
-            if method == LoadMethod::ArrayBinding {
-                return Err(format!(
-                    "{} does not offer array binding (COM_STMT_BULK_EXECUTE, MariaDB 10.2 and later); \
-                     use --load-method auto, load-data or insert",
-                    target.describe()
-                ));
-            }
+            Way::Insert => sending.use_insert.store(true, Ordering::Relaxed),
+            Way::LoadData => {}
         }
         let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-        conn.query_drop(LOADER_SESSION).await.map_err(|e| short_error(&e))?;
+        for s in LOADER_SESSION {
+            if let Err(e) = conn.query_drop(format!("SET SESSION {s}")).await {
+                sending.refused(s, &short_error(&e));
+            }
+        }
         let id = crate::target::stall::server_id(&mut conn).await?;
+        let method = if way == Way::Insert { LoadMethod::Insert } else { method };
         Ok(Loader { id, link: Link::Text { conn, method }, stalled: false })
     }
 
-    async fn bulk(mut conn: client::Conn) -> Result<Loader, client::Error> {
-        conn.query_drop(LOADER_SESSION).await?;
+    async fn bulk(mut conn: client::Conn, sending: &Sending) -> Result<Loader, client::Error> {
+        for s in LOADER_SESSION {
+            if let Err(e) = conn.query_drop(&format!("SET SESSION {s}")).await {
+                sending.refused(s, &said(&e));
+            }
+        }
         // Values in the tables' own character set, so the server stores them as they
         // come: converting from utf8mb4 was 14 % of its work loading latin1 tables.
         // (ucs2, utf16 and utf32 cannot be a client's character set: those databases
@@ -173,9 +238,8 @@ impl Loader {
 
     /// Loads `pieces` into `table` (`columns` lists the fields of each line, in order).
     /// Under `auto`, when the server refuses LOCAL INFILE, this and every later load of
-    /// the prepare send INSERTs. A load the server has not finished within the statement
-    /// timeout fails the prepare as stalled (retries included: rows waiting that long
-    /// are no longer a load's pace).
+    /// the prepare send INSERTs. A statement the server has not answered within the
+    /// statement timeout (retries of it included) fails the prepare as stalled.
     pub async fn load(
         &mut self,
         table: &str,
@@ -183,17 +247,15 @@ impl Loader {
         pieces: Vec<Bytes>,
         sending: &Sending,
     ) -> Result<(), String> {
-        let bound = sending.settings.statement_timeout;
-        match crate::timer::timeout(bound, self.load_rows(table, columns, pieces, sending)).await {
-            Ok(r) => r,
-            Err(_) => {
+        let mut clock = Statements::new(sending.settings.statement_timeout);
+        match self.load_rows(table, columns, pieces, sending, &mut clock).await {
+            Err(Load::Stalled(what)) => {
                 self.stalled = true;
                 sending.stall(self.id);
-                Err(format!(
-                    "loading {table}: no answer from the server within {} s (--statement-timeout): the load stalled",
-                    bound.as_secs_f64()
-                ))
+                Err(format!("loading {table}: {}", clock.stalled(&what)))
             }
+            Err(Load::Failed(e)) => Err(e),
+            Ok(()) => Ok(()),
         }
     }
 
@@ -203,7 +265,8 @@ impl Loader {
         columns: &str,
         pieces: Vec<Bytes>,
         sending: &Sending,
-    ) -> Result<(), String> {
+        clock: &mut Statements,
+    ) -> Result<(), Load> {
         let use_insert = &sending.use_insert;
         if pieces.is_empty() {
             return Ok(());
@@ -211,24 +274,28 @@ impl Loader {
         match &mut self.link {
             Link::Text { conn, method: LoadMethod::Insert } => {
                 use_insert.store(true, Ordering::Relaxed);
-                insert(conn, table, columns, &pieces).await
+                insert(conn, table, columns, &pieces, clock).await
             }
             Link::Text { conn, method } => {
-                if !use_insert.load(Ordering::Relaxed) && load_data(conn, table, columns, &pieces, *method).await? {
+                if !use_insert.load(Ordering::Relaxed)
+                    && load_data(conn, table, columns, &pieces, *method, clock).await?
+                {
                     return Ok(());
                 }
                 use_insert.store(true, Ordering::Relaxed);
-                insert(conn, table, columns, &pieces).await
+                insert(conn, table, columns, &pieces, clock).await
             }
             Link::Bulk { conn, inserts, limit } => {
                 let key = (table.to_string(), columns.to_string());
                 if !inserts.contains_key(&key) {
                     let marks = vec!["?"; columns.split(',').count()].join(",");
                     let sql = format!("INSERT INTO {table} ({columns}) VALUES ({marks})");
-                    let stmt = conn.prepare(&sql).await.map_err(|e| format!("loading {table}: {e}"))?;
+                    let prepared = clock.bound("a PREPARE of its INSERT".into(), conn.prepare(&sql)).await?;
+                    let stmt = prepared.map_err(|e| Load::Failed(format!("loading {table}: {e}")))?;
                     inserts.insert(key.clone(), stmt);
                 }
                 let stmt = &inserts[&key];
+                let rows = pieces.iter().map(|p| memchr::memchr_iter(b'\n', p).count()).sum::<usize>();
                 let mut attempt = 0;
                 loop {
                     // One transaction per call, as one LOAD DATA statement is, whatever
@@ -238,14 +305,14 @@ impl Loader {
                         conn.exec_bulk(stmt, fields(&pieces), *limit).await?;
                         conn.query_drop("COMMIT").await
                     };
-                    let e = match sent.await {
+                    let e = match clock.bound(format!("an array-bound INSERT of {rows} rows"), sent).await? {
                         Ok(_) => return Ok(()),
                         Err(e) => e,
                     };
                     // A lock wait timeout leaves the transaction open: end it either way.
                     let _ = conn.query_drop("ROLLBACK").await;
                     if !retry(client_code(&e), &mut attempt).await {
-                        return Err(format!("loading {table}: {}", said(&e)));
+                        return Err(Load::Failed(format!("loading {table}: {}", said(&e))));
                     }
                 }
             }
@@ -301,6 +368,10 @@ impl Loader {
 #[derive(Default)]
 pub struct Sending {
     pub settings: LoadSettings,
+    /// How rows go in, decided by the first loader.
+    way: tokio::sync::OnceCell<Way>,
+    /// Optional settings the server refused, said once each.
+    refused: Mutex<Vec<&'static str>>,
     /// A loader used array binding.
     bulk: AtomicBool,
     /// INSERTs: asked for, or the server refused LOCAL INFILE (then for every later load).
@@ -314,6 +385,15 @@ pub struct Sending {
 impl Sending {
     pub fn new(settings: LoadSettings) -> Self {
         Sending { settings, ..Default::default() }
+    }
+
+    /// Notes, once per prepare, that the server refused the optional setting `what`.
+    fn refused(&self, what: &'static str, why: &str) {
+        let mut said = self.refused.lock().expect("no panics while held");
+        if !said.contains(&what) {
+            said.push(what);
+            eprintln!("note: the server refused SET SESSION {what} ({why}); loading without it");
+        }
     }
 
     /// The server ids of the connections whose load stalled.
@@ -392,41 +472,97 @@ pub const LOCAL_INFILE_REFUSED: [u16; 3] = [1148, 4166, 3948];
 
 /// Loads `pieces` by LOAD DATA LOCAL; false when the server refuses LOCAL INFILE
 /// (MariaDB 1148 / 4166, MySQL 8's local_infile=OFF 3948) and `method` is `auto`,
-/// which then falls back to INSERTs.
+/// which then falls back to INSERTs. (The server's greeting and `local_infile`, read
+/// before any load, decide first; these codes catch what they did not tell.)
 async fn load_data(
     conn: &mut Conn,
     table: &str,
     columns: &str,
     pieces: &[Bytes],
     method: LoadMethod,
-) -> Result<bool, String> {
+    clock: &mut Statements,
+) -> Result<bool, Load> {
     let sql = format!(
         "LOAD DATA LOCAL INFILE 'sizeup-{table}' INTO TABLE {table} CHARACTER SET latin1 \
          FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({columns})"
     );
+    let rows = pieces.iter().map(|p| memchr::memchr_iter(b'\n', p).count()).sum::<usize>();
     let mut attempt = 0;
     loop {
         // The driver wants the data as its own ('static): Bytes clones share the buffers.
         let owned: Vec<Bytes> = pieces.to_vec();
         let stream = futures_util::stream::iter(owned.into_iter().map(Ok));
         conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
-        let e = match conn.query_drop(&sql).await {
+        let e = match clock.bound(format!("a LOAD DATA LOCAL of {rows} rows"), conn.query_drop(&sql)).await? {
             Ok(()) => return Ok(true),
             Err(e) => e,
         };
         let code = control_code(&e);
         if code.is_some_and(|c| LOCAL_INFILE_REFUSED.contains(&c)) {
             if method == LoadMethod::Auto {
+                eprintln!(
+                    "note: loading by multi-row INSERTs: the server refused LOAD DATA LOCAL ({})",
+                    short_error(&e)
+                );
                 return Ok(false);
             }
-            return Err(format!(
+            return Err(Load::Failed(format!(
                 "loading {table}: the server refuses LOAD DATA LOCAL ({}); use --load-method auto or insert",
                 short_error(&e)
-            ));
+            )));
         }
         if !retry(code, &mut attempt).await {
-            return Err(format!("loading {table}: {}", short_error(&e)));
+            return Err(Load::Failed(format!("loading {table}: {}", short_error(&e))));
         }
+    }
+}
+
+/// How a load ended when it did not load.
+enum Load {
+    /// A statement (named) got no answer within the statement timeout.
+    Stalled(String),
+    Failed(String),
+}
+
+/// The statements of one load, each bounded by the statement timeout, and what the
+/// server answered before one stalled: the stall message says what was seen.
+struct Statements {
+    bound: Duration,
+    started: std::time::Instant,
+    answered: u32,
+}
+
+impl Statements {
+    fn new(bound: Duration) -> Self {
+        Statements { bound, started: std::time::Instant::now(), answered: 0 }
+    }
+
+    /// Runs one statement (`what`, e.g. "an INSERT of 1000 rows") within the bound.
+    async fn bound<T>(&mut self, what: String, statement: impl std::future::Future<Output = T>) -> Result<T, Load> {
+        match crate::timer::timeout(self.bound, statement).await {
+            Ok(r) => {
+                self.answered += 1;
+                Ok(r)
+            }
+            Err(_) => Err(Load::Stalled(what)),
+        }
+    }
+
+    /// The stall, and what came before it, e.g. "an INSERT of 1000 rows got no answer
+    /// within 60 s (--statement-timeout), after the server answered 24 of this load's
+    /// statements in 480.2 s: the load stalled".
+    fn stalled(&self, what: &str) -> String {
+        let before = match self.answered {
+            0 => String::new(),
+            n => format!(
+                ", after the server answered {n} of this load's statement(s) in {:.1} s",
+                self.started.elapsed().saturating_sub(self.bound).as_secs_f64()
+            ),
+        };
+        format!(
+            "{what} got no answer within {} s (--statement-timeout){before}: the load stalled",
+            self.bound.as_secs_f64()
+        )
     }
 }
 
@@ -488,11 +624,19 @@ pub async fn exec_retrying(conn: &mut Conn, sql: &str, what: &str) -> Result<(),
 }
 
 /// The fallback: the same rows as multi-row INSERTs of 1,000 rows, every field quoted
-/// (the server converts '12' to a number as LOAD DATA does).
-async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -> Result<(), String> {
+/// (the server converts '12' to a number as LOAD DATA does); each INSERT within the
+/// statement timeout.
+async fn insert(
+    conn: &mut Conn,
+    table: &str,
+    columns: &str,
+    pieces: &[Bytes],
+    clock: &mut Statements,
+) -> Result<(), Load> {
     let head = format!("INSERT INTO {table} ({columns}) VALUES ");
     let mut sql = head.clone();
     let mut n = 0;
+    let what = format!("loading {table}");
     for row in fields(pieces) {
         sql.push_str(if n > 0 { ",(" } else { "(" });
         for (i, field) in row.enumerate() {
@@ -503,7 +647,9 @@ async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -
                 None => sql.push_str("NULL"),
                 Some(f) => {
                     sql.push('\'');
-                    sql.push_str(std::str::from_utf8(f).map_err(|_| format!("loading {table}: generated non-text"))?);
+                    let text =
+                        std::str::from_utf8(f).map_err(|_| Load::Failed(format!("{what}: generated non-text")))?;
+                    sql.push_str(text);
                     sql.push('\'');
                 }
             }
@@ -512,12 +658,15 @@ async fn insert(conn: &mut Conn, table: &str, columns: &str, pieces: &[Bytes]) -
         n += 1;
         if n == 1000 {
             let full = std::mem::replace(&mut sql, head.clone());
-            exec_retrying(conn, &full, &format!("loading {table}")).await?;
+            clock
+                .bound(format!("an INSERT of {n} rows"), exec_retrying(conn, &full, &what))
+                .await?
+                .map_err(Load::Failed)?;
             n = 0;
         }
     }
     if n > 0 {
-        exec_retrying(conn, &sql, &format!("loading {table}")).await?;
+        clock.bound(format!("an INSERT of {n} rows"), exec_retrying(conn, &sql, &what)).await?.map_err(Load::Failed)?;
     }
     Ok(())
 }
@@ -572,5 +721,46 @@ mod tests {
         for code in [1148, 4166, 3948] {
             assert!(LOCAL_INFILE_REFUSED.contains(&code), "{code}");
         }
+    }
+
+    #[test]
+    fn load_data_local_is_chosen_from_the_greeting_and_local_infile() {
+        assert_eq!(local_infile_refusal(Some(true), Some("1")), None);
+        assert_eq!(local_infile_refusal(Some(true), Some("ON")), None);
+        assert_eq!(local_infile_refusal(None, None), None, "nothing says no: try it");
+        let off = local_infile_refusal(Some(true), Some("0")).unwrap();
+        assert!(off.contains("local_infile=OFF"), "{off}");
+        assert_eq!(local_infile_refusal(None, Some("OFF")), Some(off));
+        let not_offered = local_infile_refusal(Some(false), Some("1")).unwrap();
+        assert!(not_offered.contains("CLIENT_LOCAL_FILES"), "{not_offered}");
+    }
+
+    #[test]
+    fn stall_message_says_what_was_seen_per_statement() {
+        let mut clock = Statements::new(Duration::from_secs(60));
+        assert_eq!(
+            clock.stalled("an INSERT of 1000 rows"),
+            "an INSERT of 1000 rows got no answer within 60 s (--statement-timeout): the load stalled"
+        );
+        clock.answered = 24;
+        let said = clock.stalled("an INSERT of 1000 rows");
+        assert!(said.contains("after the server answered 24 of this load's statement(s) in "), "{said}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_statement_has_its_own_timeout() {
+        // Three statements of 40 s each under a 60 s bound: the whole load takes 120 s
+        // and none stalled (the bound was the whole load's before issue 46).
+        let mut clock = Statements::new(Duration::from_secs(60));
+        for _ in 0..3 {
+            let slow = tokio::time::sleep(Duration::from_secs(40));
+            assert!(clock.bound("an INSERT of 1000 rows".into(), slow).await.is_ok());
+        }
+        let stuck = tokio::time::sleep(Duration::from_secs(61));
+        let Err(Load::Stalled(what)) = clock.bound("an INSERT of 7 rows".into(), stuck).await else {
+            panic!("a statement over the bound stalls")
+        };
+        assert_eq!(what, "an INSERT of 7 rows");
+        assert_eq!(clock.answered, 3);
     }
 }

@@ -1,8 +1,11 @@
 //! Which tables sizeup made. The mark is the table's own COMMENT, so it travels with the
 //! data: any sizeup, on any machine, can tell its tables from a user's (or sysbench's)
-//! and refuse to load into or drop the others.
+//! and refuse to load into or drop the others. A server that does not keep table
+//! comments (go-mysql-server drops one on a table with a PRIMARY KEY and ignores ALTER
+//! TABLE ... COMMENT; mysql-mimic has none) gets the marks in a table of sizeup's own in
+//! the same database, [`MARKS_TABLE`], checked after every CREATE and ALTER that marks.
 
-use crate::target::short_error;
+use crate::target::{literal, short_error};
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
@@ -11,6 +14,114 @@ pub const MARK: &str = "created by sizeup";
 
 pub fn comment_clause(workload: &str) -> String {
     format!("COMMENT='{MARK} ({workload})'")
+}
+
+/// sizeup's own table of marks, for servers that lose table comments: one row per table
+/// sizeup made in that database (its name, and the comment it would carry).
+pub const MARKS_TABLE: &str = "sizeup_marks";
+
+/// The comment text of a COMMENT clause (`COMMENT='...'`).
+fn clause_text(clause: &str) -> &str {
+    clause.trim().trim_start_matches("COMMENT=").trim_matches('\'')
+}
+
+/// Makes sure every table of `names` carries the mark `clause_of(table)` gives (a COMMENT
+/// clause): reads the comments back and, where the server did not keep one, records the
+/// mark in [`MARKS_TABLE`] (created the first time, with one note saying why). True
+/// when the marks are kept there: later marks go there too (a server that drops comments
+/// may refuse ALTER TABLE ... COMMENT as well).
+pub async fn keep_marks(
+    conn: &mut Conn,
+    database: &str,
+    names: &[String],
+    clause_of: impl Fn(&str) -> String,
+) -> Result<bool, String> {
+    let read = |e: mysql_async::Error| format!("checking sizeup's marks in {database}: {}", short_error(&e));
+    let comments = raw_comments(conn, database).await.map_err(read)?;
+    let marks_table = comments.iter().any(|(n, _)| n == MARKS_TABLE);
+    let lost: Vec<(&String, String)> = names
+        .iter()
+        .map(|n| (n, clause_of(n)))
+        .filter(|(n, clause)| {
+            let kept = comments.iter().find(|(t, _)| t == *n).and_then(|(_, c)| c.as_deref()).unwrap_or("");
+            kept != clause_text(clause) || marks_table
+        })
+        .collect();
+    if lost.is_empty() {
+        return Ok(false);
+    }
+    let table = format!("{}.{}", crate::target::quote_ident(database), MARKS_TABLE);
+    if !marks_table {
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS {table} (name VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(255) NOT NULL) {}",
+            comment_clause("marks")
+        );
+        conn.query_drop(create).await.map_err(|e| {
+            format!(
+                "the server does not keep table comments (sizeup's mark on the tables it makes), and creating \
+                 {database}.{MARKS_TABLE} to keep them instead failed: {}",
+                short_error(&e)
+            )
+        })?;
+        eprintln!(
+            "note: the server does not keep table comments: sizeup records the tables it made in {database}.{MARKS_TABLE}"
+        );
+    }
+    for (name, clause) in lost {
+        let (name, mark) = (literal(name), literal(clause_text(&clause)));
+        for sql in
+            [format!("DELETE FROM {table} WHERE name = {name}"), format!("INSERT INTO {table} VALUES ({name}, {mark})")]
+        {
+            conn.query_drop(sql)
+                .await
+                .map_err(|e| format!("recording sizeup's mark on {name}: {}", short_error(&e)))?;
+        }
+    }
+    Ok(true)
+}
+
+/// [`keep_marks`] for a prepare: one that cannot mark its tables undoes itself.
+pub async fn marked_or_undo(
+    target: &crate::target::Target,
+    conn: &mut Conn,
+    names: &[String],
+    clause_of: impl Fn(&str) -> String,
+    workload: &str,
+) -> Result<bool, String> {
+    match keep_marks(conn, &target.database, names, clause_of).await {
+        Ok(in_table) => Ok(in_table),
+        Err(e) => Err(undo_prepare(target, names, e, workload, &[]).await),
+    }
+}
+
+/// Every table of `database` with its comment, as the server keeps them.
+async fn raw_comments(conn: &mut Conn, database: &str) -> Result<Vec<(String, Option<String>)>, mysql_async::Error> {
+    conn.query(format!(
+        "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} ORDER BY TABLE_NAME",
+        crate::target::literal(database)
+    ))
+    .await
+}
+
+/// Every table of `database` with sizeup's mark on it: its comment, or the mark recorded
+/// in [`MARKS_TABLE`] (which wins: it is written only where the comment was lost). The
+/// marks table itself is left out.
+pub async fn comments(conn: &mut Conn, database: &str) -> Result<Vec<(String, String)>, mysql_async::Error> {
+    let raw = raw_comments(conn, database).await?;
+    let mut marks: Vec<(String, String)> = Vec::new();
+    if raw.iter().any(|(n, _)| n == MARKS_TABLE) {
+        let sql = format!("SELECT name, mark FROM {}.{MARKS_TABLE}", crate::target::quote_ident(database));
+        marks = conn.query(sql).await?;
+    }
+    Ok(raw
+        .into_iter()
+        .filter(|(n, _)| n != MARKS_TABLE)
+        .map(|(n, c)| {
+            let mark = marks.iter().find(|(t, _)| *t == n).map(|(_, m)| m.clone());
+            let c = mark.unwrap_or_else(|| c.unwrap_or_default());
+            (n, c)
+        })
+        .collect())
 }
 
 /// Added to the mark while a prepare loads a table, and removed (by
@@ -89,24 +200,19 @@ pub struct ExistingTable {
 }
 
 /// Tables of `database` whose names are in `names` (or, when `names` is empty, that
-/// match the SQL LIKE `pattern`).
+/// start with `prefix`).
 pub async fn existing_tables(
     conn: &mut Conn,
     database: &str,
     names: &[String],
-    pattern: &str,
+    prefix: &str,
 ) -> Result<Vec<ExistingTable>, String> {
-    let rows: Vec<(String, String)> = conn
-        .exec(
-            "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES \
-             WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE ? ORDER BY TABLE_NAME",
-            (database, pattern),
-        )
+    let rows = comments(conn, database)
         .await
         .map_err(|e| format!("reading the table list of {database}: {}", short_error(&e)))?;
     Ok(rows
         .into_iter()
-        .filter(|(n, _)| names.is_empty() || names.contains(n))
+        .filter(|(n, _)| if names.is_empty() { n.starts_with(prefix) } else { names.contains(n) })
         .map(|(name, comment)| ExistingTable {
             ours: comment.starts_with(MARK),
             complete: !comment.contains(INCOMPLETE),
@@ -159,9 +265,24 @@ async fn drop_on(
     // A table another connection holds (a load whose client was killed can stay in the
     // server, seen with MariaDB 10.11) would hold the DROP for a day, the server's
     // default lock_wait_timeout: wait a bounded time and name who holds it.
-    conn.query_drop(format!("SET SESSION lock_wait_timeout = LEAST(@@GLOBAL.lock_wait_timeout, {DROP_LOCK_WAIT_S})"))
+    // Optional: a server without the setting (or that evaluates no expression there)
+    // drops with its own wait.
+    let bounded = format!("SET SESSION lock_wait_timeout = LEAST(@@GLOBAL.lock_wait_timeout, {DROP_LOCK_WAIT_S})");
+    if let Err(e) = conn.query_drop(bounded).await {
+        let plain = format!("SET SESSION lock_wait_timeout = {DROP_LOCK_WAIT_S}");
+        if conn.query_drop(plain).await.is_err() {
+            eprintln!(
+                "note: the server refused a bounded lock_wait_timeout ({}): dropping with its own",
+                short_error(&e)
+            );
+        }
+    }
+    let marks = format!("{}.{MARKS_TABLE}", crate::target::quote_ident(&target.database));
+    let has_marks = raw_comments(conn, &target.database)
         .await
-        .map_err(|e| format!("setting lock_wait_timeout: {}", short_error(&e)))?;
+        .map_err(|e| format!("reading the table list of {}: {}", target.database, short_error(&e)))?
+        .iter()
+        .any(|(n, _)| n == MARKS_TABLE);
     for t in existing_tables(conn, &target.database, names, pattern).await? {
         if !is_workload_table(&t.name) {
             continue;
@@ -176,9 +297,25 @@ async fn drop_on(
                 }
                 return Err(why);
             }
+            if has_marks {
+                let forget = format!("DELETE FROM {marks} WHERE name = {}", literal(&t.name));
+                conn.query_drop(forget).await.map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
+            }
             report.dropped.push(t.name);
         } else {
             report.kept.push(t.name);
+        }
+    }
+    // The marks table goes with the last table it marks.
+    if has_marks {
+        let left: Option<u64> = conn
+            .query_first(format!("SELECT COUNT(*) FROM {marks}"))
+            .await
+            .map_err(|e| format!("reading {MARKS_TABLE}: {}", short_error(&e)))?;
+        if left == Some(0) {
+            conn.query_drop(format!("DROP TABLE IF EXISTS {marks}"))
+                .await
+                .map_err(|e| format!("dropping {MARKS_TABLE}: {}", short_error(&e)))?;
         }
     }
     Ok(report)
@@ -192,11 +329,11 @@ const DROP_LOCK_WAIT_S: u32 = 60;
 /// end (KILL) before cleaning up again.
 async fn holders(conn: &mut Conn, database: &str) -> String {
     let rows: Vec<(u64, Option<u64>, Option<String>)> = conn
-        .exec(
+        .query(format!(
             "SELECT ID, TIME, LEFT(INFO, 80) FROM information_schema.PROCESSLIST \
-             WHERE DB = ? AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' ORDER BY TIME DESC LIMIT 5",
-            (database,),
-        )
+             WHERE DB = {} AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' ORDER BY TIME DESC LIMIT 5",
+            crate::target::literal(database)
+        ))
         .await
         .unwrap_or_default();
     if rows.is_empty() {
@@ -242,13 +379,53 @@ pub async fn undo_prepare(
             Err(_) => return stay(&error, "the server did not answer within 15 s", &cleanup),
         }
     }
-    match drop_ours(target, names, "%", |_| true).await {
-        Ok(r) if r.dropped.is_empty() => error,
-        Ok(_) => format!("{error}\nThe partly loaded tables were dropped; nothing is left half-done: prepare again."),
-        Err(_) => {
-            format!("{error}\nThe partly loaded tables stay, marked incomplete: `{cleanup}` (with this prepare's connection options), then prepare again.")
+    let dropped = drop_ours(target, names, "", |_| true).await;
+    // What stayed, by name, whoever's: read afresh, not inferred from what was dropped.
+    let stayed = match target.connect().await {
+        Ok(mut conn) => {
+            let left = existing_tables(&mut conn, &target.database, names, "").await;
+            let _ = conn.disconnect().await;
+            left.ok().map(|l| l.into_iter().map(|t| t.name).collect::<Vec<_>>())
         }
+        Err(_) => None,
+    };
+    undo_said(&error, dropped, stayed, &cleanup)
+}
+
+/// The undo's account: `error`, then exactly which tables were dropped and which stayed
+/// (`stayed`: None when the server could not be asked).
+pub fn undo_said(
+    error: &str,
+    dropped: Result<CleanupReport, String>,
+    stayed: Option<Vec<String>>,
+    cleanup: &str,
+) -> String {
+    let (dropped, why) = match dropped {
+        Ok(r) => (r.dropped, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let names = |v: &[String]| list(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut said = error.to_string();
+    if !dropped.is_empty() {
+        said.push_str(&format!("\nDropped the table(s) this prepare made: {}.", names(&dropped)));
     }
+    match (stayed, why) {
+        (Some(stayed), None) if stayed.is_empty() => {
+            if !dropped.is_empty() {
+                said.push_str(" Nothing of it is left: prepare again.");
+            }
+        }
+        (Some(stayed), why) => said.push_str(&format!(
+            "\nStill there: {}{}: `{cleanup}` (with this prepare's connection options) drops those sizeup made, then prepare again.",
+            names(&stayed),
+            why.map(|w| format!(" (the undo failed: {w})")).unwrap_or_default()
+        )),
+        (None, why) => said.push_str(&format!(
+            "\nWhat stayed is unknown{}: `{cleanup}` (with this prepare's connection options) once the server answers, then prepare again.",
+            why.map(|w| format!(" (the undo failed: {w})")).unwrap_or_default()
+        )),
+    }
+    said
 }
 
 /// The longest the undo of a stalled prepare tries to reach the server (a connect is
@@ -366,5 +543,30 @@ mod tests {
         let many: Vec<_> = (1..=9).map(|i| t(&format!("sbtest{i}"), false)).collect();
         let msg = refusal("db", &many, "x").unwrap();
         assert!(msg.contains("9 in all"), "{msg}");
+    }
+
+    #[test]
+    fn undo_reports_what_it_dropped_and_what_stayed() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let report = |d: &[&str]| Ok(CleanupReport { dropped: names(d), kept: vec![] });
+        let cleanup = "sizeup cleanup tpcc --database tpcc";
+        let all = undo_said("error: x", report(&["item", "stock"]), Some(vec![]), cleanup);
+        assert_eq!(
+            all,
+            "error: x\nDropped the table(s) this prepare made: item, stock. Nothing of it is left: prepare again."
+        );
+        // 8 of 9 stayed (their marks lost): said, by name, not "nothing is left".
+        let stayed =
+            names(&["customer", "district", "history", "new_order", "orders", "order_line", "stock", "warehouse"]);
+        let some = undo_said("error: x", report(&["item"]), Some(stayed), cleanup);
+        assert!(some.contains("Dropped the table(s) this prepare made: item."), "{some}");
+        assert!(some.contains("Still there: customer, district, history, ... 8 in all"), "{some}");
+        assert!(!some.contains("Nothing of it is left"), "{some}");
+        let none = undo_said("error: x", report(&[]), Some(names(&["sbtest1"])), cleanup);
+        assert!(none.contains("Still there: sbtest1") && !none.contains("Dropped"), "{none}");
+        let unknown = undo_said("error: x", Err("gone".into()), None, cleanup);
+        assert!(unknown.contains("What stayed is unknown (the undo failed: gone)"), "{unknown}");
+        // Nothing made, nothing there: the error alone.
+        assert_eq!(undo_said("error: x", report(&[]), Some(vec![]), cleanup), "error: x");
     }
 }

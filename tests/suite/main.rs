@@ -25,5 +25,6 @@ mod server_status;
 mod study;
 mod sysbench_dropin;
 mod sysbench_output;
+mod third_party;
 mod tls;
 mod tpcc;

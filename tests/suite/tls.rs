@@ -408,15 +408,20 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
 }
 
 /// A server certificate signed without extensions: X.509 version 1, as `openssl x509
-/// -req` makes it and as MariaDB 11.4.0-11.4.1 made its own. rustls cannot read it.
+/// -req` makes it and as MariaDB 11.4.0-11.4.1 made its own (CN localhost, no other names).
+/// webpki cannot read it.
 fn version_1_certificate(c: &Certs) -> (PathBuf, PathBuf) {
     let d = c.ca.parent().unwrap();
-    sign(d, "v1", "v1", None);
+    sign(d, "v1", "localhost", None);
     (d.join("v1-cert.pem"), d.join("v1-key.pem"))
 }
 
+/// Issue 46: the mysql client (OpenSSL) takes a version 1 server certificate; sizeup's
+/// rustls (webpki) refused it even unverified. Every mode now connects with TLS in both
+/// paths, the chain checked against the CA for VERIFY_CA, and the common name (the
+/// certificate has no alternative names) for VERIFY_IDENTITY.
 #[test]
-fn version_1_server_certificate_preferred_goes_plain_others_name_the_cause() {
+fn version_1_server_certificate_works_in_every_mode() {
     let c = make_certs();
     let (cert, key) = version_1_certificate(&c);
     let set = [format!("ssl_cert={}", cert.display()), format!("ssl_key={}", key.display())];
@@ -427,24 +432,73 @@ fn version_1_server_certificate_preferred_goes_plain_others_name_the_cause() {
          GRANT ALL ON *.* TO 'pw'@'localhost'"
     ));
     runtime().block_on(async {
-        for mode in ["REQUIRED", "VERIFY_CA"] {
-            let (b, k) = both_fail(&target(&s, "127.0.0.1", "pw", args(mode, Some(&c.ca)))).await;
-            for e in [&b, &k] {
-                assert!(e.contains("version 1") && e.contains("--ssl-mode=DISABLED"), "{mode}: {e}");
-            }
+        for (mode, host) in [
+            ("REQUIRED", "127.0.0.1"),
+            ("VERIFY_CA", "127.0.0.1"),
+            ("VERIFY_IDENTITY", "localhost"),
+            ("PREFERRED", "127.0.0.1"),
+        ] {
+            let (b, k) =
+                both(&target(&s, host, "pw", args(mode, Some(&c.ca)))).await.unwrap_or_else(|e| panic!("{mode}: {e}"));
+            assert!(!b.is_empty() && !k.is_empty(), "{mode}: TLS in both paths ({b:?}, {k:?})");
         }
-        // The default (PREFERRED) connects in both paths, first connection and again, without TLS.
-        let t = target(&s, "127.0.0.1", "pw", TlsArgs::default());
-        assert_eq!(both(&t).await.unwrap(), (String::new(), String::new()));
-        let fresh = target(&s, "127.0.0.1", "pw", TlsArgs::default());
-        let bench = Conn::connect(&fresh.client_options()).await.expect("the benchmark client alone goes plain");
-        assert!(bench.tls().is_none());
-        bench.close().await;
+        // The checks still check: the wrong CA, and a name the certificate does not hold.
+        let (b, k) = both_fail(&target(&s, "127.0.0.1", "pw", args("VERIFY_CA", Some(&c.other_ca)))).await;
+        for e in [&b, &k] {
+            assert!(e.contains("not issued by a certificate of --ssl-ca"), "{e}");
+        }
+        let (b, k) = both_fail(&target(&s, "127.0.0.1", "pw", args("VERIFY_IDENTITY", Some(&c.ca)))).await;
+        for e in [&b, &k] {
+            assert!(e.contains("not valid for 127.0.0.1"), "{e}");
+        }
     });
-    // A whole run with the defaults over TCP completes and records no TLS.
-    let doc = run_as(&s, "pw", PASSWORD, &[]);
+    // A whole run over TCP records the TLS its own connections negotiated.
+    let doc = run_as(&s, "pw", PASSWORD, &["--ssl-mode", "REQUIRED"]);
     assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0, "{doc}");
-    assert!(!doc["config"].to_string().contains("tls_cipher"), "{}", doc["config"]);
+    assert_eq!(doc["config"]["server"]["tls"], "on", "{}", doc["config"]["server"]);
+}
+
+/// Issue 46: a self-signed server certificate marked as a CA, given as its own
+/// `--ssl-ca`, works as with the mysql client (webpki: CaUsedAsEndEntity).
+#[test]
+fn self_signed_server_certificate_as_its_own_ca_verifies() {
+    let dir = tempfile::Builder::new().prefix("sizeup-tls-").tempdir().unwrap();
+    let d = dir.path();
+    openssl(
+        d,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+        ],
+    );
+    let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
+    let set = [format!("ssl_cert={}", cert.display()), format!("ssl_key={}", key.display())];
+    let s = TestServer::start_with(1, &set.iter().map(String::as_str).collect::<Vec<_>>());
+    s.sql(&format!(
+        "CREATE DATABASE sbtest; CREATE USER 'pw'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO 'pw'@'127.0.0.1'"
+    ));
+    runtime().block_on(async {
+        for (mode, host) in [("VERIFY_CA", "127.0.0.1"), ("VERIFY_IDENTITY", "localhost")] {
+            let (b, k) =
+                both(&target(&s, host, "pw", args(mode, Some(&cert)))).await.unwrap_or_else(|e| panic!("{mode}: {e}"));
+            assert!(!b.is_empty() && !k.is_empty(), "{mode}: TLS in both paths");
+        }
+    });
 }
 
 #[test]

@@ -178,10 +178,10 @@ impl Workload for OltpWorkload {
                 )));
             }
             let present: Vec<String> = conn
-                .exec(
-                    "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'sbtest%'",
-                    (database,),
-                )
+                .query(format!(
+                    "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME LIKE 'sbtest%'",
+                    crate::target::literal(database)
+                ))
                 .await
                 .map_err(|e| Error::Failed(crate::target::short_error(&e)))?;
             if let Some(missing) = self.tables().into_iter().find(|t| !present.contains(t)) {

@@ -118,7 +118,7 @@ pub async fn prepare(
     target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let names = table_names(o.tables);
-    let existing = ownership::existing_tables(&mut conn, &target.database, &names, "sbtest%").await?;
+    let existing = ownership::existing_tables(&mut conn, &target.database, &names, "sbtest").await?;
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
         return Err(refusal);
     }
@@ -127,13 +127,17 @@ pub async fn prepare(
     let creates: Vec<_> =
         (1..=o.tables).map(|t| (create_sql_with(o, t, &loading), format!("creating sbtest{t}"))).collect();
     ownership::run_or_undo(target, &mut conn, &names, creates, load.statement_timeout, "oltp_read_write").await?;
+    let in_table = ownership::marked_or_undo(target, &mut conn, &names, |_| loading.clone(), "oltp_read_write").await?;
     let sending = Arc::new(bulk::Sending::new(load));
     if let Err(e) = load_all(target, o, threads, &sending, seed, rows_done, &mut conn).await {
         return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &sending.stalled()).await);
     }
     let method = sending.describe();
     let marks = ownership::mark_complete(&names, |_| comment_clause("oltp"));
-    ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "oltp_read_write").await?;
+    if !in_table {
+        ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "oltp_read_write").await?;
+    }
+    ownership::marked_or_undo(target, &mut conn, &names, |_| comment_clause("oltp"), "oltp_read_write").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = o.tables as u64 * o.table_size as u64;
@@ -308,7 +312,7 @@ async fn prewarm_tables(
 /// Drops every `sbtestN` table of the target database that sizeup created, and only those.
 pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
     let is_sbtest = |n: &str| n.len() > "sbtest".len() && n["sbtest".len()..].chars().all(|c| c.is_ascii_digit());
-    ownership::drop_ours(target, &[], "sbtest%", is_sbtest).await
+    ownership::drop_ours(target, &[], "sbtest", is_sbtest).await
 }
 
 #[cfg(test)]

@@ -69,25 +69,21 @@ impl OltpSession {
         q: &mut QueryCounts,
     ) -> Result<(), Failed> {
         let failed = |error| Failed { ty: 0, statement: stmt.class(), error };
-        if self.options.text_protocol {
+        let done = if self.options.text_protocol {
             let sql = crate::client::interpolate(&stmt.sql(table), params);
-            conn.query_drop(&sql).await.map_err(failed)?;
+            conn.query_drop(&sql).await.map_err(failed)?
         } else {
             let prepared = self.prepared[table as usize - 1][stmt as usize]
                 .as_ref()
                 .expect("plan statements are prepared on connect");
-            conn.exec_drop(prepared, params).await.map_err(failed)?;
-        }
-        if stmt.is_read() {
-            q.reads += 1;
-        } else {
-            q.writes += 1;
-        }
+            conn.exec_drop(prepared, params).await.map_err(failed)?
+        };
+        q.statement(done.columns, done.affected);
         Ok(())
     }
 
-    async fn text(conn: &mut Conn, sql: &str, class: &'static str) -> Result<(), Failed> {
-        conn.query_drop(sql).await.map(|_| ()).map_err(|error| Failed { ty: 0, statement: class, error })
+    async fn text(conn: &mut Conn, sql: &str, class: &'static str) -> Result<crate::client::Outcome, Failed> {
+        conn.query_drop(sql).await.map_err(|error| Failed { ty: 0, statement: class, error })
     }
 
     async fn group(
@@ -152,8 +148,8 @@ impl OltpSession {
                 );
                 let r = Self::text(conn, &sql, "inserts").await;
                 self.sql = sql;
-                r?;
-                q.writes += 1;
+                let done = r?;
+                q.statement(done.columns, done.affected);
             }
         }
         Ok(())

@@ -119,9 +119,11 @@ pub struct Outcome {
 /// on a server that stopped answering, fails the check as stalled.
 pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, String> {
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    let id = stall::server_id(&mut conn).await?;
+    let id = stall::server_id(&mut conn).await.map_err(|e| format!("reading the check's connection id: {e}"))?;
     // The checks read a consistent snapshot of all the tables.
-    conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await.map_err(|e| short_error(&e))?;
+    conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+        .await
+        .map_err(|e| format!("starting the check's read-only snapshot: {}", short_error(&e)))?;
     let mut out = Vec::new();
     for (number, condition, sql) in CONDITIONS {
         let what = format!("checking condition {number}");

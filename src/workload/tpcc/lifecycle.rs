@@ -147,14 +147,12 @@ impl Workload for TpccWorkload {
         warn: bool,
     ) -> BoxFuture<'a, Result<Box<dyn Runnable>, Error>> {
         Box::pin(async move {
-            let failed = |e: mysql_async::Error| Error::Failed(short_error(&e));
-            let tables: Vec<(String, String)> = conn
-                .exec(
-                    "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?",
-                    (database,),
-                )
+            // Each step named: a server that cannot do one says which.
+            let failed =
+                |step: &'static str| move |e: mysql_async::Error| Error::Failed(format!("{step}: {}", short_error(&e)));
+            let tables = crate::workload::ownership::comments(conn, database)
                 .await
-                .map_err(failed)?;
+                .map_err(failed("reading the TPC-C tables' comments"))?;
             if let Some(missing) = schema::TABLES.iter().find(|t| !tables.iter().any(|(n, _)| n == *t)) {
                 return Err(Error::Usage(format!(
                     "{database}.{missing} does not exist: run `sizeup prepare tpcc --warehouses W` first"
@@ -165,8 +163,10 @@ impl Workload for TpccWorkload {
             let mut source = "the load's table comment";
             if c_last.is_none() {
                 // Data sizeup did not load: estimate the load's constant from the names.
-                let names: Vec<String> =
-                    conn.query("SELECT c_last FROM customer WHERE c_w_id = 1 AND c_id > 1000").await.map_err(failed)?;
+                let names: Vec<String> = conn
+                    .query("SELECT c_last FROM customer WHERE c_w_id = 1 AND c_id > 1000")
+                    .await
+                    .map_err(failed("reading customers' last names (the load's C_LAST constant)"))?;
                 let numbers: Vec<u32> = names.iter().filter_map(|n| super::random::last_name_value(n)).collect();
                 c_last = super::random::estimate_load_c_last(&numbers);
                 source = if c_last.is_some() { "estimated from the customers' last names" } else { "unknown" };
@@ -177,7 +177,8 @@ impl Workload for TpccWorkload {
                     );
                 }
             }
-            let warehouses: Option<u32> = conn.query_first("SELECT COUNT(*) FROM warehouse").await.map_err(failed)?;
+            let warehouses: Option<u32> =
+                conn.query_first("SELECT COUNT(*) FROM warehouse").await.map_err(failed("counting warehouses"))?;
             let warehouses = warehouses.unwrap_or(0);
             if warehouses == 0 {
                 return Err(Error::Usage(format!(

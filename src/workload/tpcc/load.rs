@@ -320,7 +320,7 @@ pub async fn prepare(
     target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
-    let existing = ownership::existing_tables(&mut conn, &target.database, &names, "%").await?;
+    let existing = ownership::existing_tables(&mut conn, &target.database, &names, "").await?;
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "tpcc") {
         return Err(refusal);
     }
@@ -333,6 +333,8 @@ pub async fn prepare(
         })
         .collect();
     ownership::run_or_undo(target, &mut conn, &names, creates, load.statement_timeout, "tpcc").await?;
+    let loading = |t: &str| ownership::while_loading(&schema::comment(t, k.c_last));
+    let in_table = ownership::marked_or_undo(target, &mut conn, &names, loading, "tpcc").await?;
     let state = Arc::new(Loading {
         queue: Mutex::new(units(warehouses)),
         rows_done,
@@ -344,7 +346,10 @@ pub async fn prepare(
         return Err(ownership::undo_prepare(target, &names, e, "tpcc", &state.sending.stalled()).await);
     }
     let marks = ownership::mark_complete(&names, |t| schema::comment(t, k.c_last));
-    ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "tpcc").await?;
+    if !in_table {
+        ownership::run_or_undo(target, &mut conn, &names, marks, load.statement_timeout, "tpcc").await?;
+    }
+    ownership::marked_or_undo(target, &mut conn, &names, |t| schema::comment(t, k.c_last), "tpcc").await?;
     let _ = conn.disconnect().await;
     let seconds = started.elapsed().as_secs_f64();
     let rows = state.rows_done.load(Ordering::Relaxed);
@@ -455,7 +460,7 @@ async fn load_units(
 /// Drops the TPC-C tables of the target database that sizeup created, and only those.
 pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
-    ownership::drop_ours(target, &names, "%", |_| true).await
+    ownership::drop_ours(target, &names, "", |_| true).await
 }
 
 #[cfg(test)]

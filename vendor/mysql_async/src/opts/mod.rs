@@ -221,9 +221,56 @@ pub struct SslOpts {
     skip_domain_validation: bool,
     accept_invalid_certs: bool,
     tls_hostname_override: Option<Cow<'static, str>>,
+    // sizeup patch: a whole rustls client configuration (the caller's own certificate
+    // verifier) used instead of the one built from the options above.
+    #[cfg(feature = "rustls-tls")]
+    rustls_config: Option<RustlsConfig>,
+}
+
+// sizeup patch: a rustls configuration compared and hashed by identity (SslOpts is Eq
+// and Hash; rustls's ClientConfig is neither).
+#[cfg(feature = "rustls-tls")]
+#[derive(Clone)]
+struct RustlsConfig(std::sync::Arc<rustls::ClientConfig>);
+
+#[cfg(feature = "rustls-tls")]
+impl fmt::Debug for RustlsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RustlsConfig(..)")
+    }
+}
+
+#[cfg(feature = "rustls-tls")]
+impl PartialEq for RustlsConfig {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "rustls-tls")]
+impl Eq for RustlsConfig {}
+
+#[cfg(feature = "rustls-tls")]
+impl std::hash::Hash for RustlsConfig {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::sync::Arc::as_ptr(&self.0).hash(state)
+    }
 }
 
 impl SslOpts {
+    // sizeup patch: see the `rustls_config` field.
+    #[cfg(feature = "rustls-tls")]
+    pub fn with_rustls_config(mut self, config: Option<std::sync::Arc<rustls::ClientConfig>>) -> Self {
+        self.rustls_config = config.map(RustlsConfig);
+        self
+    }
+
+    // sizeup patch
+    #[cfg(feature = "rustls-tls")]
+    pub(crate) fn rustls_config(&self) -> Option<&std::sync::Arc<rustls::ClientConfig>> {
+        self.rustls_config.as_ref().map(|c| &c.0)
+    }
+
     #[cfg(any(feature = "native-tls-tls", feature = "rustls-tls"))]
     pub fn with_client_identity(mut self, identity: Option<ClientIdentity>) -> Self {
         self.client_identity = identity;

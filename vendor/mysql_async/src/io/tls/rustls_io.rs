@@ -34,6 +34,10 @@ impl SslOpts {
     }
 
     pub(crate) async fn build_tls_connector(&self) -> Result<TlsConnector> {
+        // sizeup patch
+        if let Some(config) = self.rustls_config() {
+            return Ok(TlsConnector::from(config.clone()));
+        }
         let mut root_store = RootCertStore::empty();
         if !self.disable_built_in_roots() {
             root_store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().map(|x| x.to_owned()));
