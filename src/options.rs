@@ -366,7 +366,7 @@ pub struct RunOptions {
     /// as `sizeup prepare --load-method`.
     #[arg(long, value_enum, default_value_t)]
     #[serde(default)]
-    pub load_method: crate::workload::bulk::LoadMethod,
+    pub load_method: LoadMethod,
     /// Print a latency histogram after the summary (sysbench's --histogram).
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
     pub histogram: bool,
@@ -543,6 +543,22 @@ pub struct LabArgs {
     /// Lab: cores the client needs beside the nodes, for the quota check (measured, or 1).
     #[arg(long, value_name = "CORES", default_value_t = 1.0, help_heading = "Lab")]
     pub client_cpus: f64,
+}
+
+/// How loaders send rows (`--load-method`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadMethod {
+    /// Array binding where the server offers it, else LOAD DATA LOCAL, else multi-row
+    /// INSERTs when the server refuses LOCAL INFILE.
+    #[default]
+    Auto,
+    /// MariaDB's COM_STMT_BULK_EXECUTE: one prepared INSERT run over every row sent.
+    ArrayBinding,
+    /// LOAD DATA LOCAL INFILE streams.
+    LoadData,
+    /// Multi-row INSERT statements of 1,000 rows, as sysbench loads.
+    Insert,
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub struct RunRequest {
     pub spec: RunSpec,
     pub output: Output,
     /// How missing tables are loaded (`--load-method`).
-    pub load_method: crate::workload::bulk::LoadMethod,
+    pub load_method: crate::options::LoadMethod,
 }
 
 /// What a run prints and writes besides the store.

@@ -409,7 +409,7 @@ pub struct PrepareArgs {
     /// How rows are sent: auto is array binding on MariaDB (COM_STMT_BULK_EXECUTE), else
     /// LOAD DATA LOCAL, else multi-row INSERTs where the server refuses LOCAL INFILE.
     #[arg(long, value_enum, default_value_t)]
-    pub load_method: crate::workload::bulk::LoadMethod,
+    pub load_method: crate::options::LoadMethod,
     /// Seconds one load of rows may wait for the server before the prepare fails as
     /// stalled and undoes itself. Index builds take as long as their table needs: they
     /// fail only when the server stops answering or they wait this long for a lock.
@@ -546,7 +546,7 @@ pub struct StudyArgs {
     pub statement_timeout: f64,
     /// How missing tables are loaded (as `sizeup prepare --load-method`).
     #[arg(long, value_enum, default_value_t)]
-    pub load_method: crate::workload::bulk::LoadMethod,
+    pub load_method: crate::options::LoadMethod,
 }
 
 impl StudyArgs {

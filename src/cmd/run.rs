@@ -11,7 +11,7 @@ use crate::{plan, Error};
 pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
     let mut request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
     request.output.sysbench = sysbench;
-    if a.options.load_method != crate::workload::bulk::LoadMethod::Auto {
+    if a.options.load_method != crate::options::LoadMethod::Auto {
         // Shared with the studies' steps, which load missing tables themselves.
         eprintln!(
             "note: --load-method is for the tables sizeup loads itself (prepare, sweep, scale, studies); \

@@ -11,6 +11,7 @@
 //! Generated fields never contain tabs, newlines or backslashes; `\N` is NULL.
 
 use crate::client;
+pub use crate::options::LoadMethod;
 use crate::target::stall::{self, Stalled};
 use crate::target::{short_error, Target};
 use bytes::Bytes;
@@ -61,22 +62,6 @@ impl Rows {
         }
         self.pieces
     }
-}
-
-/// How loaders send rows (`--load-method`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LoadMethod {
-    /// Array binding where the server offers it, else LOAD DATA LOCAL, else multi-row
-    /// INSERTs when the server refuses LOCAL INFILE.
-    #[default]
-    Auto,
-    /// MariaDB's COM_STMT_BULK_EXECUTE: one prepared INSERT run over every row sent.
-    ArrayBinding,
-    /// LOAD DATA LOCAL INFILE streams.
-    LoadData,
-    /// Multi-row INSERT statements of 1,000 rows, as sysbench loads.
-    Insert,
 }
 
 /// How a prepare loads: the method, and how long one load of rows may wait for the
@@ -385,6 +370,12 @@ pub struct Sending {
 impl Sending {
     pub fn new(settings: LoadSettings) -> Self {
         Sending { settings, ..Default::default() }
+    }
+
+    /// Decides how rows go in (once per prepare): called before the tables are made, so a
+    /// method the server cannot take is refused with nothing to undo.
+    pub async fn decide(&self, target: &Target) -> Result<(), String> {
+        self.way.get_or_try_init(|| decide(target, self.settings.method)).await.map(drop)
     }
 
     /// Notes, once per prepare, that the server refused the optional setting `what`.
@@ -753,10 +744,10 @@ mod tests {
         // and none stalled (the bound was the whole load's before issue 46).
         let mut clock = Statements::new(Duration::from_secs(60));
         for _ in 0..3 {
-            let slow = tokio::time::sleep(Duration::from_secs(40));
+            let slow = crate::timer::sleep(Duration::from_secs(40));
             assert!(clock.bound("an INSERT of 1000 rows".into(), slow).await.is_ok());
         }
-        let stuck = tokio::time::sleep(Duration::from_secs(61));
+        let stuck = crate::timer::sleep(Duration::from_secs(61));
         let Err(Load::Stalled(what)) = clock.bound("an INSERT of 7 rows".into(), stuck).await else {
             panic!("a statement over the bound stalls")
         };

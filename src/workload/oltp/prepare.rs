@@ -122,13 +122,14 @@ pub async fn prepare(
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
         return Err(refusal);
     }
+    let sending = Arc::new(bulk::Sending::new(load));
+    sending.decide(target).await?;
     // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
     let loading = ownership::while_loading(&comment_clause("oltp"));
     let creates: Vec<_> =
         (1..=o.tables).map(|t| (create_sql_with(o, t, &loading), format!("creating sbtest{t}"))).collect();
     ownership::run_or_undo(target, &mut conn, &names, creates, load.statement_timeout, "oltp_read_write").await?;
     let in_table = ownership::marked_or_undo(target, &mut conn, &names, |_| loading.clone(), "oltp_read_write").await?;
-    let sending = Arc::new(bulk::Sending::new(load));
     if let Err(e) = load_all(target, o, threads, &sending, seed, rows_done, &mut conn).await {
         return Err(ownership::undo_prepare(target, &names, e, "oltp_read_write", &sending.stalled()).await);
     }

@@ -324,6 +324,8 @@ pub async fn prepare(
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "tpcc") {
         return Err(refusal);
     }
+    let sending = bulk::Sending::new(load);
+    sending.decide(target).await?;
     let k = Constants::for_load(&mut rng_from_seed(seed));
     // Marked incomplete until every row and index is in (see ownership::INCOMPLETE).
     let creates: Vec<(String, String)> = TABLES
@@ -339,7 +341,7 @@ pub async fn prepare(
         queue: Mutex::new(units(warehouses)),
         rows_done,
         bytes: AtomicU64::new(0),
-        sending: bulk::Sending::new(load),
+        sending,
         failed: AtomicBool::new(false),
     });
     if let Err(e) = load_all(target, &state, threads, seed, &k, &mut conn).await {
