@@ -518,3 +518,41 @@ fn writes_are_counted_by_sysbench_rule_on_a_server_reporting_no_affected_rows() 
     assert_eq!(summary["writes"], 0, "{summary}");
     assert_eq!(summary["other"], summary["transactions"], "{summary}");
 }
+
+/// Where sysbench works, sizeup works: sysbench 1.0.20 prepares and runs on
+/// go-mysql-server; sizeup runs its built-in oltp_read_write on sysbench's tables with the
+/// same statement counts per transaction, and its cleanup leaves them alone (they are
+/// not sizeup's).
+#[test]
+fn sysbench_and_sizeup_run_on_the_same_gms_tables() {
+    let s = Server::gms(&[]);
+    let socket = format!("--mysql-socket={}", s.socket.display());
+    let sysbench = |cmd: &str| {
+        let out = Command::new("sysbench")
+            .args(["oltp_read_write", &socket, "--mysql-user=root", "--tables=1", "--table-size=300", "--time=1", cmd])
+            .output()
+            .expect("sysbench is installed (scripts/setup.sh)");
+        ok(&out)
+    };
+    sysbench("prepare");
+    let theirs = sysbench("run");
+    let count = |name: &str| -> f64 {
+        let line = theirs.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("{theirs}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let per_tx = |n: f64| n / count("transactions:");
+    let json = s.json("ours");
+    let run = ["run", "oltp_read_write", "--tables", "1", "--table-size", "300", "--time", "1", "--json", &json];
+    let out = ok(&s.sizeup(&strs(&with(&s.socket_args(), &run))));
+    assert!(out.contains("were not created by sizeup"), "{out}");
+    let sm = &read_json(&json)["summary"];
+    let ours = |k: &str| sm[k].as_f64().unwrap() / sm["transactions"].as_f64().unwrap();
+    assert_eq!(
+        (ours("reads"), ours("writes"), ours("other")),
+        (per_tx(count("read:")), per_tx(count("write:")), per_tx(count("other:")))
+    );
+    let out = ok(&s.sizeup(&strs(&with(&s.socket_args(), &["cleanup", "oltp_read_write"]))));
+    assert!(!out.contains("dropped 1"), "{out}");
+    assert_eq!(s.sql("SHOW TABLES FROM sbtest").trim(), "sbtest1", "sysbench's table stays");
+    sysbench("cleanup");
+}
