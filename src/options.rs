@@ -549,8 +549,8 @@ pub struct LabArgs {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoadMethod {
-    /// Array binding where the server offers it, else LOAD DATA LOCAL, else multi-row
-    /// INSERTs when the server refuses LOCAL INFILE.
+    /// Array binding where the server offers it, else LOAD DATA LOCAL where its greeting
+    /// offers it and its local_infile is not OFF, else multi-row INSERTs (one note says why).
     #[default]
     Auto,
     /// MariaDB's COM_STMT_BULK_EXECUTE: one prepared INSERT run over every row sent.

@@ -407,7 +407,8 @@ pub struct PrepareArgs {
     #[arg(long, alias = "num-threads")]
     pub threads: Option<u32>,
     /// How rows are sent: auto is array binding on MariaDB (COM_STMT_BULK_EXECUTE), else
-    /// LOAD DATA LOCAL, else multi-row INSERTs where the server refuses LOCAL INFILE.
+    /// LOAD DATA LOCAL where the server's greeting offers it and its local_infile is not
+    /// OFF, else multi-row INSERTs (one note says why).
     #[arg(long, value_enum, default_value_t)]
     pub load_method: crate::options::LoadMethod,
     /// Seconds one load of rows may wait for the server before the prepare fails as
