@@ -238,7 +238,9 @@ impl ServerCertVerifier for Checked {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.identity => Ok(ServerCertVerified::assertion()),
-            Err(e) if unreadable(&e) || self.webpki.is_none() || self.anchors_unreadable() => {
+            // Only the two refusals OpenSSL would not make: any other (an unknown issuer,
+            // a wrong purpose, a non-CA issuer) stands.
+            Err(e) if unreadable(&e) || self.webpki.is_none() => {
                 let name = self.identity.then_some(server_name);
                 own_check(end_entity, intermediates, &self.anchors, name, now).map_err(|why| {
                     rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(OwnCheck(
@@ -271,13 +273,6 @@ impl ServerCertVerifier for Checked {
     }
 }
 
-impl Checked {
-    /// Some certificate of `--ssl-ca` is one webpki cannot take as an anchor (version 1).
-    fn anchors_unreadable(&self) -> bool {
-        self.anchors.iter().any(|a| x509_parser::parse_x509_certificate(a).is_ok_and(|(_, c)| c.version().0 == 0))
-    }
-}
-
 /// Why sizeup's own check refused a certificate.
 #[derive(Debug)]
 struct OwnCheck(String);
@@ -290,11 +285,13 @@ impl std::fmt::Display for OwnCheck {
 
 impl std::error::Error for OwnCheck {}
 
-/// The check of a certificate webpki will not read: within its validity period; either
-/// one of `anchors` itself (a self-signed server certificate given as its own CA, as
-/// OpenSSL trusts it) or issued, through `intermediates`, by one of them, each signature
-/// checked (x509-parser, ring); and, when `name` is given, valid for it (its subject
-/// alternative names, or without any its common name, as OpenSSL's host check).
+/// The check of a certificate webpki will not read: within its validity period, for
+/// a server (no extended key usage, or serverAuth among it); either one of `anchors`
+/// itself (a self-signed server certificate given as its own CA, as OpenSSL trusts it)
+/// or issued, through `intermediates`, by one of them, each signature checked
+/// (x509-parser, ring) and each issuer allowed to issue (a CA by its basic constraints,
+/// within its path length; a version 1 anchor only when self-signed, as OpenSSL takes
+/// version 1 roots); and, when `name` is given, valid for it ([`valid_for`]).
 fn own_check(
     end_entity: &CertificateDer<'_>,
     intermediates: &[CertificateDer<'_>],
@@ -311,6 +308,11 @@ fn own_check(
     if !leaf.validity().is_valid_at(at) {
         return Err("the server's certificate is outside its validity period".into());
     }
+    match leaf.extended_key_usage() {
+        Ok(None) => {}
+        Ok(Some(eku)) if eku.value.server_auth || eku.value.any => {}
+        _ => return Err("the server's certificate is not for a TLS server (extended key usage)".into()),
+    }
     if let Some(name) = name {
         if !valid_for(&leaf, name) {
             return Err(format!("the server's certificate is not valid for {}", name.to_str()));
@@ -321,46 +323,114 @@ fn own_check(
     if anchors.iter().any(|a| a.as_raw() == leaf.as_raw()) {
         return Ok(());
     }
-    let mut current = &leaf;
-    for _ in 0..=intermediates.len() {
-        let issued_by = |c: &X509Certificate| {
-            c.subject().as_raw() == current.issuer().as_raw()
-                && c.validity().is_valid_at(at)
-                && current.verify_signature(Some(c.public_key())).is_ok()
+    // May `issuer` issue `cert`, with `below` CA certificates between them and the leaf?
+    let issues = |issuer: &X509Certificate, cert: &X509Certificate, below: u32, anchor: bool| {
+        let allowed = match issuer.basic_constraints() {
+            Ok(Some(bc)) => bc.value.ca && bc.value.path_len_constraint.is_none_or(|n| below <= n),
+            Ok(None) => anchor && issuer.version().0 == 0 && issuer.subject().as_raw() == issuer.issuer().as_raw(),
+            Err(_) => false,
         };
-        if anchors.iter().any(issued_by) {
+        allowed
+            && issuer.subject().as_raw() == cert.issuer().as_raw()
+            && issuer.validity().is_valid_at(at)
+            && cert.verify_signature(Some(issuer.public_key())).is_ok()
+    };
+    let mut current = &leaf;
+    let mut used = Vec::new();
+    for below in 0..=intermediates.len() as u32 {
+        if anchors.iter().any(|a| issues(a, current, below, true)) {
             return Ok(());
         }
-        match intermediates.iter().find(|c| issued_by(c)) {
-            Some(next) => current = next,
+        // Each intermediate at most once: no loops.
+        let next =
+            intermediates.iter().enumerate().find(|(i, c)| !used.contains(i) && issues(c, current, below, false));
+        match next {
+            Some((i, c)) => {
+                used.push(i);
+                current = c;
+            }
             None => break,
         }
     }
     Err("the server's certificate is not issued by a certificate of --ssl-ca".into())
 }
 
-/// Whether `cert` names `name`: a DNS name or IP address among its subject alternative
-/// names, or, when it has none, its common name.
+/// Whether `cert` names `name`, as OpenSSL's host check: an IP address only among its
+/// subject alternative names' addresses; a DNS name among their DNS names (a wildcard
+/// only as the whole leftmost label, over at least two more), or, when they hold no DNS
+/// name, its common name.
 fn valid_for(cert: &x509_parser::certificate::X509Certificate<'_>, name: &ServerName<'_>) -> bool {
     use x509_parser::extensions::GeneralName;
     let want = name.to_str().to_ascii_lowercase();
+    let ip: Option<std::net::IpAddr> = want.parse().ok();
     let dns = |pattern: &str| {
         let pattern = pattern.to_ascii_lowercase();
         match pattern.strip_prefix("*.") {
-            Some(rest) => want.split_once('.').is_some_and(|(_, tail)| tail == rest),
+            Some(rest) => {
+                rest.contains('.')
+                    && want.split_once('.').is_some_and(|(first, tail)| !first.is_empty() && tail == rest)
+            }
             None => pattern == want,
         }
     };
-    if let Ok(Some(san)) = cert.subject_alternative_name() {
-        return san.value.general_names.iter().any(|g| match g {
-            GeneralName::DNSName(d) => dns(d),
-            GeneralName::IPAddress(ip) => match ip.len() {
-                4 => <[u8; 4]>::try_from(*ip).is_ok_and(|b| std::net::IpAddr::from(b).to_string() == want),
-                16 => <[u8; 16]>::try_from(*ip).is_ok_and(|b| std::net::IpAddr::from(b).to_string() == want),
+    let san = cert.subject_alternative_name().ok().flatten();
+    if let Some(ip) = ip {
+        return san.is_some_and(|san| {
+            san.value.general_names.iter().any(|g| match g {
+                GeneralName::IPAddress(b) => match b.len() {
+                    4 => <[u8; 4]>::try_from(*b).is_ok_and(|b| std::net::IpAddr::from(b) == ip),
+                    16 => <[u8; 16]>::try_from(*b).is_ok_and(|b| std::net::IpAddr::from(b) == ip),
+                    _ => false,
+                },
                 _ => false,
-            },
-            _ => false,
+            })
         });
     }
-    cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).any(dns)
+    let names: Vec<&str> = san
+        .iter()
+        .flat_map(|san| san.value.general_names.iter())
+        .filter_map(|g| match g {
+            GeneralName::DNSName(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    match names.is_empty() {
+        false => names.into_iter().any(dns),
+        true => cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).any(dns),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cert(sans: &[&str], cn: Option<&str>) -> Vec<u8> {
+        let mut params = rcgen::CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        if let Some(cn) = cn {
+            params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        }
+        params.self_signed(&rcgen::KeyPair::generate().unwrap()).unwrap().der().to_vec()
+    }
+
+    fn valid(der: &[u8], host: &str) -> bool {
+        let (_, c) = x509_parser::parse_x509_certificate(der).unwrap();
+        valid_for(&c, &server_name(host).unwrap())
+    }
+
+    #[test]
+    fn names_match_as_openssl_host_checks_do() {
+        let wild = cert(&["*.example.com"], None);
+        assert!(valid(&wild, "db.example.com") && valid(&wild, "DB.Example.com"));
+        assert!(!valid(&wild, "example.com") && !valid(&wild, "a.db.example.com"));
+        assert!(!valid(&cert(&["*.com"], None), "example.com"), "a wildcard over one label");
+        // An IP host: only an IP address among the alternative names.
+        let both = cert(&["localhost", "127.0.0.1"], Some("127.0.0.2"));
+        assert!(valid(&both, "127.0.0.1") && valid(&both, "localhost"));
+        assert!(!valid(&both, "127.0.0.2"), "the common name is no IP address's");
+        assert!(!valid(&cert(&["*.0.0.1"], None), "127.0.0.1"), "no wildcard for an IP address");
+        assert!(!valid(&cert(&[], Some("127.0.0.1")), "127.0.0.1"));
+        // No alternative DNS names: the common name.
+        assert!(valid(&cert(&[], Some("db.local")), "db.local"));
+        assert!(!valid(&cert(&["other.local"], Some("db.local")), "db.local"), "alternative names win");
+    }
 }

@@ -414,6 +414,12 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     let mut w = Vec::new();
     let c = &doc.config;
     let fact = |k: &str| c.server_fact(k);
+    if let Some(absent) = fact("absent").filter(|a| !a.is_empty()) {
+        w.push(format!(
+            "the server has no {absent}: its storage and durability settings are not InnoDB's, and \
+             these figures compare with an InnoDB server's only as a whole"
+        ));
+    }
     if let Some(v) = fact("innodb_flush_log_at_trx_commit").filter(|v| v != "1") {
         w.push(format!(
             "non-durable: innodb_flush_log_at_trx_commit={v} (a crash can lose the last second of commits)"
@@ -665,5 +671,18 @@ mod tests {
         assert_eq!(config_warnings(&doc).len(), 1);
         doc.config.server.insert("lab".into(), "emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
         assert!(config_warnings(&doc)[1].contains("emulated (node CPU quota 0.4"), "{:?}", config_warnings(&doc));
+    }
+
+    #[test]
+    fn absent_variables_are_flagged_in_the_report() {
+        let doc: RunDocument = serde_json::from_value(serde_json::json!({
+            "status": "completed", "config": {"workload": "oltp_read_write",
+                "server": {"absent": "innodb_buffer_pool_size, innodb_log_file_size", "server_family": "Dolt"}},
+            "summary": null, "intervals": [], "histograms": {}
+        }))
+        .unwrap();
+        let w = config_warnings(&doc);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("the server has no innodb_buffer_pool_size, innodb_log_file_size:"), "{w:?}");
     }
 }

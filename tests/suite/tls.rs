@@ -458,6 +458,70 @@ fn version_1_server_certificate_works_in_every_mode() {
     assert_eq!(doc["config"]["server"]["tls"], "on", "{}", doc["config"]["server"]);
 }
 
+/// Review of issue 46: sizeup's own check of a version 1 certificate must not accept a
+/// chain through a certificate that may not issue. Anyone with a certificate of the CA
+/// (here the client certificate) could sign a version 1 "localhost" and send both.
+#[test]
+fn a_version_1_certificate_issued_by_a_non_ca_is_refused() {
+    let c = make_certs();
+    let d = c.ca.parent().unwrap();
+    openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "forged-key.pem",
+            "-out",
+            "forged.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "forged.csr",
+            "-CA",
+            "client-cert.pem",
+            "-CAkey",
+            "client-key.pem",
+            "-CAcreateserial",
+            "-out",
+            "forged-cert.pem",
+            "-days",
+            "2",
+        ],
+    );
+    let chain =
+        [std::fs::read_to_string(d.join("forged-cert.pem")).unwrap(), std::fs::read_to_string(&c.client_cert).unwrap()];
+    std::fs::write(d.join("forged-chain.pem"), chain.concat()).unwrap();
+    let set = [
+        format!("ssl_cert={}", d.join("forged-chain.pem").display()),
+        format!("ssl_key={}", d.join("forged-key.pem").display()),
+    ];
+    let s = TestServer::start_with(1, &set.iter().map(String::as_str).collect::<Vec<_>>());
+    s.sql(&format!(
+        "CREATE DATABASE sbtest; CREATE USER 'pw'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO 'pw'@'127.0.0.1'"
+    ));
+    runtime().block_on(async {
+        for (mode, host) in [("VERIFY_CA", "127.0.0.1"), ("VERIFY_IDENTITY", "localhost")] {
+            let (b, k) = both_fail(&target(&s, host, "pw", args(mode, Some(&c.ca)))).await;
+            for e in [&b, &k] {
+                assert!(e.contains("not issued by a certificate of --ssl-ca"), "{mode}: {e}");
+            }
+        }
+        // Encryption alone (REQUIRED) checks no chain, as the mysql client's.
+        let (b, k) = both(&target(&s, "127.0.0.1", "pw", args("REQUIRED", None))).await.unwrap();
+        assert!(!b.is_empty() && !k.is_empty());
+    });
+}
+
 /// Issue 46: a self-signed server certificate marked as a CA, given as its own
 /// `--ssl-ca`, works as with the mysql client (webpki: CaUsedAsEndEntity).
 #[test]
