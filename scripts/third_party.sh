@@ -22,7 +22,8 @@ mimic=$out/mimic
 stamp=$mimic/.installed
 if [ ! -f "$stamp" ] || [ tests/servers/mimic/requirements.txt -nt "$stamp" ]; then
   rm -rf "$mimic"
-  python3 -m venv --help >/dev/null 2>&1 || install python3-venv
+  # Debian's python3 makes a venv only with ensurepip (python3-venv).
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || install python3-venv
   python3 -m venv "$mimic"
   "$mimic/bin/pip" install -q --disable-pip-version-check -r tests/servers/mimic/requirements.txt
   touch "$stamp"

@@ -131,7 +131,7 @@ pub fn local_infile_refusal(offered: Option<bool>, local_infile: Option<&str>) -
 /// Decides how rows go in (`method`, and what the server offers): array binding where it
 /// takes it, LOAD DATA LOCAL where its greeting and `local_infile` allow, else INSERTs
 /// with one line saying why. An explicit method the server cannot take is an error.
-async fn decide(target: &Target, method: LoadMethod) -> Result<Way, String> {
+async fn decide(target: &Target, method: LoadMethod, bound: Duration) -> Result<Way, String> {
     if method == LoadMethod::Insert {
         return Ok(Way::Insert);
     }
@@ -157,8 +157,11 @@ async fn decide(target: &Target, method: LoadMethod) -> Result<Way, String> {
         ));
     }
     let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    let local_infile: Option<String> =
-        conn.query_first::<Option<String>, _>("SELECT @@GLOBAL.local_infile").await.ok().flatten().flatten();
+    let asked = conn.query_first::<Option<String>, _>("SELECT @@GLOBAL.local_infile");
+    let local_infile = match crate::timer::timeout(bound, asked).await {
+        Ok(answer) => answer.ok().flatten().flatten(),
+        Err(_) => return Err(format!("reading the server's local_infile: no answer within {} s", bound.as_secs_f64())),
+    };
     let _ = conn.disconnect().await;
     match local_infile_refusal(offered, local_infile.as_deref()) {
         None => Ok(Way::LoadData),
@@ -174,7 +177,8 @@ impl Loader {
     /// Connects a loader that sends rows as `sending` says.
     pub async fn open(target: &Target, sending: &Sending) -> Result<Loader, String> {
         let method = sending.settings.method;
-        let way = *sending.way.get_or_try_init(|| decide(target, method)).await?;
+        let bound = sending.settings.statement_timeout;
+        let way = *sending.way.get_or_try_init(|| decide(target, method, bound)).await?;
         match way {
             Way::ArrayBinding => {
                 sending.bulk.store(true, Ordering::Relaxed);
@@ -262,12 +266,15 @@ impl Loader {
                 insert(conn, table, columns, &pieces, clock).await
             }
             Link::Text { conn, method } => {
-                if !use_insert.load(Ordering::Relaxed)
-                    && load_data(conn, table, columns, &pieces, *method, clock).await?
-                {
-                    return Ok(());
+                if !use_insert.load(Ordering::Relaxed) {
+                    let Some(refused) = load_data(conn, table, columns, &pieces, *method, clock).await? else {
+                        return Ok(());
+                    };
+                    // Said once, by the first loader the server refused.
+                    if !use_insert.swap(true, Ordering::Relaxed) {
+                        eprintln!("note: loading by multi-row INSERTs: the server refused LOAD DATA LOCAL ({refused})");
+                    }
                 }
-                use_insert.store(true, Ordering::Relaxed);
                 insert(conn, table, columns, &pieces, clock).await
             }
             Link::Bulk { conn, inserts, limit } => {
@@ -375,7 +382,8 @@ impl Sending {
     /// Decides how rows go in (once per prepare): called before the tables are made, so a
     /// method the server cannot take is refused with nothing to undo.
     pub async fn decide(&self, target: &Target) -> Result<(), String> {
-        self.way.get_or_try_init(|| decide(target, self.settings.method)).await.map(drop)
+        let (method, bound) = (self.settings.method, self.settings.statement_timeout);
+        self.way.get_or_try_init(|| decide(target, method, bound)).await.map(drop)
     }
 
     /// Notes, once per prepare, that the server refused the optional setting `what`.
@@ -461,7 +469,7 @@ impl<'a> Iterator for Lines<'a> {
 /// Server errors meaning LOAD DATA LOCAL is not allowed.
 pub const LOCAL_INFILE_REFUSED: [u16; 3] = [1148, 4166, 3948];
 
-/// Loads `pieces` by LOAD DATA LOCAL; false when the server refuses LOCAL INFILE
+/// Loads `pieces` by LOAD DATA LOCAL; the server's words when it refuses LOCAL INFILE
 /// (MariaDB 1148 / 4166, MySQL 8's local_infile=OFF 3948) and `method` is `auto`,
 /// which then falls back to INSERTs. (The server's greeting and `local_infile`, read
 /// before any load, decide first; these codes catch what they did not tell.)
@@ -472,7 +480,7 @@ async fn load_data(
     pieces: &[Bytes],
     method: LoadMethod,
     clock: &mut Statements,
-) -> Result<bool, Load> {
+) -> Result<Option<String>, Load> {
     let sql = format!(
         "LOAD DATA LOCAL INFILE 'sizeup-{table}' INTO TABLE {table} CHARACTER SET latin1 \
          FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({columns})"
@@ -485,17 +493,13 @@ async fn load_data(
         let stream = futures_util::stream::iter(owned.into_iter().map(Ok));
         conn.set_infile_handler(async move { Ok(Box::pin(stream) as mysql_async::InfileData) });
         let e = match clock.bound(format!("a LOAD DATA LOCAL of {rows} rows"), conn.query_drop(&sql)).await? {
-            Ok(()) => return Ok(true),
+            Ok(()) => return Ok(None),
             Err(e) => e,
         };
         let code = control_code(&e);
         if code.is_some_and(|c| LOCAL_INFILE_REFUSED.contains(&c)) {
             if method == LoadMethod::Auto {
-                eprintln!(
-                    "note: loading by multi-row INSERTs: the server refused LOAD DATA LOCAL ({})",
-                    short_error(&e)
-                );
-                return Ok(false);
+                return Ok(Some(short_error(&e)));
             }
             return Err(Load::Failed(format!(
                 "loading {table}: the server refuses LOAD DATA LOCAL ({}); use --load-method auto or insert",

@@ -67,17 +67,38 @@ pub async fn keep_marks(
             "note: the server does not keep table comments: sizeup records the tables it made in {database}.{MARKS_TABLE}"
         );
     }
+    let recorded: Vec<String> = match marks_table {
+        true => conn.query(format!("SELECT name FROM {table}")).await.map_err(read)?,
+        false => Vec::new(),
+    };
     for (name, clause) in lost {
-        let (name, mark) = (literal(name), literal(clause_text(&clause)));
-        for sql in
-            [format!("DELETE FROM {table} WHERE name = {name}"), format!("INSERT INTO {table} VALUES ({name}, {mark})")]
-        {
-            conn.query_drop(sql)
-                .await
-                .map_err(|e| format!("recording sizeup's mark on {name}: {}", short_error(&e)))?;
-        }
+        // One statement per mark, so a refused one leaves the row it had.
+        let (quoted, mark) = (literal(name), literal(clause_text(&clause)));
+        let sql = match recorded.contains(name) {
+            true => format!("UPDATE {table} SET mark = {mark} WHERE name = {quoted}"),
+            false => format!("INSERT INTO {table} VALUES ({quoted}, {mark})"),
+        };
+        conn.query_drop(sql).await.map_err(|e| format!("recording sizeup's mark on {name}: {}", short_error(&e)))?;
     }
     Ok(true)
+}
+
+/// Forgets the marks of tables that are gone (dropped by hand), so a table of that
+/// name made later by someone else is not taken for sizeup's; drops the marks table
+/// when it marks nothing. `tables`: every table of the database now.
+async fn forget_missing(conn: &mut Conn, database: &str, tables: &[String]) -> Result<(), String> {
+    let table = format!("{}.{MARKS_TABLE}", crate::target::quote_ident(database));
+    let failed = |e: mysql_async::Error| format!("tidying {MARKS_TABLE}: {}", short_error(&e));
+    let recorded: Vec<String> = conn.query(format!("SELECT name FROM {table}")).await.map_err(failed)?;
+    let mut left = recorded.len();
+    for gone in recorded.iter().filter(|n| !tables.contains(n)) {
+        conn.query_drop(format!("DELETE FROM {table} WHERE name = {}", literal(gone))).await.map_err(failed)?;
+        left -= 1;
+    }
+    if left == 0 {
+        conn.query_drop(format!("DROP TABLE IF EXISTS {table}")).await.map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// [`keep_marks`] for a prepare: one that cannot mark its tables undoes itself.
@@ -308,15 +329,13 @@ async fn drop_on(
     }
     // The marks table goes with the last table it marks.
     if has_marks {
-        let left: Option<u64> = conn
-            .query_first(format!("SELECT COUNT(*) FROM {marks}"))
+        let tables: Vec<String> = raw_comments(conn, &target.database)
             .await
-            .map_err(|e| format!("reading {MARKS_TABLE}: {}", short_error(&e)))?;
-        if left == Some(0) {
-            conn.query_drop(format!("DROP TABLE IF EXISTS {marks}"))
-                .await
-                .map_err(|e| format!("dropping {MARKS_TABLE}: {}", short_error(&e)))?;
-        }
+            .map_err(|e| format!("reading the table list of {}: {}", target.database, short_error(&e)))?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        forget_missing(conn, &target.database, &tables).await?;
     }
     Ok(report)
 }
@@ -379,51 +398,68 @@ pub async fn undo_prepare(
             Err(_) => return stay(&error, "the server did not answer within 15 s", &cleanup),
         }
     }
-    let dropped = drop_ours(target, names, "", |_| true).await;
-    // What stayed, by name, whoever's: read afresh, not inferred from what was dropped.
-    let stayed = match target.connect().await {
-        Ok(mut conn) => {
-            let left = existing_tables(&mut conn, &target.database, names, "").await;
-            let _ = conn.disconnect().await;
-            left.ok().map(|l| l.into_iter().map(|t| t.name).collect::<Vec<_>>())
-        }
-        Err(_) => None,
-    };
-    undo_said(&error, dropped, stayed, &cleanup)
+    // What was there before and after, read from the server, not inferred from what
+    // the drop reported (a drop that fails part-way has dropped some).
+    let before = tables_now(target, names).await;
+    let failed = drop_ours(target, names, "", |_| true).await.err();
+    let after = tables_now(target, names).await;
+    undo_said(&error, before, failed, after, &cleanup)
 }
 
-/// The undo's account: `error`, then exactly which tables were dropped and which stayed
-/// (`stayed`: None when the server could not be asked).
+/// The tables of `names` the server has now (None: it could not be asked).
+async fn tables_now(target: &crate::target::Target, names: &[String]) -> Option<Vec<ExistingTable>> {
+    let mut conn = target.connect().await.ok()?;
+    let tables = existing_tables(&mut conn, &target.database, names, "").await.ok();
+    let _ = conn.disconnect().await;
+    tables
+}
+
+/// The undo's account: `error`, then exactly which tables were dropped (there `before`
+/// and gone `after`) and which stayed (`after`; None when the server could not be
+/// asked), those sizeup cannot tell as its own named apart; `failed`: why the drop failed.
 pub fn undo_said(
     error: &str,
-    dropped: Result<CleanupReport, String>,
-    stayed: Option<Vec<String>>,
+    before: Option<Vec<ExistingTable>>,
+    failed: Option<String>,
+    after: Option<Vec<ExistingTable>>,
     cleanup: &str,
 ) -> String {
-    let (dropped, why) = match dropped {
-        Ok(r) => (r.dropped, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
-    let names = |v: &[String]| list(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let names = |v: &[&ExistingTable]| list(&v.iter().map(|t| t.name.as_str()).collect::<Vec<_>>());
     let mut said = error.to_string();
-    if !dropped.is_empty() {
-        said.push_str(&format!("\nDropped the table(s) this prepare made: {}.", names(&dropped)));
+    let why = failed.map(|w| format!(" (the undo failed: {w})")).unwrap_or_default();
+    let Some(after) = after else {
+        said.push_str(&format!(
+            "\nWhat stayed is unknown{why}: `{cleanup}` (with this prepare's connection options) once the server \
+             answers, then prepare again."
+        ));
+        return said;
+    };
+    let gone: Vec<&ExistingTable> =
+        before.iter().flatten().filter(|t| !after.iter().any(|a| a.name == t.name)).collect();
+    if !gone.is_empty() {
+        said.push_str(&format!("\nDropped the table(s) this prepare made: {}.", names(&gone)));
     }
-    match (stayed, why) {
-        (Some(stayed), None) if stayed.is_empty() => {
-            if !dropped.is_empty() {
-                said.push_str(" Nothing of it is left: prepare again.");
-            }
+    let ours: Vec<&ExistingTable> = after.iter().filter(|t| t.ours).collect();
+    let unmarked: Vec<&ExistingTable> = after.iter().filter(|t| !t.ours).collect();
+    if after.is_empty() {
+        if !gone.is_empty() {
+            said.push_str(" Nothing of it is left: prepare again.");
         }
-        (Some(stayed), why) => said.push_str(&format!(
-            "\nStill there: {}{}: `{cleanup}` (with this prepare's connection options) drops those sizeup made, then prepare again.",
-            names(&stayed),
-            why.map(|w| format!(" (the undo failed: {w})")).unwrap_or_default()
-        )),
-        (None, why) => said.push_str(&format!(
-            "\nWhat stayed is unknown{}: `{cleanup}` (with this prepare's connection options) once the server answers, then prepare again.",
-            why.map(|w| format!(" (the undo failed: {w})")).unwrap_or_default()
-        )),
+        return said;
+    }
+    said.push_str(&format!("\nStill there{why}:"));
+    if !ours.is_empty() {
+        said.push_str(&format!(
+            " {}: `{cleanup}` (with this prepare's connection options) drops them, then prepare again.",
+            names(&ours)
+        ));
+    }
+    if !unmarked.is_empty() {
+        said.push_str(&format!(
+            " {}: without sizeup's mark (the server kept neither the table comment nor a row in {MARKS_TABLE}), \
+             so sizeup will not drop them: drop them yourself if this prepare made them.",
+            names(&unmarked)
+        ));
     }
     said
 }
@@ -547,26 +583,41 @@ mod tests {
 
     #[test]
     fn undo_reports_what_it_dropped_and_what_stayed() {
-        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let report = |d: &[&str]| Ok(CleanupReport { dropped: names(d), kept: vec![] });
+        let tables = |v: &[&str], ours: bool| v.iter().map(|n| t(n, ours)).collect::<Vec<_>>();
         let cleanup = "sizeup cleanup tpcc --database tpcc";
-        let all = undo_said("error: x", report(&["item", "stock"]), Some(vec![]), cleanup);
+        let nine =
+            ["customer", "district", "history", "item", "new_order", "order_line", "orders", "stock", "warehouse"];
+        let all = undo_said("error: x", Some(tables(&["item", "stock"], true)), None, Some(vec![]), cleanup);
         assert_eq!(
             all,
             "error: x\nDropped the table(s) this prepare made: item, stock. Nothing of it is left: prepare again."
         );
-        // 8 of 9 stayed (their marks lost): said, by name, not "nothing is left".
-        let stayed =
-            names(&["customer", "district", "history", "new_order", "orders", "order_line", "stock", "warehouse"]);
-        let some = undo_said("error: x", report(&["item"]), Some(stayed), cleanup);
+        // 8 of 9 stayed, their marks lost: said by name, not "nothing is left".
+        let stayed = tables(&[&nine[..3], &nine[4..]].concat(), false);
+        let some = undo_said("error: x", Some(tables(&nine, false)), None, Some(stayed), cleanup);
         assert!(some.contains("Dropped the table(s) this prepare made: item."), "{some}");
-        assert!(some.contains("Still there: customer, district, history, ... 8 in all"), "{some}");
+        assert!(
+            some.contains("Still there: customer, district, history, ... 8 in all: without sizeup's mark"),
+            "{some}"
+        );
         assert!(!some.contains("Nothing of it is left"), "{some}");
-        let none = undo_said("error: x", report(&[]), Some(names(&["sbtest1"])), cleanup);
-        assert!(none.contains("Still there: sbtest1") && !none.contains("Dropped"), "{none}");
-        let unknown = undo_said("error: x", Err("gone".into()), None, cleanup);
+        // The drop failed part-way: what it did drop is still said, and why it stopped.
+        let part = undo_said(
+            "error: x",
+            Some(tables(&["sbtest1", "sbtest2"], true)),
+            Some("dropping sbtest2: lock wait".into()),
+            Some(tables(&["sbtest2"], true)),
+            cleanup,
+        );
+        assert!(part.contains("Dropped the table(s) this prepare made: sbtest1."), "{part}");
+        assert!(
+            part.contains("Still there (the undo failed: dropping sbtest2: lock wait): sbtest2: `sizeup cleanup"),
+            "{part}"
+        );
+        let failed_nothing_left = undo_said("error: x", Some(vec![]), Some("gone".into()), Some(vec![]), cleanup);
+        assert_eq!(failed_nothing_left, "error: x", "no empty 'Still there'");
+        let unknown = undo_said("error: x", None, Some("gone".into()), None, cleanup);
         assert!(unknown.contains("What stayed is unknown (the undo failed: gone)"), "{unknown}");
-        // Nothing made, nothing there: the error alone.
-        assert_eq!(undo_said("error: x", report(&[]), Some(vec![]), cleanup), "error: x");
+        assert_eq!(undo_said("error: x", Some(vec![]), None, Some(vec![]), cleanup), "error: x");
     }
 }

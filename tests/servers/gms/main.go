@@ -80,14 +80,14 @@ func main() {
 		cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{pair}}
 		cfg.RequireSecureTransport = *requireTLS
 	}
-	if *port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			fail("listen: %v", err)
-		}
-		cfg.Address = l.Addr().String()
-		l.Close()
+	// One listener, bound here: the port it got is the one printed (no probe and rebind
+	// for a parallel test to take in between).
+	l, err := server.NewListener("tcp", cfg.Address, *socket)
+	if err != nil {
+		fail("listen: %v", err)
 	}
+	cfg.Listener = l
+	cfg.Address = l.Addr().String()
 	s, err := server.NewServer(cfg, engine, sql.NewContext, memory.NewSessionBuilder(pro), nil)
 	if err != nil {
 		fail("server: %v", err)
