@@ -108,14 +108,7 @@ impl TestServer {
     }
 
     pub fn sql(&self, sql: &str) -> String {
-        let out = Command::new("mariadb")
-            .args(["--no-defaults", "-uroot", "-N", "-B"])
-            .arg(format!("--socket={}", self.socket.display()))
-            .args(["-e", sql])
-            .output()
-            .expect("the mariadb client is installed");
-        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
+        mariadb_sql(&self.socket, sql)
     }
 }
 
@@ -128,6 +121,25 @@ impl Drop for TestServer {
 
 pub fn status(home: &Path) -> Vec<sizeup::server::Status> {
     sizeup::server::Manager::new(home).status().unwrap()
+}
+
+/// Runs SQL with the mariadb client as root over `socket` (any MySQL-protocol server's);
+/// returns stdout.
+pub fn mariadb_sql(socket: &Path, sql: &str) -> String {
+    let out = Command::new("mariadb")
+        .args(["--no-defaults", "-uroot", "-N", "-B"])
+        .arg(format!("--socket={}", socket.display()))
+        .args(["-e", sql])
+        .output()
+        .expect("the mariadb client is installed");
+    assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs openssl in `dir`, which must succeed (test certificates).
+pub fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl is installed");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// The whole tool in-process, as the binary runs it.

@@ -100,14 +100,16 @@ impl Server {
 
     /// SQL through the mariadb client as root over the socket; stdout.
     fn sql(&self, sql: &str) -> String {
-        let out = Command::new("mariadb")
-            .args(["--no-defaults", "-uroot", "-N", "-B"])
-            .arg(format!("--socket={}", self.socket.display()))
-            .args(["-e", sql])
-            .output()
-            .expect("the mariadb client is installed");
-        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
+        crate::common::mariadb_sql(&self.socket, sql)
+    }
+
+    /// A run as `user` with a wrong password over TCP (`extra`: TLS options): the
+    /// server's refusal, named.
+    fn wrong_password(&self, user: &str, extra: &[&str]) {
+        let port = self.port.to_string();
+        let target = ["--host", "127.0.0.1", "--port", &port, "--user", user, "--password", "wrong"];
+        let out = fails(&self.sizeup(&[&["run", "oltp_point_select", "--time", "1"], &target[..], extra].concat()));
+        assert!(out.to_lowercase().contains("access denied"), "{out}");
     }
 }
 
@@ -311,10 +313,7 @@ fn undo_reports_what_it_dropped_and_what_stayed() {
 
 /// Makes a CA and a server certificate for localhost and 127.0.0.1 signed by it.
 fn certificates(d: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let run = |args: &[&str]| {
-        let out = Command::new("openssl").current_dir(d).args(args).output().expect("openssl is installed");
-        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
+    let run = |args: &[&str]| crate::common::openssl(d, args);
     run(&[
         "req",
         "-x509",
@@ -408,23 +407,7 @@ fn tls_runs_record_their_own_negotiated_tls_on_gms() {
         }
     }
     // A wrong password is the server's refusal, named.
-    let out = fails(&s.sizeup(&[
-        "run",
-        "oltp_point_select",
-        "--time",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port,
-        "--user",
-        "sha2",
-        "--password",
-        "wrong",
-        "--ssl-mode",
-        "REQUIRED",
-    ]));
-    assert!(out.contains("Access denied") || out.contains("access denied"), "{out}");
+    s.wrong_password("sha2", &["--ssl-mode", "REQUIRED"]);
 }
 
 /// Issue 46: `check tpcc` failed with a bare SQL error. Each step is named; here tables
@@ -472,21 +455,7 @@ fn mimic_login_prepare_text_protocol_run_and_cleanup() {
     let out = ok(&s.sizeup(&[&["cleanup", "oltp_point_select"], &target[..]].concat()));
     assert!(out.contains("dropped 1 table(s)"), "{out}");
     // A wrong password: the server's refusal.
-    let out = fails(&s.sizeup(&[
-        "run",
-        "oltp_point_select",
-        "--time",
-        "1",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &port,
-        "--user",
-        "bench",
-        "--password",
-        "nope",
-    ]));
-    assert!(out.to_lowercase().contains("access denied"), "{out}");
+    s.wrong_password("bench", &[]);
 }
 
 /// Issue 46: `SET SESSION unique_checks=0, foreign_key_checks=0` failed the prepare and

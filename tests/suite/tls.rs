@@ -10,7 +10,6 @@ use common::*;
 use sizeup::client::Conn;
 use sizeup::target::{self, Target, Tls, TlsArgs};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const PASSWORD: &str = "Secret-1";
 
@@ -23,11 +22,6 @@ struct Certs {
     client_key: PathBuf,
     /// A CA that signed nothing here.
     other_ca: PathBuf,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl is installed");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A key and a certificate NAME-key.pem / NAME-cert.pem for CN `cn`, signed by ca.pem
