@@ -142,6 +142,14 @@ pub fn openssl(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A self-signed certificate `cert` with its key `key` in `dir`, for subject `subj`
+/// (e.g. "/CN=test CA"), valid two days; `extra`: further `openssl req` arguments.
+pub fn self_signed(dir: &Path, key: &str, cert: &str, subj: &str, extra: &[&str]) {
+    let base =
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", subj];
+    openssl(dir, &[&base[..], extra].concat());
+}
+
 /// The whole tool in-process, as the binary runs it.
 pub fn sizeup(args: &[&str]) -> Result<i32, sizeup::Error> {
     let mut v = vec!["sizeup"];

@@ -314,21 +314,7 @@ fn undo_reports_what_it_dropped_and_what_stayed() {
 /// Makes a CA and a server certificate for localhost and 127.0.0.1 signed by it.
 fn certificates(d: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let run = |args: &[&str]| crate::common::openssl(d, args);
-    run(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca-key.pem",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=sizeup gms CA",
-    ]);
+    crate::common::self_signed(d, "ca-key.pem", "ca.pem", "/CN=sizeup gms CA", &[]);
     run(&[
         "req",
         "-newkey",

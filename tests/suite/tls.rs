@@ -48,14 +48,7 @@ fn make_certs() -> Certs {
     for (key, cert, cn) in
         [("ca-key.pem", "ca.pem", "sizeup test CA"), ("other-key.pem", "other-ca.pem", "unrelated CA")]
     {
-        let subj = format!("/CN={cn}");
-        openssl(
-            d,
-            &[
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj",
-                &subj,
-            ],
-        );
+        self_signed(d, key, cert, &format!("/CN={cn}"), &[]);
     }
     for (name, cn) in [("server", "localhost"), ("client", "sizeup client")] {
         sign(d, name, cn, Some(&format!("{name}.ext")));
@@ -522,27 +515,12 @@ fn a_version_1_certificate_issued_by_a_non_ca_is_refused() {
 fn self_signed_server_certificate_as_its_own_ca_verifies() {
     let dir = tempfile::Builder::new().prefix("sizeup-tls-").tempdir().unwrap();
     let d = dir.path();
-    openssl(
+    self_signed(
         d,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "key.pem",
-            "-out",
-            "cert.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-            "-addext",
-            "subjectAltName=DNS:localhost",
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-        ],
+        "key.pem",
+        "cert.pem",
+        "/CN=localhost",
+        &["-addext", "subjectAltName=DNS:localhost", "-addext", "basicConstraints=critical,CA:TRUE"],
     );
     let (cert, key) = (d.join("cert.pem"), d.join("key.pem"));
     let set = [format!("ssl_cert={}", cert.display()), format!("ssl_key={}", key.display())];
