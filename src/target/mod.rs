@@ -119,12 +119,9 @@ pub struct Tls {
 #[derive(Default)]
 struct TlsState {
     prepared: OnceLock<Prepared>,
-    /// A PREFERRED control connection found the server without TLS, or with a version 1
-    /// certificate rustls cannot read: later connections (both paths) go plain straight away.
+    /// A PREFERRED control connection found the server without TLS: later connections
+    /// (both paths) go plain straight away.
     server_without_tls: AtomicBool,
-    /// VERIFY_CA on the control path: a name the server's (CA-verified) certificate
-    /// holds, checked instead of the host (see `Target::open`).
-    name_in_certificate: OnceLock<String>,
 }
 
 struct Prepared {
@@ -256,30 +253,12 @@ impl Tls {
 
     /// mysql_async's TLS options for a TCP connection in this mode (None: plain).
     fn ssl_opts(&self) -> Option<mysql_async::SslOpts> {
-        use mysql_async::{ClientIdentity, SslOpts};
-        // sizeup's own rustls configuration (its certificate verifier: version 1
-        // certificates, a self-signed server certificate given as its own CA), as the
-        // benchmark connections use; the options below are what mysql_async would use
-        // without it.
-        let base = SslOpts::default()
-            .with_client_identity(match (&self.cert, &self.key) {
-                (Some(c), Some(k)) => Some(ClientIdentity::new(c.clone().into(), k.clone().into())),
-                _ => None,
-            })
-            .with_rustls_config(self.prepared().config.clone());
+        // sizeup's own rustls configuration (its certificate verifier, its client
+        // certificate), as the benchmark connections use: the same checks in both paths.
         match self.mode {
             SslMode::Disabled => None,
             SslMode::Preferred if self.state.server_without_tls.load(Ordering::Relaxed) => None,
-            SslMode::Preferred | SslMode::Required => Some(base.with_danger_accept_invalid_certs(true)),
-            SslMode::VerifyCa | SslMode::VerifyIdentity => Some(
-                base.with_root_certs(self.ca.iter().map(|p| p.clone().into()).collect())
-                    .with_disable_built_in_roots(true)
-                    .with_danger_skip_domain_validation(self.mode == SslMode::VerifyCa)
-                    .with_danger_tls_hostname_override(match self.mode {
-                        SslMode::VerifyCa => self.state.name_in_certificate.get().cloned(),
-                        _ => None,
-                    }),
-            ),
+            _ => Some(mysql_async::SslOpts::default().with_rustls_config(self.prepared().config.clone())),
         }
     }
 }
@@ -530,22 +509,6 @@ impl Target {
                 })
             }
             Err(mysql_async::Error::Server(e)) if e.code == 3159 => Err(self.tls_required()),
-            // VERIFY_CA checks the chain, not the name. mysql_async's way of skipping the
-            // name check looks for "NotValidForName" in rustls's message, which rustls
-            // 0.23 no longer writes; rustls checks the chain before the name, so a name
-            // error means the chain was good: check again against a name the certificate
-            // holds (full check, chain included), and keep that name for later connections.
-            Err(e)
-                if self.tls.mode == SslMode::VerifyCa && tcp && self.tls.state.name_in_certificate.get().is_none() =>
-            {
-                match name_in_certificate(&e.to_string()) {
-                    Some(name) => {
-                        let _ = self.tls.state.name_in_certificate.set(name);
-                        self.login(with_database).await.map_err(|e| self.unreachable(e))
-                    }
-                    None => Err(self.unreachable(e)),
-                }
-            }
             // MariaDB's require_secure_transport answers a plain login "access denied":
             // if the same login works over TLS, that is what is wrong.
             Err(mysql_async::Error::Server(e)) if e.code == 1045 && tcp && self.opts_plain() => {
@@ -666,19 +629,6 @@ pub fn short_error(e: &mysql_async::Error) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// The first name in rustls's "certificate not valid for name ...; certificate is only
-/// valid for DnsName(\"a\"), IpAddress(1.2.3.4)" message.
-fn name_in_certificate(message: &str) -> Option<String> {
-    let rest = &message[message.find("certificate is only valid for ")?..];
-    if let Some(at) = rest.find("DnsName(\"") {
-        let name = &rest[at + 9..];
-        return Some(name[..name.find('"')?].to_string());
-    }
-    let at = rest.find("IpAddress(")?;
-    let ip = &rest[at + 10..];
-    Some(ip[..ip.find(')')?].to_string())
 }
 
 /// The TLS state of a control connection as the server reports it (`Ssl_version`,
@@ -967,15 +917,6 @@ mod tests {
         let json = serde_json::to_string(&t).unwrap();
         assert!(json.contains("\"mode\":\"REQUIRED\""), "{json}");
         assert!(!json.contains("hunter2"), "{json}");
-    }
-
-    #[test]
-    fn names_in_certificate_come_from_rustls_message() {
-        let m = "invalid peer certificate: certificate not valid for name \"127.0.0.1\"; certificate is only valid for DnsName(\"db.example\"), IpAddress(10.0.0.1)";
-        assert_eq!(name_in_certificate(m).as_deref(), Some("db.example"));
-        let m = "certificate not valid for name \"h\"; certificate is only valid for IpAddress(10.0.0.1)";
-        assert_eq!(name_in_certificate(m).as_deref(), Some("10.0.0.1"));
-        assert_eq!(name_in_certificate("connection refused"), None);
     }
 
     #[test]
