@@ -274,15 +274,26 @@ def lead(a, sock, pid, env, port, prepared):
     with the per-pair median and range of sizeup / sysbench."""
     transports = {"socket": (None, None, None),
                   "tcp": tcp_targets(port)}
-    build_floor()
+    transports = {k: v for k, v in transports.items() if k in a.links.split(",")}
+    # The bare client is built with cargo, which a lent machine has not.
+    if a.floor_up_to > 0:
+        build_floor()
     rows = []
     for name, short in (("oltp_point_select", "point select"), ("oltp_read_write", "read/write")):
+        if name.removeprefix("oltp_") not in a.lead_workloads.split(","):
+            continue
         for transport, (sb_tgt, su_tgt, floor_tgt) in transports.items():
             for threads in [int(t) for t in a.lead_threads.split(",")]:
                 b = argparse.Namespace(**{**vars(a), "threads": threads})
-                sb, su, fl, aa = [], [], [], []
+                sb, su, fl, aa, va = [], [], [], [], []
                 runs = [lambda: sb.append(sysbench(name, b, sock, pid, env, target=sb_tgt)),
                         lambda: su.append(sizeup(name, b, sock, pid, env, target=su_tgt))]
+                # --variant-threads: sizeup a second time in each pair with other client
+                # threads ("conn": one per connection), to set the default's rule against.
+                if a.variant_threads and transport in a.variant_links.split(","):
+                    n = threads if a.variant_threads == "conn" else int(a.variant_threads)
+                    runs.append(lambda: va.append(sizeup(name, b, sock, pid, env, [f"--client-threads={n}"],
+                                                         target=su_tgt)))
                 # --control: sysbench a second time in each pair, so the cell shows how far
                 # one tool differs from itself between the runs of a pair on this box.
                 if a.control:
@@ -298,8 +309,15 @@ def lead(a, sock, pid, env, port, prepared):
                 tps = sorted(u["tps"] / s["tps"] for u, s in zip(su, sb))
                 cpu = sorted(u["client_us"] / s["client_us"] for u, s in zip(su, sb))
                 same = sorted(x["tps"] / s["tps"] for x, s in zip(aa, sb))
-                print(f"  {short} {transport} {threads:>2} threads: tps {statistics.median(tps):.2f} "
+                vtps = sorted(v["tps"] / s["tps"] for v, s in zip(va, sb))
+                vcpu = sorted(v["client_us"] / s["client_us"] for v, s in zip(va, sb))
+                print(f"  {short} {transport} {threads:>2} threads: sysbench {median(sb, 'tps'):.0f} tps "
+                      f"{median(sb, 'client_us'):.2f} us/tx, sizeup {median(su, 'tps'):.0f} tps "
+                      f"{median(su, 'client_us'):.2f} us/tx: tps {statistics.median(tps):.2f} "
                       f"[{tps[0]:.2f}-{tps[-1]:.2f}], client CPU {statistics.median(cpu):.2f}"
+                      + (f"; client threads {a.variant_threads}: {median(va, 'tps'):.0f} tps, tps "
+                         f"{statistics.median(vtps):.2f} [{vtps[0]:.2f}-{vtps[-1]:.2f}], client CPU "
+                         f"{statistics.median(vcpu):.2f}" if va else "")
                       + (f"; sysbench against itself {statistics.median(same):.2f} [{same[0]:.2f}-{same[-1]:.2f}]"
                          if same else ""), flush=True)
     print(f"\nsizeup against sysbench: {a.pairs} alternating pairs x {a.time} s per cell, {a.tables} tables x "
@@ -606,6 +624,11 @@ def main():
     p.add_argument("--lead-threads", default="1,2,4,8,16,32,64", help="thread counts for --only lead")
     p.add_argument("--floor-up-to", type=int, default=64,
                    help="run the bare client in the lead table's cells up to this many connections")
+    p.add_argument("--lead-workloads", default="point_select,read_write", help="lead: the workloads to measure")
+    p.add_argument("--links", default="socket,tcp", help="lead: the links to measure (socket, tcp)")
+    p.add_argument("--variant-threads", default="",
+                   help="lead: also run sizeup with this many client threads ('conn': one per connection)")
+    p.add_argument("--variant-links", default="socket", help="lead: the links the variant runs on")
     p.add_argument("--control", action="store_true",
                    help="lead: also run sysbench a second time in each pair and print its spread against itself")
     p.add_argument("--direct", action="store_true",
@@ -621,7 +644,10 @@ def main():
         for kv in make_certs(certs):
             tls_set += ["--set", kv]
     subprocess.run([SIZEUP, "server", "start", "--buffer-pool", "2G", "--log-file-size", "512M",
-                    "--flush-log-at-trx-commit", "2", *tls_set], env=env, check=True, stdout=subprocess.DEVNULL)
+                    "--flush-log-at-trx-commit", "2",
+                    # sysbench's read/write prepares its statements per table and connection:
+                    # 256 connections pass the default 16,382.
+                    "--set", "max_prepared_stmt_count=1048576", *tls_set], env=env, check=True, stdout=subprocess.DEVNULL)
     try:
         st = json.loads(subprocess.run([SIZEUP, "server", "status", "--json"], env=env, check=True,
                                        capture_output=True, text=True).stdout)[0]
@@ -630,7 +656,8 @@ def main():
         tgt = [f"--mysql-socket={sock}", "--mysql-user=root", "--mysql-db=sbtest", f"--tables={a.tables}",
                f"--table-size={a.table_size}"]
         prepared = []
-        if "prepare" in only or "lead" in only:
+        # --prepare-threads '' (where no mariadb client is, as on a lent machine): no comparison.
+        if ("prepare" in only or "lead" in only) and a.prepare_threads:
             for threads in [int(t) for t in a.prepare_threads.split(",")]:
                 prepared.append((threads, prepare_pairs(a, threads, sock, pid, env, tgt)))
             # sizeup prepared last, so its tables serve the runs below.

@@ -143,6 +143,9 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     seconds_in(&format!("--{name}"), v, MAX_SECONDS)
 }
 
+/// From this many CPUs on, a closed loop gets one client thread per connection.
+pub const BIG_HOST_CPUS: u32 = 8;
+
 /// OS threads that drive `connections` when the user names none. Measured on 2 CPUs
 /// (oltp_point_select, docs/PERFORMANCE.md):
 /// - Open loop: one per connection, because a lone thread woken from epoll for each
@@ -160,8 +163,15 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
 ///   the server paying 52-58 us per query, against 35-39k, 0.1-0.4 % idle and 43-49 us
 ///   with 2 threads, at 7.8-8.4 us client CPU per query either way; 64: 29k against
 ///   40k); up to 24 a second thread only costs (16: 7.7 against 10.5 us, same tps).
+///
+/// On 8 CPUs or more, closed loops too get one thread per connection (up to 256): on 16
+/// CPUs (issue 50, docs/PERFORMANCE.md) the rule above gave 4 threads to 64 connections
+/// and 0.85x sysbench's point-select tps; 16 threads gave 0.93-0.96x; one per connection
+/// 1.04-1.07x at 5.3 us client CPU per transaction against 5.2 us with 4 threads. There
+/// the server's CPUs outnumber what one client thread can feed, and the scheduler shares
+/// a saturated host by runnable thread, as it does with sysbench's one thread each.
 pub fn default_client_threads(connections: u32, cpus: u32, open_loop: bool) -> u32 {
-    if open_loop {
+    if open_loop || cpus >= BIG_HOST_CPUS {
         connections.min(256)
     } else if connections <= 2 * cpus {
         connections.min(cpus)
@@ -397,13 +407,13 @@ mod tests {
         assert_eq!(on2, [1, 2, 2, 2, 1, 1, 1, 1]);
         let more: Vec<u32> = [16, 24, 31, 32, 64, 1000].map(|c| default_client_threads(c, 2, false)).to_vec();
         assert_eq!(more, [1, 1, 1, 2, 2, 2]);
-        // 32 CPUs: up to 64 connections get a thread per connection up to 32; then one
-        // per 4 CPUs, or one per 16 connections where that is more, up to 32.
+        // 4 CPUs keep the 2-CPU rule (not measured there).
+        assert_eq!(default_client_threads(20, 4, false), 1);
+        assert_eq!(default_client_threads(64, 4, false), 4);
+        // On 8 CPUs and more, one per connection, as sysbench: the 16-CPU measurements.
+        assert_eq!(default_client_threads(64, 16, false), 64);
         assert_eq!(default_client_threads(20, 32, false), 20);
-        assert_eq!(default_client_threads(64, 32, false), 32);
-        assert_eq!(default_client_threads(100, 32, false), 8);
-        assert_eq!(default_client_threads(200, 32, false), 12);
-        assert_eq!(default_client_threads(1024, 32, false), 32);
+        assert_eq!(default_client_threads(1024, 32, false), 256);
         // Open loop: a thread per connection, capped.
         assert_eq!(default_client_threads(8, 2, true), 8);
         assert_eq!(default_client_threads(1000, 2, true), 256);

@@ -401,7 +401,7 @@ where
         let types = names.len();
         handles.push(
             std::thread::Builder::new()
-                .name(format!("sizeup-client-{s}"))
+                .name(format!("{}-{s}", crate::monitor::os::CLIENT_THREAD))
                 .spawn(move || {
                     client_thread(workload, workers, targets, spec, control, tx, go_rx, arrivals, types, s as usize)
                 })

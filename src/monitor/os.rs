@@ -246,6 +246,9 @@ pub struct Snapshot {
     /// CPU ticks of every other process (pid -> utime + stime), so that what other
     /// programs took is measured, not inferred from the host's total.
     pub others: Option<std::collections::HashMap<i32, u64>>,
+    /// CPU ticks of each of sizeup's client threads (tid -> utime + stime): a lone busy
+    /// thread is a serial stage that the process's total hides.
+    pub client_threads: Option<std::collections::HashMap<i32, u64>>,
     pub cpus: Option<u32>,
     rapl: Option<Vec<(u64, u64)>>,
 }
@@ -270,6 +273,37 @@ fn other_processes(skip: &[i32]) -> Option<std::collections::HashMap<i32, u64>> 
     Some(out)
 }
 
+/// The prefix of the worker loop's client threads' names (exec::run).
+pub const CLIENT_THREAD: &str = "sizeup-client";
+
+/// utime + stime of each of this process's client threads, from /proc/self/task.
+fn client_thread_ticks() -> Option<std::collections::HashMap<i32, u64>> {
+    let mut out = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Some(tid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // The name is between the first '(' and the last ')' (it may hold either).
+        let named = stat.split_once('(').is_some_and(|(_, r)| r.starts_with(CLIENT_THREAD));
+        if let Some(t) = named.then(|| super::parse_stat_cpu_ticks(&stat)).flatten() {
+            out.insert(tid, t);
+        }
+    }
+    Some(out)
+}
+
+/// The most CPU one thread present in both snapshots used, in cores.
+pub fn busiest(
+    a: &std::collections::HashMap<i32, u64>,
+    b: &std::collections::HashMap<i32, u64>,
+    secs: f64,
+    ticks_per_s: f64,
+) -> Option<f64> {
+    b.iter()
+        .filter_map(|(tid, t)| a.get(tid).map(|t0| t.saturating_sub(*t0)))
+        .max()
+        .map(|ticks| (ticks as f64 / ticks_per_s / secs.max(1e-9)).min(1.0))
+}
+
 /// Cores the other processes used between two snapshots: the processes present in both.
 pub fn other_cores(
     a: &std::collections::HashMap<i32, u64>,
@@ -291,6 +325,7 @@ impl Snapshot {
             cpu: parse_proc_stat(&stat),
             cpus: parse_cpu_count(&stat),
             others: other_processes(&w.server_pids),
+            client_threads: client_thread_ticks(),
             server_cpu_s: server.filter(|s| !s.is_empty()).map(|s| s.iter().sum()),
             self_cpu_s: super::self_cpu_seconds(),
             disk: parse_diskstats(&read("/proc/diskstats"), &w.disks),
@@ -326,6 +361,9 @@ pub struct OsSample {
     /// Every other process's CPU, in cores, measured per process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_cores: Option<f64>,
+    /// The busiest of sizeup's client threads, in cores (1.0 = never idle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_client_thread: Option<f64>,
     pub disk_reads_per_s: Option<f64>,
     pub disk_writes_per_s: Option<f64>,
     pub disk_read_bytes_per_s: Option<f64>,
@@ -383,6 +421,9 @@ impl OsSample {
         if let (Some(x), Some(y)) = (&a.others, &b.others) {
             s.other_cores = Some(other_cores(x, y, secs, super::clock_ticks()));
         }
+        if let (Some(x), Some(y)) = (&a.client_threads, &b.client_threads) {
+            s.busiest_client_thread = busiest(x, y, secs, super::clock_ticks());
+        }
         if let (Some(x), Some(y)) = (a.disk, b.disk) {
             let rate = |f: fn(&DiskCounters) -> u64| f(&y).saturating_sub(f(&x)) as f64 / secs;
             s.disk_reads_per_s = Some(rate(|d| d.reads));
@@ -436,6 +477,7 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
         server_cores: avg_opt(&|s| s.server_cores),
         client_cores: avg(&|s| s.client_cores),
         other_cores: avg_opt(&|s| s.other_cores),
+        busiest_client_thread: avg_opt(&|s| s.busiest_client_thread),
         disk_busy_pct: avg_opt(&|s| s.disk_busy_pct),
         disk_reads_per_s: avg_opt(&|s| s.disk_reads_per_s),
         disk_writes_per_s: avg_opt(&|s| s.disk_writes_per_s),
@@ -452,7 +494,9 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
 pub const LOAD_GENERATOR: &str = "the load generator";
 
 /// Says so when sizeup itself, not the server, limited the run: its client threads
-/// were nearly always busy, or it took as much CPU as the server on a saturated host.
+/// were nearly always busy, one of them was (a serial stage the connections it serves
+/// queue at), one was busy enough for them to queue while the host had CPU to spare, or
+/// it took as much CPU as the server on a saturated host.
 pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option<String> {
     let os = os?;
     let server = os.server_cores?;
@@ -461,6 +505,25 @@ pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option
             "the load generator was the bottleneck: its {client_threads} client thread(s) were {:.0} % busy; \
              add --client-threads or run sizeup on another host",
             os.client_cores * 100.0 / client_threads as f64
+        ));
+    }
+    const MORE: &str = "more --client-threads help up to one per connection, beyond that only a faster client host";
+    let busiest = os.busiest_client_thread.unwrap_or(0.0);
+    if busiest >= 0.9 {
+        return Some(format!(
+            "the load generator was the bottleneck: its busiest client thread was {:.0} % busy, so the \
+             connections it serves waited for it rather than for the server; {MORE}",
+            busiest * 100.0
+        ));
+    }
+    // On 16 CPUs, 4 client threads about 70 % busy each held point select 15 % below one
+    // thread per connection while the host idled (docs/PERFORMANCE.md, issue 50).
+    if let Some(idle) = os.busy().map(|b| 100.0 - b).filter(|&idle| busiest >= 0.6 && idle >= 10.0) {
+        return Some(format!(
+            "the load generator may have held the throughput down: its busiest client thread was {:.0} % \
+             busy while {idle:.0} % of the host's CPU was idle, and connections queue at a thread that busy; \
+             {MORE}",
+            busiest * 100.0
         ));
     }
     // Other programs' CPU is measured per process: what they took is theirs, not sizeup's.
@@ -567,9 +630,26 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
             disk: parse_diskstats(disk, &["vda".into()]),
             memory: parse_meminfo(MEMINFO),
             others: None,
+            client_threads: None,
             cpus: parse_cpu_count(stat),
             rapl: Some(vec![(1_000_000, 10_000_000)]),
         }
+    }
+
+    #[test]
+    fn the_busiest_client_thread_is_read_per_thread() {
+        let a = std::collections::HashMap::from([(1, 100), (2, 100), (3, 5)]);
+        // Thread 3 ended; thread 4 began: neither is counted.
+        let b = std::collections::HashMap::from([(1, 150), (2, 280), (4, 900)]);
+        assert_eq!(busiest(&a, &b, 2.0, 100.0), Some(0.9));
+        assert_eq!(busiest(&a, &std::collections::HashMap::new(), 2.0, 100.0), None);
+        // This process's client threads, by name.
+        let t = std::thread::Builder::new().name(format!("{CLIENT_THREAD}-9")).spawn(|| {
+            // SAFETY: gettid has no preconditions.
+            let me = unsafe { libc::gettid() };
+            assert!(client_thread_ticks().unwrap().contains_key(&me));
+        });
+        t.unwrap().join().unwrap();
     }
 
     #[test]
@@ -648,6 +728,28 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         assert!(load_generator_note(Some(&os(99.0, 0.9, 1.0)), 2).unwrap().contains("starved"));
         assert_eq!(load_generator_note(Some(&os(50.0, 0.9, 1.0)), 2), None);
         assert_eq!(load_generator_note(None, 1), None);
+    }
+
+    /// client_threads_that_cap_the_run_are_named: the process's total hid a lone busy
+    /// thread (4 threads for 64 connections on 16 CPUs: 2.7 cores of 4, yet 15 % below
+    /// one thread per connection).
+    #[test]
+    fn client_threads_that_cap_the_run_are_named() {
+        let os = |busy: f64, client: f64, thread: f64| OsSample {
+            idle: 100.0 - busy,
+            client_cores: client,
+            server_cores: Some(10.0),
+            busiest_client_thread: Some(thread),
+            ..Default::default()
+        };
+        let saturated = load_generator_note(Some(&os(99.0, 2.0, 0.95)), 4).unwrap();
+        assert!(saturated.contains("busiest client thread was 95 % busy"), "{saturated}");
+        let queued = load_generator_note(Some(&os(80.0, 2.7, 0.7)), 4).unwrap();
+        assert!(queued.contains("may have held") && queued.contains("20 % of the host's CPU was idle"), "{queued}");
+        // A busy thread on a saturated host is the server's CPU share, not a queue.
+        assert_eq!(load_generator_note(Some(&os(95.0, 2.7, 0.7)), 4), None);
+        // The 2-CPU default: one thread for 8 connections about 40 % busy.
+        assert_eq!(load_generator_note(Some(&os(60.0, 0.4, 0.4)), 1), None);
     }
 
     #[test]
