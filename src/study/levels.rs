@@ -35,6 +35,11 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
     if levels.is_empty() || levels.contains(&0) {
         return Err(format!("'{s}': levels must be 1 or more"));
     }
+    // Steps are stored and shown by level: a level twice would run twice and show one
+    // figure for both (steps_sharing_a_level_collide).
+    if let Some(twice) = levels.iter().enumerate().find(|(i, l)| levels[..*i].contains(l)).map(|(_, l)| l) {
+        return Err(format!("'{s}' names level {twice} twice: give each level once"));
+    }
     if levels.len() > 1000 {
         return Err(format!("'{s}' names {} levels; at most 1000", levels.len()));
     }
@@ -44,6 +49,14 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
 #[cfg(test)]
 mod tests {
     use super::parse;
+
+    /// steps_sharing_a_level_collide: `levels = [2, 1, 2]` ran three steps and showed the
+    /// first level 2's figure twice, as the peak.
+    #[test]
+    fn steps_sharing_a_level_collide() {
+        assert!(parse("2,1,2").unwrap_err().contains("names level 2 twice"));
+        assert_eq!(parse("2,1").unwrap(), [2, 1]);
+    }
 
     #[test]
     fn lists_steps_and_factors() {

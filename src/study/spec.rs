@@ -67,7 +67,10 @@ pub enum Levels {
 impl Levels {
     pub fn resolve(&self) -> Result<Vec<u32>, String> {
         match self {
-            Levels::List(v) if !v.is_empty() && !v.contains(&0) => Ok(v.clone()),
+            // A list is checked as the same list written out (a level twice, too many).
+            Levels::List(v) if !v.is_empty() && !v.contains(&0) => {
+                super::levels::parse(&v.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+            }
             Levels::List(_) => Err("levels must be a non-empty list of numbers, 1 or more".into()),
             Levels::Text(s) => super::levels::parse(s),
         }
@@ -366,7 +369,12 @@ impl StudySpec {
                 "steady_last (--steady-last) must be above 0 and at most 1 (the share of samples, from the end)".into(),
             );
         }
-        super::stop::parse(&self.stop_when)?;
+        let types: Vec<String> = self
+            .workloads
+            .iter()
+            .flat_map(|w| crate::workload::kind(w).map(|k| k.transaction_types(w)).unwrap_or_default())
+            .collect();
+        super::stop::check_types(&super::stop::parse(&self.stop_when)?, &types)?;
         // An open loop carries exactly its rate wherever the server can: every level
         // would read as the rate, and a plateau as saturation.
         let given = RunOptions::from_map(&self.options)?;
@@ -403,8 +411,16 @@ impl StudySpec {
                 return Err(format!("{name} '{v}' is not a size; write it like 512M or 2G"));
             }
         }
-        for c in &self.configs {
+        for (i, c) in self.configs.iter().enumerate() {
             self.server.with(&c.server).settings().map_err(|e| format!("config '{}': {e}", c.name))?;
+            // A series is named by workload and config: two alike share one series, and one
+            // step ran for both (steps_sharing_a_series_name_collide).
+            if c.name.trim().is_empty() || self.configs[..i].iter().any(|o| o.name.trim() == c.name.trim()) {
+                return Err(format!("[[configs]] name '{}': give each config a name of its own", c.name));
+            }
+        }
+        if let Some(w) = self.workloads.iter().enumerate().find(|(i, w)| self.workloads[..*i].contains(w)) {
+            return Err(format!("workload {} is named twice: name each workload once", w.1));
         }
         for w in &self.workloads {
             self.request(w, levels[0], None)?;
@@ -640,6 +656,24 @@ model = "idle=40,max=120"
         let durable = s.server.with(&s.configs[0].server).settings().unwrap();
         assert_eq!((durable.buffer_pool.as_str(), durable.flush_log_at_trx_commit), ("256M", 1));
         assert_eq!(durable.extra, vec![("innodb_io_capacity".to_string(), "1000".to_string())]);
+    }
+
+    /// steps_sharing_a_series_name_collide: two `[[configs]]` named alike ran one step and
+    /// printed the first's figure for both; a workload named twice did the same.
+    #[test]
+    fn steps_sharing_a_series_name_collide() {
+        let e = |text: &str| StudySpec::from_toml(text, "s.toml").unwrap_err();
+        let twice = FILE.replace("[power]", "[[configs]]\nname = \"durable\"\nflush_log_at_trx_commit = 2\n\n[power]");
+        assert!(e(&twice).contains("name 'durable': give each config a name of its own"), "{}", e(&twice));
+        let again = FILE.replace(
+            "workloads = [\"oltp_read_only\", \"oltp_read_write\"]",
+            "workloads = [\"oltp_read_only\", \"oltp_read_only\"]",
+        );
+        assert!(e(&again).contains("workload oltp_read_only is named twice"), "{}", e(&again));
+        let levels = FILE.replace("levels = [1, 2, 4]", "levels = [2, 1, 2]");
+        assert!(e(&levels).contains("names level 2 twice"), "{}", e(&levels));
+        let stop = FILE.replace("plateau<3%", "p90[nosuchtype]>1ms");
+        assert!(e(&stop).contains("no workload here reports a transaction type 'nosuchtype'"), "{}", e(&stop));
     }
 
     #[test]

@@ -116,6 +116,22 @@ fn parse_one(p: &str) -> Result<Condition, String> {
     Err(bad("unknown condition"))
 }
 
+/// Refuses a `p90[type]` whose type no workload of the study reports: it would never
+/// be checked (unknown_transaction_type_in_stop_condition).
+pub fn check_types(conditions: &[Condition], types: &[String]) -> Result<(), String> {
+    for c in conditions {
+        if let Condition::P90 { only: Some(t), .. } = c {
+            if !types.contains(t) {
+                return Err(format!(
+                    "--stop-when p90[{t}]: no workload here reports a transaction type '{t}'; its types are {}",
+                    types.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What one level measured (repeats averaged), as the conditions read it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
@@ -210,6 +226,16 @@ mod tests {
 
     fn fig(level: u32, x: f64, r: f64) -> Figures {
         Figures { level, throughput: x, mean_latency_ms: r, ..Default::default() }
+    }
+
+    /// unknown_transaction_type_in_stop_condition: `p90[nosuchtype]>1ms` was accepted
+    /// and never checked ("no stop condition met" at a p90 of 4.9 ms).
+    #[test]
+    fn unknown_transaction_type_in_stop_condition() {
+        let types = ["new_order".to_string(), "delivery".to_string()];
+        let e = check_types(&parse("p90[nosuchtype]>1ms").unwrap(), &types).unwrap_err();
+        assert!(e.contains("'nosuchtype'") && e.contains("new_order, delivery"), "{e}");
+        assert!(check_types(&parse("cpu>80,p90[delivery]>5s,p90>1s").unwrap(), &types).is_ok());
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub trait Kind: Sync {
     /// The run option that sizes the data set: split-data scale studies divide it
     /// over the instances. `None` when sizeup does not size the data (a script's).
     fn data_size(&self) -> Option<DataSize>;
+    /// The transaction types a run of `name` reports (what `p90[type]` may name).
+    fn transaction_types(&self, name: &str) -> Vec<String>;
     fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String>;
 }
 

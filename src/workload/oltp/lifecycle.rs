@@ -28,6 +28,9 @@ impl Kind for OltpKind {
     fn default_database(&self) -> &'static str {
         "sbtest"
     }
+    fn transaction_types(&self, name: &str) -> Vec<String> {
+        Variant::from_name(name).map(|v| vec![v.name().to_string()]).unwrap_or_default()
+    }
     fn data_size(&self) -> Option<DataSize> {
         Some(DataSize { option: "table-size", default: 10_000, tag: "r" })
     }
@@ -193,6 +196,18 @@ impl Workload for OltpWorkload {
             // A --table-size that differs from the data prepared is a silent error in
             // sysbench: ids are drawn from 1..table-size whatever the table holds. Say so.
             let max_id: Option<Option<u64>> = conn.query_first("SELECT MAX(id) FROM sbtest1").await.unwrap_or(None);
+            // An empty table (prepared with --table-size 0, or emptied by DELETE) answers
+            // every lookup with nothing, fast: a figure of empty lookups, not of the workload.
+            if max_id == Some(None) && self.variant != super::Variant::Insert {
+                return Err(Error::Usage(format!(
+                    "{database}.sbtest1 holds no rows, so every id {} draws finds nothing and its figures would \
+                     measure empty lookups: prepare the tables again (`sizeup cleanup {}`, then `sizeup prepare {} \
+                     --table-size N`), or run oltp_insert",
+                    self.name(),
+                    self.name(),
+                    self.name()
+                )));
+            }
             if let Some(Some(max_id)) = max_id.filter(|_| warn) {
                 let size = self.options.table_size as u64;
                 if size > max_id + max_id / 10 {

@@ -281,6 +281,9 @@ impl Kind for ScriptKind {
     fn data_size(&self) -> Option<DataSize> {
         None // the script sizes its own data
     }
+    fn transaction_types(&self, _name: &str) -> Vec<String> {
+        vec!["event".into()] // every event() is one transaction, as in sysbench
+    }
     fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
         Ok(Box::new(ScriptWorkload { script: Arc::new(Script::load(name, "run", options)?) }))
     }

@@ -39,6 +39,9 @@ impl Kind for TpccKind {
     fn level_name(&self) -> &'static str {
         "users"
     }
+    fn transaction_types(&self, _name: &str) -> Vec<String> {
+        super::TRANSACTIONS.iter().map(|s| s.to_string()).collect()
+    }
     fn throughput(&self, iv: &Interval) -> f64 {
         super::interval_nopm(iv)
     }
