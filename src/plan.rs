@@ -305,6 +305,7 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
         if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') || v.contains('\n') {
             return Err(format!("--set '{s}': '{k}' is not a server option name"));
         }
+        managed_option(k, v.trim()).map_err(|why| format!("--set '{s}': {why}"))?;
         extra.push((k.to_string(), v.trim().to_string()));
     }
     Ok(ServerSettings {
@@ -314,6 +315,61 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
         max_connections: a.max_connections,
         extra,
     })
+}
+
+/// Options sizeup writes itself into an instance's option file: where its files and
+/// endpoints are, and who it runs as (set_may_not_move_what_sizeup_manages: `--set
+/// datadir=/elsewhere` wrote outside the state directory; `--set socket=...` left
+/// `server start` waiting 120 s on the socket sizeup knows).
+const MANAGED_OPTIONS: [&str; 10] =
+    ["datadir", "socket", "port", "bind_address", "pid_file", "log_error", "tmpdir", "user", "basedir", "skip_networking"];
+
+/// Options with a flag of their own.
+const FLAGGED_OPTIONS: [(&str, &str); 4] = [
+    ("innodb_buffer_pool_size", "--buffer-pool"),
+    ("innodb_log_file_size", "--log-file-size"),
+    ("innodb_flush_log_at_trx_commit", "--flush-log-at-trx-commit"),
+    ("max_connections", "--max-connections"),
+];
+
+/// Options that place files the server writes: a path in them would put the instance's
+/// files outside its directory.
+const FILE_PLACING_OPTIONS: [&str; 12] = [
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+    "innodb_undo_directory",
+    "innodb_tmpdir",
+    "innodb_data_file_path",
+    "log_bin",
+    "log_bin_index",
+    "relay_log",
+    "relay_log_index",
+    "general_log_file",
+    "slow_query_log_file",
+    "log_basename",
+];
+
+/// Refuses a `--set` of what sizeup manages. Names as the server reads them: `-` and `_`
+/// alike, any case, and a unique prefix (mariadbd takes `--sock` for `--socket`).
+fn managed_option(name: &str, value: &str) -> Result<(), String> {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let named = |full: &str| n == full || (n.len() >= 4 && full.starts_with(&n));
+    if let Some(m) = MANAGED_OPTIONS.iter().find(|m| named(m)) {
+        return Err(format!(
+            "sizeup sets {m} itself (an instance's files, socket and port stay in its state directory); \
+             leave it out, or use --home, --base-port"
+        ));
+    }
+    if let Some((o, flag)) = FLAGGED_OPTIONS.iter().find(|(o, _)| n == *o) {
+        return Err(format!("{o} has its own option: use {flag}"));
+    }
+    if FILE_PLACING_OPTIONS.contains(&n.as_str()) && value.contains('/') {
+        return Err(format!(
+            "{n} would place the server's files at a path; sizeup keeps an instance's files in its own \
+             directory: give a plain name, or leave it out"
+        ));
+    }
+    Ok(())
 }
 
 /// `cluster start`'s flags, validated into the cluster to start.
@@ -520,5 +576,33 @@ mod tests {
         a.buffer_pool = "1G".into();
         a.set = vec!["oops".into()];
         assert!(server_settings(&a).unwrap_err().contains("name=value"));
+    }
+
+    /// set_may_not_move_what_sizeup_manages: `--set datadir=/elsewhere` started mariadbd
+    /// on a directory outside the state directory; `--set socket=...` left `server
+    /// start` waiting 120 s, then "not ready", with the server up on the other socket.
+    #[test]
+    fn set_may_not_move_what_sizeup_manages() {
+        let refused = |set: &str| {
+            let a = ServerArgs {
+                buffer_pool: "256M".into(),
+                log_file_size: "64M".into(),
+                flush_log_at_trx_commit: 1,
+                max_connections: 100,
+                set: vec![set.into()],
+            };
+            server_settings(&a).err()
+        };
+        assert!(refused("datadir=/elsewhere").unwrap().contains("sizeup sets datadir itself"));
+        assert!(refused("socket=/tmp/x.sock").unwrap().contains("sizeup sets socket itself"));
+        assert!(refused("Pid-File=/tmp/p").unwrap().contains("pid_file"));
+        assert!(refused("sock=/tmp/x.sock").unwrap().contains("socket"));
+        assert!(refused("innodb_buffer_pool_size=1G").unwrap().contains("use --buffer-pool"));
+        assert!(refused("log_bin=/var/log/b").unwrap().contains("log_bin would place"));
+        assert!(refused("innodb_log_group_home_dir=../../x").is_some());
+        // A name relative to the datadir, TLS files the server reads, and other options stay.
+        for ok in ["log_bin=binlog", "ssl_cert=/etc/c.pem", "innodb_io_capacity=2000", "portability=1"] {
+            assert_eq!(refused(ok), None, "{ok}");
+        }
     }
 }

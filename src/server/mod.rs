@@ -479,6 +479,8 @@ impl Manager {
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
             }
+            // What it ran with before, kept if the server refuses these settings.
+            let previous = existing.map(|pos| state.instances[pos].settings.clone());
             inst.prepare()?;
             inst.launch(&[])?;
             match existing {
@@ -489,9 +491,14 @@ impl Manager {
             self.save(&state)?;
             if let Err(e) = inst.wait_ready() {
                 // It never ran: stopped, not "crashed" (which would make the next start
-                // and every run say it recovered from a crash).
+                // and every run say it recovered from a crash). Settings it refused do not
+                // stick: the next start, a run's automatic one too, would fail the same way
+                // (bad_server_set_kills_instance_0_and_sticks). A new instance falls back
+                // to the defaults.
                 if let Some(i) = state.instances.iter_mut().find(|i| i.index == index) {
                     (i.should_run, i.pid) = (false, None);
+                    i.settings = previous.unwrap_or_default();
+                    let _ = i.prepare();
                 }
                 self.save(&state)?;
                 return Err(e);
@@ -507,13 +514,44 @@ impl Manager {
         let _lock = self.lock()?;
         // Checked before a running instance is stopped for settings it cannot start with.
         check_memory(settings, count, false)?;
+        let mut restarted = Vec::new();
         for index in 0..count {
-            if self.running(index)?.is_some_and(|i| &i.settings != settings) {
+            if let Some(i) = self.running(index)?.filter(|i| &i.settings != settings) {
                 eprintln!("restarting managed instance {index} with the study's settings");
                 self.stop_locked(Some(index), false)?;
+                restarted.push((index, i.settings));
             }
         }
-        self.start_locked(count, settings, None, None)
+        let failed = match self.start_locked(count, settings, None, None) {
+            Err(ServerError::Start { index, detail, log }) => (index, detail, log),
+            other => return other,
+        };
+        // The server refused the settings: what was running runs again as it was, so a
+        // bad study setting does not take a working instance down with it.
+        let mut back = Vec::new();
+        for (index, old) in restarted {
+            match self.start_locked(index + 1, &old, None, None) {
+                Ok(_) => back.push(index.to_string()),
+                Err(e) => {
+                    let detail = format!(
+                        "{}\nand it did not start again with its previous settings either: {e}\n\
+                         `sizeup server start` starts it with the defaults",
+                        failed.1
+                    );
+                    return Err(ServerError::Start { index: failed.0, detail, log: failed.2 });
+                }
+            }
+        }
+        let detail = if back.is_empty() {
+            failed.1
+        } else {
+            format!(
+                "{}\nthe study's server settings were not applied; instance(s) {} run again with their previous settings",
+                failed.1,
+                back.join(", ")
+            )
+        };
+        Err(ServerError::Start { index: failed.0, detail, log: failed.2 })
     }
 
     /// Stops every running instance (or only `only`), waiting for a clean shutdown.

@@ -15,6 +15,7 @@ mod cluster;
 mod export;
 mod faults;
 mod faults_server;
+mod faults_round_two;
 mod layers;
 mod oltp;
 mod report;

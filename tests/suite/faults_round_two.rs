@@ -1,0 +1,60 @@
+//! Issue 47's defects, each against a real private server the test starts (and stops on
+//! drop, after a failure too): what a second fault and bad-input sweep found.
+
+use crate::common;
+use common::TestServer;
+
+const DATA: &[&str] = &["--tables", "1", "--table-size", "2000"];
+
+fn args<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(tail).copied().collect()
+}
+
+/// empty_tables_panic_studies: tables prepared with --table-size 0 (or emptied by
+/// DELETE) made `sweep` panic converting MAX(id) NULL (exit 101), and gave `run` a
+/// figure of empty lookups (5,484 tps, completed, no warning).
+#[test]
+fn empty_tables_panic_studies() {
+    let s = TestServer::start();
+    let prepare = ["prepare", "oltp_point_select", "--database", "empty0", "--tables", "1", "--table-size", "0"];
+    assert_eq!(s.sizeup(&prepare).unwrap(), 0);
+    let sweep = ["sweep", "oltp_point_select", "--database", "empty0", "--threads", "1", "--step-time", "2"];
+    let e = s.sizeup(&args(&sweep, &["--warmup", "0", "--tables", "1"])).unwrap_err().to_string();
+    assert!(e.contains("empty0 holds 0 rows per table, not the 10000 asked for"), "{e}");
+
+    // Emptied by DELETE: `run` refuses rather than measure lookups of nothing.
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
+    s.sql("DELETE FROM sbtest.sbtest1");
+    let e = s.sizeup(&args(&["run", "oltp_point_select", "--time", "1"], DATA)).unwrap_err().to_string();
+    assert!(e.contains("sbtest.sbtest1 holds no rows"), "{e}");
+    // oltp_insert on empty tables measures what it says.
+    assert_eq!(s.sizeup(&args(&["run", "oltp_insert", "--time", "1"], DATA)).unwrap(), 0);
+}
+
+/// bad_server_set_kills_instance_0_and_sticks: `set = ["innodb_nonexistent_var=1"]` in
+/// a study's [server] stopped a working instance 0, failed to restart it, and saved the
+/// setting, so every later command failed with mariadbd's log lines.
+#[test]
+fn bad_server_set_kills_instance_0_and_sticks() {
+    let s = TestServer::start();
+    let manager = sizeup::server::Manager::new(s.home.path());
+    let before = manager.settings_of(0).unwrap().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "name = 'bad set'\nkind = 'sweep'\nworkloads = ['oltp_point_select']\nlevels = [1]\nstep_time = 1\n\
+         warmup = 0\n[options]\ntables = 1\ntable-size = 2000\n[server]\nset = ['innodb_nonexistent_var=1']\n",
+    )
+    .unwrap();
+    let e = s.sizeup(&["study", "run", file.to_str().unwrap()]).unwrap_err().to_string();
+    assert!(e.contains("innodb_nonexistent_var") || e.contains("unknown variable"), "{e}");
+    assert!(e.contains("instance(s) 0 run again with their previous settings"), "{e}");
+    assert_eq!(common::status(s.home.path())[0].state, sizeup::server::State::Running);
+    assert_eq!(manager.settings_of(0).unwrap().unwrap(), before);
+    let cnf = std::fs::read_to_string(s.home.path().join("instances/0/my.cnf")).unwrap();
+    assert!(!cnf.contains("innodb_nonexistent_var"), "{cnf}");
+    // And the next command works.
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
+    assert_eq!(s.sizeup(&args(&["run", "oltp_point_select", "--time", "1"], DATA)).unwrap(), 0);
+}
