@@ -367,6 +367,13 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value_t)]
     #[serde(default)]
     pub load_method: LoadMethod,
+    /// Let a workload that changes rows (every built-in but oltp_read_only and
+    /// oltp_point_select, and tpcc) write to tables sizeup did not create: sysbench's, or
+    /// anyone's. Without it such a run is refused, since it updates, deletes and inserts
+    /// rows there.
+    #[arg(long)]
+    #[serde(default)]
+    pub write_foreign_tables: bool,
     /// Print a latency histogram after the summary (sysbench's --histogram).
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on")]
     pub histogram: bool,

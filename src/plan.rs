@@ -24,6 +24,8 @@ pub struct RunRequest {
     pub output: Output,
     /// How missing tables are loaded (`--load-method`).
     pub load_method: crate::options::LoadMethod,
+    /// `--write-foreign-tables`: a writing run may change tables sizeup did not create.
+    pub write_foreign_tables: bool,
 }
 
 /// What a run prints and writes besides the store.
@@ -55,6 +57,7 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
         targets: targets(o)?,
         spec,
         load_method: o.load_method,
+        write_foreign_tables: o.write_foreign_tables,
         output: Output {
             interval_lines: o.report_interval > 0.0,
             histogram: o.histogram,

@@ -64,7 +64,8 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
         let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
         let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
         let checked = async {
-            runner::check_data(&mut conn, &target.database, &*w, false).await?;
+            // The check reads only: others' tables are safe from it.
+            runner::check_data(&mut conn, &target.database, &*w, true).await?;
             let spec = crate::exec::RunSpec::default();
             w.start(&mut conn, &target.database, &spec, false).await.map(drop)
         };

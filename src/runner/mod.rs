@@ -105,7 +105,7 @@ pub fn measure(
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
                 target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
                 check_connections(&server, share)?;
-                check_data(&mut conn, &t.database, &*workload, print.full() && i == 0).await?;
+                check_data(&mut conn, &t.database, &*workload, req.write_foreign_tables).await?;
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
                 if i == 0 {
                     let mut server = server.clone();
@@ -432,14 +432,15 @@ pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn
     }
 }
 
-/// Refuses data a prepare did not finish (tables still marked loading), and says in
-/// one line, when `tell` and the run writes, that it will write into tables sizeup
-/// did not create (sysbench's, say).
+/// Refuses data a prepare did not finish (tables still marked loading), and a run that
+/// writes into tables sizeup did not create (sysbench's, say) unless `write_foreign`
+/// (writing_runs_refuse_foreign_tables: `run oltp_delete` emptied another program's
+/// `mine.sbtest1` with a one-line note).
 pub async fn check_data(
     conn: &mut mysql_async::Conn,
     database: &str,
     workload: &dyn Workload,
-    tell: bool,
+    write_foreign: bool,
 ) -> Result<(), Error> {
     let names = workload.tables();
     if names.is_empty() {
@@ -450,14 +451,16 @@ pub async fn check_data(
         return Err(Error::Usage(msg));
     }
     let foreign: Vec<&str> = existing.iter().filter(|t| !t.ours).map(|t| t.name.as_str()).collect();
-    if tell && workload.writes() && !foreign.is_empty() {
-        eprintln!(
-            "note: {} table(s) of {database} ({}{}) were not created by sizeup; {} writes to them",
+    if workload.writes() && !foreign.is_empty() && !write_foreign {
+        return Err(Error::Usage(format!(
+            "{} table(s) of {database} ({}{}) were not created by sizeup, and {} changes rows: refusing to \
+             write to them. Give the run its own --database, or add --write-foreign-tables to let it change \
+             them (sysbench's own tables, for example)",
             foreign.len(),
             foreign[..foreign.len().min(3)].join(", "),
             if foreign.len() > 3 { ", ..." } else { "" },
             workload.name()
-        );
+        )));
     }
     Ok(())
 }
@@ -717,7 +720,6 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         return Ok(false); // a workload that names no tables (a script) prepares its own
     }
     let mismatch = runtime(1)?.block_on(async {
-        use mysql_async::prelude::Queryable;
         target.ensure_database(req.spec.statement_timeout).await?;
         let mut conn = target.connect().await?;
         let existing =

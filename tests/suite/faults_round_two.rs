@@ -58,3 +58,27 @@ fn bad_server_set_kills_instance_0_and_sticks() {
     assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
     assert_eq!(s.sizeup(&args(&["run", "oltp_point_select", "--time", "1"], DATA)).unwrap(), 0);
 }
+
+/// writing_runs_refuse_foreign_tables: `run oltp_delete` deleted every row of
+/// `mine.sbtest1 (id, note)`, a table sizeup did not create, with a one-line note.
+#[test]
+fn writing_runs_refuse_foreign_tables() {
+    let s = TestServer::start();
+    s.sql(
+        "CREATE DATABASE mine; CREATE TABLE mine.sbtest1 (id INT PRIMARY KEY, note TEXT); \
+         INSERT INTO mine.sbtest1 VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    );
+    let run = ["run", "oltp_delete", "--database", "mine", "--tables", "1", "--table-size", "3", "--time", "1"];
+    let e = s.sizeup(&run).unwrap_err().to_string();
+    assert!(e.contains("were not created by sizeup, and oltp_delete changes rows"), "{e}");
+    assert!(e.contains("--write-foreign-tables"), "{e}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "3");
+    // A study's writing step is refused the same way.
+    let sweep = ["sweep", "oltp_update_index", "--database", "mine", "--tables", "1", "--table-size", "3"];
+    let e = s.sizeup(&args(&sweep, &["--threads", "1", "--step-time", "1", "--warmup", "0"])).unwrap_err().to_string();
+    assert!(e.contains("--write-foreign-tables"), "{e}");
+    assert_eq!(s.sql("SELECT GROUP_CONCAT(note ORDER BY id) FROM mine.sbtest1").trim(), "a,b,c");
+    // Said explicitly, it writes.
+    assert_eq!(s.sizeup(&args(&run, &["--write-foreign-tables"])).unwrap(), 0);
+    assert_ne!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "3");
+}

@@ -157,23 +157,13 @@ fn sysbench_and_sizeup_use_each_others_tables() {
     assert_eq!(s.sizeup(&["prewarm", "oltp_read_write", "--tables=2", "--table-size=2000"]).unwrap(), 0);
     assert!(pages(&s) > cold + 5, "prewarm read sbtest2 into the buffer pool ({cold} pages before)");
 
-    // sizeup runs on sysbench's tables...
+    // sizeup runs on sysbench's tables when told it may write to them...
     let json = s.home.path().join("r.json");
     let j = json.to_string_lossy().into_owned();
-    assert_eq!(
-        s.sizeup(&[
-            "run",
-            "oltp_read_write",
-            "--tables=2",
-            "--table-size=2000",
-            "--threads=2",
-            "--time=1",
-            "--json",
-            &j
-        ])
-        .unwrap(),
-        0
-    );
+    let run = ["run", "oltp_read_write", "--tables=2", "--table-size=2000", "--threads=2", "--time=1", "--json", &j];
+    let e = s.sizeup(&run).unwrap_err().to_string();
+    assert!(e.contains("--write-foreign-tables"), "{e}");
+    assert_eq!(s.sizeup(&[&run[..], &["--write-foreign-tables"]].concat()).unwrap(), 0);
     assert!(read_json(&json)["summary"]["transactions"].as_u64().unwrap() > 0);
     // ...but refuses to load into them or drop them.
     let e = s.sizeup(&["prepare", "oltp_read_write", "--tables=2", "--table-size=10"]).unwrap_err().to_string();

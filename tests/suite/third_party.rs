@@ -504,8 +504,11 @@ fn sysbench_and_sizeup_run_on_the_same_gms_tables() {
     let per_tx = |n: f64| n / count("transactions:");
     let json = s.json("ours");
     let run = ["run", "oltp_read_write", "--tables", "1", "--table-size", "300", "--time", "1", "--json", &json];
-    let out = ok(&s.sizeup(&strs(&with(&s.socket_args(), &run))));
-    assert!(out.contains("were not created by sizeup"), "{out}");
+    let refused = s.sizeup(&strs(&with(&s.socket_args(), &run)));
+    let said = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(!refused.status.success() && said.contains("were not created by sizeup"), "{said}");
+    let run = [&run[..], &["--write-foreign-tables"]].concat();
+    ok(&s.sizeup(&strs(&with(&s.socket_args(), &run))));
     let sm = &read_json(&json)["summary"];
     let ours = |k: &str| sm[k].as_f64().unwrap() / sm["transactions"].as_f64().unwrap();
     assert_eq!(
