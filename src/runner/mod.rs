@@ -419,6 +419,21 @@ fn check_prepared_statements(server: &serde_json::Value, threads: u32, per_conne
     Ok(())
 }
 
+/// The server's connection and prepared-statement limits against `req`'s connections,
+/// without running it: what a run checks first, for a study's largest level up front.
+pub fn check_limits(manager: &Manager, req: &RunRequest) -> Result<(), Error> {
+    let workload = &*req.workload;
+    let (target, _) = resolve_target(manager, req.target(), workload.kind().default_database())?;
+    let share = req.spec.threads.div_ceil(req.targets.len().max(1) as u32);
+    runtime(1)?.block_on(async {
+        let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, workload))?;
+        let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+        let _ = conn.disconnect().await;
+        check_connections(&server, share)?;
+        check_prepared_statements(&server, share, workload.statements_per_connection())
+    })
+}
+
 /// A missing database is a missing prepare: say which command makes it.
 pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn Workload) -> Error {
     match e {

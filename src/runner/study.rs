@@ -432,7 +432,14 @@ fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), E
         site.manager.start_with(req.target().instance + 1, &settings)?;
     }
     runner::ensure_prepared(site.manager, &req)?;
-    Ok(())
+    // The server's limits against the sweep's most connections, before the first level
+    // (sweep_levels_beyond_limits: 1000,3000 failed at 3000 on max_connections).
+    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let req = spec.request(&series.workload, most, site.password.as_deref()).map_err(Error::Usage)?;
+    runner::check_limits(site.manager, &req).map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!("level {most}: {m}")),
+        other => other,
+    })
 }
 
 fn sweep_step(

@@ -424,6 +424,12 @@ impl StudySpec {
         }
         for w in &self.workloads {
             self.request(w, levels[0], None)?;
+            // A sweep's levels are its connections: the most of them is checked against
+            // the tool's limits now, not when reached (sweep_levels_beyond_limits).
+            if self.kind == Kind::Sweep {
+                let most = *levels.iter().max().expect("not empty");
+                self.request(w, most, None).map_err(|e| format!("level {most}: {e}"))?;
+            }
         }
         if self.kind == Kind::ScaleOut {
             let most = *levels.iter().max().expect("not empty");

@@ -82,3 +82,22 @@ fn writing_runs_refuse_foreign_tables() {
     assert_eq!(s.sizeup(&args(&run, &["--write-foreign-tables"])).unwrap(), 0);
     assert_ne!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "3");
 }
+
+/// sweep_levels_beyond_limits: `--threads 1,20000` measured level 1 first; `1000,3000`
+/// failed at 3000 on max_connections after the levels below it ran.
+#[test]
+fn sweep_levels_beyond_limits() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
+    let sweep = |levels: &'static str| {
+        let head = ["sweep", "oltp_point_select", "--threads", levels, "--step-time", "1", "--warmup", "0"];
+        s.sizeup(&args(&head, DATA)).unwrap_err().to_string()
+    };
+    let e = sweep("1,20000");
+    assert!(e.contains("level 20000") && e.contains("10000 connections at most"), "{e}");
+    // The test server allows 500 connections.
+    let e = sweep("1,600");
+    assert!(e.contains("level 600") && e.contains("max_connections"), "{e}");
+    let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
+    assert!(runs.is_empty(), "no level ran: {} run(s) stored", runs.len());
+}
