@@ -324,8 +324,18 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
 /// endpoints are, and who it runs as (set_may_not_move_what_sizeup_manages: `--set
 /// datadir=/elsewhere` wrote outside the state directory; `--set socket=...` left
 /// `server start` waiting 120 s on the socket sizeup knows).
-const MANAGED_OPTIONS: [&str; 10] =
-    ["datadir", "socket", "port", "bind_address", "pid_file", "log_error", "tmpdir", "user", "basedir", "skip_networking"];
+const MANAGED_OPTIONS: [&str; 10] = [
+    "datadir",
+    "socket",
+    "port",
+    "bind_address",
+    "pid_file",
+    "log_error",
+    "tmpdir",
+    "user",
+    "basedir",
+    "skip_networking",
+];
 
 /// Options with a flag of their own.
 const FLAGGED_OPTIONS: [(&str, &str); 4] = [

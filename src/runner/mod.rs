@@ -550,6 +550,10 @@ pub fn resolve_target(
         };
         return Ok((target, instance));
     }
+    // A start or stop in progress (another sizeup's automatic start) ends before the
+    // instance is looked at: its pid is up before its socket is
+    // (two_commands_race_on_a_stopped_instance).
+    drop(manager.lock()?);
     let instance = match manager.running(t.instance)? {
         Some(i) => i,
         None if t.instance == 0 => {

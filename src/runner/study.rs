@@ -163,6 +163,19 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
     Ok(())
 }
 
+/// The lock of the server the study loads: this directory's managed instances, or the
+/// server its options name (by socket, else host and port), held until it ends.
+fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock, Error> {
+    let req = spec.request(&spec.workloads[0], 1, None).map_err(Error::Usage)?;
+    let t = runner::complete_target(req.target())?;
+    let key = match (&t.socket, &t.host) {
+        _ if !t.names_a_server() => "managed".to_string(),
+        (Some(s), _) => format!("socket {}", s.display()),
+        (None, h) => format!("{}:{}", h.as_deref().unwrap_or("localhost"), t.port.unwrap_or(3306)),
+    };
+    Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind.name(), spec.name))?)
+}
+
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
@@ -173,6 +186,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     if spec.kind == Kind::ScaleOut {
         refuse_writes_to_replicas(site, spec)?;
     }
+    let _measuring = measurement_lock(site, spec)?;
     let store = Store::open(results)?;
     let levels = spec.levels.resolve().map_err(Error::Usage)?;
     let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;

@@ -53,6 +53,9 @@ pub enum ServerError {
         "another sizeup has been starting or stopping instances in {home} for {seconds} s; try again when it ends"
     )]
     Busy { home: String, seconds: u64 },
+    /// Another sizeup measures the server a study would load.
+    #[error("{0}")]
+    Measuring(String),
     /// A base port that would put an instance where the user did not ask.
     #[error("{0}")]
     Ports(String),
@@ -322,6 +325,48 @@ impl Manager {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Takes the measurement lock of one server (`key`: "managed" for this directory's
+    /// instances, else the server's address) for the life of the returned lock, and
+    /// writes who holds it; refuses at once, naming the holder, when another sizeup
+    /// measures it (concurrent_studies_are_not_coordinated: two sweeps at once each
+    /// reported a "peak" of a shared server).
+    pub fn measuring(&self, key: &str, what: &str) -> Result<Lock, ServerError> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        let dir = self.home.join("locks");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| ServerError::State(format!("cannot create {}: {e}", dir.display())))?;
+        let name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        let path = dir.join(format!("{name}.lock"));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ServerError::State(format!("cannot open {}: {e}", path.display())))?;
+        // SAFETY: flock on a descriptor we own; it is released when the file closes.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let server = if key == "managed" {
+                format!("the managed instances of {}", self.home.display())
+            } else {
+                key.to_string()
+            };
+            return Err(ServerError::Measuring(format!(
+                "another measurement is loading {server}: {}; two at once would each measure a share of it. \
+                 Wait for it to end, or measure another server",
+                holder.trim()
+            )));
+        }
+        let _ = file.set_len(0).and_then(|_| file.rewind());
+        let t = unix_now() % 86_400;
+        let since = format!("{:02}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
+        let _ = write!(file, "sizeup pid {} since {since} UTC: {what}", std::process::id());
+        Ok(Lock { _file: file })
     }
 
     fn state_path(&self) -> PathBuf {
