@@ -272,6 +272,10 @@ mod signals {
         });
     }
 
+    pub fn received() -> u64 {
+        RECEIVED.load(Ordering::SeqCst)
+    }
+
     /// Takes one pending signal, if there is one.
     pub fn take() -> bool {
         let handled = HANDLED.load(Ordering::SeqCst);
@@ -307,6 +311,55 @@ mod signals {
 /// between steps); takes it.
 pub fn interrupt_pending() -> bool {
     signals::take()
+}
+
+/// Installs sizeup's SIGINT and SIGTERM handler before a run does, for work that must
+/// see a signal outside one (a script's Lua: see `workload::script::bound`).
+pub fn install_signal_handler() {
+    signals::install();
+}
+
+/// SIGINT and SIGTERM received so far, taken or not (a watchdog sees a new one arrive).
+pub fn signals_received() -> u64 {
+    signals::received()
+}
+
+/// When the run in progress ended or is due to end (its `--time`, or the moment it was
+/// stopped), for work that can hold a client thread where the loop cannot reach it (a
+/// script's Lua, bounded to this plus [`END_GRACE`]). Runs of one scale step start
+/// together and share it.
+pub mod run_end {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// µs after [`base`]; `u64::MAX` while no end is known.
+    static AT_US: AtomicU64 = AtomicU64::new(u64::MAX);
+
+    fn base() -> Instant {
+        static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *BASE.get_or_init(Instant::now)
+    }
+
+    fn us(at: Instant) -> u64 {
+        at.saturating_duration_since(base()).as_micros() as u64
+    }
+
+    /// A run is about to connect (no end yet) or has started (`Some(deadline)`).
+    pub(super) fn reset(deadline: Option<Instant>) {
+        AT_US.store(deadline.map_or(u64::MAX, us), Ordering::SeqCst);
+    }
+
+    /// The run was stopped now (a signal, a fatal error, its events spent).
+    pub(super) fn stopped_now() {
+        AT_US.fetch_min(us(Instant::now()), Ordering::SeqCst);
+    }
+
+    pub fn get() -> Option<Instant> {
+        match AT_US.load(Ordering::SeqCst) {
+            u64::MAX => None,
+            at => Some(base() + Duration::from_micros(at)),
+        }
+    }
 }
 
 /// A run interrupted while it connected (or while its step's other groups did).
@@ -386,6 +439,7 @@ where
         .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40))))));
     // Signals taken from here on stop this run, whichever run of the process took them.
     let mut seen = signals::epoch();
+    run_end::reset(None);
     let mut handles = Vec::new();
     for s in 0..shards {
         let workers = connections_of(threads, shards, s);
@@ -463,6 +517,7 @@ where
         );
         let mut snapshot = monitor::os::Snapshot::take(&watch);
         let start = Instant::now();
+        run_end::reset(spec.time.map(|t| (start + t).into_std()));
         go_tx.send_replace(Go::Start(start));
 
         let step = spec.interval.as_secs_f64();

@@ -100,6 +100,7 @@ impl Control {
     pub fn stop(&self) {
         // Release/Acquire: a ticker that sees the stop sees `stalled` set before it.
         self.stopped.store(true, Ordering::Release);
+        super::run_end::stopped_now();
         self.wake.send_replace(true);
     }
     pub fn stopped(&self) -> bool {

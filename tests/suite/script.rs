@@ -478,3 +478,209 @@ end
     assert_eq!(consts(&String::from_utf8_lossy(&out.stdout)), consts(&sb));
     assert_eq!(sizeup_counts(&read_json(&json)), sysbench_counts(&sb));
 }
+
+/// A sizeup child whose stdout lines are read as they come; killed if the test ends
+/// before it does.
+struct Spawned {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Spawned {
+    fn new(s: &TestServer, args: &[&str]) -> Spawned {
+        use std::io::{BufRead, Read};
+        use std::process::Stdio;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+            .args(["--home", &s.home()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (mut err, e) = (child.stderr.take().unwrap(), stderr.clone());
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            *e.lock().unwrap() = text;
+        });
+        Spawned { child, lines, stderr }
+    }
+
+    /// Waits for the script's "looping" line: it is in its endless loop.
+    fn wait_looping(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while let Ok(line) = self.lines.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+            if line.contains("looping") {
+                return;
+            }
+        }
+        panic!("the script never said it was looping");
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: a plain kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, sig) }, 0);
+    }
+
+    /// The exit code and stderr, once it exits; fails the test past `within`.
+    fn exit_within(&mut self, within: std::time::Duration) -> (i32, String) {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // The stderr reader ends with the process.
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                return (status.code().unwrap_or(-1), self.stderr.lock().unwrap().clone());
+            }
+            assert!(std::time::Instant::now() < deadline, "still running after {within:?}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// lua_that_never_returns_outlasts_every_bound (issue 47, defect 6): an endless
+/// event() ran past --time + 5 s and needed a second signal; an endless thread_init()
+/// ignored two SIGINTs and two SIGTERMs; an endless top level, prepare() or command
+/// ignored SIGINT; an endless done() ended 19 s after a second SIGINT. Every entry point
+/// now ends within 5 s of the run's end or of one signal, naming the function, with a
+/// non-zero exit. 30 s only proves that it ends.
+#[test]
+fn lua_that_never_returns_outlasts_every_bound() {
+    let s = TestServer::start();
+    s.sql("CREATE DATABASE sbtest");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let ends = std::time::Duration::from_secs(30);
+    let said = |err: &str, what: &str, of: &str| {
+        let wanted = format!("the script's {what} did not return within 5 s of {of}; sizeup stopped it");
+        assert!(err.contains(&wanted), "wanted '{wanted}' in:\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+
+    // On its own, by --time + 5 s: a loop LuaJIT compiles (no hook reaches it: the
+    // watchdog ends the process) and one it interprets (the hook fails the run).
+    let spin = write("spin.lua", "function event()\n  while true do end\nend\n");
+    let mut p = Spawned::new(&s, &["run", &spin, "--time=1"]);
+    let (code, err) = p.exit_within(ends);
+    assert_eq!(code, 1, "{err}");
+    said(&err, "event()", "the end of the run");
+    let slow = write("slow.lua", "function event()\n  jit.off()\n  local n = 0\n  while true do n = n + 1 end\nend\n");
+    let mut p = Spawned::new(&s, &["run", &slow, "--time=1"]);
+    let (code, err) = p.exit_within(ends);
+    assert_eq!(code, 1, "{err}");
+    said(&err, "event()", "the end of the run");
+    assert!(err.contains(&format!("{slow}:4: the script's event()")), "the line it was stopped at:\n{err}");
+
+    // One signal, in each entry point.
+    let looping = "print('looping')\n  while true do end";
+    let cases = [
+        ("event.lua", format!("function event()\n  {looping}\nend\n"), vec!["run", "--time=100"], "event()"),
+        (
+            "init.lua",
+            format!("function thread_init()\n  {looping}\nend\nfunction event() end\n"),
+            vec!["run", "--time=100"],
+            "thread_init()",
+        ),
+        ("top.lua", format!("{looping}\nfunction event() end\n"), vec!["run"], "top-level code"),
+        ("prep.lua", format!("function prepare()\n  {looping}\nend\n"), vec!["prepare"], "prepare()"),
+        ("clean.lua", format!("function cleanup()\n  {looping}\nend\n"), vec!["cleanup"], "cleanup()"),
+        (
+            "check.lua",
+            format!("sysbench.cmdline.commands = {{ check = {{ function()\n  {looping}\nend }} }}\n"),
+            vec!["check"],
+            "check command",
+        ),
+        (
+            "done.lua",
+            format!("function event() return true end\nfunction done()\n  {looping}\nend\n"),
+            vec!["run", "--time=100"],
+            "done()",
+        ),
+    ];
+    for (i, (name, text, args, what)) in cases.into_iter().enumerate() {
+        let path = write(name, &text);
+        let mut args: Vec<&str> = args;
+        // The verb after the script, sysbench's order, for a script's own command.
+        if args[0] == "check" {
+            args.insert(0, &path);
+        } else {
+            args.insert(1, &path);
+        }
+        let mut p = Spawned::new(&s, &args);
+        p.wait_looping();
+        let (sig, code) = if i % 2 == 0 { (libc::SIGINT, 130) } else { (libc::SIGTERM, 143) };
+        p.signal(sig);
+        let (got, err) = p.exit_within(ends);
+        assert_ne!(got, 0, "{name}: {err}");
+        if what != "done()" {
+            assert_eq!(got, code, "{name}: {err}");
+        }
+        said(&err, what, "the interrupt");
+    }
+}
+
+/// unsupported_lua_features_give_unclear_errors (issue 47, defect 11): a script using
+/// sysbench.histogram got "attempt to index field 'histogram' (a nil value)", and
+/// coroutine.yield() outside a coroutine "error converting Lua nil to u8", with no file
+/// or line. Each is one clear line naming what is unsupported, at the script's line.
+#[test]
+fn unsupported_lua_features_give_unclear_errors() {
+    let s = TestServer::start();
+    s.sql("CREATE DATABASE sbtest");
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let check = |args: &[&str], wanted: &str| {
+        let out = sizeup_bin(&s, args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{args:?} succeeded: {err}");
+        assert!(err.contains(wanted), "{args:?}: wanted '{wanted}' in:\n{err}");
+        assert!(!err.contains("panicked") && !err.contains("stack traceback"), "{err}");
+        assert_eq!(err.lines().filter(|l| l.contains(wanted)).count(), 1, "once, in one line:\n{err}");
+    };
+    let hist = write("hist.lua", "function event()\n  local h = sysbench.histogram.new(100, 1, 1000)\nend\n");
+    check(
+        &["run", &hist, "--time=2"],
+        &format!("{hist}:2: sysbench.histogram.new: sysbench.histogram is not supported by sizeup"),
+    );
+    let top = write("hist_top.lua", "local hist = sysbench.histogram\nhist:update(1)\nfunction event() end\n");
+    check(&["run", &top], &format!("{top}:2: sysbench.histogram.update: sysbench.histogram is not supported"));
+    let yield_ = write("yield.lua", "function event()\n  coroutine.yield()\nend\n");
+    check(
+        &["run", &yield_, "--time=2"],
+        &format!("{yield_}:2: the script called coroutine.yield() outside a coroutine of its own"),
+    );
+    // A coroutine of the script's own yields as in sysbench.
+    let own = write(
+        "own.lua",
+        "function event()\n  local co = coroutine.wrap(function() coroutine.yield(1) return 2 end)\n\
+           assert(co() == 1 and co() == 2)\n  return true\nend\n",
+    );
+    let out = sizeup_bin(&s, &["run", &own, "--time=5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -75,7 +75,7 @@ async fn command(
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
         return Err(format!("{} has no {name} command", script.path));
     };
-    let r = match main.call(&f, mlua::Value::Nil).await {
+    let r = match main.call(&format!("{name}()"), &f, mlua::Value::Nil).await {
         Outcome::Returned(_) => Ok(true),
         Outcome::Restart(_) => Err(main.restart_message()),
         Outcome::Failed(m) => Err(m),

@@ -14,6 +14,7 @@
 
 pub mod options;
 
+mod bound;
 mod commands;
 mod session;
 mod sql;
@@ -167,7 +168,7 @@ pub fn help_command(path: &str, shown: &str) -> Result<(), String> {
             futures_util::FutureExt::now_or_never(state.call_command("help")).map(|r| r.map(|_| ()))
         } else {
             let f = state.function("help").expect("checked");
-            futures_util::FutureExt::now_or_never(state.call(&f, mlua::Value::Nil)).map(|o| match o {
+            futures_util::FutureExt::now_or_never(state.call("help()", &f, mlua::Value::Nil)).map(|o| match o {
                 state::Outcome::Returned(_) => Ok(()),
                 state::Outcome::Restart(_) => Err(state.restart_message()),
                 state::Outcome::Failed(m) => Err(m),

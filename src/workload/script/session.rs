@@ -116,7 +116,7 @@ impl Session for ScriptSession {
         }
         self.started = true;
         let Some(init) = state.function("thread_init") else { return Ok(()) };
-        let outcome = Self::lent(&self.slot, conn, state.call(&init, self.tid)).await;
+        let outcome = Self::lent(&self.slot, conn, state.call("thread_init()", &init, self.tid)).await;
         state.ctx.take_counts(); // sysbench counts only the events' statements
         match outcome {
             Outcome::Returned(_) => Ok(()),
@@ -137,12 +137,14 @@ impl Session for ScriptSession {
         let tid = self.tid;
         let outcome = Self::lent(&self.slot, conn, async {
             if let Some((desc, Some(hook))) = restart {
-                if let o @ (Outcome::Restart(_) | Outcome::Failed(_)) = state.call(&hook, desc).await {
+                if let o @ (Outcome::Restart(_) | Outcome::Failed(_)) =
+                    state.call("before_restart_event hook", &hook, desc).await
+                {
                     return o;
                 }
             }
             match &event {
-                Some(f) => state.call(f, tid).await,
+                Some(f) => state.call("event()", f, tid).await,
                 None => Outcome::Failed(format!("cannot find the event() function in {}", state.path)),
             }
         })
@@ -193,7 +195,7 @@ impl Session for ScriptSession {
     async fn finish(&mut self, conn: &mut Conn, q: &mut QueryCounts) -> Result<(), String> {
         let Ok(state) = &self.state else { return Ok(()) };
         let Some(done) = state.function("thread_done").filter(|_| self.started) else { return Ok(()) };
-        let outcome = Self::lent(&self.slot, conn, state.call(&done, self.tid)).await;
+        let outcome = Self::lent(&self.slot, conn, state.call("thread_done()", &done, self.tid)).await;
         q.add(&state.ctx.take_counts());
         match outcome {
             Outcome::Returned(_) => Ok(()),
@@ -293,7 +295,9 @@ impl Runnable for ScriptRun {
                     t.set("concurrency", iv.concurrency)?;
                     Ok(t)
                 });
-                match outcome.map(|t| futures_util::FutureExt::now_or_never(main.call(h, t))) {
+                match outcome
+                    .map(|t| futures_util::FutureExt::now_or_never(main.call("report_intermediate hook", h, t)))
+                {
                     Ok(Some(Outcome::Failed(m))) => eprintln!("report_intermediate: {m}"),
                     Ok(None) => eprintln!("report_intermediate waited for the server; its line is left out"),
                     Err(e) => eprintln!("report_intermediate: {e}"),
@@ -314,7 +318,7 @@ impl Runnable for ScriptRun {
 /// Calls the script's global `name()` in the main state, if it defines one.
 fn call_main(rt: &tokio::runtime::Runtime, main: &State, name: &str) -> Result<(), String> {
     let Some(f): Option<Function> = main.function(name) else { return Ok(()) };
-    let outcome = rt.block_on(main.call(&f, mlua::Value::Nil));
+    let outcome = rt.block_on(main.call(&format!("{name}()"), &f, mlua::Value::Nil));
     // A statement that stalled ends it, whatever the script made of its error.
     if let Some(why) = main.ctx.stalled.borrow_mut().take() {
         return Err(format!("{name}(): {why}"));

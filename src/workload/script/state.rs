@@ -7,6 +7,7 @@
 //! It does not drive the script: `session` (a run) and `commands` (prepare, cleanup)
 //! call its functions.
 
+use super::bound::{self, Watched};
 use super::options::{normalise, ArgType, OptValue, OptionDef};
 pub use super::sql::Watch;
 use super::sql::{self, Ctx, Slot};
@@ -63,6 +64,10 @@ pub struct State {
     /// to make a new one should it die.
     thread: RefCell<Thread>,
     body: Function,
+    /// Its calls, watched so that one that does not return is stopped (see `bound`).
+    watched: Arc<Watched>,
+    /// Why the hook stopped the call in progress.
+    stopped: Rc<RefCell<Option<String>>>,
 }
 
 /// How a protected call ended.
@@ -82,6 +87,8 @@ impl State {
         // SAFETY: a script is the user's own code, trusted as sysbench trusts it; sysbench
         // opens every library, ffi and debug included, and scripts use them.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
+        // A run's worker states are the ones with a connection to borrow.
+        let watched = Watched::new(&script.path, worker.is_some());
         let ctx = Rc::new(Ctx {
             rng: RefCell::new(SysbenchRng::for_thread(env.seed, tid)),
             dist: IdDistribution::new(&script.rand, 1),
@@ -101,13 +108,15 @@ impl State {
             sql: RefCell::new(Vec::new()),
             params: RefCell::new(sql::Params::default()),
         });
+        let stopped = Rc::new(RefCell::new(None));
+        bound::install_hook(&lua, watched.clone(), stopped.clone()).map_err(|e| message(&e))?;
         let body = setup(&lua, script, env, tid, &ctx).map_err(|e| message(&e))?;
         let thread = RefCell::new(lua.create_thread(body.clone()).map_err(|e| message(&e))?);
-        let state = State { lua, path: script.path.clone(), ctx, thread, body };
+        let state = State { lua, path: script.path.clone(), ctx, thread, body, watched, stopped };
         // The script's body runs in the coroutine too: it may use sysbench.sql.
         let chunk = state.lua.load(&*script.source).set_name(format!("@{}", script.path));
         let main = chunk.into_function().map_err(|e| message(&e))?;
-        match futures_util::FutureExt::now_or_never(state.call(&main, Value::Nil)) {
+        match futures_util::FutureExt::now_or_never(state.call("top-level code", &main, Value::Nil)) {
             Some(Outcome::Returned(_)) => {}
             Some(Outcome::Failed(m)) => return Err(m),
             Some(Outcome::Restart(_)) => return Err(state.restart_message()),
@@ -129,17 +138,42 @@ impl State {
     }
 
     /// Calls `f(arg)` in the state's coroutine, protected (a script error is an outcome,
-    /// not a Rust error), performing each request the script yields with.
-    pub async fn call(&self, f: &Function, arg: impl mlua::IntoLua) -> Outcome {
-        const REQUEST: u8 = 1;
-        const FINISHED: u8 = 2;
+    /// not a Rust error), performing each request the script yields with. `what` names
+    /// the call in messages (`event()`).
+    pub async fn call(&self, what: &str, f: &Function, arg: impl mlua::IntoLua) -> Outcome {
+        let _call = self.watched.call(what);
+        self.stopped.borrow_mut().take();
+        let outcome = self.call_watched(f, arg).await;
+        // Stopped past its bound: that is why, whatever the script made of the error.
+        match self.stopped.borrow_mut().take() {
+            Some(why) => Outcome::Failed(why),
+            None => outcome,
+        }
+    }
+
+    async fn call_watched(&self, f: &Function, arg: impl mlua::IntoLua) -> Outcome {
+        const REQUEST: i64 = 1;
+        const FINISHED: i64 = 2;
         let arg = match arg.into_lua(&self.lua) {
             Ok(a) => a,
             Err(e) => return Outcome::Failed(message(&e)),
         };
         let mut input = (Value::Function(f.clone()), arg, Value::Nil);
         loop {
-            let resumed = self.thread.borrow().resume::<(u8, Value, Value)>(input);
+            let resumed = {
+                let _lua = self.watched.running();
+                self.thread.borrow().resume::<(Value, Value, Value)>(input)
+            };
+            // What the coroutine yielded: sysbench.lua's code, or anything from a script
+            // that yielded it (which the prelude's coroutine.yield refuses first).
+            let resumed = resumed.map(|(code, a, b)| {
+                let code = match code {
+                    Value::Integer(i) => i,
+                    Value::Number(n) if n.fract() == 0.0 => n as i64,
+                    _ => 0,
+                };
+                (code, a, b)
+            });
             match resumed {
                 Ok((REQUEST, _, _)) => {
                     let Some(req) = self.ctx.pending.borrow_mut().take() else {
@@ -162,7 +196,7 @@ impl State {
                         (_, v) => Outcome::Failed(v.to_string().unwrap_or_else(|_| "a script error".into())),
                     };
                 }
-                Ok(_) => return self.broken(YIELDED.into()),
+                Ok(_) => return self.broken(format!("{}: {YIELDED}", self.path)),
                 Err(e) => return self.broken(message(&e)),
             }
         }
@@ -179,7 +213,11 @@ impl State {
     /// Calls `sysbench.cmdline.call_command(name)`: false when the command says it failed.
     pub async fn call_command(&self, name: &str) -> Result<bool, String> {
         let call: Function = self.cmdline().and_then(|c| c.get("call_command")).map_err(|e| message(&e))?;
-        match self.call(&call, name.to_string()).await {
+        let what = match name {
+            "prepare" | "cleanup" | "help" => format!("{name}()"),
+            _ => format!("{name} command"),
+        };
+        match self.call(&what, &call, name.to_string()).await {
             Outcome::Returned(v) => Ok(v.as_boolean().unwrap_or(false)),
             Outcome::Restart(_) => Err(self.restart_message()),
             Outcome::Failed(m) => Err(m),
@@ -313,6 +351,7 @@ fn setup(lua: &Lua, script: &Script, env: &Env, tid: u32, ctx: &Rc<Ctx>) -> mlua
     )?;
 
     let raw = lua.create_table()?;
+    raw.set("yielded", YIELDED)?;
     install_rand(lua, &raw, ctx)?;
     sql::install(lua, &raw, ctx)?;
     let help = super::options::help(&script.path, &script.defs);

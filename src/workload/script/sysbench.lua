@@ -16,6 +16,15 @@ local format = string.format
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.hooks = {}
 
+-- Not supported: sizeup keeps the run's latency histograms itself. Any use of it
+-- (`sysbench.histogram.new(...)`) is one clear error at the script's line.
+sysbench.histogram = setmetatable({}, {
+   __index = function(_, name)
+      error(format("sysbench.histogram.%s: sysbench.histogram is not supported by sizeup (it keeps "
+         .. "the run's latency histograms itself)", tostring(name)), 2)
+   end,
+})
+
 -- Command line ---------------------------------------------------------------------
 -- sizeup reads sysbench.cmdline.options itself, before any state runs the script.
 
@@ -621,7 +630,21 @@ myisam_max_rows = 1000000
 -- (with the script's file and line).
 local FINISHED = 2
 local RESTART = sysbench.error.RESTART_EVENT
+
+-- A yield from the script itself (outside a coroutine of its own) would reach sizeup in
+-- place of a statement's request: refused at the script's line. A coroutine the script
+-- made yields as ever.
+local running = coroutine.running
+local own_thread = nil
+coroutine.yield = function(...)
+   if running() == own_thread then
+      error(raw.yielded, 2)
+   end
+   return yield(...)
+end
+
 return function(f, arg)
+   own_thread = running()
    while true do
       local ok, ret = pcall(f, arg)
       local status = 0
