@@ -111,6 +111,10 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             }
             let (row, spec, series) = load_study(&store, id)?;
             println!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
+            // Not only in --json: a failed study says why where it is shown.
+            if let Some(e) = row.error() {
+                println!("it failed: {e}");
+            }
             if !spec.description.is_empty() {
                 println!("{}", spec.description.trim());
             }

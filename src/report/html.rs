@@ -160,7 +160,8 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
             row("connection", if detail.is_empty() { format!("TLS {tls}") } else { format!("TLS {tls}: {detail}") });
         }
     }
-    for (k, v) in extra {
+    // An empty value is a row that does not apply (why a completed study failed).
+    for (k, v) in extra.iter().filter(|(_, v)| !v.is_empty()) {
         row(k, v.clone());
     }
     out.push_str("</dl>\n");
@@ -236,6 +237,7 @@ fn study_section(
         sample.map(|d| &d.config),
         &[
             ("study", format!("{} ({}), status {}, started {}", row.kind, row.id, row.status, row.started_at)),
+            ("why it failed", row.error().unwrap_or("").to_string()),
             (
                 "steps",
                 format!(

@@ -46,6 +46,13 @@ pub struct StudyRow {
     pub steps: Vec<StepRow>,
 }
 
+impl StudyRow {
+    /// Why a failed study failed, as stored with it.
+    pub fn error(&self) -> Option<&str> {
+        self.result.as_ref()?.get("error")?.as_str()
+    }
+}
+
 /// One level-and-repeat of a study.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepRow {

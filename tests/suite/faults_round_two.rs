@@ -54,6 +54,17 @@ fn bad_server_set_kills_instance_0_and_sticks() {
     assert_eq!(manager.settings_of(0).unwrap().unwrap(), before);
     let cnf = std::fs::read_to_string(s.home.path().join("instances/0/my.cnf")).unwrap();
     assert!(!cnf.contains("innodb_nonexistent_var"), "{cnf}");
+    // failed_study_says_why: `study show` and the HTML report gave no reason (only --json).
+    let show = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "study", "show"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("failed") && shown.contains("it failed: ") && shown.contains("innodb_nonexistent_var"), "{shown}");
+    let html = dir.path().join("r.html");
+    assert_eq!(s.sizeup(&["report", "--html", html.to_str().unwrap(), "s1"]).unwrap(), 0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<dt>why it failed</dt>") && page.contains("innodb_nonexistent_var"));
     // And the next command works.
     assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
     assert_eq!(s.sizeup(&args(&["run", "oltp_point_select", "--time", "1"], DATA)).unwrap(), 0);
