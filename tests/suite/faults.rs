@@ -968,3 +968,39 @@ fn read_only_store_defect_9_is_read_and_writes_are_refused_naming_it() {
         assert_eq!(std::fs::read(&copy).unwrap(), before);
     }
 }
+
+/// Issue 47, defect 12: `--ssl-ca /dev/zero` read the endless file line by line until
+/// memory ran out. Certificate and key files are read with a bound, and the error names
+/// the option and the file, before any connection. The child's address space is
+/// capped so the unbounded read of old fails fast instead of taking the box's memory.
+#[test]
+fn ssl_ca_dev_zero_defect_12_is_refused_at_once_naming_the_option() {
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    let port = free_port().to_string();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--ssl-ca", "/dev/zero"], "--ssl-ca /dev/zero"),
+        (&["--ssl-mode", "REQUIRED", "--ssl-cert", "/dev/zero", "--ssl-key", "/dev/zero"], "--ssl-cert /dev/zero"),
+        (&["--ssl-mode", "DISABLED", "--server-public-key-path", "/dev/zero"], "--server-public-key-path /dev/zero"),
+        (&["--defaults-file", "/dev/zero"], "option file /dev/zero"),
+    ];
+    for (extra, names) in cases {
+        let start = Instant::now();
+        let mut cmd = format!(
+            "ulimit -v 4000000; exec '{}' --home '{h}' run oltp_point_select --host 127.0.0.1 --port {port}",
+            env!("CARGO_BIN_EXE_sizeup")
+        );
+        for a in *extra {
+            cmd += &format!(" {a}");
+        }
+        let mut child =
+            Command::new("sh").args(["-c", &cmd]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let code = child.wait().unwrap().code();
+        assert!(start.elapsed() < Duration::from_secs(10), "{extra:?} took {:?}", start.elapsed());
+        assert_eq!(code, Some(1), "{extra:?}: {err}");
+        assert!(err.contains(names) && err.contains("more than") && err.contains("not a regular file"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
