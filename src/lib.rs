@@ -30,6 +30,7 @@ pub mod store;
 pub mod study;
 pub mod target;
 pub mod timer;
+pub mod user_file;
 pub mod workload;
 
 pub use error::{Error, EXIT_INTERRUPTED};

@@ -38,7 +38,7 @@ pub fn read(t: &TargetArgs, home: Option<&Path>) -> Result<Settings, String> {
     }
     let mut out = Settings::new();
     for (path, must) in files {
-        match std::fs::read_to_string(&path) {
+        match read_file(&path) {
             Ok(text) => merge(&mut out, &path, &text, 0)?,
             Err(e) if must || e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(format!("cannot read option file {}: {e}", path.display()))
@@ -47,6 +47,11 @@ pub fn read(t: &TargetArgs, home: Option<&Path>) -> Result<Settings, String> {
         }
     }
     Ok(out)
+}
+
+/// An option file, bounded (`--defaults-file /dev/zero` is refused, not read forever).
+fn read_file(path: &Path) -> std::io::Result<String> {
+    crate::user_file::read_to_string(path, crate::user_file::TEXT_LIMIT, "an option file is a few KiB")
 }
 
 /// Adds the settings of one file's `[client]` and `[sizeup]` groups to `out`, following
@@ -73,15 +78,15 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
                 .collect();
             names.sort();
             for p in names {
-                let text = std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                let text = read_file(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
                 merge(out, &p, &text, depth + 1)?;
             }
             continue;
         }
         if let Some(rest) = line.strip_prefix("!include") {
             let p = dir.join(rest.trim());
-            let text = std::fs::read_to_string(&p)
-                .map_err(|e| format!("option file {}: !include {}: {e}", path.display(), p.display()))?;
+            let text =
+                read_file(&p).map_err(|e| format!("option file {}: !include {}: {e}", path.display(), p.display()))?;
             merge(out, &p, &text, depth + 1)?;
             continue;
         }

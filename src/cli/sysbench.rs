@@ -394,7 +394,12 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
             out.push(arg);
             continue;
         };
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--config-file={path}: {e}"))?;
+        let text = crate::user_file::read_to_string(
+            std::path::Path::new(path),
+            crate::user_file::TEXT_LIMIT,
+            "a config file is a few KiB",
+        )
+        .map_err(|e| format!("--config-file={path}: {e}"))?;
         for line in text.lines() {
             let Some((name, value)) = line.split_once('=') else { continue };
             let name = name.trim();

@@ -94,7 +94,9 @@ pub fn client_config(
     let config = match (cert, key) {
         (Some(cert), Some(key)) => {
             let chain = read_certs(cert, "--ssl-cert")?;
-            let key = PrivateKeyDer::from_pem_file(key)
+            let key = read_pem(key)
+                .map_err(|e| e.to_string())
+                .and_then(|pem| PrivateKeyDer::from_pem_slice(&pem).map_err(|e| e.to_string()))
                 .map_err(|e| format!("cannot read a private key from --ssl-key {}: {e}", key.display()))?;
             builder.with_client_auth_cert(chain, key).map_err(|e| match version_1(&e.to_string()) {
                 true => format!(
@@ -119,9 +121,15 @@ pub fn version_1(rustls_message: &str) -> bool {
     rustls_message.contains("UnsupportedCertVersion")
 }
 
+/// A certificate or key file, bounded: `--ssl-ca /dev/zero` read line by line never ends.
+pub(crate) fn read_pem(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::user_file::read(path, crate::user_file::PEM_LIMIT, "a PEM file is a few KiB")
+}
+
 fn read_certs(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let certs = read_pem(path)
+        .map_err(|e| e.to_string())
+        .and_then(|pem| CertificateDer::pem_slice_iter(&pem).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string()))
         .map_err(|e| format!("cannot read certificates from {option} {}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!("{option} {} holds no PEM certificate", path.display()));

@@ -20,7 +20,7 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
             let Ref::Study(id) = parse_ref(&f)? else {
                 return Err(Error::Usage("--from takes a study (s3 or study:3)".into()));
             };
-            let (_, _, series) = load_study(&Store::open_existing(&cx.results)?, id)?;
+            let (_, _, series) = load_study(&Store::open_read_only(&cx.results)?, id)?;
             series
                 .into_iter()
                 .map(|s| {
@@ -66,7 +66,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         ),
     };
     let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
-    let store = Store::open_existing(&cx.results)?;
+    let store = Store::open_read_only(&cx.results)?;
     let mut out = String::new();
     let mut answered = false;
     let mut sweeps = Vec::new();

@@ -8,7 +8,7 @@ use crate::store::Store;
 use crate::Error;
 
 pub fn report(cx: &Context, a: &ReportArgs) -> Result<i32, Error> {
-    let store = Store::open_existing(&cx.results)?;
+    let store = Store::open_read_only(&cx.results)?;
     let items = a.items.iter().map(|i| item(&store, i)).collect::<Result<Vec<_>, _>>()?;
     if a.target_tps.is_some_and(|t| !t.is_finite() || t <= 0.0)
         || !(0.0..=1.0).contains(&a.efficiency)
@@ -65,7 +65,7 @@ pub fn now_utc() -> String {
 }
 
 pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
-    let store = Store::open_existing(&cx.results)?;
+    let store = Store::open_read_only(&cx.results)?;
     let (comparison, items) = match (parse_ref(&a.a)?, parse_ref(&a.b)?) {
         (Ref::Run(x), Ref::Run(y)) => {
             let (da, db) = (store.load_run(x)?, store.load_run(y)?);

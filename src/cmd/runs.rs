@@ -7,7 +7,7 @@ use crate::workload::Unit;
 use crate::{report, store, Error};
 
 pub fn run(cx: &Context, cmd: RunsCommand) -> Result<i32, Error> {
-    let store = store::Store::open_existing(&cx.results)?;
+    let store = store::Store::open_read_only(&cx.results)?;
     match cmd {
         RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
         RunsCommand::Export(ExportArgs { id, format, output }) => {

@@ -76,13 +76,14 @@ pub fn scale_out(cx: &Context, a: &ScaleOutArgs) -> Result<i32, Error> {
 pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
     match cmd {
         StudyCommand::Run { file } => {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
+            let text =
+                crate::user_file::read_to_string(&file, crate::user_file::TEXT_LIMIT, "a study file is a few KiB")
+                    .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
             let spec = StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)?;
             study::run(&site(cx, None), &spec, None)
         }
         StudyCommand::Resume { id } => {
-            let (row, spec, series) = load_study(&store::Store::open_existing(&cx.results)?, id)?;
+            let (row, spec, series) = load_study(&store::Store::open_read_only(&cx.results)?, id)?;
             match row.status.as_str() {
                 "completed" => {
                     println!("study {id} is complete; nothing to resume");
@@ -96,7 +97,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             }
         }
         StudyCommand::Show { id, json } => {
-            let store = store::Store::open_existing(&cx.results)?;
+            let store = store::Store::open_read_only(&cx.results)?;
             let id = match id {
                 Some(id) => id,
                 None => store.list_studies()?.last().map(|s| s.id).ok_or_else(|| {
@@ -125,12 +126,12 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             Ok(0)
         }
         StudyCommand::Export(ExportArgs { id, format, output }) => {
-            let (row, spec, series) = load_study(&store::Store::open_existing(&cx.results)?, id)?;
+            let (row, spec, series) = load_study(&store::Store::open_read_only(&cx.results)?, id)?;
             write_out(output.as_deref(), &report::export::study(&row, &series, spec.level_name(), format))?;
             Ok(0)
         }
         StudyCommand::List => {
-            let store = store::Store::open_existing(&cx.results)?;
+            let store = store::Store::open_read_only(&cx.results)?;
             print!("{}", report::studies_table(&store.list_studies()?));
             Ok(0)
         }

@@ -52,6 +52,8 @@ pub fn measure(
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
+    // A store the run cannot be written to is refused before anything runs.
+    store::Store::check_writable(results)?;
     let kind = workload.kind();
     // Each server, and what sizeup manages of it: an instance (its CPU and disk are
     // watched), or a node of this state directory's managed cluster (its CPU is

@@ -179,6 +179,8 @@ fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
     spec.validate().map_err(Error::Usage)?;
+    // Before any server is started or resized for it.
+    Store::check_writable(results)?;
     check_scale_memory(site, spec)?;
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;

@@ -7,7 +7,7 @@
 
 use crate::result::RunDocument;
 use crate::stats::{Interval, Summary};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +25,12 @@ pub enum StoreError {
     /// No study with that id.
     #[error("no study {0} in the results store (see `sizeup study list`)")]
     NoSuchStudy(i64),
+    /// A command that writes was given a store it cannot write.
+    #[error("the results store {path} is read-only ({why}): make it writable, or give --home (or --results) another directory")]
+    ReadOnly { path: String, why: String },
+    /// A read-only store that cannot be read without writing to it.
+    #[error("the results store {path} cannot be read: {why}")]
+    Unreadable { path: String, why: String },
     /// The thread that writes a run's intervals could not start.
     #[error("results store {path}: cannot start the thread that writes intervals: {reason}")]
     Writer { path: String, reason: String },
@@ -201,23 +207,123 @@ impl IntervalWriter {
 }
 
 impl Store {
+    /// The store for a command that writes (runs, studies), created if missing. A store
+    /// it cannot write is refused here, with the reason: SQLite would open it for reading
+    /// and fail at the first write ("attempt to write a readonly database").
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let err = |source| StoreError::Sql { path: path.display().to_string(), source };
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
+        Self::check_writable(path)?;
         let conn = Connection::open(path).map_err(err)?;
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(err)? {
+            let why = "SQLite could open it only for reading".to_string();
+            return Err(StoreError::ReadOnly { path: path.display().to_string(), why });
+        }
         Self::with_schema(conn, path)
     }
 
-    /// The store for reading (reports, comparisons, listings): a missing store reads as
-    /// an empty one and is not created, so a command that only reads writes nothing.
-    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if path.exists() {
-            return Self::open(path);
+    /// Refuses a store that cannot be written (the file, or its directory, where SQLite
+    /// keeps the -wal and -shm files beside it), without creating or opening it: a
+    /// command that writes checks this before it does any work.
+    pub fn check_writable(path: &Path) -> Result<(), StoreError> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let file = path.exists().then_some(path);
+        for p in file.into_iter().chain([dir]) {
+            if let Some(why) = unwritable(p, p == dir) {
+                return Err(StoreError::ReadOnly { path: path.display().to_string(), why });
+            }
         }
+        Ok(())
+    }
+
+    /// The store for a command that only reads (listings, reports, comparisons, sizing):
+    /// opened read-only, so it writes nothing and works on a read-only file or file
+    /// system. A missing store reads as an empty one and is not created.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
         let err = |source| StoreError::Sql { path: path.display().to_string(), source };
-        Self::with_schema(Connection::open_in_memory().map_err(err)?, path)
+        if !path.exists() {
+            return Self::with_schema(Connection::open_in_memory().map_err(err)?, path);
+        }
+        let conn = Self::open_for_reading(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.display().to_string(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if version < SCHEMA_VERSION {
+            // An older store is upgraded once, by whichever command opens it first: the
+            // reading queries name the newer columns and tables.
+            drop(conn);
+            return match Self::check_writable(path) {
+                Ok(()) => Self::open(path),
+                Err(StoreError::ReadOnly { why, .. }) => Err(StoreError::Unreadable {
+                    path: path.display().to_string(),
+                    why: format!(
+                        "it has schema version {version}, older than this sizeup reads ({SCHEMA_VERSION}), and is \
+                         read-only ({why}), so it cannot be upgraded: make it writable once (any sizeup command \
+                         then upgrades it)"
+                    ),
+                }),
+                Err(e) => Err(e),
+            };
+        }
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// A read-only connection. The store is in WAL mode, whose readers need the -shm
+    /// file beside the store: on a directory that cannot be written, where SQLite can
+    /// neither create it nor find it, the store is opened `immutable` (no -shm, no
+    /// locks: nothing can change a file there). Immutable reads skip the -wal file, so
+    /// a store left with one (not closed cleanly) is refused rather than read short.
+    fn open_for_reading(path: &Path) -> Result<Connection, StoreError> {
+        let err = |source| StoreError::Sql { path: path.display().to_string(), source };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        // Opening reads nothing yet: the first query is what needs the -shm file.
+        let probe = conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0));
+        // Without a -shm file it may create, SQLite says "unable to open database file"
+        // (a read-only file system) or "attempt to write a readonly database" (a
+        // directory of another user's).
+        let cantopen = match probe {
+            Ok(_) => return Ok(conn),
+            Err(rusqlite::Error::SqliteFailure(e, _)) => {
+                matches!(e.code, rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+            }
+            Err(_) => false,
+        };
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let shm = sibling(path, "-shm");
+        if !cantopen || shm.exists() || unwritable(dir, true).is_none() {
+            return probe.map(|_| conn).map_err(err);
+        }
+        let wal = sibling(path, "-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            return Err(StoreError::Unreadable {
+                path: path.display().to_string(),
+                why: format!(
+                    "it is read-only, and its write-ahead log {} holds changes not yet in it (it was not closed \
+                     cleanly), which SQLite \
+                     reads only with a {} file it cannot create there: copy the store's files to a writable \
+                     directory and give that to --results",
+                    wal.display(),
+                    shm.display()
+                ),
+            });
+        }
+        drop(conn);
+        let conn =
+            Connection::open_with_flags(uri(path, "immutable=1"), flags | OpenFlags::SQLITE_OPEN_URI).map_err(err)?;
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0)).map_err(err)?;
+        Ok(conn)
     }
 
     fn with_schema(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
@@ -476,6 +582,54 @@ impl Store {
     }
 }
 
+/// `path` with `suffix` appended to its file name (SQLite's -wal and -shm files).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A SQLite URI for `path` with a query string: the characters a URI gives meaning to
+/// are escaped, so any file name opens as itself.
+fn uri(path: &Path, query: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::from("file:");
+    if path.is_absolute() {
+        // An empty authority: "file:///x", never "file://x" (a host named x).
+        out.push_str("//");
+    }
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    format!("{out}?{query}")
+}
+
+/// Why `path` (a file, or with `dir` the directory that holds one) cannot be written,
+/// if it cannot. access(2) knows a read-only mount even for root, whom file modes do
+/// not stop.
+fn unwritable(path: &Path, dir: bool) -> Option<String> {
+    use std::os::unix::{ffi::OsStrExt, fs::PermissionsExt};
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: access(2) on a NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0 {
+        return None;
+    }
+    let e = std::io::Error::last_os_error();
+    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0);
+    match e.raw_os_error() {
+        Some(libc::EROFS) => Some("read-only file system".into()),
+        Some(libc::EACCES) | Some(libc::EPERM) if dir => {
+            Some(format!("its directory {} has mode {mode:o}", path.display()))
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => Some(format!("mode {mode:o}")),
+        // Missing (the store is created) or another failure SQLite will name itself.
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -566,6 +720,28 @@ mod tests {
         assert_eq!(s.result, Some(serde_json::json!({"peak": 2})));
         assert_eq!(store.list_studies().unwrap().len(), 1);
         assert!(matches!(store.load_study(9), Err(StoreError::NoSuchStudy(9))));
+    }
+
+    #[test]
+    fn reading_opens_the_store_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let id = Store::open(&path).unwrap().begin_run("w", "t", &Default::default()).unwrap();
+        let store = Store::open_read_only(&path).unwrap();
+        assert_eq!(store.load_run(id).unwrap().status, "running");
+        assert!(store.conn.is_readonly(rusqlite::MAIN_DB).unwrap());
+        let e = store.begin_run("w", "t", &Default::default()).unwrap_err().to_string();
+        assert!(e.contains("readonly"), "{e}");
+        // A missing store is read as empty, and not created.
+        let none = dir.path().join("none.db");
+        assert!(Store::open_read_only(&none).unwrap().list_runs().unwrap().is_empty());
+        assert!(!none.exists());
+    }
+
+    #[test]
+    fn uris_escape_what_sqlite_reads_as_uri_syntax() {
+        assert_eq!(uri(Path::new("/a b/x?#%.db"), "immutable=1"), "file:///a%20b/x%3F%23%25.db?immutable=1");
+        assert_eq!(uri(Path::new("r.db"), "mode=ro"), "file:r.db?mode=ro");
     }
 
     #[test]

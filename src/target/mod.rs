@@ -235,7 +235,7 @@ impl Tls {
                 );
                 c.map_err(|e| error = Some(e)).ok()
             };
-            let public_key = self.server_public_key.as_deref().and_then(|p| match std::fs::read(p) {
+            let public_key = self.server_public_key.as_deref().and_then(|p| match crate::client::tls::read_pem(p) {
                 Ok(b) if crate::client::is_public_key(&b) => Some(Arc::from(b)),
                 Ok(_) => {
                     error

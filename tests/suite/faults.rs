@@ -849,3 +849,158 @@ fn study_step_that_stalled_never_feeds_a_peak_and_stops_the_study() {
     assert_eq!(code, 1, "{}", p.stderr());
     study_stopped_at_its_first_step(&s, "stalled");
 }
+
+/// The sizeup binary run to its end: exit code, stdout, stderr.
+fn sizeup_bin(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sizeup")).args(args).env_remove("MYSQL_PWD").output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+/// Issue 47, defect 9: on a read-only file system every command failed ("unable to
+/// open database file"), and a mode-444 store failed `runs list` ("attempt to write a
+/// readonly database"). Reading commands now open the store read-only; writing ones are
+/// refused before they do anything, with a line that names the store and the cause.
+/// The tests run as root, whom file modes do not stop, so the read-only store is a
+/// tmpfs remounted read-only (and mode 444 is tried as nobody, where setpriv exists).
+#[test]
+fn read_only_store_defect_9_is_read_and_writes_are_refused_naming_it() {
+    let s = prepared_server();
+    let home = s.home();
+    let dir = s.home.path().join("ro");
+    std::fs::create_dir(&dir).unwrap();
+    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"]).arg(&dir).status().unwrap();
+    assert!(ok.success(), "mounting a tmpfs needs root");
+    let _mount = Mount(dir.clone());
+    let store = dir.join("results.db");
+    let r = store.to_string_lossy().into_owned();
+    let data = ["--tables", "1", "--table-size", "1000"];
+    let mut sweep = vec!["--home", &home, "--results", &r, "sweep", "oltp_point_select", "--threads", "1,2"];
+    sweep.extend_from_slice(&["--step-time", "1", "--warmup", "0.5", "--sample-interval", "0.5"]);
+    sweep.extend_from_slice(&data);
+    let (code, _, err) = sizeup_bin(&sweep);
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(&store).unwrap();
+    let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&dir).status().unwrap();
+    assert!(ok.success());
+    let files = || {
+        let mut v: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+    let stored = files();
+
+    // Every reading command, with the read-only directory as --home (the store is its
+    // results.db): each works.
+    let d = dir.to_string_lossy().into_owned();
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("r.html").to_string_lossy().into_owned();
+    let reads: &[(&[&str], &str)] = &[
+        (&["runs", "list"], "oltp_point_select"),
+        (&["runs", "show", "1"], "summary"),
+        (&["runs", "export", "2", "--format", "csv"], ","),
+        (&["study", "list"], "sweep"),
+        (&["study", "show"], "runs 1, 2"),
+        (&["study", "export", "1"], "\"levels\""),
+        (&["compare", "1", "2"], "significant"),
+        (&["report", "s1", "--html", &html], "wrote"),
+        (&["size", "--target-tps", "100", "--from", "s1", "--at-connections", "2"], "100"),
+    ];
+    for (args, want) in reads {
+        let mut v = vec!["--home", d.as_str()];
+        v.extend_from_slice(args);
+        let (code, stdout, err) = sizeup_bin(&v);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(stdout.contains(want), "{args:?}: {stdout}");
+    }
+    // Two levels are too few to fit the USL: the answer says so (it read the study).
+    let (_, stdout, err) = sizeup_bin(&["--home", &d, "model", "usl", "--from", "s1"]);
+    assert!(stdout.contains("cannot fit") && stdout.contains("too few"), "{stdout}{err}");
+
+    // Writing commands: one line naming the store and why, non-zero, nothing written.
+    let mut run = vec!["--home", &home, "--results", &r, "run", "oltp_point_select", "--time", "1"];
+    run.extend_from_slice(&data);
+    for args in [run, sweep.clone()] {
+        let (code, _, err) = sizeup_bin(&args);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err.trim(),
+            format!(
+                "error: the results store {r} is read-only (read-only file system): make it writable, or give \
+                 --home (or --results) another directory"
+            )
+        );
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), before);
+    assert_eq!(files(), stored);
+
+    // Mode 444 for a user file modes do stop: reads work, a run is refused before it starts.
+    if Command::new("setpriv").arg("--version").output().is_ok() {
+        let shared = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(shared.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let h = shared.path().join("home");
+        std::fs::create_dir(&h).unwrap();
+        std::fs::set_permissions(&h, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        let copy = h.join("results.db");
+        std::fs::write(&copy, &before).unwrap();
+        std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+        let hs = h.to_string_lossy().into_owned();
+        let as_nobody = |args: &[&str]| {
+            let out = Command::new("setpriv")
+                .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", env!("CARGO_BIN_EXE_sizeup")])
+                .args(["--home", &hs])
+                .args(args)
+                .output()
+                .unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (code, stdout, err) = as_nobody(&["runs", "list"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(stdout.contains("oltp_point_select"), "{stdout}");
+        let (code, _, err) = as_nobody(&["run", "oltp_point_select", "--socket", "/nonexistent.sock"]);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains(&format!("the results store {} is read-only (mode 444)", copy.display())), "{err}");
+        assert_eq!(std::fs::read(&copy).unwrap(), before);
+    }
+}
+
+/// Issue 47, defect 12: `--ssl-ca /dev/zero` read the endless file line by line until
+/// memory ran out. Certificate and key files are read with a bound, and the error names
+/// the option and the file, before any connection. The child's address space is
+/// capped so the unbounded read of old fails fast instead of taking the box's memory.
+#[test]
+fn ssl_ca_dev_zero_defect_12_is_refused_at_once_naming_the_option() {
+    let state = tempfile::tempdir().unwrap();
+    let h = state.path().to_string_lossy().into_owned();
+    let port = free_port().to_string();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--ssl-ca", "/dev/zero"], "--ssl-ca /dev/zero"),
+        (&["--ssl-mode", "REQUIRED", "--ssl-cert", "/dev/zero", "--ssl-key", "/dev/zero"], "--ssl-cert /dev/zero"),
+        (&["--ssl-mode", "DISABLED", "--server-public-key-path", "/dev/zero"], "--server-public-key-path /dev/zero"),
+        (&["--defaults-file", "/dev/zero"], "option file /dev/zero"),
+    ];
+    for (extra, names) in cases {
+        let start = Instant::now();
+        let mut cmd = format!(
+            "ulimit -v 4000000; exec '{}' --home '{h}' run oltp_point_select --host 127.0.0.1 --port {port}",
+            env!("CARGO_BIN_EXE_sizeup")
+        );
+        for a in *extra {
+            cmd += &format!(" {a}");
+        }
+        let mut child =
+            Command::new("sh").args(["-c", &cmd]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let code = child.wait().unwrap().code();
+        assert!(start.elapsed() < Duration::from_secs(10), "{extra:?} took {:?}", start.elapsed());
+        assert_eq!(code, Some(1), "{extra:?}: {err}");
+        assert!(err.contains(names) && err.contains("more than") && err.contains("not a regular file"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}

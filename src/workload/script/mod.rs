@@ -87,7 +87,12 @@ impl Script {
     /// As `load`, with the state the script was loaded in (no server), for a command
     /// that runs without one (`help`).
     fn load_probed(path: &str, command: &str, args: &WorkloadArgs) -> Result<(Script, state::State), String> {
-        let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read the script {path}: {e}"))?;
+        let source = crate::user_file::read_to_string(
+            std::path::Path::new(path),
+            crate::user_file::TEXT_LIMIT,
+            "a Lua script is a few hundred KiB at most",
+        )
+        .map_err(|e| format!("cannot read the script {path}: {e}"))?;
         let rand = super::oltp::lifecycle::options_of(&args.oltp)?.rand;
         let mut script = Script {
             path: path.to_string(),
