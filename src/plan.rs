@@ -126,9 +126,18 @@ pub const MAX_RATE: f64 = 1_000_000.0;
 pub const MAX_THREADS: u32 = 10_000;
 
 /// Seconds from an option, 0 to `max`; the message names the option and the range.
+/// A number as an error message echoes it: 1e308 as `1e308`, not 309 digits.
+pub fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 pub fn seconds_in(name: &str, v: f64, max: f64) -> Result<Duration, String> {
     if !v.is_finite() || !(0.0..=max).contains(&v) {
-        return Err(format!("{name} must be between 0 and {max} seconds (got {v})"));
+        return Err(format!("{name} must be between 0 and {max} seconds (got {})", shown(v)));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -207,7 +216,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
     if !a.rate.is_finite() || !(0.0..=MAX_RATE).contains(&a.rate) {
         return Err(format!(
             "--rate must be transactions per second between 0 (as fast as possible) and {MAX_RATE} (got {})",
-            a.rate
+            shown(a.rate)
         ));
     }
     let report = seconds_in("--report-interval", a.report_interval, MAX_INTERVAL_SECONDS)?;
@@ -226,7 +235,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         return Err(format!(
             "--delay must be between 0 and {} milliseconds (got {})",
             MAX_INTERVAL_SECONDS * 1000.0,
-            a.session.delay
+            shown(a.session.delay)
         ));
     }
     let delay = Duration::from_secs_f64(a.session.delay / 1000.0);
@@ -273,12 +282,18 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
 }
 
 /// `--power-model idle=W,max=W` or `--watts W` (one of them at most).
+/// The most `--watts` one system may draw.
+pub const MAX_WATTS: f64 = 1e6;
+
 pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, String> {
     match (model, watts) {
         (Some(_), Some(_)) => Err("give --power-model or --watts, not both".into()),
         (Some(m), None) => parse_power_model(m),
-        (None, Some(w)) if w.is_finite() && w > 0.0 => Ok(Power::Given { watts: w }),
-        (None, Some(w)) => Err(format!("--watts {w}: give the system's power draw in watts, above 0")),
+        // A megawatt is far beyond one server; 1e308 W gave "inf W" per transaction.
+        (None, Some(w)) if w.is_finite() && w > 0.0 && w <= MAX_WATTS => Ok(Power::Given { watts: w }),
+        (None, Some(w)) => {
+            Err(format!("--watts {}: give the system's power draw in watts, above 0 and at most {MAX_WATTS}", shown(w)))
+        }
         (None, None) => Ok(Power::None),
     }
 }
@@ -589,6 +604,16 @@ mod tests {
         a.buffer_pool = "1G".into();
         a.set = vec!["oops".into()];
         assert!(server_settings(&a).unwrap_err().contains("name=value"));
+    }
+
+    /// huge_numbers_are_echoed_short: `--time 1e308` was echoed as 309 digits and
+    /// `--watts 1e308` gave "inf W".
+    #[test]
+    fn huge_numbers_are_echoed_short() {
+        let e = seconds_in("--time", 1e308, MAX_SECONDS).unwrap_err();
+        assert!(e.ends_with("(got 1e308)"), "{e}");
+        assert!(power(None, Some(1e308)).unwrap_err().contains("--watts 1e308: "));
+        assert_eq!(power(None, Some(450.0)).unwrap(), Power::Given { watts: 450.0 });
     }
 
     /// set_may_not_move_what_sizeup_manages: `--set datadir=/elsewhere` started mariadbd

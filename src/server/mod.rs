@@ -486,6 +486,14 @@ impl Manager {
                     }
                     State::Stopped => {}
                 }
+                // Said, not silent: a plain `server start` after a crash took the defaults.
+                let changed = settings_differences(&state.instances[pos].settings, settings);
+                if !changed.is_empty() {
+                    eprintln!(
+                        "instance {index} starts with other settings than it last ran with: {}",
+                        changed.join(", ").replace("(it has", "(it had")
+                    );
+                }
                 // A crashed server's threads may still be exiting and holding its port.
                 if let Some(pid) = state.instances[pos].pid {
                     wait_gone(pid);

@@ -344,11 +344,14 @@ impl StudySpec {
         if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
             return Err(format!(
                 "step_time (--step-time) must be above 0 and at most {max} seconds (got {})",
-                self.step_time
+                plan::shown(self.step_time)
             ));
         }
         if !self.warmup.is_finite() || self.warmup > max {
-            return Err(format!("warmup (--warmup) must be between 0 and {max} seconds (got {})", self.warmup));
+            return Err(format!(
+                "warmup (--warmup) must be between 0 and {max} seconds (got {})",
+                plan::shown(self.warmup)
+            ));
         }
         if self.warmup < 0.0 {
             return Err(format!("warmup (--warmup) must be 0 or more (got {})", self.warmup));

@@ -60,7 +60,10 @@ fn bad_server_set_kills_instance_0_and_sticks() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&show.stdout);
-    assert!(shown.contains("failed") && shown.contains("it failed: ") && shown.contains("innodb_nonexistent_var"), "{shown}");
+    assert!(
+        shown.contains("failed") && shown.contains("it failed: ") && shown.contains("innodb_nonexistent_var"),
+        "{shown}"
+    );
     let html = dir.path().join("r.html");
     assert_eq!(s.sizeup(&["report", "--html", html.to_str().unwrap(), "s1"]).unwrap(), 0);
     let page = std::fs::read_to_string(&html).unwrap();
