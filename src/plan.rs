@@ -352,14 +352,6 @@ const MANAGED_OPTIONS: [&str; 10] = [
     "skip_networking",
 ];
 
-/// Options with a flag of their own.
-const FLAGGED_OPTIONS: [(&str, &str); 4] = [
-    ("innodb_buffer_pool_size", "--buffer-pool"),
-    ("innodb_log_file_size", "--log-file-size"),
-    ("innodb_flush_log_at_trx_commit", "--flush-log-at-trx-commit"),
-    ("max_connections", "--max-connections"),
-];
-
 /// Options that place files the server writes: a path in them would put the instance's
 /// files outside its directory.
 const FILE_PLACING_OPTIONS: [&str; 12] = [
@@ -387,9 +379,6 @@ fn managed_option(name: &str, value: &str) -> Result<(), String> {
             "sizeup sets {m} itself (an instance's files, socket and port stay in its state directory); \
              leave it out, or use --home, --base-port"
         ));
-    }
-    if let Some((o, flag)) = FLAGGED_OPTIONS.iter().find(|(o, _)| n == *o) {
-        return Err(format!("{o} has its own option: use {flag}"));
     }
     if FILE_PLACING_OPTIONS.contains(&n.as_str()) && value.contains('/') {
         return Err(format!(
@@ -635,11 +624,10 @@ mod tests {
         assert!(refused("socket=/tmp/x.sock").unwrap().contains("sizeup sets socket itself"));
         assert!(refused("Pid-File=/tmp/p").unwrap().contains("pid_file"));
         assert!(refused("sock=/tmp/x.sock").unwrap().contains("socket"));
-        assert!(refused("innodb_buffer_pool_size=1G").unwrap().contains("use --buffer-pool"));
         assert!(refused("log_bin=/var/log/b").unwrap().contains("log_bin would place"));
         assert!(refused("innodb_log_group_home_dir=../../x").is_some());
         // A name relative to the datadir, TLS files the server reads, and other options stay.
-        for ok in ["log_bin=binlog", "ssl_cert=/etc/c.pem", "innodb_io_capacity=2000", "portability=1"] {
+        for ok in ["log_bin=binlog", "ssl_cert=/etc/c.pem", "innodb_buffer_pool_size=6M", "portability=1"] {
             assert_eq!(refused(ok), None, "{ok}");
         }
     }

@@ -344,7 +344,7 @@ fn a_failed_prepare_drops_what_it_created() {
 }
 
 #[test]
-fn run_on_tables_sizeup_did_not_create_says_it_writes_to_them() {
+fn run_on_tables_sizeup_did_not_create_is_refused_unless_allowed() {
     let srv = TestServer::start();
     srv.sql(
         "CREATE DATABASE sysb; CREATE TABLE sysb.sbtest1(id INTEGER NOT NULL AUTO_INCREMENT, \
@@ -357,10 +357,14 @@ fn run_on_tables_sizeup_did_not_create_says_it_writes_to_them() {
     let rw: Vec<&str> = ["run", "oltp_read_write"].iter().chain(common.iter()).copied().collect();
     let o = child(&home, &rw);
     let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("not created by sizeup")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].contains("sbtest1") && said[0].contains("--write-foreign-tables"), "{err}");
+    let allowed: Vec<&str> = rw.iter().copied().chain(["--write-foreign-tables"]).collect();
+    let o = child(&home, &allowed);
+    let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    let notes: Vec<&str> = err.lines().filter(|l| l.contains("not created by sizeup")).collect();
-    assert_eq!(notes.len(), 1, "{err}");
-    assert!(notes[0].contains("sbtest1") && notes[0].contains("writes"), "{err}");
     // A read-only workload writes nothing: no such line.
     let ro: Vec<&str> = ["run", "oltp_read_only"].iter().chain(common.iter()).copied().collect();
     let o = child(&home, &ro);
