@@ -1030,8 +1030,11 @@ pub fn alive(pid: i32, dir: &Path) -> bool {
 
 fn terminate(pid: i32) {
     // SAFETY: plain signals to a process we verified is ours.
+    // SIGCONT too: a SIGSTOPped server handles the SIGTERM only once it runs again
+    // (server stop on a frozen server waited 120 s, then killed it without a word).
     unsafe {
         libc::kill(pid, libc::SIGTERM);
+        libc::kill(pid, libc::SIGCONT);
     }
     let started = Instant::now();
     while started.elapsed() < STOP_TIMEOUT {
@@ -1043,6 +1046,11 @@ fn terminate(pid: i32) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    eprintln!(
+        "the server (pid {pid}) did not shut down within {} s of SIGTERM: killed it (SIGKILL); \
+         InnoDB recovers its data at the next start",
+        STOP_TIMEOUT.as_secs()
+    );
     unsafe {
         libc::kill(pid, libc::SIGKILL);
     }

@@ -175,3 +175,19 @@ fn concurrent_studies_are_not_coordinated() {
     let one = args(&["sweep", "oltp_point_select", "--threads", "1", "--step-time", "1", "--warmup", "0"], DATA);
     assert_eq!(s.sizeup(&one).unwrap(), 0);
 }
+
+/// server_stop_on_a_frozen_server_waits_then_kills_silently: `server stop` on a
+/// SIGSTOPped server waited 120 s (SIGTERM is held while it is stopped), then killed it
+/// without a word. Now it wakes it to take the SIGTERM and shuts down cleanly.
+#[test]
+fn server_stop_on_a_frozen_server_waits_then_kills_silently() {
+    let s = TestServer::start();
+    // SAFETY: a signal to the test's own server.
+    unsafe { libc::kill(s.pid, libc::SIGSTOP) };
+    let started = std::time::Instant::now();
+    assert_eq!(s.sizeup(&["server", "stop"]).unwrap(), 0);
+    // Far under the 120 s the kill waits for: the shutdown was the server's own.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+    let log = std::fs::read_to_string(s.home.path().join("instances/0/error.log")).unwrap_or_default();
+    assert!(log.contains("Shutdown complete"), "a clean shutdown: {log}");
+}
