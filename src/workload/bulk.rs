@@ -236,6 +236,7 @@ impl Loader {
         pieces: Vec<Bytes>,
         sending: &Sending,
     ) -> Result<(), String> {
+        sending.interrupted()?;
         let mut clock = Statements::new(sending.settings.statement_timeout);
         match self.load_rows(table, columns, pieces, sending, &mut clock).await {
             Err(Load::Stalled(what)) => {
@@ -372,11 +373,25 @@ pub struct Sending {
     stalled: Mutex<Vec<u32>>,
     /// Those connections, open until the prepare (and its undo) ends and drops them.
     held: Mutex<Vec<Box<dyn Send>>>,
+    /// SIGINT and SIGTERM received before the prepare began: one more stops its loads.
+    signals_at: u64,
 }
 
 impl Sending {
     pub fn new(settings: LoadSettings) -> Self {
-        Sending { settings, ..Default::default() }
+        // A prepare's first signal stops its loads, so the undo can say what it dropped
+        // (prepare_interrupted_without_a_word: SIGTERM ended the process at once and left
+        // the tables marked loading); a second ends the process at once.
+        crate::exec::install_signal_handler();
+        Sending { settings, signals_at: crate::exec::signals_received(), ..Default::default() }
+    }
+
+    /// Says so once the user interrupted the prepare.
+    fn interrupted(&self) -> Result<(), String> {
+        match crate::exec::signals_received() > self.signals_at {
+            true => Err("interrupted (SIGINT or SIGTERM): the load stopped".into()),
+            false => Ok(()),
+        }
     }
 
     /// Decides how rows go in (once per prepare): called before the tables are made, so a

@@ -191,3 +191,40 @@ fn server_stop_on_a_frozen_server_waits_then_kills_silently() {
     let log = std::fs::read_to_string(s.home.path().join("instances/0/error.log")).unwrap_or_default();
     assert!(log.contains("Shutdown complete"), "a clean shutdown: {log}");
 }
+
+/// prepare_interrupted_without_a_word: SIGTERM during `prepare` ended the process at
+/// once and left the tables marked loading, without a word. Now the first signal stops
+/// the loads and the undo says what it dropped.
+#[test]
+fn prepare_interrupted_without_a_word() {
+    use std::io::BufRead;
+    let s = TestServer::start();
+    let prepare = [
+        "prepare",
+        "oltp_read_write",
+        "--tables",
+        "1",
+        "--table-size",
+        "1500000",
+        "--threads",
+        "1",
+        "--load-method",
+        "insert",
+    ];
+    let mut p = Killed(child(&s, &prepare));
+    let mut lines = std::io::BufReader::new(p.0.stderr.take().unwrap()).lines();
+    while !lines.next().expect("prepare says what it loads").unwrap().starts_with("preparing") {}
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The server held still while the signal arrives, so the load is surely mid-way.
+    // SAFETY: signals to the test's own server and child.
+    unsafe {
+        libc::kill(s.pid, libc::SIGSTOP);
+        libc::kill(p.0.id() as i32, libc::SIGTERM);
+        libc::kill(s.pid, libc::SIGCONT);
+    }
+    let said: String = lines.map(|l| l.unwrap() + "\n").collect();
+    assert!(!p.0.wait().unwrap().success(), "{said}");
+    assert!(said.contains("interrupted (SIGINT or SIGTERM)"), "{said}");
+    assert!(said.contains("Dropped the table(s) this prepare made: sbtest1"), "{said}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'").trim(), "0");
+}
