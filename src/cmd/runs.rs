@@ -32,12 +32,11 @@ fn print_document(doc: &RunDocument) {
     }
     let open_loop = doc.config.run.rate.is_some();
     let nopm = doc.kind().unit() == Unit::Nopm;
+    // Tagged as they were live (runs_show_drops_the_fault_tag), the last partial
+    // interval too: a stall after --time is in it.
     for iv in &doc.intervals {
-        if nopm {
-            println!("{}", report::tpcc_interval_line(iv));
-        } else {
-            println!("{}", report::interval_line(iv, open_loop));
-        }
+        let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
+        println!("{line}{}", report::fault_tag(iv));
     }
     if let Some(s) = &doc.summary {
         print!("{}", report::summary_table(s, "summary"));

@@ -29,6 +29,17 @@ pub mod html;
 pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
+/// What an interval line adds when the server was lost or stalled in it.
+pub fn fault_tag(iv: &Interval) -> &'static str {
+    if iv.outage {
+        " [server lost]"
+    } else if iv.stall {
+        " [stall]"
+    } else {
+        ""
+    }
+}
+
 pub fn interval_line(iv: &Interval, open_loop: bool) -> String {
     // sysbench 1.0.20's db_report_intermediate, byte for byte, so its parsers read it.
     let mut s = format!(

@@ -183,14 +183,7 @@ pub fn measure(
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
             let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
-            let state = if iv.outage {
-                " [server lost]"
-            } else if iv.stall {
-                " [stall]"
-            } else {
-                ""
-            };
-            println!("{line}{state}");
+            println!("{line}{}", report::fault_tag(iv));
         }
         if let Print::Progress(show) = print {
             show(iv);

@@ -260,6 +260,9 @@ fn dead_server_back_within_the_bound_is_reconnected_and_flagged_not_capacity() {
     };
     let list = out(&["runs", "list"]);
     assert!(list.contains("completed, outage"), "{list}");
+    // runs_show_drops_the_fault_tag: the stored interval lines lost `[server lost]`.
+    let shown = out(&["runs", "show", "1"]);
+    assert!(shown.lines().any(|l| l.starts_with("[ ") && l.ends_with(" [server lost]")), "{shown}");
     let csv = out(&["runs", "export", "1", "--format", "csv"]);
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = head.iter().position(|h| *h == "outage").expect("an outage column");
