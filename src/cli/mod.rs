@@ -648,10 +648,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
     /// Add a sizing table to each scale study: servers needed for this throughput.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub target_tps: Option<f64>,
     /// Scale-out efficiency for the sizing table.
-    #[arg(long, default_value_t = 0.9, requires = "target_tps")]
+    #[arg(long, default_value_t = 0.9, requires = "target_tps", allow_negative_numbers = true)]
     pub efficiency: f64,
 }
 
@@ -729,7 +729,7 @@ pub enum StudyCommand {
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Seconds per thread level.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub step_time: f64,
     /// Rows per table (4 tables).
     #[arg(long, default_value_t = 50_000)]
