@@ -108,9 +108,13 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
             Some((k, v)) => (k.trim(), unquote(strip_comment(v.trim()))),
             None => (line, String::new()),
         };
-        if key.is_empty() {
+        // An option name is letters, digits, - and _: a line of words is no option, and
+        // the mysql client refuses it too (garbage_option_file_lines_are_ignored_silently).
+        let name_ok = |k: &str| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if key.is_empty() || !name_ok(strip_comment(key).trim()) {
             return Err(format!("option file {} line {}: '{raw}' is not key = value", path.display(), n + 1));
         }
+        let key = strip_comment(key).trim();
         by_group[g].insert(key.to_ascii_lowercase().replace('_', "-"), value);
     }
     for g in by_group {
@@ -206,6 +210,19 @@ mod tests {
         let mut s = Settings::new();
         let e = merge(&mut s, Path::new("/x/my.cnf"), "[client]\nport=1\n[x\nuser=a\n", 0).unwrap_err();
         assert!(e.contains("line 3") && e.contains("group header"), "{e}");
+    }
+
+    /// garbage_option_file_lines_are_ignored_silently: a line of words in [client] was
+    /// read as an option nobody uses, and the file accepted.
+    #[test]
+    fn garbage_option_file_lines_are_ignored_silently() {
+        let mut s = Settings::new();
+        let e = merge(&mut s, Path::new("/x/my.cnf"), "[client]\nport=1\nthis is junk\n", 0).unwrap_err();
+        assert!(e.contains("line 3") && e.contains("not key = value"), "{e}");
+        // Groups sizeup does not read are not its business; a switch with a comment is fine.
+        let mut s = Settings::new();
+        merge(&mut s, Path::new("/x/my.cnf"), "[mysqld]\nthis is junk\n[client]\nskip-ssl # off\n", 0).unwrap();
+        assert_eq!(s.get("skip-ssl").map(String::as_str), Some(""));
     }
 
     #[test]

@@ -675,6 +675,9 @@ fn unsupported_lua_features_give_unclear_errors() {
         &["run", &yield_, "--time=2"],
         &format!("{yield_}:2: the script called coroutine.yield() outside a coroutine of its own"),
     );
+    // os_exit_in_a_script_ends_sizeup: the process ended where it stood, the run unstored.
+    let exit = write("exit.lua", "function event()\n  os.exit(3)\nend\n");
+    check(&["run", &exit, "--time=2"], &format!("{exit}:2: the script called os.exit(3)"));
     // A coroutine of the script's own yields as in sysbench.
     let own = write(
         "own.lua",

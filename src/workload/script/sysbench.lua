@@ -25,6 +25,14 @@ sysbench.histogram = setmetatable({}, {
    end,
 })
 
+-- os.exit would end sizeup where it stands: the run unstored, its server connections
+-- dropped mid-transaction. It is an error at the script's line instead, which ends the
+-- command as any script error does.
+os.exit = function(code)
+   error(format("the script called os.exit(%s): sizeup ends the command here instead of the process",
+      tostring(code)), 2)
+end
+
 -- Command line ---------------------------------------------------------------------
 -- sizeup reads sysbench.cmdline.options itself, before any state runs the script.
 
