@@ -20,7 +20,13 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
             let Ref::Study(id) = parse_ref(&f)? else {
                 return Err(Error::Usage("--from takes a study (s3 or study:3)".into()));
             };
-            let (_, _, series) = load_study(&Store::open_read_only(&cx.results)?, id)?;
+            let (row, spec, series) = load_study(&Store::open_read_only(&cx.results)?, id)?;
+            // A fit from a study cut short is from its finished levels only: said, as `size` says it.
+            for s in &series {
+                if let Some(why) = report::answer::unfinished(s, spec.level_name()) {
+                    eprintln!("warning: study {id} is {} ({}): {why}", row.status, s.name);
+                }
+            }
             series
                 .into_iter()
                 .map(|s| {

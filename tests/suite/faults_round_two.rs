@@ -68,6 +68,13 @@ fn bad_server_set_kills_instance_0_and_sticks() {
     assert_eq!(s.sizeup(&["report", "--html", html.to_str().unwrap(), "s1"]).unwrap(), 0);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<dt>why it failed</dt>") && page.contains("innodb_nonexistent_var"));
+    // model_usl_answers_from_failed_studies: it fitted without a word of the failure.
+    let usl = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "model", "usl", "--from", "s1"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&usl.stderr);
+    assert!(said.contains("warning: study 1 is failed") && said.contains("did not finish a level"), "{said}");
     // And the next command works.
     assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
     assert_eq!(s.sizeup(&args(&["run", "oltp_point_select", "--time", "1"], DATA)).unwrap(), 0);
