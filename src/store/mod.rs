@@ -144,6 +144,17 @@ fn live_status(status: String, pid: Option<i64>) -> String {
     }
 }
 
+/// The store's schema version; a later release's store is refused, not misread.
+fn schema_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|source| StoreError::Sql { path: path.display().to_string(), source })?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { path: path.display().to_string(), found: version, supported: SCHEMA_VERSION });
+    }
+    Ok(version)
+}
+
 /// One line of `sizeup runs list`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunRow {
@@ -251,14 +262,7 @@ impl Store {
         }
         let conn = Self::open_for_reading(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.display().to_string(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        let version = schema_version(&conn, path)?;
         if version < SCHEMA_VERSION {
             // An older store is upgraded once, by whichever command opens it first: the
             // reading queries name the newer columns and tables.
@@ -331,14 +335,7 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(err)?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.display().to_string(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        let version = schema_version(&conn, path)?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = conn.transaction().map_err(err)?;
             tx.execute_batch(sql).map_err(err)?;
