@@ -603,6 +603,15 @@ fn threads_above_max_prepared_stmt_count_are_refused_before_anything_runs() {
 /// A tmpfs mounted on a directory, unmounted when the test ends.
 struct Mount(std::path::PathBuf);
 
+impl Mount {
+    /// A tmpfs of `size` mounted on `dir`, unmounted when the guard drops.
+    fn tmpfs(dir: &Path, size: &str) -> Mount {
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(dir).status();
+        assert!(ok.unwrap().success(), "mounting a tmpfs needs root");
+        Mount(dir.to_path_buf())
+    }
+}
+
 impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
@@ -615,9 +624,7 @@ fn store_failure_disk_full_still_prints_the_summary_and_writes_json() {
     let home = s.home();
     let dir = s.home.path().join("small");
     std::fs::create_dir(&dir).unwrap();
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&dir).status().unwrap();
-    assert!(ok.success(), "mounting a tmpfs needs root");
-    let _mount = Mount(dir.clone());
+    let _mount = Mount::tmpfs(&dir, "2m");
     let results = dir.join("results.db");
     let r = results.to_string_lossy().into_owned();
     let json = s.home.path().join("full.json");
@@ -872,9 +879,7 @@ fn read_only_store_defect_9_is_read_and_writes_are_refused_naming_it() {
     let home = s.home();
     let dir = s.home.path().join("ro");
     std::fs::create_dir(&dir).unwrap();
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"]).arg(&dir).status().unwrap();
-    assert!(ok.success(), "mounting a tmpfs needs root");
-    let _mount = Mount(dir.clone());
+    let _mount = Mount::tmpfs(&dir, "16m");
     let store = dir.join("results.db");
     let r = store.to_string_lossy().into_owned();
     let data = ["--tables", "1", "--table-size", "1000"];

@@ -263,25 +263,32 @@ fn without_value(key: &'static str) -> impl Fn(&str) -> String {
     }
 }
 
+/// A script file `name` in `dir` with `text`; its path.
+fn script_file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// sizeup with `args` fails, saying `wanted` once, in one line, without a panic or a
+/// Lua traceback.
+fn fails_in_one_line(s: &TestServer, args: &[&str], wanted: &str) {
+    let out = sizeup_bin(s, args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert!(err.contains(wanted), "{args:?}: wanted '{wanted}' in:\n{err}");
+    assert!(!err.contains("panicked") && !err.contains("stack traceback"), "{err}");
+    let lines = err.lines().filter(|l| l.contains(wanted)).count();
+    assert_eq!(lines, 1, "the error once, in one line:\n{err}");
+}
+
 #[test]
 fn script_errors_name_the_file_and_line_and_fail_the_run() {
     let s = TestServer::start();
     s.sql("CREATE DATABASE sbtest");
     let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    };
-    let check = |args: &[&str], wanted: &str| {
-        let out = sizeup_bin(&s, args);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "{args:?} succeeded: {err}");
-        assert!(err.contains(wanted), "{args:?}: wanted '{wanted}' in:\n{err}");
-        assert!(!err.contains("panicked") && !err.contains("stack traceback"), "{err}");
-        let lines = err.lines().filter(|l| l.contains(wanted)).count();
-        assert_eq!(lines, 1, "the error once, in one line:\n{err}");
-    };
+    let write = |name: &str, text: &str| script_file(&dir, name, text);
+    let check = |args: &[&str], wanted: &str| fails_in_one_line(&s, args, wanted);
     // A runtime error in event(): the run fails with the script's file and line.
     let bad = write(
         "bad_event.lua",
@@ -650,19 +657,8 @@ fn unsupported_lua_features_give_unclear_errors() {
     let s = TestServer::start();
     s.sql("CREATE DATABASE sbtest");
     let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    };
-    let check = |args: &[&str], wanted: &str| {
-        let out = sizeup_bin(&s, args);
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!out.status.success(), "{args:?} succeeded: {err}");
-        assert!(err.contains(wanted), "{args:?}: wanted '{wanted}' in:\n{err}");
-        assert!(!err.contains("panicked") && !err.contains("stack traceback"), "{err}");
-        assert_eq!(err.lines().filter(|l| l.contains(wanted)).count(), 1, "once, in one line:\n{err}");
-    };
+    let write = |name: &str, text: &str| script_file(&dir, name, text);
+    let check = |args: &[&str], wanted: &str| fails_in_one_line(&s, args, wanted);
     let hist = write("hist.lua", "function event()\n  local h = sysbench.histogram.new(100, 1, 1000)\nend\n");
     check(
         &["run", &hist, "--time=2"],
