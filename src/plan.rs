@@ -278,6 +278,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         server_lost_timeout,
         statement_timeout,
         replica: false,
+        foreign_tables: Vec::new(),
     })
 }
 

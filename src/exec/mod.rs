@@ -78,6 +78,11 @@ pub struct RunSpec {
     /// (a primary or a Galera node has none), and the largest kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replica: bool,
+    /// Tables of the run's database that its statements must not change: sizeup did not
+    /// make them. Only a script's run has any (a built-in knows its tables and checks
+    /// them before it starts).
+    #[serde(skip)]
+    pub foreign_tables: Vec<String>,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -149,6 +154,7 @@ impl Default for RunSpec {
             power: monitor::os::Power::None,
             start_line: None,
             replica: false,
+            foreign_tables: Vec::new(),
         }
     }
 }

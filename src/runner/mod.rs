@@ -90,11 +90,12 @@ pub fn measure(
     }
     // Round robin: each server takes its share of the connections.
     let share = spec.threads.div_ceil(targets.len() as u32);
-    let (mut ready, server, conflicts_before, replica) = runtime(1)?.block_on(async {
+    let (mut ready, server, conflicts_before, replica, foreign_tables) = runtime(1)?.block_on(async {
         if targets.len() > 1 {
             refuse_writes_to_replicas(targets.all(), &*workload, ROUND_ROBIN_WRITES).await?;
         }
         let mut conflicts = Vec::new();
+        let mut guarded = Vec::new();
         let mut replica = false;
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
@@ -107,7 +108,12 @@ pub fn measure(
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
                 target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
                 check_connections(&server, share)?;
-                check_data(&mut conn, &t.database, &*workload, req.write_foreign_tables).await?;
+                let foreign = check_data(&mut conn, &t.database, &*workload, req.write_foreign_tables).await?;
+                for f in foreign {
+                    if !guarded.contains(&f) {
+                        guarded.push(f);
+                    }
+                }
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
                 if i == 0 {
                     let mut server = server.clone();
@@ -131,8 +137,9 @@ pub fn measure(
             let _ = conn.disconnect().await;
         }
         let (ready, server) = first.expect("a run has a server");
-        Ok::<_, Error>((ready, server, conflicts, replica))
+        Ok::<_, Error>((ready, server, conflicts, replica, guarded))
     })?;
+    spec.foreign_tables = foreign_tables;
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = replica;
     let name = workload.name().to_string();
@@ -445,16 +452,20 @@ pub fn missing_database(e: target::ConnectError, target: &Target, workload: &dyn
 /// Refuses data a prepare did not finish (tables still marked loading), and a run that
 /// writes into tables sizeup did not create (sysbench's, say) unless `write_foreign`
 /// (writing_runs_refuse_foreign_tables: `run oltp_delete` emptied another program's
-/// `mine.sbtest1` with a one-line note).
+/// `mine.sbtest1` with a one-line note). A script names no tables: the database's
+/// foreign ones are returned, for its statements to be checked as it sends them.
 pub async fn check_data(
     conn: &mut mysql_async::Conn,
     database: &str,
     workload: &dyn Workload,
     write_foreign: bool,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
     let names = workload.tables();
     if names.is_empty() {
-        return Ok(());
+        return match write_foreign || !workload.writes() {
+            true => Ok(Vec::new()),
+            false => ownership::foreign_tables(conn, database).await.map_err(Error::Failed),
+        };
     }
     let existing = ownership::existing_tables(conn, database, &names, "").await.map_err(Error::Failed)?;
     if let Some(msg) = ownership::incomplete(database, &existing, workload.name()) {
@@ -472,7 +483,7 @@ pub async fn check_data(
             workload.name()
         )));
     }
-    Ok(())
+    Ok(Vec::new())
 }
 
 /// Refuses a run the server cannot take a connection for each of its workers.

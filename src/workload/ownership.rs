@@ -534,6 +534,154 @@ pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Op
     None
 }
 
+/// The tables of `database` sizeup did not make (its marks table aside): those a
+/// script's statements must not change unless the user says so. An unknown database
+/// has none.
+pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Vec<String>, String> {
+    let rows = comments(conn, database)
+        .await
+        .map_err(|e| format!("reading the table list of {database}: {}", short_error(&e)))?;
+    Ok(rows.into_iter().filter(|(_, c)| !c.starts_with(MARK)).map(|(n, _)| n).collect())
+}
+
+/// Marks the tables of `database` a script's command made (those not in `before`) as
+/// sizeup's, keeping any comment the script gave them after the mark. A server that
+/// refuses the ALTER or loses the comment gets the mark in [`MARKS_TABLE`].
+pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], script: &str) -> Result<(), String> {
+    let read = |e: mysql_async::Error| format!("reading the table list of {database}: {}", short_error(&e));
+    let made: Vec<(String, String)> = raw_comments(conn, database)
+        .await
+        .map_err(read)?
+        .into_iter()
+        .filter(|(n, _)| n != MARKS_TABLE && !before.contains(n))
+        .map(|(n, c)| (n, c.unwrap_or_default()))
+        .filter(|(_, c)| !c.starts_with(MARK))
+        .collect();
+    if made.is_empty() {
+        return Ok(());
+    }
+    let mark_of = |name: &str| {
+        let own = made.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_str()).unwrap_or("");
+        match own {
+            "" => format!("{MARK} ({script})"),
+            own => format!("{MARK} ({script}); {own}"),
+        }
+    };
+    for (name, _) in &made {
+        let table = format!("{}.{}", crate::target::quote_ident(database), crate::target::quote_ident(name));
+        // Refused or ignored by some servers: keep_marks then records the mark.
+        let _ = conn.query_drop(format!("ALTER TABLE {table} COMMENT = {}", literal(&mark_of(name)))).await;
+    }
+    let names: Vec<String> = made.iter().map(|(n, _)| n.clone()).collect();
+    keep_marks(conn, database, &names, |n| format!("COMMENT='{}'", mark_of(n))).await.map(|_| ())
+}
+
+/// The first of `foreign` (table names) that `sql` may change: the statement has a word
+/// that changes data or tables (INSERT, UPDATE, DELETE, REPLACE, TRUNCATE, LOAD, CREATE,
+/// ALTER, DROP, RENAME; not `FOR UPDATE`, nor the string functions INSERT(), REPLACE()
+/// and TRUNCATE()) and names the table anywhere (compared without case). Strings and
+/// comments are skipped; a versioned comment (`/*!50100 ...*/`) is read as SQL.
+/// Conservative: `INSERT INTO mine SELECT ... FROM theirs` is refused too.
+pub fn changes_foreign<'a>(sql: &[u8], foreign: &'a [String]) -> Option<&'a str> {
+    if foreign.is_empty() {
+        return None;
+    }
+    const CHANGES: [&str; 10] =
+        ["insert", "update", "delete", "replace", "truncate", "load", "create", "alter", "drop", "rename"];
+    let words = words(sql);
+    let changes = words.iter().enumerate().any(|(i, w)| match w {
+        Word::Bare(b) => {
+            let is = |k: &str| b.eq_ignore_ascii_case(k.as_bytes());
+            let function =
+                matches!(words.get(i + 1), Some(Word::Open)) && (is("insert") || is("replace") || is("truncate"));
+            let locking_read =
+                is("update") && i > 0 && matches!(words[i - 1], Word::Bare(p) if p.eq_ignore_ascii_case(b"for"));
+            CHANGES.iter().any(|k| is(k)) && !function && !locking_read
+        }
+        _ => false,
+    });
+    if !changes {
+        return None;
+    }
+    foreign.iter().map(String::as_str).find(|name| {
+        words.iter().any(|w| match w {
+            Word::Bare(b) | Word::Quoted(b) => b.eq_ignore_ascii_case(name.as_bytes()),
+            Word::Open => false,
+        })
+    })
+}
+
+/// A word of a statement: a bare word (keyword or name), a quoted name (`` `x` `` or
+/// "x", which ANSI_QUOTES makes a name), or an opening parenthesis.
+#[derive(Debug, PartialEq)]
+enum Word<'a> {
+    Bare(&'a [u8]),
+    Quoted(&'a [u8]),
+    Open,
+}
+
+fn words(sql: &[u8]) -> Vec<Word<'_>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let word_byte = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    while i < sql.len() {
+        let c = sql[i];
+        let next = sql.get(i + 1).copied();
+        match c {
+            b'\'' | b'"' | b'`' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < sql.len() {
+                    if sql[j] == b'\\' && c != b'`' {
+                        j += 2;
+                        continue;
+                    }
+                    if sql[j] == c {
+                        if sql.get(j + 1) == Some(&c) {
+                            j += 2; // a doubled quote inside
+                            continue;
+                        }
+                        break;
+                    }
+                    j += 1;
+                }
+                if c != b'\'' {
+                    out.push(Word::Quoted(&sql[start..j.min(sql.len())]));
+                }
+                i = j + 1;
+            }
+            b'/' if next == Some(b'*') => {
+                if matches!(sql.get(i + 2), Some(b'!') | Some(b'M')) {
+                    // Versioned: the server runs what is inside; skip the marker only.
+                    i += 2;
+                    while i < sql.len() && (sql[i] == b'!' || sql[i] == b'M' || sql[i].is_ascii_digit()) {
+                        i += 1;
+                    }
+                } else {
+                    i = sql[i + 2..].windows(2).position(|w| w == b"*/").map_or(sql.len(), |p| i + 2 + p + 2);
+                }
+            }
+            b'#' => i = sql[i..].iter().position(|&b| b == b'\n').map_or(sql.len(), |p| i + p),
+            b'-' if next == Some(b'-') && sql.get(i + 2).is_none_or(|b| b.is_ascii_whitespace()) => {
+                i = sql[i..].iter().position(|&b| b == b'\n').map_or(sql.len(), |p| i + p)
+            }
+            b'(' => {
+                out.push(Word::Open);
+                i += 1;
+            }
+            c if word_byte(c) => {
+                let start = i;
+                while i < sql.len() && word_byte(sql[i]) {
+                    i += 1;
+                }
+                out.push(Word::Bare(&sql[start..i]));
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
 fn list(names: &[&str]) -> String {
     if names.len() <= 4 {
         names.join(", ")
@@ -548,6 +696,35 @@ mod tests {
 
     fn t(name: &str, ours: bool) -> ExistingTable {
         ExistingTable { name: name.into(), ours, complete: true }
+    }
+
+    #[test]
+    fn statements_that_change_foreign_tables_are_found() {
+        let foreign = vec!["sbtest1".to_string(), "Orders".to_string()];
+        let hit = |sql: &str| changes_foreign(sql.as_bytes(), &foreign);
+        assert_eq!(hit("UPDATE sbtest1 SET k=k+1 WHERE id=?"), Some("sbtest1"));
+        assert_eq!(hit("delete from `SBTEST1` where id=1"), Some("sbtest1"));
+        assert_eq!(hit("INSERT INTO sbtest.sbtest1 (id, k) VALUES (1, 2)"), Some("sbtest1"));
+        assert_eq!(hit("DROP TABLE IF EXISTS orders"), Some("Orders"));
+        assert_eq!(hit("/*!40000 ALTER TABLE sbtest1 DISABLE KEYS */"), Some("sbtest1"));
+        assert_eq!(hit("CREATE INDEX k_1 ON sbtest1(k)"), Some("sbtest1"));
+        assert_eq!(hit("  -- a comment\nTRUNCATE sbtest1"), Some("sbtest1"));
+        // Conservative: a name read by a statement that writes elsewhere counts.
+        assert_eq!(hit("INSERT INTO mine SELECT * FROM sbtest1"), Some("sbtest1"));
+    }
+
+    #[test]
+    fn reads_and_other_tables_are_not_changes() {
+        let foreign = vec!["sbtest1".to_string()];
+        let hit = |sql: &str| changes_foreign(sql.as_bytes(), &foreign);
+        assert_eq!(hit("SELECT c FROM sbtest1 WHERE id=?"), None);
+        assert_eq!(hit("SELECT c FROM sbtest1 WHERE id=? FOR UPDATE"), None);
+        assert_eq!(hit("SELECT REPLACE(c, 'a', 'b'), INSERT(c, 1, 2, 'x'), TRUNCATE(k, 2) FROM sbtest1"), None);
+        assert_eq!(hit("UPDATE sbtest2 SET c='sbtest1' WHERE id=1"), None, "a string is no name");
+        assert_eq!(hit("UPDATE sbtest2 SET k=1 /* sbtest1 */ WHERE id=1 # sbtest1"), None);
+        assert_eq!(hit("UPDATE sbtest12 SET k=1"), None, "whole words only");
+        assert_eq!(hit("DELETE FROM sbtest1"), Some("sbtest1"));
+        assert_eq!(changes_foreign(b"DELETE FROM sbtest1", &[]), None);
     }
 
     #[test]

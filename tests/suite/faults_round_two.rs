@@ -104,6 +104,78 @@ fn writing_runs_refuse_foreign_tables() {
     assert_ne!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "3");
 }
 
+/// writing_scripts_refuse_foreign_tables: a script's run, prepare or cleanup changed
+/// tables sizeup did not create (its tables were "its own business"): each statement
+/// that would change one is now refused before the server sees it, even when the
+/// script catches the error; the tables a script's prepare makes become sizeup's.
+#[test]
+fn writing_scripts_refuse_foreign_tables() {
+    let s = TestServer::start();
+    s.sql(
+        "CREATE DATABASE mine; CREATE TABLE mine.sbtest1 (id INT PRIMARY KEY, note TEXT); \
+         INSERT INTO mine.sbtest1 VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let deleting = write(
+        "deleting.lua",
+        "function event()\n  local con = sysbench.sql.driver():connect()\n  \
+         pcall(function() con:query('DELETE FROM sbtest1 WHERE id > 0') end)\nend\n",
+    );
+    let run = |extra: &[&str]| {
+        let head = ["run", deleting.as_str(), "--database", "mine", "--time", "1"];
+        s.sizeup(&args(&head, extra))
+    };
+    // Refused in the run's first event: the run fails with why.
+    let out = child(&s, &["run", deleting.as_str(), "--database", "mine", "--time", "1"]).wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{e}");
+    assert!(e.contains("refusing `DELETE FROM sbtest1 WHERE id > 0`"), "{e}");
+    assert!(e.contains("mine.sbtest1, which sizeup did not create") && e.contains("--write-foreign-tables"), "{e}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "3");
+    // A script that only reads them runs.
+    let reading = write(
+        "reading.lua",
+        "function event()\n  local con = sysbench.sql.driver():connect()\n  \
+         con:query('SELECT note FROM sbtest1 WHERE id = 1 FOR UPDATE')\nend\n",
+    );
+    assert_eq!(s.sizeup(&["run", reading.as_str(), "--database", "mine", "--time", "1"]).unwrap(), 0);
+    // Said explicitly, it writes.
+    assert_eq!(run(&["--write-foreign-tables"]).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*) FROM mine.sbtest1").trim(), "0");
+
+    // A script's prepare marks what it makes (keeping the script's own comment): its
+    // runs write there, its cleanup drops them; a foreign table stays.
+    let own = write(
+        "own.lua",
+        "function prepare()\n  local con = sysbench.sql.driver():connect()\n  \
+         con:query(\"CREATE TABLE sbtest1 (id INT PRIMARY KEY) COMMENT='my own'\")\n  \
+         con:query('INSERT INTO sbtest1 VALUES (1), (2)')\nend\n\
+         function cleanup()\n  local con = sysbench.sql.driver():connect()\n  \
+         con:query('DROP TABLE IF EXISTS sbtest1')\n  con:query('DROP TABLE IF EXISTS kept')\nend\n\
+         function event()\n  local con = sysbench.sql.driver():connect()\n  \
+         con:query('DELETE FROM sbtest1 WHERE id = 1')\nend\n",
+    );
+    assert_eq!(s.sizeup(&["prepare", own.as_str(), "--database", "ours"]).unwrap(), 0);
+    let comment = s.sql(
+        "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'ours' AND TABLE_NAME = 'sbtest1'",
+    );
+    assert_eq!(comment.trim(), format!("created by sizeup ({own}); my own"));
+    assert_eq!(s.sizeup(&["run", own.as_str(), "--database", "ours", "--time", "1"]).unwrap(), 0);
+    assert_eq!(s.sql("SELECT COUNT(*) FROM ours.sbtest1").trim(), "1");
+    s.sql("CREATE TABLE ours.kept (id INT)");
+    let e = s.sizeup(&["cleanup", own.as_str(), "--database", "ours"]).unwrap_err().to_string();
+    assert!(e.contains("refusing `DROP TABLE IF EXISTS kept`") && e.contains("sizeup did not create"), "{e}");
+    assert_eq!(
+        s.sql("SELECT GROUP_CONCAT(TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'ours'").trim(),
+        "kept"
+    );
+}
+
 /// sweep_levels_beyond_limits: `--threads 1,20000` measured level 1 first; `1000,3000`
 /// failed at 3000 on max_connections after the levels below it ran.
 #[test]

@@ -54,6 +54,7 @@ async fn command(
     every: Duration,
 ) -> Result<(), String> {
     let env = Env {
+        guard: super::sql::Guard::new(&target.database, foreign_tables(target).await?, super::sql::Guard::COMMAND),
         opt: super::opt_table(script, threads, None, Some(target)),
         command: name.to_string(),
         connect: Some(target.client_options()),
@@ -81,6 +82,19 @@ async fn command(
         Outcome::Failed(m) => Err(m),
     };
     ended(script, name, &[main], vec![r])
+}
+
+/// The tables of the target's database sizeup did not make, which a command's
+/// statements must not change (none in a database that does not exist yet).
+async fn foreign_tables(target: &Target) -> Result<Vec<String>, String> {
+    let mut conn = match target.connect().await {
+        Ok(c) => c,
+        Err(e) if e.is_unknown_database() => return Ok(Vec::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let foreign = crate::workload::ownership::foreign_tables(&mut conn, &target.database).await;
+    let _ = conn.disconnect().await;
+    foreign
 }
 
 /// Runs a parallel command in `threads` states, each on a thread of its own; a state

@@ -117,6 +117,7 @@ impl Script {
             seed: 1,
             rows: None,
             watch: None,
+            guard: None,
         };
         let probe = state::State::new(&script, &env, 0, None)?;
         let defs = probe.option_defs()?;
@@ -308,6 +309,14 @@ impl ScriptWorkload {
         let _ = conn.disconnect().await;
         Ok(names)
     }
+
+    /// Marks the tables of the database not in `before` as made by sizeup (`script`).
+    async fn mark_made(target: &Target, before: &[String], script: &str) -> Result<(), String> {
+        let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+        let marked = crate::workload::ownership::mark_made(&mut conn, &target.database, before, script).await;
+        let _ = conn.disconnect().await;
+        marked.map_err(|e| format!("{e}: runs that change rows will refuse the tables the prepare made"))
+    }
 }
 
 impl Workload for ScriptWorkload {
@@ -353,7 +362,15 @@ impl Workload for ScriptWorkload {
             // As for the built-in workloads, the database is made when missing.
             target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
             let every = load.statement_timeout;
-            commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone()), every).await?;
+            // The tables the prepare makes become sizeup's, so its runs may write them and
+            // its cleanup drop them; marked however the prepare ends (an interrupted one's
+            // tables are dropped by cleanup like the rest).
+            let before = Self::tables(target).await?;
+            let prepared =
+                commands::run(self.script.clone(), "prepare", target, loaders, Some(rows.clone()), every).await;
+            let marked = Self::mark_made(target, &before, &self.script.path).await;
+            prepared?;
+            marked?;
             let rows = match rows.load(std::sync::atomic::Ordering::Relaxed) {
                 0 => String::new(),
                 n => format!(", {n} rows through bulk inserts"),

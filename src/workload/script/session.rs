@@ -12,7 +12,7 @@
 //! outbox work as for any other session.
 
 use super::options::OptValue;
-use super::sql::Slot;
+use super::sql::{Guard, Slot};
 use super::state::{Env, Outcome, State, Watch};
 use super::Script;
 use crate::client::{Conn, Error};
@@ -37,6 +37,7 @@ pub struct ScriptSessions {
     unique: Arc<SharedUniqueIds>,
     /// `--rand-seed` (or the run's clock seed), as sysbench's `srandom()` takes it.
     seed: u32,
+    guard: Option<Arc<Guard>>,
 }
 
 impl Sessions for ScriptSessions {
@@ -57,6 +58,7 @@ impl Sessions for ScriptSessions {
             seed: self.seed,
             rows: None,
             watch: None,
+            guard: self.guard.clone(),
         };
         ScriptSession {
             state: State::new(&self.script, &env, worker, Some(slot.clone())),
@@ -234,6 +236,7 @@ impl Runnable for ScriptRun {
         let target = targets.first();
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
         let unique = Arc::new(SharedUniqueIds::new(spec.seed as u32));
+        let guard = Guard::new(&target.database, spec.foreign_tables.clone(), Guard::RUN);
         let env = Env {
             opt: opt.clone(),
             command: "run".into(),
@@ -248,6 +251,7 @@ impl Runnable for ScriptRun {
                 every: spec.statement_timeout,
                 what: self.script.path.clone(),
             }),
+            guard: guard.clone(),
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
         let main = State::new(&self.script, &env, 0, None)?;
@@ -274,6 +278,7 @@ impl Runnable for ScriptRun {
             retry_on: spec.retry_on.clone(),
             unique,
             seed: spec.seed as u32,
+            guard,
         };
         // sysbench calls the hook with each whole interval's counts (its stat table).
         let step = spec.interval.as_secs_f64();

@@ -64,6 +64,56 @@ pub struct Ctx {
     pub sql: RefCell<Vec<u8>>,
     /// The values of the pending execute, reused.
     pub params: RefCell<Params>,
+    /// Tables the script's statements must not change, when there are any.
+    pub guard: Option<Arc<Guard>>,
+    /// Why a statement was refused (see [`Guard`]): the call fails with it, whatever
+    /// the script made of the error.
+    pub refused: RefCell<Option<String>>,
+}
+
+/// The tables of the database a script's statements must not change: sizeup did not
+/// make them (writing_scripts_refuse_foreign_tables). A script names no tables, so each
+/// statement is checked as it is sent, before the server sees it.
+#[derive(Debug)]
+pub struct Guard {
+    pub database: String,
+    pub foreign: Vec<String>,
+    /// What the user can do about a refusal.
+    pub remedy: &'static str,
+}
+
+impl Guard {
+    /// For a run: the user may let it write with `--write-foreign-tables`.
+    pub const RUN: &'static str =
+        "Give the run its own --database (--mysql-db), or add --write-foreign-tables to let it change them";
+    /// For a command (prepare, cleanup, the script's own): sizeup's commands change only
+    /// sizeup's tables.
+    pub const COMMAND: &'static str =
+        "sizeup's commands change only tables it made: use another --database, or drop or change it yourself";
+
+    pub fn new(database: &str, foreign: Vec<String>, remedy: &'static str) -> Option<Arc<Guard>> {
+        (!foreign.is_empty()).then(|| Arc::new(Guard { database: database.into(), foreign, remedy }))
+    }
+
+    fn check(&self, ctx: &Ctx, sql: &[u8]) -> mlua::Result<()> {
+        let Some(table) = crate::workload::ownership::changes_foreign(sql, &self.foreign) else { return Ok(()) };
+        let why = format!(
+            "refusing `{}`: it changes {}.{table}, which sizeup did not create. {}",
+            excerpt(sql),
+            self.database,
+            self.remedy
+        );
+        *ctx.refused.borrow_mut() = Some(why.clone());
+        Err(mlua::Error::runtime(why))
+    }
+}
+
+/// Checks a statement the script is about to send against its guard, if any.
+fn guarded(ctx: &Ctx, sql: &[u8]) -> mlua::Result<()> {
+    match &ctx.guard {
+        Some(g) => g.check(ctx, sql),
+        None => Ok(()),
+    }
 }
 
 impl Ctx {
@@ -614,6 +664,7 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     raw.set(
         "query",
         lua.create_function(move |_, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+            guarded(&c, &sql.as_bytes())?;
             let mut buf = c.sql.borrow_mut();
             buf.clear();
             buf.extend_from_slice(&sql.as_bytes());
@@ -646,6 +697,7 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     raw.set(
         "prepare",
         lua.create_function(move |lua, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+            guarded(&c, &sql.as_bytes())?;
             let stmt = Rc::new(Stmt {
                 slot: h.0.clone(),
                 sql: sql.as_bytes().to_vec(),
@@ -693,10 +745,12 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
             Ok(live)
         })?,
     )?;
+    let c = ctx.clone();
     raw.set(
         "bulk_init",
-        lua.create_function(|_, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
+        lua.create_function(move |_, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
             let sql = sql.as_bytes();
+            guarded(&c, &sql)?;
             if sql.len() + 1 > BULK_PACKET_SIZE {
                 return Ok(Some(format!("the query is longer than {BULK_PACKET_SIZE} bytes")));
             }

@@ -41,6 +41,8 @@ pub struct Env {
     /// A command's statements are watched (see `target::stall`); a run's have the
     /// worker loop's statement timeout instead.
     pub watch: Option<Watch>,
+    /// Tables its statements must not change (see `sql::Guard`).
+    pub guard: Option<Arc<sql::Guard>>,
 }
 
 /// Writes out what scripts wrote with `io.write` (C's buffered stdout).
@@ -107,6 +109,8 @@ impl State {
             pending: RefCell::new(None),
             sql: RefCell::new(Vec::new()),
             params: RefCell::new(sql::Params::default()),
+            guard: env.guard.clone(),
+            refused: RefCell::new(None),
         });
         let stopped = Rc::new(RefCell::new(None));
         bound::install_hook(&lua, watched.clone(), stopped.clone()).map_err(|e| message(&e))?;
@@ -145,8 +149,12 @@ impl State {
         self.stopped.borrow_mut().take();
         let outcome = self.call_watched(f, arg).await;
         // Stopped past its bound: that is why, whatever the script made of the error.
-        match self.stopped.borrow_mut().take() {
-            Some(why) => Outcome::Failed(why),
+        if let Some(why) = self.stopped.borrow_mut().take() {
+            return Outcome::Failed(why);
+        }
+        // A refused statement: that is why, even if the script caught the error.
+        match self.ctx.refused.borrow_mut().take() {
+            Some(why) => Outcome::Failed(format!("{}: {what}: {why}", self.path)),
             None => outcome,
         }
     }
