@@ -8,6 +8,7 @@
 //! `runner::study`'s job.
 
 pub mod bottleneck;
+pub mod capacity;
 pub mod figures;
 pub mod levels;
 pub mod saturation;

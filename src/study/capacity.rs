@@ -1,0 +1,628 @@
+//! Capacity at a latency objective: an open-loop rate study. Levels are arrival rates
+//! (transactions per second, Poisson arrivals), latency is measured from each
+//! transaction's intended start (coordinated omission corrected), and the question is
+//! the highest rate whose latency meets the objective ("p99<10ms"). Closed loops give
+//! throughput at some concurrency; a requirement reads as a rate and a latency, so this
+//! is the figure a planner needs.
+//!
+//! Pure: objectives, a level's figures and verdict, the search for the next rate, and
+//! the answer. `runner::capacity` runs the levels.
+
+use crate::result::RunDocument;
+use crate::stats;
+use serde::{Deserialize, Serialize};
+
+/// One latency objective: `p99<20ms`, `p99.9[delivery]<5s`, `p50<1ms`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Objective {
+    /// 0 < percentile < 100.
+    pub percentile: f64,
+    /// One transaction type, or every type the workload reports.
+    pub only: Option<String>,
+    pub below_ms: f64,
+}
+
+impl Objective {
+    /// `p99 <= 10 ms`, `p90[delivery] <= 5 s`.
+    pub fn label(&self) -> String {
+        format!("{} <= {}", self.name(), ms_text(self.below_ms))
+    }
+
+    /// `p99`, `p99.9[delivery]`.
+    pub fn name(&self) -> String {
+        let p = trim_number(self.percentile);
+        match &self.only {
+            Some(t) => format!("p{p}[{t}]"),
+            None => format!("p{p}"),
+        }
+    }
+}
+
+/// `p99<20ms,p90[delivery]<5s`: one or more objectives, all to be met.
+pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return Err("--latency: give an objective, e.g. 'p99<20ms' (several: 'p99<20ms,p50<5ms')".into());
+    }
+    parts.into_iter().map(parse_one).collect()
+}
+
+fn parse_one(p: &str) -> Result<Objective, String> {
+    let bad = |why: &str| {
+        format!("--latency '{p}': {why}; write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s")
+    };
+    let rest = p.strip_prefix('p').ok_or_else(|| bad("it starts with p and a percentile"))?;
+    let (head, bound) = rest.split_once('<').ok_or_else(|| bad("the bound follows <"))?;
+    let (pct, only) = match head.split_once('[') {
+        Some((pct, t)) => {
+            let t = t.strip_suffix(']').ok_or_else(|| bad("close the type with ]"))?.trim();
+            if t.is_empty() {
+                return Err(bad("name the transaction type"));
+            }
+            (pct, Some(t.to_string()))
+        }
+        None => (head, None),
+    };
+    let percentile: f64 = pct.trim().parse().map_err(|_| bad("the percentile is not a number"))?;
+    if !(percentile > 0.0 && percentile < 100.0) {
+        return Err(bad("the percentile lies between 0 and 100 (p50, p99, p99.9)"));
+    }
+    let bound = bound.trim().trim_start_matches('=').trim();
+    let below_ms = super::spec::parse_ms(bound).map_err(|_| bad("give the bound with its unit, e.g. 20ms or 5s"))?;
+    if below_ms <= 0.0 {
+        return Err(bad("the bound must be above 0"));
+    }
+    Ok(Objective { percentile, only, below_ms })
+}
+
+/// Refuses an objective on a type no workload of the study reports: it could never be
+/// checked (as `stop::check_types` for stop conditions).
+pub fn check_types(objectives: &[Objective], types: &[String]) -> Result<(), String> {
+    for o in objectives {
+        if let Some(t) = o.only.as_ref().filter(|t| !types.contains(t)) {
+            return Err(format!(
+                "--latency {}: no workload here reports a transaction type '{t}' (it reports: {})",
+                o.name(),
+                types.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One objective as a level measured it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The objective's name (`p99`, `p90[delivery]`).
+    pub objective: String,
+    pub ms: f64,
+    pub below_ms: f64,
+    /// The type it was worst on (several types checked against one bound).
+    pub on: String,
+}
+
+impl Measured {
+    pub fn met(&self) -> bool {
+        self.ms <= self.below_ms
+    }
+}
+
+/// Corrected latency of one transaction type at one rate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TypeLatency {
+    pub name: String,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+}
+
+/// What one rate level measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateFigures {
+    /// The arrival rate asked for, transactions per second.
+    pub offered: f64,
+    /// Transactions finished per second over the measured time.
+    pub achieved: f64,
+    /// The connections open (the pool), and how many were in flight at interval ends:
+    /// on average and at most.
+    pub connections: u32,
+    pub in_flight_mean: f64,
+    pub in_flight_max: u64,
+    /// Arrivals waiting for a connection at interval ends, at most; arrivals due that
+    /// never started before the end.
+    pub max_backlog: u64,
+    pub missed: u64,
+    pub measured: Vec<Measured>,
+    pub types: Vec<TypeLatency>,
+    /// TPC-C: New-Orders per minute per transaction per second (to speak in NOPM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nopm_per_tps: Option<f64>,
+}
+
+impl RateFigures {
+    /// How far it fell behind the offered rate, in percent (0 when it kept up).
+    pub fn behind_pct(&self) -> f64 {
+        if self.offered <= 0.0 {
+            return 0.0;
+        }
+        ((1.0 - self.achieved / self.offered) * 100.0).max(0.0)
+    }
+}
+
+/// How a level's transactions fall short of its rate by chance alone: Poisson arrivals
+/// over `seconds` vary by sqrt(n); three of those (or 2 %, whichever is more) is behind.
+pub fn behind_allowance_pct(offered: f64, seconds: f64) -> f64 {
+    let n = (offered * seconds).max(1.0);
+    (300.0 / n.sqrt()).max(2.0)
+}
+
+/// The verdict on one rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Kept up, and every objective held.
+    Met,
+    /// Kept up, and an objective did not hold.
+    Missed { objective: String, ms: f64, below_ms: f64 },
+    /// Finished fewer transactions than arrived, beyond chance.
+    Behind { pct: f64 },
+    /// Every connection was busy and there were fewer than the objective needs: the
+    /// pool, not the server, could not carry the rate.
+    PoolLimited { connections: u32, needed: u32 },
+}
+
+impl Verdict {
+    pub fn met(&self) -> bool {
+        *self == Verdict::Met
+    }
+
+    /// A failure that says something about the server (not the pool).
+    pub fn server_failed(&self) -> bool {
+        matches!(self, Verdict::Missed { .. } | Verdict::Behind { .. })
+    }
+}
+
+/// The connections an objective needs in flight at `rate` (Little's law: rate x the
+/// latency allowed), the least a pool must have for the pool not to be the limit.
+pub fn connections_needed(rate: f64, objectives: &[Objective]) -> u32 {
+    let most_ms = objectives.iter().map(|o| o.below_ms).fold(0.0, f64::max);
+    (rate * most_ms / 1000.0).ceil().max(1.0) as u32
+}
+
+/// The pool a level opens when none is given: twice what the objective needs in
+/// flight, plus one per CPU for bursts, within `cap` (the server's and the tool's
+/// limits). Idle connections cost the server little; a pool that caps the rate would
+/// fake a limit.
+pub fn default_connections(rate: f64, objectives: &[Objective], cpus: u32, cap: u32) -> u32 {
+    (2 * connections_needed(rate, objectives) + cpus).clamp(4.min(cap), cap.max(1))
+}
+
+/// The verdict on a level: the pool first (a full pool smaller than the objective
+/// needs is the pool's limit), then falling behind, then each objective.
+pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective]) -> Verdict {
+    let behind = f.behind_pct();
+    let fell_behind = behind > behind_allowance_pct(f.offered, seconds);
+    let missed = f.measured.iter().find(|m| !m.met());
+    let needed = connections_needed(f.offered, objectives);
+    let pool_full = f.in_flight_mean >= 0.9 * f.connections as f64;
+    if (fell_behind || missed.is_some()) && pool_full && f.connections < needed {
+        return Verdict::PoolLimited { connections: f.connections, needed };
+    }
+    if fell_behind {
+        return Verdict::Behind { pct: behind };
+    }
+    match missed {
+        Some(m) => Verdict::Missed { objective: m.objective.clone(), ms: m.ms, below_ms: m.below_ms },
+        None => Verdict::Met,
+    }
+}
+
+/// A level's rate figures from its run: the objectives measured on the run's
+/// steady-state histograms (latency from the intended start), per type.
+pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -> Result<RateFigures, String> {
+    let summary = doc.summary.as_ref().ok_or("a run without a summary")?;
+    let mut types = Vec::new();
+    let mut histograms = Vec::new();
+    for t in &summary.types {
+        let Some(enc) = doc.histograms.get(&t.name) else { continue };
+        let h = stats::decode_histogram(enc)?;
+        let at = |q: f64| if h.is_empty() { 0.0 } else { h.value_at_quantile(q) as f64 / 1000.0 };
+        types.push(TypeLatency { name: t.name.clone(), p50: at(0.5), p95: at(0.95), p99: at(0.99), p999: at(0.999) });
+        histograms.push((t.name.clone(), h));
+    }
+    let measured = objectives
+        .iter()
+        .map(|o| {
+            let worst = histograms
+                .iter()
+                .filter(|(n, h)| o.only.as_ref().is_none_or(|t| t == n) && !h.is_empty())
+                .map(|(n, h)| (n.clone(), h.value_at_quantile(o.percentile / 100.0) as f64 / 1000.0))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let (on, ms) = worst.unwrap_or_else(|| (o.only.clone().unwrap_or_default(), f64::INFINITY));
+            Measured { objective: o.name(), ms, below_ms: o.below_ms, on }
+        })
+        .collect();
+    let steady: Vec<&stats::Interval> = doc.intervals.iter().filter(|iv| !iv.warmup).collect();
+    let in_flight_mean = match steady.len() {
+        0 => 0.0,
+        n => steady.iter().map(|iv| iv.concurrency as f64).sum::<f64>() / n as f64,
+    };
+    Ok(RateFigures {
+        offered,
+        achieved: if summary.seconds > 0.0 { summary.transactions as f64 / summary.seconds } else { 0.0 },
+        connections: doc.config.run.threads,
+        in_flight_mean,
+        in_flight_max: steady.iter().map(|iv| iv.concurrency).max().unwrap_or(0),
+        max_backlog: summary.max_backlog,
+        missed: summary.missed_arrivals,
+        measured,
+        types,
+        nopm_per_tps: summary.nopm.filter(|_| summary.tps > 0.0).map(|n| n / summary.tps),
+    })
+}
+
+/// How the rates are found: from `first` up by `factor` until one fails, then halving
+/// the gap between the highest that met the objective and the lowest that did not,
+/// until it is within `resolution` (a fraction) of the lower.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Search {
+    pub first: u32,
+    pub factor: f64,
+    pub resolution: f64,
+    /// The most levels it runs (the search ends where it stands, said so).
+    pub max_levels: usize,
+    /// Rates given by the user, run in order instead of searched (the first that falls
+    /// behind ends them: a higher rate only falls further).
+    pub given: Vec<u32>,
+}
+
+/// The highest rate that met the objective below the lowest that failed on the server,
+/// and that lowest failure (either may be missing).
+pub fn bracket(tried: &[(u32, Verdict)]) -> (Option<u32>, Option<u32>) {
+    let fail = tried.iter().filter(|(_, v)| v.server_failed()).map(|(r, _)| *r).min();
+    let met = tried.iter().filter(|(r, v)| v.met() && fail.is_none_or(|f| *r < f)).map(|(r, _)| *r).max();
+    (met, fail)
+}
+
+/// The next rate to run, or `None` when the search is done.
+pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
+    if tried.iter().any(|(_, v)| matches!(v, Verdict::PoolLimited { .. })) || tried.len() >= s.max_levels {
+        return None;
+    }
+    if !s.given.is_empty() {
+        if tried.iter().any(|(_, v)| matches!(v, Verdict::Behind { .. })) {
+            return None;
+        }
+        return s.given.iter().copied().find(|r| !tried.iter().any(|(t, _)| t == r));
+    }
+    let next = match bracket(tried) {
+        (_, None) if tried.is_empty() => s.first,
+        (Some(lo), None) => (lo as f64 * s.factor).round() as u32,
+        (None, Some(hi)) => {
+            let down = (hi as f64 / s.factor).floor() as u32;
+            if down == 0 || down == hi {
+                return None;
+            }
+            down
+        }
+        (Some(lo), Some(hi)) => {
+            if (hi - lo) as f64 <= (s.resolution * lo as f64).max(1.0) {
+                return None;
+            }
+            lo + (hi - lo) / 2
+        }
+        (None, None) => return None, // only pool-limited levels, handled above
+    };
+    (!tried.iter().any(|(r, _)| *r == next)).then_some(next)
+}
+
+/// A rate in the study's unit: tps, or NOPM for TPC-C.
+pub fn rate_text(tps: f64, nopm_per_tps: Option<f64>) -> String {
+    match nopm_per_tps {
+        Some(k) => format!("{} NOPM", thousands(tps * k)),
+        None => format!("{} tps", thousands(tps)),
+    }
+}
+
+/// The answer of a rate study, in two or three sentences, from its levels (rate,
+/// figures, verdict) in the order run. Says what the objective allows, what broke it
+/// at the next rate, and how fine the bracket is; says so when the data cannot carry
+/// an answer.
+pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], resolution: f64) -> String {
+    let goal = objectives.iter().map(Objective::label).collect::<Vec<_>>().join(" and ");
+    let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    let (lo, hi) = bracket(&tried);
+    let at = |r: u32| levels.iter().find(|(x, _, _)| *x == r).expect("a tried rate");
+    let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
+    let rate = |r: u32| rate_text(r as f64, unit);
+    let measured = |f: &RateFigures| {
+        f.measured.iter().map(|m| format!("{} was {}", m.objective, ms_text(m.ms))).collect::<Vec<_>>().join(", ")
+    };
+    let failure = |r: u32| {
+        let (_, f, v) = at(r);
+        match v {
+            Verdict::Behind { pct } => {
+                format!("at {} it fell {pct:.0} % behind the arrivals ({})", rate(r), measured(f))
+            }
+            _ => format!("at {} {}", rate(r), measured(f)),
+        }
+    };
+    let pool = levels.iter().find_map(|(r, _, v)| match v {
+        Verdict::PoolLimited { connections, needed } => Some(format!(
+            "at {} the {connections} connections could not carry the rate (all were busy; the objective needs \
+             {needed} or more in flight): that is the pool's limit, not the server's; allow more connections \
+             (the server's max_connections) to measure past it",
+            rate(*r)
+        )),
+        _ => None,
+    });
+    let mut out = match (lo, hi) {
+        (Some(lo), Some(hi)) => {
+            let (_, f, _) = at(lo);
+            let width = (hi - lo) as f64 / lo as f64 * 100.0;
+            let within = if width <= resolution * 100.0 + 0.5 {
+                format!("the capacity at this objective lies between the two (a bracket of {width:.0} %)")
+            } else {
+                format!("the capacity lies between the two, a bracket of {width:.0} %, wider than asked")
+            };
+            format!("Sustains {} with {goal} ({}); {}: {within}.", rate(lo), measured(f), failure(hi))
+        }
+        (Some(lo), None) => {
+            let (_, f, _) = at(lo);
+            format!(
+                "Sustains {} with {goal} ({}), the highest rate tried: its limit at this objective lies above it.",
+                rate(lo),
+                measured(f)
+            )
+        }
+        (None, Some(hi)) => {
+            let low = tried.iter().map(|(r, _)| *r).min().unwrap_or(hi);
+            format!("No rate tried met {goal}: {}.", failure(low))
+        }
+        (None, None) => format!("No rate was measured against {goal}: there is no capacity figure."),
+    };
+    if let Some(p) = pool {
+        out.push_str(&format!(" {}{p}.", if lo.is_some() { "Then " } else { "" }));
+    }
+    // A met rate above a failed one: the edge is noisy, and the answer takes the lower.
+    if let (Some(hi), true) = (hi, tried.iter().any(|(r, v)| v.met() && Some(*r) > hi)) {
+        let above: Vec<String> = tried.iter().filter(|(r, v)| v.met() && *r > hi).map(|(r, _)| rate(*r)).collect();
+        out.push_str(&format!(
+            " {} met the objective above the failure at {}: near the limit the verdict varies from run to run, and \
+             the answer keeps the lower.",
+            above.join(", "),
+            rate(hi)
+        ));
+    }
+    out
+}
+
+/// The knee of the latency curve: the highest rate tried before the first objective's
+/// percentile reached twice its value at the lightest rate (queueing begins to rule).
+pub fn knee(levels: &[(u32, RateFigures, Verdict)]) -> Option<u32> {
+    let mut by_rate: Vec<(u32, f64)> =
+        levels.iter().filter_map(|(r, f, _)| Some((*r, f.measured.first()?.ms))).collect();
+    by_rate.sort_by_key(|(r, _)| *r);
+    let base = by_rate.first()?.1;
+    let mut last = None;
+    for (r, ms) in by_rate {
+        if ms > 2.0 * base {
+            return last;
+        }
+        last = Some(r);
+    }
+    None
+}
+
+fn trim_number(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `8.2 ms`, `1.50 s`.
+pub fn ms_text(ms: f64) -> String {
+    if !ms.is_finite() {
+        "not measured".into()
+    } else if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+fn thousands(x: f64) -> String {
+    let n = x.round() as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(s: &str) -> Vec<Objective> {
+        parse_objectives(s).unwrap()
+    }
+
+    /// A level that kept up (or fell `behind` %) with `ms` at the first objective.
+    fn level(rate: u32, ms: f64, behind: f64, objectives: &[Objective]) -> (u32, RateFigures, Verdict) {
+        let f = RateFigures {
+            offered: rate as f64,
+            achieved: rate as f64 * (1.0 - behind / 100.0),
+            connections: default_connections(rate as f64, objectives, 2, 10_000),
+            in_flight_mean: 3.0,
+            measured: objectives
+                .iter()
+                .map(|o| Measured { objective: o.name(), ms, below_ms: o.below_ms, on: "event".into() })
+                .collect(),
+            ..Default::default()
+        };
+        let v = verdict(&f, 10.0, objectives);
+        (rate, f, v)
+    }
+
+    #[test]
+    fn objectives_parse_with_percentile_type_and_unit() {
+        let o = obj("p99<20ms, p99.9[delivery]<5s,p50<=0.5ms");
+        assert_eq!(o[0], Objective { percentile: 99.0, only: None, below_ms: 20.0 });
+        assert_eq!(o[1], Objective { percentile: 99.9, only: Some("delivery".into()), below_ms: 5000.0 });
+        assert_eq!(o[2].below_ms, 0.5);
+        assert_eq!(o[1].label(), "p99.9[delivery] <= 5.00 s");
+        for bad in ["", "99<20ms", "p99>20ms", "p100<1ms", "p99<20", "p99[]<1ms", "p99<0ms", "pX<1ms"] {
+            let e = parse_objectives(bad).unwrap_err();
+            assert!(e.starts_with("--latency"), "{bad}: {e}");
+        }
+        let types = vec!["new_order".to_string(), "delivery".to_string()];
+        assert!(check_types(&o, &types).is_ok());
+        let e = check_types(&obj("p90[nosuch]<1s"), &types).unwrap_err();
+        assert!(e.contains("'nosuch'") && e.contains("new_order, delivery"), "{e}");
+    }
+
+    #[test]
+    fn a_level_is_met_missed_behind_or_pool_limited() {
+        let o = obj("p99<10ms");
+        assert_eq!(level(1000, 8.0, 0.0, &o).2, Verdict::Met);
+        assert_eq!(
+            level(1000, 12.0, 0.0, &o).2,
+            Verdict::Missed { objective: "p99".into(), ms: 12.0, below_ms: 10.0 }
+        );
+        // 1 % short of 10,000 arrivals is chance (allowance 3 %); 12 % is not.
+        assert_eq!(level(1000, 8.0, 1.0, &o).2, Verdict::Met);
+        assert!(matches!(level(1000, 900.0, 12.0, &o).2, Verdict::Behind { pct } if (pct - 12.0).abs() < 1e-9));
+        // Four connections, all busy, where 10 are needed in flight: the pool's limit.
+        let mut f = level(1000, 900.0, 12.0, &o).1;
+        f.connections = 4;
+        f.in_flight_mean = 3.9;
+        assert_eq!(verdict(&f, 10.0, &o), Verdict::PoolLimited { connections: 4, needed: 10 });
+        // A full pool larger than the objective needs: the server was slow.
+        f.connections = 40;
+        f.in_flight_mean = 39.0;
+        assert!(matches!(verdict(&f, 10.0, &o), Verdict::Behind { .. }));
+        assert_eq!(behind_allowance_pct(100.0, 1.0), 30.0);
+        assert_eq!(behind_allowance_pct(1e6, 10.0), 2.0);
+    }
+
+    #[test]
+    fn pools_hold_twice_what_the_objective_needs() {
+        let o = obj("p99<10ms");
+        assert_eq!(connections_needed(3000.0, &o), 30);
+        assert_eq!(default_connections(3000.0, &o, 2, 10_000), 62);
+        assert_eq!(default_connections(10.0, &o, 2, 10_000), 4, "at least 4");
+        assert_eq!(default_connections(1e6, &o, 2, 490), 490, "within the server's limit");
+        assert_eq!(connections_needed(50.0, &obj("p90[delivery]<5s,p99<10ms")), 250);
+    }
+
+    /// A server that meets the objective up to `cap` tps: the search's levels.
+    fn search(s: &Search, cap: u32) -> Vec<(u32, Verdict)> {
+        let o = obj("p99<10ms");
+        let mut tried = Vec::new();
+        while let Some(r) = next_rate(s, &tried) {
+            let ms = if r <= cap { 5.0 } else { 50.0 };
+            let behind = if r > 2 * cap { 40.0 } else { 0.0 };
+            tried.push((r, level(r, ms, behind, &o).2));
+        }
+        tried
+    }
+
+    fn plan(first: u32) -> Search {
+        Search { first, factor: 2.0, resolution: 0.05, max_levels: 20, given: Vec::new() }
+    }
+
+    #[test]
+    fn the_search_steps_up_then_bisects_to_the_resolution() {
+        let tried = search(&plan(500), 1430);
+        let rates: Vec<u32> = tried.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rates, [500, 1000, 2000, 1500, 1250, 1375, 1437]);
+        let (lo, hi) = bracket(&tried);
+        assert_eq!((lo, hi), (Some(1375), Some(1437)));
+        assert!(lo.unwrap() <= 1430 && hi.unwrap() > 1430);
+        assert!((hi.unwrap() - lo.unwrap()) as f64 <= 0.05 * lo.unwrap() as f64);
+    }
+
+    #[test]
+    fn the_search_steps_down_when_the_first_rate_fails() {
+        let tried = search(&plan(4000), 700);
+        let rates: Vec<u32> = tried.iter().map(|(r, _)| *r).collect();
+        assert_eq!(&rates[..3], [4000, 2000, 1000]);
+        let (lo, hi) = bracket(&tried);
+        assert!(lo.unwrap() <= 700 && hi.unwrap() > 700, "{lo:?} {hi:?}");
+        // Nothing meets it: it stops going down at 1 tps.
+        let none = search(&plan(8), 0);
+        assert_eq!(none.iter().map(|(r, _)| *r).collect::<Vec<_>>(), [8, 4, 2, 1]);
+        assert_eq!(bracket(&none), (None, Some(1)));
+    }
+
+    #[test]
+    fn given_rates_run_in_order_until_one_falls_behind() {
+        let mut s = plan(1);
+        s.given = vec![400, 800, 1600, 3200, 6400];
+        let rates: Vec<u32> = search(&s, 1000).iter().map(|(r, _)| *r).collect();
+        assert_eq!(rates, [400, 800, 1600, 3200], "3200 fell behind: 6400 would only fall further");
+        s.max_levels = 2;
+        assert_eq!(search(&s, 1000).len(), 2);
+    }
+
+    #[test]
+    fn a_pool_limited_level_ends_the_search() {
+        let o = obj("p99<10ms");
+        let mut f = level(2000, 50.0, 20.0, &o).1;
+        f.connections = 5;
+        f.in_flight_mean = 5.0;
+        let tried = vec![(1000, Verdict::Met), (2000, verdict(&f, 10.0, &o))];
+        assert_eq!(next_rate(&plan(1000), &tried), None);
+        let levels = vec![level(1000, 5.0, 0.0, &o), (2000, f, tried[1].1.clone())];
+        let a = answer(&levels, &o, 0.05);
+        assert!(a.starts_with("Sustains 1,000 tps with p99 <= 10.0 ms (p99 was 5.00 ms), the highest rate"), "{a}");
+        assert!(a.contains("at 2,000 tps the 5 connections could not carry the rate"), "{a}");
+        assert!(a.contains("the pool's limit, not the server's"), "{a}");
+    }
+
+    #[test]
+    fn the_answer_gives_the_bracket_and_what_broke() {
+        let o = obj("p99<10ms");
+        let levels = vec![level(1000, 4.0, 0.0, &o), level(2000, 80.0, 0.0, &o), level(1500, 8.1, 0.0, &o)];
+        let a = answer(&levels, &o, 0.05);
+        assert_eq!(
+            a,
+            "Sustains 1,500 tps with p99 <= 10.0 ms (p99 was 8.10 ms); at 2,000 tps p99 was 80.0 ms: the capacity \
+             lies between the two, a bracket of 33 %, wider than asked."
+        );
+        let behind = vec![level(1000, 4.0, 0.0, &o), level(1040, 900.0, 25.0, &o)];
+        let a = answer(&behind, &o, 0.05);
+        assert!(a.contains("at 1,040 tps it fell 25 % behind the arrivals (p99 was 900.0 ms)"), "{a}");
+        assert!(a.contains("lies between the two (a bracket of 4 %)"), "{a}");
+        let none = vec![level(10, 40.0, 0.0, &o)];
+        assert_eq!(answer(&none, &o, 0.05), "No rate tried met p99 <= 10.0 ms: at 10 tps p99 was 40.0 ms.");
+        let noisy = vec![level(1000, 4.0, 0.0, &o), level(1200, 12.0, 0.0, &o), level(1300, 9.0, 0.0, &o)];
+        let a = answer(&noisy, &o, 0.05);
+        assert!(a.starts_with("Sustains 1,000 tps"), "{a}");
+        assert!(a.contains("1,300 tps met the objective above the failure at 1,200 tps"), "{a}");
+        // TPC-C speaks in NOPM.
+        let mut tpcc = vec![level(100, 4.0, 0.0, &o), level(200, 40.0, 0.0, &o)];
+        for l in &mut tpcc {
+            l.1.nopm_per_tps = Some(27.0);
+        }
+        assert!(answer(&tpcc, &o, 0.05).starts_with("Sustains 2,700 NOPM"), "{}", answer(&tpcc, &o, 0.05));
+    }
+
+    #[test]
+    fn the_knee_is_where_latency_doubles() {
+        let o = obj("p99<10ms");
+        let levels: Vec<_> = [(100, 1.0), (200, 1.2), (400, 1.9), (800, 2.5), (1600, 9.0)]
+            .iter()
+            .map(|(r, ms)| level(*r, *ms, 0.0, &o))
+            .collect();
+        assert_eq!(knee(&levels), Some(400));
+        assert_eq!(knee(&levels[..2]), None, "no knee while latency holds");
+    }
+}
