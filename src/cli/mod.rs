@@ -86,6 +86,7 @@ impl Cli {
                 Command::Prewarm(a) => a.workload_args.script_options = given,
                 Command::Cleanup(a) => a.script_options = given,
                 Command::Sweep(a) => a.study.workload_args.script_options = given,
+                Command::Capacity(a) => a.study.workload_args.script_options = given,
                 Command::Scale(a) => a.study.workload_args.script_options = given,
                 _ => {}
             }
@@ -318,6 +319,11 @@ pub enum Command {
     /// e(N) = X(N) / (N x X(1)) that `sizeup size --efficiency measured` uses.
     #[command(name = "scale-out")]
     ScaleOut(ScaleOutArgs),
+    /// The highest arrival rate that meets a latency objective (`--latency 'p99<20ms'`):
+    /// open-loop levels, latency from each arrival's intended start, the rate found by
+    /// stepping up and halving the gap; the answer names the rate that held and the one
+    /// that broke it.
+    Capacity(CapacityArgs),
     /// Study files, and stored studies.
     #[command(subcommand)]
     Study(StudyCommand),
@@ -573,6 +579,36 @@ pub struct SweepArgs {
     /// Levels: 1,2,4,8 or 32..256+32 (start..max+step) or 1..128x2 (start..max x factor).
     #[arg(long, alias = "users", value_name = "LEVELS")]
     pub threads: String,
+    #[command(flatten)]
+    pub study: StudyArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct CapacityArgs {
+    /// Workload name: tpcc, an OLTP workload such as oltp_read_write, or a sysbench Lua
+    /// script (./my_test.lua).
+    pub workload: String,
+    /// The latency objective(s), all to be met: p99<20ms, p99.9<100ms, p90[delivery]<5s;
+    /// several with commas.
+    #[arg(long, value_name = "OBJECTIVE", help_heading = "Capacity")]
+    pub latency: String,
+    /// Rates to run (tps), as levels are written (500,1000,2000 or 500..4000+500);
+    /// `auto` finds them from a short closed-loop probe.
+    #[arg(long, default_value = "auto", value_name = "RATES", help_heading = "Capacity")]
+    pub rates: String,
+    /// How close the search brackets the capacity, in percent of the rate.
+    #[arg(long, value_name = "PCT", help_heading = "Capacity")]
+    pub resolution: Option<f64>,
+    /// Connections each level opens (default: twice what the objective needs in flight
+    /// at its rate, plus one per CPU, within the server's limits).
+    #[arg(long, help_heading = "Capacity")]
+    pub connections: Option<u32>,
+    /// The most rate levels the search runs.
+    #[arg(long, help_heading = "Capacity")]
+    pub max_levels: Option<usize>,
+    /// Connections of the closed-loop probe (default 4 per CPU).
+    #[arg(long, help_heading = "Capacity")]
+    pub probe_threads: Option<u32>,
     #[command(flatten)]
     pub study: StudyArgs,
 }

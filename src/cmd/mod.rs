@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Run(a) => run::run(&cx, &a, sysbench),
         Command::Runs(cmd) => runs::run(&cx, cmd),
         Command::Sweep(a) => studies::sweep(&cx, &a),
+        Command::Capacity(a) => studies::capacity(&cx, &a),
         Command::Scale(a) => studies::scale(&cx, &a),
         Command::ScaleOut(a) => studies::scale_out(&cx, &a),
         Command::Study(cmd) => studies::study(&cx, cmd),

@@ -78,6 +78,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     let mut sweeps = Vec::new();
     let mut scale_ups = Vec::new();
     let mut measured = None;
+    let mut rates = Vec::new();
     for f in &a.from {
         let Ref::Study(id) = parse_ref(f)? else {
             return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
@@ -136,6 +137,15 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                 }
             }
             Kind::Sweep => sweeps.extend(series),
+            Kind::Rate => rates.extend(crate::study::series_of(&spec).into_iter().map(|s| {
+                let levels = crate::study::rate_levels(&row, &s.name);
+                // Watts by rate, where the steps measured them.
+                let watts: Vec<(u32, f64)> = crate::study::completed_steps(&row, &s.name)
+                    .into_iter()
+                    .filter_map(|(l, f)| Some((l, f.os?.watts?)))
+                    .collect();
+                (id, s.name, levels, watts, spec.clone())
+            })),
         }
     }
     let e = match (given, &measured) {
@@ -179,6 +189,38 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             bound,
             &plans,
             given_cost.as_ref().or(cost.as_ref()),
+        );
+        answered = true;
+    }
+    // Rate studies: each server carries the rate that met the objective.
+    for (id, name, levels, watts, spec) in &rates {
+        let tried: Vec<(u32, crate::study::capacity::Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+        let (Some(lo), hi) = crate::study::capacity::bracket(&tried) else {
+            out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
+            continue;
+        };
+        let goal = spec.rate.as_ref().map_or(String::new(), |r| r.latency.clone());
+        if bound.is_some() {
+            out += &format!("warning: study {id} is sized at its own objective ({goal}), not --latency\n");
+        }
+        let watts = watts.iter().find(|(l, _)| *l == lo).map(|(_, w)| *w);
+        let plan = model::sizing::rate_plan(
+            &format!("capacity at {goal}"),
+            lo as f64,
+            hi.map(|h| h as f64),
+            watts,
+            a.target_tps,
+            &e,
+        )
+        .map_err(Error::Failed)?;
+        out += &report::sizing_text(
+            &format!("study {id}: {name}, open-loop capacity at {goal} (sustained {lo}, failed at {})", hi.map_or("none tried".into(), |h| h.to_string())),
+            "tps",
+            a.target_tps,
+            &e,
+            None,
+            &[plan],
+            given_cost.as_ref().or(spec.cost.as_ref()),
         );
         answered = true;
     }

@@ -3,7 +3,7 @@
 //! study runner (`crate::study`) runs it.
 
 use super::{load_study, write_out, Context};
-use crate::cli::{DemoArgs, ExportArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
+use crate::cli::{CapacityArgs, DemoArgs, ExportArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
 use crate::runner::study::{self, Site};
 use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
 use crate::{report, store, Error};
@@ -34,12 +34,26 @@ fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, 
         power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
         cost: None,
         script_options: a.workload_args.script_options.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect(),
+        rate: None,
     }
 }
 
 pub fn sweep(cx: &Context, a: &SweepArgs) -> Result<i32, Error> {
     let name = format!("sweep {} {}", a.workload, a.threads);
     let spec = spec_of(Kind::Sweep, &a.workload, &a.threads, &a.study, name);
+    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+}
+
+pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
+    let name = format!("capacity {} {}", a.workload, a.latency);
+    let mut spec = spec_of(Kind::Rate, &a.workload, &a.rates, &a.study, name);
+    spec.rate = Some(spec::RateSpec {
+        latency: a.latency.clone(),
+        resolution: a.resolution,
+        connections: a.connections,
+        probe_threads: a.probe_threads,
+        max_levels: a.max_levels,
+    });
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 
@@ -87,7 +101,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             match row.status.as_str() {
                 "completed" => {
                     println!("study {id} is complete; nothing to resume");
-                    print!("{}", report::study_tables(&spec, &series));
+                    print!("{}", report::study_text(&spec, &row, &series));
                     Ok(0)
                 }
                 "running" => Err(Error::Usage(format!(
@@ -119,7 +133,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             if !spec.description.is_empty() {
                 println!("{}", spec.description.trim());
             }
-            print!("{}", report::study_tables(&spec, &series));
+            print!("{}", report::study_text(&spec, &row, &series));
             let runs: Vec<i64> = row.steps.iter().flat_map(|s| s.runs.iter().copied()).collect();
             // In order: a step's groups store their runs as they finish ("runs: 59 61 60").
             println!("\n{}", report::run_ids(&runs));
@@ -163,6 +177,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         power: Default::default(),
         cost: None,
         script_options: Default::default(),
+        rate: None,
     };
     let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {

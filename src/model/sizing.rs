@@ -211,6 +211,40 @@ pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Opt
     Ok(vec![plan_of("one node per server", 1, one, t, e, weak_level(one, "nodes"))?])
 }
 
+/// One instance per server from a rate study: each server carries the highest rate that
+/// met the objective (`sustained`); the capacity lies below `failed`, the lowest rate
+/// that broke it, so the fewest servers the data allows are those at `failed`. Without
+/// a failure the limit was not found: the count is an upper bound, said so.
+pub fn rate_plan(
+    name: &str,
+    sustained: f64,
+    failed: Option<f64>,
+    watts: Option<f64>,
+    t: f64,
+    e: &ScaleOut,
+) -> Result<Plan, String> {
+    let (servers, efficiency, how) = e.servers(t, sustained)?;
+    let fewest = failed.and_then(|f| e.servers(t, f).ok().map(|s| s.0));
+    let mut weak = Vec::new();
+    if failed.is_none() {
+        weak.push(format!(
+            "no rate above {sustained:.0} was tried that failed the objective: its capacity may be higher, and the              server count an upper bound"
+        ));
+    }
+    Ok(Plan {
+        name: name.into(),
+        instances_per_server: 1,
+        per_server: sustained,
+        servers,
+        watts,
+        efficiency,
+        efficiency_source: how.into(),
+        servers_range: (fewest, Some(servers)),
+        per_server_range: (sustained, failed.unwrap_or(sustained)),
+        weak,
+    })
+}
+
 /// A configuration checked against "X at Y connections".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -300,6 +334,7 @@ mod tests {
                         conflicts: None,
                         status: None,
                         node_cpus: None,
+                        rate: None,
                     },
                 )
             })

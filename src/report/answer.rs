@@ -215,6 +215,7 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
         _ => None,
     };
     Some(match (kind, v.shape) {
+        (Kind::Rate, _) => return None, // a rate study answers in `capacity::answer`
         (Kind::ScaleOut, _) => {
             let last = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes)?;
             format!(

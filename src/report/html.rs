@@ -61,6 +61,11 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
             Item::Run(doc) => {
                 let _ = writeln!(out, "<p>Run {}: {}</p>", doc.id.unwrap_or(0), esc(&super::answer::run(doc)));
             }
+            Item::Study { row, spec, .. } if spec.kind == Kind::Rate => {
+                for a in super::capacity::answers(spec, row) {
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&a));
+                }
+            }
             Item::Study { row, spec, series, .. } => {
                 for s in series {
                     let what = spec.level_name();
@@ -246,7 +251,10 @@ fn study_section(
                 ),
             ),
             ("headline", steady),
-            ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() }),
+            match &spec.rate {
+                Some(r) => ("latency objective", format!("{} (open loop, Poisson arrivals)", r.latency)),
+                None => ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() }),
+            },
             ("power", power),
         ],
     );
@@ -265,6 +273,9 @@ fn study_section(
         }
     } else {
         configuration_settings(out, spec, samples);
+    }
+    if spec.kind == Kind::Rate {
+        super::capacity::html(out, spec, row);
     }
     let what = spec.level_name();
     for s in series {
@@ -995,6 +1006,7 @@ mod tests {
             conflicts: None,
             status: None,
             node_cpus: None,
+            rate: None,
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

@@ -8,6 +8,7 @@ use crate::store::RunRow;
 use std::fmt::Write;
 
 pub mod answer;
+pub mod capacity;
 pub mod compare;
 /// ANSI colour for terminal output: only when stdout is a terminal and NO_COLOR is
 /// unset, so files, pipes and tests get plain text.
@@ -613,12 +614,24 @@ pub fn step_line(
     s
 }
 
-fn fmt_elapsed(secs: u64) -> String {
+pub fn fmt_elapsed(secs: u64) -> String {
     format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 /// A study's tables: one per series, levels as rows, the peak and saturation marked,
 /// the stop reason under it.
+/// A stored study's tables, of whatever kind.
+pub fn study_text(
+    spec: &crate::study::spec::StudySpec,
+    row: &crate::store::StudyRow,
+    series: &[crate::study::figures::SeriesResult],
+) -> String {
+    match spec.kind {
+        crate::study::spec::Kind::Rate => capacity::tables(spec, row),
+        _ => study_tables(spec, series),
+    }
+}
+
 pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
     use crate::study::spec::Kind;
     let mut out = String::new();
@@ -1121,6 +1134,7 @@ mod tests {
             conflicts: None,
             status: None,
             node_cpus: None,
+            rate: None,
         };
         let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];
         let r = figures::series_result("rw", &[1, 2, 4], 1, &steps, &stop::parse("plateau<5%").unwrap());

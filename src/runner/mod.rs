@@ -6,6 +6,7 @@
 //! Also the pieces the data commands share with it: resolving a target, loading data
 //! with a progress bar, the async runtime. `study` runs whole studies.
 
+pub mod capacity;
 pub mod study;
 
 use crate::exec::Ended;
@@ -419,6 +420,22 @@ fn check_prepared_statements(server: &serde_json::Value, threads: u32, per_conne
         )));
     }
     Ok(())
+}
+
+/// The server's `max_connections` and `max_prepared_stmt_count` (None where it does not
+/// say), for a study that sizes its connections to them.
+pub fn server_limits(manager: &Manager, req: &RunRequest) -> Result<(Option<u64>, Option<u64>), Error> {
+    let workload = &*req.workload;
+    let (target, _) = resolve_target(manager, req.target(), workload.kind().default_database())?;
+    runtime(1)?.block_on(async {
+        let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, workload))?;
+        let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
+        let _ = conn.disconnect().await;
+        let number = |key: &str| -> Option<u64> {
+            server.get(key).and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).filter(|n| *n > 0)
+        };
+        Ok((number("max_connections"), number("max_prepared_stmt_count")))
+    })
 }
 
 /// The server's connection and prepared-statement limits against `req`'s connections,

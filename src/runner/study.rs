@@ -190,8 +190,6 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     }
     let _measuring = measurement_lock(site, spec)?;
     let store = Store::open(results)?;
-    let levels = spec.levels.resolve().map_err(Error::Usage)?;
-    let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
     let id = match resume {
         Some(id) => {
             store.set_study_status(id, "running", None)?;
@@ -204,6 +202,11 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         )?,
     };
     *study = Some(id);
+    if spec.kind == Kind::Rate {
+        return run_rate(site, spec, id, &store, resume.is_some());
+    }
+    let levels = spec.levels.resolve().map_err(Error::Usage)?;
+    let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
     let all_series = series_of(spec);
     let total = all_series.len() * levels.len() * spec.repeat as usize;
     let started = Instant::now();
@@ -255,7 +258,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 let what = match spec.kind {
                     Kind::Scale => format!("{level} instance(s)"),
                     Kind::ScaleOut => format!("{level} node(s)"),
-                    Kind::Sweep => format!("{level} {}", kind.level_name()),
+                    Kind::Sweep | Kind::Rate => format!("{level} {}", kind.level_name()),
                 };
                 let step_no = bar.position() + 1;
                 let label = format!("{} · {what}", series.name);
@@ -270,7 +273,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     ));
                 };
                 let (docs, ended) = match spec.kind {
-                    Kind::Sweep => sweep_step(site, spec, series, level, &show)?,
+                    Kind::Sweep | Kind::Rate => sweep_step(site, spec, series, level, &show)?,
                     Kind::Scale => scale_step(site, spec, series, level, &show)?,
                     Kind::ScaleOut => {
                         if let Some(c) = &cluster {
@@ -282,25 +285,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     }
                 };
                 let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-                // A step whose server was lost or stalled measured an outage, not
-                // capacity: it feeds no figure, no stop condition and no peak; the
-                // study stops.
-                // So is one where a client group finished no transaction in its steady
-                // state (a node whose every statement failed and was retried): a 0 is
-                // no figure.
-                let sick = docs
-                    .iter()
-                    .filter_map(|d| {
-                        let s = d.summary.as_ref()?;
-                        s.not_capacity().or_else(|| {
-                            // An interrupted or failed step says so itself.
-                            (s.transactions == 0 && d.error.is_none() && ended == Ended::Completed).then(|| {
-                                "no transaction finished after the warm-up: there is no throughput figure".into()
-                            })
-                        })
-                    })
-                    .map(|why| format!("{why}, so the study stops here"))
-                    .next();
+                let sick = not_capacity(&docs, ended);
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();
                 let figures = if ended == Ended::Completed {
@@ -374,6 +359,49 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     Ok(outcome.exit_code())
 }
 
+/// Why a step measured no capacity, if it did not: its server was lost or stalled (an
+/// outage: no figure, no stop condition, no peak; the study stops), or a client group
+/// finished no transaction in its steady state (a node whose every statement failed and
+/// was retried: a 0 is no figure).
+pub fn not_capacity(docs: &[RunDocument], ended: Ended) -> Option<String> {
+    docs.iter()
+        .filter_map(|d| {
+            let s = d.summary.as_ref()?;
+            s.not_capacity().or_else(|| {
+                // An interrupted or failed step says so itself.
+                (s.transactions == 0 && d.error.is_none() && ended == Ended::Completed)
+                    .then(|| "no transaction finished after the warm-up: there is no throughput figure".into())
+            })
+        })
+        .map(|why| format!("{why}, so the study stops here"))
+        .next()
+}
+
+/// A rate study, run by `runner::capacity`, stored and summed up as the others are.
+fn run_rate(site: &Site, spec: &StudySpec, id: i64, store: &Store, resumed: bool) -> Result<i32, Error> {
+    let started = Instant::now();
+    if resumed {
+        println!("study {id}: resumed; its finished levels are kept");
+    }
+    let ending = super::capacity::run(site, spec, id, store, started)?;
+    let status = ending.outcome.status();
+    let mut result = serde_json::json!({});
+    if let Some(why) = &ending.failure {
+        result["error"] = why.clone().into();
+    }
+    store.set_study_status(id, status, Some(&result))?;
+    print!("{}", report::capacity::tables(spec, &store.load_study(id)?));
+    println!(
+        "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
+        started.elapsed().as_secs_f64(),
+        site.results.display()
+    );
+    if ending.outcome != Ended::Completed {
+        println!("finished steps are kept: `sizeup study resume {id}` continues it");
+    }
+    Ok(ending.outcome.exit_code())
+}
+
 /// What a reader must know about the servers a study runs on that its file does not say:
 /// managed settings it inherits without naming them (left by an earlier study or
 /// `sizeup server start`), and managed instances running beside it that it does not use.
@@ -442,12 +470,17 @@ fn settings_for(
     server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 
-fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
+/// Loads a sweep's (or rate study's) data when missing, and checks the server's limits
+/// against the sweep's most connections.
+pub fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
     let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
     if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref(), req.target())? {
         site.manager.start_with(req.target().instance + 1, &settings)?;
     }
     runner::ensure_prepared(site.manager, &req)?;
+    if spec.kind == Kind::Rate {
+        return Ok(()); // each level's connections are fitted to the limits
+    }
     // The server's limits against the sweep's most connections, before the first level
     // (sweep_levels_beyond_limits: 1000,3000 failed at 3000 on max_connections).
     let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);

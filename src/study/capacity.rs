@@ -124,10 +124,14 @@ pub struct RateFigures {
     pub offered: f64,
     /// Transactions finished per second over the measured time.
     pub achieved: f64,
-    /// The connections open (the pool), and how many were in flight at interval ends:
-    /// on average and at most.
+    /// The connections open (the pool).
     pub connections: u32,
+    /// Transactions in the system on average, by Little's law: the achieved rate x the
+    /// mean latency from the intended start (in flight on a connection, or waiting for
+    /// one). Sampling in-flight counts at interval ends reads near 0 at sub-millisecond
+    /// latencies; this does not.
     pub in_flight_mean: f64,
+    /// The most in flight seen at an interval's end.
     pub in_flight_max: u64,
     /// Arrivals waiting for a connection at interval ends, at most; arrivals due that
     /// never started before the end.
@@ -244,15 +248,12 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
         })
         .collect();
     let steady: Vec<&stats::Interval> = doc.intervals.iter().filter(|iv| !iv.warmup).collect();
-    let in_flight_mean = match steady.len() {
-        0 => 0.0,
-        n => steady.iter().map(|iv| iv.concurrency as f64).sum::<f64>() / n as f64,
-    };
+    let achieved = if summary.seconds > 0.0 { summary.transactions as f64 / summary.seconds } else { 0.0 };
     Ok(RateFigures {
         offered,
-        achieved: if summary.seconds > 0.0 { summary.transactions as f64 / summary.seconds } else { 0.0 },
+        achieved,
         connections: doc.config.run.threads,
-        in_flight_mean,
+        in_flight_mean: achieved * summary.latency_ms.avg / 1000.0,
         in_flight_max: steady.iter().map(|iv| iv.concurrency).max().unwrap_or(0),
         max_backlog: summary.max_backlog,
         missed: summary.missed_arrivals,
@@ -260,6 +261,13 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
         types,
         nopm_per_tps: summary.nopm.filter(|_| summary.tps > 0.0).map(|n| n / summary.tps),
     })
+}
+
+/// A rate study's level as stored with its step: the figures and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RateLevel {
+    pub figures: RateFigures,
+    pub verdict: Verdict,
 }
 
 /// How the rates are found: from `first` up by `factor` until one fails, then halving

@@ -40,6 +40,9 @@ pub struct StepFigures {
     /// Lab nodes: each node's CPU quota in cores (the host's CPU does not show it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_cpus: Option<f64>,
+    /// A rate study's level: what the rate measured, and its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<super::capacity::RateLevel>,
 }
 
 /// The CPU quota in a lab label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
@@ -217,6 +220,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         conflicts,
         status,
         node_cpus: docs.iter().find_map(node_quota),
+        rate: None,
     })
 }
 
@@ -540,6 +544,7 @@ pub(crate) mod tests {
             conflicts: None,
             status: None,
             node_cpus: None,
+            rate: None,
         }
     }
 
@@ -588,6 +593,7 @@ pub(crate) mod tests {
             conflicts: None,
             status: None,
             node_cpus: None,
+            rate: None,
         }
     }
 

@@ -46,6 +46,9 @@ pub fn series_of(spec: &StudySpec) -> Vec<Series> {
 
 /// Every series' verdict from what the store holds for a study.
 pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>, String> {
+    if spec.kind == spec::Kind::Rate {
+        return Ok(Vec::new()); // its levels are rates: `rate_levels`
+    }
     let levels = spec.levels.resolve()?;
     let conditions = stop::parse(&spec.stop_when)?;
     Ok(series_of(spec)
@@ -59,6 +62,19 @@ pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>,
             r
         })
         .collect())
+}
+
+/// A rate study's levels for one series, in the order run: rate, figures, verdict.
+pub fn rate_levels(row: &StudyRow, series: &str) -> Vec<(u32, capacity::RateFigures, capacity::Verdict)> {
+    completed_steps(row, series)
+        .into_iter()
+        .filter_map(|(level, f)| f.rate.map(|r| (level, r.figures, r.verdict)))
+        .collect()
+}
+
+/// The series name of a rate study's closed-loop probe.
+pub fn probe_series(series: &str) -> String {
+    format!("{series} (closed-loop probe)")
 }
 
 pub fn completed_steps(row: &StudyRow, series: &str) -> Vec<(u32, StepFigures)> {

@@ -22,6 +22,9 @@ pub enum Kind {
     /// node: the scale-out efficiency e(N) = X(N) / (N x X(1)).
     #[serde(rename = "scale-out")]
     ScaleOut,
+    /// One server, open-loop arrival rates: the highest rate that meets a latency
+    /// objective (`sizeup capacity`, `[rate]`).
+    Rate,
 }
 
 impl Kind {
@@ -31,12 +34,13 @@ impl Kind {
             Kind::Sweep => "sweep",
             Kind::Scale => "scale",
             Kind::ScaleOut => "scale-out",
+            Kind::Rate => "rate",
         }
     }
 
     /// Several client groups, one per instance or node.
     pub fn grouped(self) -> bool {
-        self != Kind::Sweep
+        matches!(self, Kind::Scale | Kind::ScaleOut)
     }
 }
 
@@ -241,6 +245,42 @@ pub struct ClusterSection {
     pub link_jitter: Option<String>,
 }
 
+/// A rate study's objective and search (`[rate]`, `sizeup capacity`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateSpec {
+    /// The latency objective(s), all to be met: "p99<20ms", "p99<20ms,p90[delivery]<5s".
+    pub latency: String,
+    /// How close the search brackets the capacity, in percent of the rate (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
+    /// Connections each level opens (default: twice what the objective needs in flight
+    /// at the level's rate, plus one per CPU, within the server's limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
+    /// The closed-loop probe that gives the search its scale: its connections (default
+    /// 4 per CPU of the client host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_threads: Option<u32>,
+    /// The most rate levels the search runs (default 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_levels: Option<usize>,
+}
+
+/// The bracket a rate study aims for when none is given, in percent.
+pub const DEFAULT_RESOLUTION_PCT: f64 = 5.0;
+/// The most levels a rate search runs when not told.
+pub const DEFAULT_MAX_RATE_LEVELS: usize = 12;
+
+impl RateSpec {
+    pub fn objectives(&self) -> Result<Vec<super::capacity::Objective>, String> {
+        super::capacity::parse_objectives(&self.latency)
+    }
+    pub fn resolution(&self) -> f64 {
+        self.resolution.unwrap_or(DEFAULT_RESOLUTION_PCT) / 100.0
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerSpec {
@@ -296,6 +336,9 @@ pub struct StudySpec {
     /// A Lua script's own options (`[script_options]`), by its option names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub script_options: BTreeMap<String, Value>,
+    /// A rate study's objective and search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateSpec>,
 }
 
 /// A script option's value as its command line would give it.
@@ -339,7 +382,13 @@ impl StudySpec {
         if self.workloads.is_empty() {
             return Err("name at least one workload".into());
         }
-        let levels = self.levels.resolve()?;
+        if self.kind == Kind::Rate {
+            self.validate_rate()?;
+        } else if self.rate.is_some() {
+            return Err("[rate] belongs to rate studies (kind = \"rate\", `sizeup capacity`)".into());
+        }
+        // A rate study's levels are rates, each run at its own pool of connections.
+        let levels = if self.kind == Kind::Rate { vec![1] } else { self.levels.resolve()? };
         let max = crate::plan::MAX_SECONDS;
         if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
             return Err(format!(
@@ -530,6 +579,64 @@ impl StudySpec {
         Ok(())
     }
 
+    /// A rate study's own checks: its objective, its levels (rates, or found), and
+    /// what it does not take.
+    fn validate_rate(&self) -> Result<(), String> {
+        let r = self.rate.as_ref().ok_or("a rate study needs its objective: [rate] latency = \"p99<20ms\"")?;
+        let objectives = r.objectives()?;
+        let types: Vec<String> = self
+            .workloads
+            .iter()
+            .flat_map(|w| crate::workload::kind(w).map(|k| k.transaction_types(w)).unwrap_or_default())
+            .collect();
+        super::capacity::check_types(&objectives, &types)?;
+        self.rates()?;
+        if r.resolution.is_some_and(|p| !(p >= 0.5 && p <= 50.0)) {
+            return Err("resolution (--resolution) is a percentage between 0.5 and 50".into());
+        }
+        for (name, v) in [("connections (--connections)", r.connections), ("probe_threads", r.probe_threads)] {
+            if let Some(n) = v.filter(|n| *n == 0 || *n > plan::MAX_THREADS) {
+                return Err(format!("{name} {n}: give 1 to {} connections", plan::MAX_THREADS));
+            }
+        }
+        if r.max_levels.is_some_and(|n| !(2..=100).contains(&n)) {
+            return Err("max_levels (--max-levels) must be between 2 and 100".into());
+        }
+        if !self.stop_when.trim().is_empty() {
+            return Err("a rate study ends at its latency objective: leave stop_when (--stop-when) out".into());
+        }
+        if self.repeat != 1 {
+            return Err("a rate study runs each rate once (the search brackets the capacity): leave repeat out".into());
+        }
+        if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
+            return Err("a rate study runs on one server: no [[configs]], [scale] or [cluster]".into());
+        }
+        Ok(())
+    }
+
+    /// A rate study's rates as given (tps), or none when the search finds them
+    /// (`levels = "auto"`).
+    pub fn rates(&self) -> Result<Vec<u32>, String> {
+        match &self.levels {
+            Levels::Text(t) if t.trim() == "auto" || t.trim().is_empty() => Ok(Vec::new()),
+            other => other.resolve().map_err(|e| format!("rates: {e}; or \"auto\" to find them")),
+        }
+    }
+
+    /// One rate level's run request: `connections` at `rate` arrivals per second.
+    pub fn rate_request(
+        &self,
+        workload: &str,
+        rate: u32,
+        connections: u32,
+        password: Option<&str>,
+    ) -> Result<RunRequest, String> {
+        let mut o = self.run_options(connections)?;
+        o.rate = rate as f64;
+        o.target.password = password.map(str::to_string);
+        plan::run_request(workload, &o)
+    }
+
     /// The spec a study was stored with.
     pub fn stored(row: &crate::store::StudyRow) -> Result<StudySpec, String> {
         serde_json::from_value(row.spec.clone())
@@ -561,6 +668,7 @@ impl StudySpec {
         match self.kind {
             Kind::Scale => return "instances",
             Kind::ScaleOut => return "nodes",
+            Kind::Rate => return "tps",
             Kind::Sweep => {}
         }
         let names: Vec<&str> = self.workloads.iter().map(|w| workload::kind_of_result(w).level_name()).collect();

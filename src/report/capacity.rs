@@ -1,0 +1,193 @@
+//! A rate study shown: its levels as a table (text and HTML), the latency-against-
+//! throughput chart with the objective drawn on it and the knee marked, and the answer.
+
+use super::svg::{esc, Line, LineChart, Mark, Side};
+use crate::store::StudyRow;
+use crate::study::capacity::{self, ms_text, Objective, RateFigures, Verdict};
+use crate::study::figures::StepFigures;
+use crate::study::spec::StudySpec;
+use crate::study::{completed_steps, probe_series, rate_levels, series_of};
+use std::fmt::Write;
+
+type Level = (u32, RateFigures, Verdict);
+
+/// Each series: its name, its levels by rate, and its closed-loop probe.
+fn series(spec: &StudySpec, row: &StudyRow) -> Vec<(String, Vec<Level>, Option<(u32, StepFigures)>)> {
+    series_of(spec)
+        .into_iter()
+        .map(|s| {
+            let mut levels = rate_levels(row, &s.name);
+            levels.sort_by_key(|(r, _, _)| *r);
+            let probe = completed_steps(row, &probe_series(&s.name)).into_iter().next();
+            (s.name, levels, probe)
+        })
+        .collect()
+}
+
+fn objectives(spec: &StudySpec) -> Vec<Objective> {
+    spec.rate.as_ref().and_then(|r| r.objectives().ok()).unwrap_or_default()
+}
+
+fn resolution(spec: &StudySpec) -> f64 {
+    spec.rate.as_ref().map_or(0.05, |r| r.resolution())
+}
+
+/// The answer per series, with the closed-loop probe beside it.
+pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
+    let objectives = objectives(spec);
+    series(spec, row)
+        .into_iter()
+        .map(|(name, levels, probe)| {
+            let mut a = format!("{name}: {}", capacity::answer(&levels, &objectives, resolution(spec)));
+            if let Some((threads, f)) = probe {
+                let _ = write!(
+                    a,
+                    " (For scale: a closed loop of {threads} connections gave {:.0} tps, p99 {}; a closed loop's \
+                     latency is whatever its queue makes it, an open loop's is held to the arrivals.)",
+                    f.tps,
+                    ms_text(f.latency_ms.p99)
+                );
+            }
+            a
+        })
+        .collect()
+}
+
+fn verdict_text(v: &Verdict) -> String {
+    match v {
+        Verdict::Met => "met".into(),
+        Verdict::Missed { objective, .. } => format!("missed {objective}"),
+        Verdict::Behind { pct } => format!("{pct:.0} % behind"),
+        Verdict::PoolLimited { connections, .. } => format!("pool of {connections} full"),
+    }
+}
+
+/// The worst type's corrected percentiles at a level.
+fn worst(f: &RateFigures) -> (f64, f64, f64, f64) {
+    f.types.iter().fold((0.0, 0.0, 0.0, 0.0), |a, t| (a.0.max(t.p50), a.1.max(t.p95), a.2.max(t.p99), a.3.max(t.p999)))
+}
+
+/// The text tables `study run` and `study show` print.
+pub fn tables(spec: &StudySpec, row: &StudyRow) -> String {
+    let mut out = String::new();
+    let goal: Vec<String> = objectives(spec).iter().map(Objective::label).collect();
+    for (name, levels, _) in series(spec, row) {
+        let _ = writeln!(out, "\n{name} against {} (latency from each arrival's intended start)", goal.join(" and "));
+        let _ = writeln!(
+            out,
+            "  {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>5}  verdict",
+            "offered", "achieved", "behind", "conns", "in system", "backlog", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "cpu"
+        );
+        for (rate, f, v) in &levels {
+            let (p50, p95, p99, p999) = worst(f);
+            let cpu = step_cpu(row, &name, *rate).map_or("-".to_string(), |c| format!("{c:.0}"));
+            let _ = writeln!(
+                out,
+                "  {:>9} {:>9.0} {:>6.1}% {:>6} {:>9.1} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>5}  {}",
+                rate,
+                f.achieved,
+                f.behind_pct(),
+                f.connections,
+                f.in_flight_mean,
+                f.max_backlog,
+                p50,
+                p95,
+                p99,
+                p999,
+                cpu,
+                verdict_text(v)
+            );
+        }
+        if let Some(k) = capacity::knee(&levels) {
+            let _ = writeln!(out, "  knee: latency stays within twice the lightest level's up to {k} tps");
+        }
+    }
+    for a in answers(spec, row) {
+        let _ = writeln!(out, "\n{a}");
+    }
+    out
+}
+
+/// The host CPU busy share of a level's step, when sampled.
+fn step_cpu(row: &StudyRow, series: &str, rate: u32) -> Option<f64> {
+    completed_steps(row, series).into_iter().find(|(l, _)| *l == rate)?.1.os?.busy()
+}
+
+/// The HTML section of a rate study: chart, then table.
+pub fn html(out: &mut String, spec: &StudySpec, row: &StudyRow) {
+    let objectives = objectives(spec);
+    let Some(first) = objectives.first() else { return };
+    for (i, (name, levels, _)) in series(spec, row).into_iter().enumerate() {
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&name));
+        if levels.is_empty() {
+            out.push_str("<p class=\"muted\">No rate level finished.</p>\n");
+            continue;
+        }
+        // Levels far past the objective would flatten the curve: drawn at 4x it, said.
+        let ceiling = first.below_ms * 4.0;
+        let at = |f: &RateFigures| f.measured.first().map_or(0.0, |m| m.ms);
+        let clipped = levels.iter().any(|(_, f, _)| at(f) > ceiling);
+        let points: Vec<(f64, f64)> = levels.iter().map(|(_, f, _)| (f.achieved, at(f).min(ceiling))).collect();
+        let x_end = points.iter().map(|p| p.0).fold(0.0, f64::max);
+        let mut marks = Vec::new();
+        let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+        if let (Some(lo), _) = capacity::bracket(&tried) {
+            if let Some((_, f, _)) = levels.iter().find(|(r, _, _)| *r == lo) {
+                marks.push(Mark { x: f.achieved, label: format!("sustains {lo} tps") });
+            }
+        }
+        if let Some(k) = capacity::knee(&levels) {
+            if let Some((_, f, _)) = levels.iter().find(|(r, _, _)| *r == k) {
+                marks.push(Mark { x: f.achieved, label: "knee".into() });
+            }
+        }
+        let id = format!("rate-{}-{i}", row.id);
+        let title = format!("{} against throughput", first.name());
+        let chart = LineChart {
+            id: &id,
+            title: &title,
+            x_label: "achieved tps (open loop)",
+            left_label: "ms",
+            right_label: "",
+            log_x: false,
+            lines: vec![
+                Line {
+                    name: format!("{} (corrected){}", first.name(), if clipped { ", drawn at most 4x the objective" } else { "" }),
+                    points,
+                    side: Side::Left,
+                    dashed: false,
+                },
+                Line {
+                    name: format!("objective {}", first.label()),
+                    points: vec![(0.0, first.below_ms), (x_end, first.below_ms)],
+                    side: Side::Left,
+                    dashed: true,
+                },
+            ],
+            marks,
+            bands: Vec::new(),
+            x_ticks: None,
+        };
+        let _ = writeln!(out, "<figure class=\"chart\">{}</figure>", chart.render());
+        out.push_str(
+            "<table><tr><th>offered tps</th><th>achieved tps</th><th>behind</th><th>connections</th>\
+             <th>in system</th><th>backlog</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>p99.9 ms</th>\
+             <th class=\"l\">verdict</th></tr>\n",
+        );
+        for (rate, f, v) in &levels {
+            let (p50, p95, p99, p999) = worst(f);
+            let _ = writeln!(
+                out,
+                "<tr><td>{rate}</td><td>{:.0}</td><td>{:.1} %</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{p50:.2}</td>\
+                 <td>{p95:.2}</td><td>{p99:.2}</td><td>{p999:.2}</td><td class=\"l\">{}</td></tr>",
+                f.achieved,
+                f.behind_pct(),
+                f.connections,
+                f.in_flight_mean,
+                f.max_backlog,
+                esc(&verdict_text(v))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+}
