@@ -158,6 +158,9 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
             docs.iter().filter_map(|d| Some((server_key(d), d.summary.as_ref()?.os.as_ref()?.server_cores?))).collect();
         let own = os.server_cores;
         os.server_cores = servers_cores(&each);
+        // Any group's server seen stopped: the step's verdict names no starvation.
+        os.server_stopped =
+            docs.iter().any(|d| d.summary.as_ref().and_then(|s| s.os.as_ref()).is_some_and(|o| o.server_stopped));
         // The first group counted the step's other servers among "other processes":
         // they are this step's servers, not programs outside the test.
         if let (Some(others), Some(own), Some(all)) = (os.other_cores, own, os.server_cores) {
