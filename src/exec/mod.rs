@@ -1066,13 +1066,13 @@ fn client_thread<W: Sessions>(
 const STALL_CHECK: Duration = Duration::from_secs(1);
 
 /// Hands the recorder over at every interval boundary before the deadline, marking
-/// intervals the server was lost in (outage) and how long transactions were stuck
-/// (checked every [`STALL_CHECK`] up to the deadline, so a long `--report-interval` and
-/// the last partial interval miss none), and fails the run when a transaction waits
-/// past `--statement-timeout`. After the deadline or a stop (other than that failure)
-/// it gives transactions in flight [`END_GRACE`] to finish, then returns, which ends the
-/// thread's workers. The workers only store their start time: the per-statement path
-/// has no timer of its own.
+/// intervals the server was lost in (outage), how long transactions were stuck (checked
+/// every [`STALL_CHECK`] up to the deadline and through the drain after it, so a long
+/// `--report-interval`, the last partial interval and a stall after `--time` miss none),
+/// and fails the run when a transaction waits past `--statement-timeout`. After the deadline or a
+/// stop (other than that failure) it gives transactions in flight [`END_GRACE`] to
+/// finish, then returns, which ends the thread's workers. The workers only store their
+/// start time: the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
     let mut k = 1u64;
@@ -1091,25 +1091,9 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
             _ = wake.changed() => break,
         }
         let now = Instant::now();
-        let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
-        if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
-            shard.control.fail_stalled(format!(
-                "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
-                now.saturating_duration_since(since).as_secs_f64()
-            ));
+        if stall_check(shard, now) {
             break;
         }
-        let done = {
-            let rec = shard.recorder.borrow();
-            rec.transactions() + rec.errors()
-        };
-        let mut watch = shard.stall_watch.borrow_mut();
-        if watch.progressed(done) {
-            shard.control.answered(now.saturating_duration_since(shard.start).as_micros() as u64);
-        }
-        let last_answer = shard.start + Duration::from_micros(shard.control.last_answer_us());
-        watch.check(now, oldest, last_answer);
-        drop(watch);
         if now < until || last.is_some() {
             continue;
         }
@@ -1125,12 +1109,44 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
     // nothing to its figures (the stall was already waited out past --statement-timeout).
     if !shard.control.stalled() {
         let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
-        crate::timer::sleep_until(from + END_GRACE).await;
+        // The drain is watched as the run was: a server that stalls after --time stalls
+        // the last interval, whose transactions wait through it.
+        let grace = from + END_GRACE;
+        while Instant::now() < grace {
+            crate::timer::sleep_until(grace.min(Instant::now() + STALL_CHECK)).await;
+            if stall_check(shard, Instant::now()) {
+                break;
+            }
+        }
     }
     let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
     if waiting > 0 {
         shard.control.abandon(waiting);
     }
+}
+
+/// One check at `now`: fails the run on a transaction past `--statement-timeout` (and
+/// says so: true), else updates the interval's watch for a stalled server.
+fn stall_check(shard: &Shard, now: Instant) -> bool {
+    let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
+    if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
+        shard.control.fail_stalled(format!(
+            "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
+            now.saturating_duration_since(since).as_secs_f64()
+        ));
+        return true;
+    }
+    let done = {
+        let rec = shard.recorder.borrow();
+        rec.transactions() + rec.errors()
+    };
+    let mut watch = shard.stall_watch.borrow_mut();
+    if watch.progressed(done) {
+        shard.control.answered(now.saturating_duration_since(shard.start).as_micros() as u64);
+    }
+    let last_answer = shard.start + Duration::from_micros(shard.control.last_answer_us());
+    watch.check(now, oldest, last_answer);
+    false
 }
 
 #[cfg(test)]
@@ -1193,6 +1209,61 @@ mod tests {
         // One server is the run as it always was: every connection to it.
         let one: Targets = server(9).into();
         assert!((0..5).all(|i| one.for_connection(i).port == 9));
+    }
+
+    /// A client thread's shard on tokio's paused clock: one connection, 1-s intervals.
+    fn shard(time: Duration) -> Shard {
+        let start = Instant::now();
+        Shard {
+            control: Arc::new(Control::new(None)),
+            recorder: RefCell::new(Recorder::new(1)),
+            arrivals: None,
+            start,
+            steady_from: start,
+            deadline: Some(start + time),
+            delay: None,
+            retry_on: Default::default(),
+            busy: vec![Default::default()],
+            stall_watch: Default::default(),
+            losses_seen: Default::default(),
+            server_lost_timeout: Duration::from_secs(30),
+            statement_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The ticker's hand-overs, then the final one (the last interval), each as
+    /// (boundary, recorder); boundary 0 is the final.
+    fn hand_overs(shard: &Shard, mut rx: mpsc::UnboundedReceiver<Msg>) -> Vec<(u64, Recorder)> {
+        let mut out = Vec::new();
+        while let Ok(Msg::Tick(k, rec)) = rx.try_recv() {
+            out.push((k, rec));
+        }
+        out.push((0, shard.hand_over(1)));
+        out
+    }
+
+    /// a_stall_after_time_is_untagged: the server froze half a second before --time and
+    /// stayed frozen 3.5 s into the drain. The stall checks stopped at the deadline, so
+    /// the last interval's transaction had waited 0.5 s as far as they knew, and the
+    /// interval (its 4-s transaction counted in it) came out untagged.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_after_time_is_untagged() {
+        let s = shard(Duration::from_secs(2));
+        let (tx, rx) = mpsc::unbounded_channel();
+        s.busy[0].set(Some(s.start + Duration::from_millis(1500)));
+        let server_back = async {
+            crate::timer::sleep_until(s.start + Duration::from_secs(5)).await;
+            s.recorder.borrow_mut().transaction(0, 3_500_000, false);
+            s.busy[0].set(None);
+        };
+        tokio::join!(ticker(&s, Duration::from_secs(1), &tx, 1, false), server_back);
+        assert_eq!(s.control.abandoned(), 0, "answered within the grace");
+        let all = hand_overs(&s, rx);
+        let (k, last) = all.last().unwrap();
+        assert_eq!(*k, 0);
+        assert!(last.stuck >= Some(clock::STALL_AFTER), "{:?}", last.stuck);
+        let mut rule = clock::StallRule::default();
+        assert!(all.iter().map(|(_, r)| rule.judge(r)).collect::<Vec<_>>().ends_with(&[true]));
     }
 
     #[test]
