@@ -1027,6 +1027,7 @@ fn client_thread<W: Sessions>(
             busy: (0..ready.len()).map(|_| Default::default()).collect(),
             stall_watch: Default::default(),
             losses_seen: Default::default(),
+            late: Default::default(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
         };
@@ -1068,21 +1069,29 @@ const STALL_CHECK: Duration = Duration::from_secs(1);
 /// Hands the recorder over at every interval boundary before the deadline, marking
 /// intervals the server was lost in (outage), how long transactions were stuck (checked
 /// every [`STALL_CHECK`] up to the deadline and through the drain after it, so a long
-/// `--report-interval`, the last partial interval and a stall after `--time` miss none),
-/// and fails the run when a transaction waits past `--statement-timeout`. After the deadline or a
+/// `--report-interval`, the last partial interval and a stall after `--time` miss none)
+/// and how far each hand-over was off schedule (a client not running on time), and fails
+/// the run when a transaction waits past `--statement-timeout`. After the deadline or a
 /// stop (other than that failure) it gives transactions in flight [`END_GRACE`] to
 /// finish, then returns, which ends the thread's workers. The workers only store their
 /// start time: the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
     let mut k = 1u64;
+    // How late the previous boundary was handed over: an interval counts from that
+    // hand-over to its own, so its span misses its length by the change in lateness.
+    let mut was_late = Duration::ZERO;
     loop {
         let at = shard.start + interval.mul_f64(k as f64);
         // The last interval is watched up to the deadline and handed over with the
         // workers' final recorder.
         let last = shard.deadline.filter(|d| at >= *d);
         let until = last.unwrap_or(at);
-        if shard.control.stopped() || (last.is_some() && Instant::now() >= until) {
+        if shard.control.stopped() {
+            break;
+        }
+        if last.is_some() && Instant::now() >= until {
+            shard.late.set(Some(Instant::now().saturating_duration_since(until).abs_diff(was_late)));
             break;
         }
         let next = until.min(Instant::now() + STALL_CHECK);
@@ -1097,6 +1106,9 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
         if now < until || last.is_some() {
             continue;
         }
+        let late = now.saturating_duration_since(at);
+        shard.late.set(Some(late.abs_diff(was_late)));
+        was_late = late;
         let mut rec = shard.hand_over(types);
         if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
             rec.backlog = a.lock().expect("not poisoned").backlog((now - shard.start).as_secs_f64());
@@ -1226,6 +1238,7 @@ mod tests {
             busy: vec![Default::default()],
             stall_watch: Default::default(),
             losses_seen: Default::default(),
+            late: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
         }
@@ -1264,6 +1277,31 @@ mod tests {
         assert!(last.stuck >= Some(clock::STALL_AFTER), "{:?}", last.stuck);
         let mut rule = clock::StallRule::default();
         assert!(all.iter().map(|(_, r)| rule.judge(r)).collect::<Vec<_>>().ends_with(&[true]));
+    }
+
+    /// How the ticker marks a client that was not running: frozen from 1.5 s to 5 s (the
+    /// paused clock jumps as a stopped process's would), it handed boundaries 2 to 5 over
+    /// at 5 s; each of those intervals counted a span that missed its second by at least
+    /// one, the next one is on time again.
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_ran_late_marks_the_intervals_it_counted_off_schedule() {
+        let s = shard(Duration::from_secs(7));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let freeze = async {
+            crate::timer::sleep_until(s.start + Duration::from_millis(1500)).await;
+            tokio::time::advance(Duration::from_millis(3500)).await;
+        };
+        tokio::join!(ticker(&s, Duration::from_secs(1), &tx, 1, false), freeze);
+        let late: Vec<(u64, f64)> = hand_overs(&s, rx)
+            .iter()
+            .map(|(k, r)| (*k, (r.late.unwrap_or_default().as_secs_f64() * 100.0).round() / 100.0))
+            .collect();
+        assert_eq!(late, [(1, 0.0), (2, 3.0), (3, 1.0), (4, 1.0), (5, 1.0), (6, 0.0), (0, 0.0)]);
+        let marked = |secs: f64| {
+            let rec = Recorder { late: Some(Duration::from_secs_f64(secs)), ..Recorder::new(1) };
+            Interval::from_recorder(&rec, &["t".into()], 3.0, 1.0, false, 1, 95.0).client_late_s
+        };
+        assert_eq!((marked(1.0), marked(0.3), marked(0.2)), (Some(1.0), Some(0.3), None));
     }
 
     #[test]
