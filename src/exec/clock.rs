@@ -204,8 +204,15 @@ pub fn summary(
             steady.seconds
         ));
     }
-    summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
-    summary.notes.extend(monitor::os::other_processes_note(summary.os.as_ref()));
+    // A server that made no progress for a while (stopped, stalled or lost) was not held
+    // back by CPU: figures averaged over that time say nothing of starvation.
+    let frozen = monitor::os::frozen_note(summary.os.as_ref());
+    let faulted = intervals.iter().any(|iv| !iv.warmup && (iv.stall || iv.outage));
+    if frozen.is_none() && !faulted {
+        summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
+        summary.notes.extend(monitor::os::other_processes_note(summary.os.as_ref()));
+    }
+    summary.notes.extend(frozen);
     summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
@@ -386,5 +393,47 @@ mod tests {
         assert!((s.server_cpu_us_per_txn.unwrap() - 500.0).abs() < 1e-6);
         let empty = summary(&SteadyState::new(1, 0.0), &names, &[], 1, CpuSpan::default());
         assert_eq!((empty.transactions, empty.client_cpu_us_per_txn), (0, None));
+    }
+
+    /// a_frozen_server_gets_a_starved_of_cpu_note: a SIGSTOPped server uses no CPU while
+    /// other programs keep a shared host busy, and the run said "the server was starved
+    /// by programs outside the test". Stopped (state T) is frozen, and a server that
+    /// stalled made no progress to starve: neither gets a starvation note.
+    #[test]
+    fn a_frozen_server_gets_a_starved_of_cpu_note() {
+        let names = vec!["t".to_string()];
+        let run = |stopped: bool, stall: bool| {
+            let mut steady = SteadyState::new(1, 0.0);
+            let mut intervals = Vec::new();
+            for t in 1..=4 {
+                let r = rec(if stall && t > 1 { 0 } else { 100 });
+                let mut iv = Interval::from_recorder(&r, &names, t as f64, 1.0, false, 1, 95.0);
+                iv.stall = stall && t > 1;
+                // A 2-CPU host 98 % busy, the other programs' 1.5 cores of it; the server
+                // used none.
+                iv.os = Some(OsSample {
+                    idle: 2.0,
+                    host_cpus: Some(2),
+                    server_cores: Some(0.0),
+                    server_stopped: stopped && t > 1,
+                    client_cores: 0.3,
+                    other_cores: Some(1.5),
+                    ..Default::default()
+                });
+                steady.add(&iv, &r);
+                intervals.push(iv);
+            }
+            summary(&steady, &names, &intervals, 1, CpuSpan { client: 1.2, group: None, server: Some(0.0) }).notes
+        };
+        let starved = |notes: &[String]| notes.iter().any(|n| n.contains("server was starved"));
+        let stopped = run(true, true);
+        assert!(!starved(&stopped), "{stopped:?}");
+        assert!(stopped.iter().any(|n| n.starts_with(monitor::os::FROZEN) && n.contains("frozen")), "{stopped:?}");
+        // Stopped between two stall checks, or stalled on a hung disk: no starvation either.
+        assert!(!starved(&run(true, false)));
+        let stalled = run(false, true);
+        assert!(!starved(&stalled) && stalled.iter().any(|n| n.contains("stalled")), "{stalled:?}");
+        // A server that ran, on a host others kept busy, was starved.
+        assert!(starved(&run(false, false)));
     }
 }

@@ -1033,6 +1033,7 @@ fn client_thread<W: Sessions>(
             busy: (0..ready.len()).map(|_| Default::default()).collect(),
             stall_watch: Default::default(),
             losses_seen: Default::default(),
+            late: Default::default(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
         };
@@ -1072,23 +1073,31 @@ fn client_thread<W: Sessions>(
 const STALL_CHECK: Duration = Duration::from_secs(1);
 
 /// Hands the recorder over at every interval boundary before the deadline, marking
-/// intervals the server was lost in (outage) and how long transactions were stuck
-/// (checked every [`STALL_CHECK`] up to the deadline, so a long `--report-interval` and
-/// the last partial interval miss none), and fails the run when a transaction waits
-/// past `--statement-timeout`. After the deadline or a stop (other than that failure)
-/// it gives transactions in flight [`END_GRACE`] to finish, then returns, which ends the
-/// thread's workers. The workers only store their start time: the per-statement path
-/// has no timer of its own.
+/// intervals the server was lost in (outage), how long transactions were stuck (checked
+/// every [`STALL_CHECK`] up to the deadline and through the drain after it, so a long
+/// `--report-interval`, the last partial interval and a stall after `--time` miss none)
+/// and how far each hand-over was off schedule (a client not running on time), and fails
+/// the run when a transaction waits past `--statement-timeout`. After the deadline or a
+/// stop (other than that failure) it gives transactions in flight [`END_GRACE`] to
+/// finish, then returns, which ends the thread's workers. The workers only store their
+/// start time: the per-statement path has no timer of its own.
 async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Msg>, types: usize, backlog: bool) {
     let mut wake = shard.control.subscribe();
     let mut k = 1u64;
+    // How late the previous boundary was handed over: an interval counts from that
+    // hand-over to its own, so its span misses its length by the change in lateness.
+    let mut was_late = Duration::ZERO;
     loop {
         let at = shard.start + interval.mul_f64(k as f64);
         // The last interval is watched up to the deadline and handed over with the
         // workers' final recorder.
         let last = shard.deadline.filter(|d| at >= *d);
         let until = last.unwrap_or(at);
-        if shard.control.stopped() || (last.is_some() && Instant::now() >= until) {
+        if shard.control.stopped() {
+            break;
+        }
+        if last.is_some() && Instant::now() >= until {
+            shard.late.set(Some(Instant::now().saturating_duration_since(until).abs_diff(was_late)));
             break;
         }
         let next = until.min(Instant::now() + STALL_CHECK);
@@ -1097,28 +1106,15 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
             _ = wake.changed() => break,
         }
         let now = Instant::now();
-        let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
-        if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
-            shard.control.fail_stalled(format!(
-                "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
-                now.saturating_duration_since(since).as_secs_f64()
-            ));
+        if stall_check(shard, now) {
             break;
         }
-        let done = {
-            let rec = shard.recorder.borrow();
-            rec.transactions() + rec.errors()
-        };
-        let mut watch = shard.stall_watch.borrow_mut();
-        if watch.progressed(done) {
-            shard.control.answered(now.saturating_duration_since(shard.start).as_micros() as u64);
-        }
-        let last_answer = shard.start + Duration::from_micros(shard.control.last_answer_us());
-        watch.check(now, oldest, last_answer);
-        drop(watch);
         if now < until || last.is_some() {
             continue;
         }
+        let late = now.saturating_duration_since(at);
+        shard.late.set(Some(late.abs_diff(was_late)));
+        was_late = late;
         let mut rec = shard.hand_over(types);
         if let Some(a) = shard.arrivals.as_ref().filter(|_| backlog) {
             rec.backlog = a.lock().expect("not poisoned").backlog((now - shard.start).as_secs_f64());
@@ -1131,12 +1127,44 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
     // nothing to its figures (the stall was already waited out past --statement-timeout).
     if !shard.control.stalled() {
         let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
-        crate::timer::sleep_until(from + END_GRACE).await;
+        // The drain is watched as the run was: a server that stalls after --time stalls
+        // the last interval, whose transactions wait through it.
+        let grace = from + END_GRACE;
+        while Instant::now() < grace {
+            crate::timer::sleep_until(grace.min(Instant::now() + STALL_CHECK)).await;
+            if stall_check(shard, Instant::now()) {
+                break;
+            }
+        }
     }
     let waiting = shard.busy.iter().filter(|b| b.get().is_some()).count() as u64;
     if waiting > 0 {
         shard.control.abandon(waiting);
     }
+}
+
+/// One check at `now`: fails the run on a transaction past `--statement-timeout` (and
+/// says so: true), else updates the interval's watch for a stalled server.
+fn stall_check(shard: &Shard, now: Instant) -> bool {
+    let oldest = shard.busy.iter().filter_map(|b| b.get()).min();
+    if let Some(since) = oldest.filter(|s| now.saturating_duration_since(*s) >= shard.statement_timeout) {
+        shard.control.fail_stalled(format!(
+            "a transaction had no answer from the server for {:.0} s (--statement-timeout): the server stalled",
+            now.saturating_duration_since(since).as_secs_f64()
+        ));
+        return true;
+    }
+    let done = {
+        let rec = shard.recorder.borrow();
+        rec.transactions() + rec.errors()
+    };
+    let mut watch = shard.stall_watch.borrow_mut();
+    if watch.progressed(done) {
+        shard.control.answered(now.saturating_duration_since(shard.start).as_micros() as u64);
+    }
+    let last_answer = shard.start + Duration::from_micros(shard.control.last_answer_us());
+    watch.check(now, oldest, last_answer);
+    false
 }
 
 #[cfg(test)]
@@ -1199,6 +1227,87 @@ mod tests {
         // One server is the run as it always was: every connection to it.
         let one: Targets = server(9).into();
         assert!((0..5).all(|i| one.for_connection(i).port == 9));
+    }
+
+    /// A client thread's shard on tokio's paused clock: one connection, 1-s intervals.
+    fn shard(time: Duration) -> Shard {
+        let start = Instant::now();
+        Shard {
+            control: Arc::new(Control::new(None)),
+            recorder: RefCell::new(Recorder::new(1)),
+            arrivals: None,
+            start,
+            steady_from: start,
+            deadline: Some(start + time),
+            delay: None,
+            retry_on: Default::default(),
+            busy: vec![Default::default()],
+            stall_watch: Default::default(),
+            losses_seen: Default::default(),
+            late: Default::default(),
+            server_lost_timeout: Duration::from_secs(30),
+            statement_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The ticker's hand-overs, then the final one (the last interval), each as
+    /// (boundary, recorder); boundary 0 is the final.
+    fn hand_overs(shard: &Shard, mut rx: mpsc::UnboundedReceiver<Msg>) -> Vec<(u64, Recorder)> {
+        let mut out = Vec::new();
+        while let Ok(Msg::Tick(k, rec)) = rx.try_recv() {
+            out.push((k, rec));
+        }
+        out.push((0, shard.hand_over(1)));
+        out
+    }
+
+    /// a_stall_after_time_is_untagged: the server froze half a second before --time and
+    /// stayed frozen 3.5 s into the drain. The stall checks stopped at the deadline, so
+    /// the last interval's transaction had waited 0.5 s as far as they knew, and the
+    /// interval (its 4-s transaction counted in it) came out untagged.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_after_time_is_untagged() {
+        let s = shard(Duration::from_secs(2));
+        let (tx, rx) = mpsc::unbounded_channel();
+        s.busy[0].set(Some(s.start + Duration::from_millis(1500)));
+        let server_back = async {
+            crate::timer::sleep_until(s.start + Duration::from_secs(5)).await;
+            s.recorder.borrow_mut().transaction(0, 3_500_000, false);
+            s.busy[0].set(None);
+        };
+        tokio::join!(ticker(&s, Duration::from_secs(1), &tx, 1, false), server_back);
+        assert_eq!(s.control.abandoned(), 0, "answered within the grace");
+        let all = hand_overs(&s, rx);
+        let (k, last) = all.last().unwrap();
+        assert_eq!(*k, 0);
+        assert!(last.stuck >= Some(clock::STALL_AFTER), "{:?}", last.stuck);
+        let mut rule = clock::StallRule::default();
+        assert!(all.iter().map(|(_, r)| rule.judge(r)).collect::<Vec<_>>().ends_with(&[true]));
+    }
+
+    /// How the ticker marks a client that was not running: frozen from 1.5 s to 5 s (the
+    /// paused clock jumps as a stopped process's would), it handed boundaries 2 to 5 over
+    /// at 5 s; each of those intervals counted a span that missed its second by at least
+    /// one, the next one is on time again.
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_ran_late_marks_the_intervals_it_counted_off_schedule() {
+        let s = shard(Duration::from_secs(7));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let freeze = async {
+            crate::timer::sleep_until(s.start + Duration::from_millis(1500)).await;
+            tokio::time::advance(Duration::from_millis(3500)).await;
+        };
+        tokio::join!(ticker(&s, Duration::from_secs(1), &tx, 1, false), freeze);
+        let late: Vec<(u64, f64)> = hand_overs(&s, rx)
+            .iter()
+            .map(|(k, r)| (*k, (r.late.unwrap_or_default().as_secs_f64() * 100.0).round() / 100.0))
+            .collect();
+        assert_eq!(late, [(1, 0.0), (2, 3.0), (3, 1.0), (4, 1.0), (5, 1.0), (6, 0.0), (0, 0.0)]);
+        let marked = |secs: f64| {
+            let rec = Recorder { late: Some(Duration::from_secs_f64(secs)), ..Recorder::new(1) };
+            Interval::from_recorder(&rec, &["t".into()], 3.0, 1.0, false, 1, 95.0).client_late_s
+        };
+        assert_eq!((marked(1.0), marked(0.3), marked(0.2)), (Some(1.0), Some(0.3), None));
     }
 
     #[test]

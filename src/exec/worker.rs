@@ -161,6 +161,8 @@ pub struct Shard {
     pub stall_watch: RefCell<super::clock::StallWatch>,
     /// Server losses already marked in a handed-over interval.
     pub losses_seen: std::cell::Cell<u64>,
+    /// How far the interval under way, as the ticker handed it over, missed its length.
+    pub late: std::cell::Cell<Option<Duration>>,
     pub server_lost_timeout: Duration,
     pub statement_timeout: Duration,
 }
@@ -173,6 +175,7 @@ impl Shard {
         let seen = self.control.losses();
         rec.outage = self.control.lost_since().is_some() || seen != self.losses_seen.replace(seen);
         rec.stuck = self.stall_watch.borrow_mut().hand_over();
+        rec.late = self.late.take();
         rec
     }
 
@@ -437,6 +440,7 @@ mod tests {
             busy: vec![Default::default()],
             stall_watch: Default::default(),
             losses_seen: Default::default(),
+            late: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
         }

@@ -240,6 +240,8 @@ pub struct Snapshot {
     pub cpu: Option<CpuTicks>,
     /// CPU seconds of the server processes (summed) and of sizeup.
     pub server_cpu_s: Option<f64>,
+    /// A server process was stopped (state T: SIGSTOP, a job-control stop, a tracer).
+    pub server_stopped: bool,
     pub self_cpu_s: f64,
     pub disk: Option<DiskCounters>,
     pub memory: Option<(u64, u64)>,
@@ -327,6 +329,7 @@ impl Snapshot {
             others: other_processes(&w.server_pids),
             client_threads: client_thread_ticks(),
             server_cpu_s: server.filter(|s| !s.is_empty()).map(|s| s.iter().sum()),
+            server_stopped: w.server_pids.iter().any(|&p| super::process_stopped(p)),
             self_cpu_s: super::self_cpu_seconds(),
             disk: parse_diskstats(&read("/proc/diskstats"), &w.disks),
             memory: parse_meminfo(&read("/proc/meminfo")),
@@ -356,6 +359,10 @@ pub struct OsSample {
     pub host_cpus: Option<u32>,
     /// Server processes' CPU, in cores.
     pub server_cores: Option<f64>,
+    /// A server process was seen stopped (state T) at either end of the interval: it was
+    /// frozen for part of it, whatever the host's CPU did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_stopped: bool,
     /// sizeup's own CPU, in cores.
     pub client_cores: f64,
     /// Every other process's CPU, in cores, measured per process.
@@ -417,6 +424,7 @@ impl OsSample {
         if let (Some(x), Some(y)) = (a.server_cpu_s, b.server_cpu_s) {
             s.server_cores = Some((y - x).max(0.0) / secs);
         }
+        s.server_stopped = a.server_stopped || b.server_stopped;
         s.client_cores = (b.self_cpu_s - a.self_cpu_s).max(0.0) / secs;
         if let (Some(x), Some(y)) = (&a.others, &b.others) {
             s.other_cores = Some(other_cores(x, y, secs, super::clock_ticks()));
@@ -475,6 +483,7 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
         no_cpu: with_cpu.is_empty(),
         host_cpus: samples.iter().filter_map(|s| s.host_cpus).max(),
         server_cores: avg_opt(&|s| s.server_cores),
+        server_stopped: samples.iter().any(|s| s.server_stopped),
         client_cores: avg(&|s| s.client_cores),
         other_cores: avg_opt(&|s| s.other_cores),
         busiest_client_thread: avg_opt(&|s| s.busiest_client_thread),
@@ -527,8 +536,13 @@ pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option
         ));
     }
     // Other programs' CPU is measured per process: what they took is theirs, not sizeup's.
+    // A stopped server took no CPU because it could not run at all, not for want of it.
     let others = os.other_cores.unwrap_or(0.0);
-    if os.busy().is_some_and(|b| b > 90.0) && os.client_cores > 0.5 * server && os.client_cores >= others {
+    if !os.server_stopped
+        && os.busy().is_some_and(|b| b > 90.0)
+        && os.client_cores > 0.5 * server
+        && os.client_cores >= others
+    {
         return Some(format!(
             "the load generator took {:.2} cores against the server's {:.2} on a saturated host: \
              the server was starved of CPU; run the client on another host for its true capacity",
@@ -547,6 +561,10 @@ pub fn other_processes_note(os: Option<&OsSample>) -> Option<String> {
     let os = os?;
     // An unwatched server (not a managed instance) would be among the "others".
     os.server_cores?;
+    // A stopped server was frozen, not starved: see frozen_note.
+    if os.server_stopped {
+        return None;
+    }
     let others = os.other_cores?;
     let busy = os.busy()?;
     let busy_cores = os.busy_cores()?;
@@ -554,6 +572,21 @@ pub fn other_processes_note(os: Option<&OsSample>) -> Option<String> {
         format!(
             "{OTHER_PROCESSES} took {others:.2} of the {busy_cores:.2} busy cores on a saturated host: \
              the server was starved by programs outside the test; stop them and measure again"
+        )
+    })
+}
+
+/// How the note on a stopped server begins.
+pub const FROZEN: &str = "the server's process was stopped";
+
+/// Says so when a server process was seen stopped (state T) during the measurement: it
+/// was frozen (SIGSTOP, a job-control stop, a debugger), so it made no progress whatever
+/// CPU the host had, and starvation is no explanation of its figures.
+pub fn frozen_note(os: Option<&OsSample>) -> Option<String> {
+    os.filter(|o| o.server_stopped).map(|_| {
+        format!(
+            "{FROZEN} (state T: SIGSTOP, a job-control stop or a debugger) during the measurement: \
+             it was frozen, not starved of CPU, and these figures are not its capacity"
         )
     })
 }
@@ -626,6 +659,7 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
             at,
             cpu: parse_proc_stat(stat),
             server_cpu_s: Some(server),
+            server_stopped: false,
             self_cpu_s: me,
             disk: parse_diskstats(disk, &["vda".into()]),
             memory: parse_meminfo(MEMINFO),

@@ -30,12 +30,15 @@ pub mod html;
 pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
-/// What an interval line adds when the server was lost or stalled in it.
+/// What an interval line adds when the server was lost or stalled in it, or the client
+/// counted it off schedule.
 pub fn fault_tag(iv: &Interval) -> &'static str {
     if iv.outage {
         " [server lost]"
     } else if iv.stall {
         " [stall]"
+    } else if iv.client_late_s.is_some() {
+        " [client late]"
     } else {
         ""
     }

@@ -18,6 +18,11 @@ use serde::{Deserialize, Serialize};
 /// clamped (and a transaction that slow is a finding in itself).
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
+/// The share of an interval's length by which the client's count may miss it before the
+/// interval is marked `client_late_s`: a count a quarter too long or short is a quarter
+/// off, whatever the server did.
+pub const CLIENT_LATE: f64 = 0.25;
+
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("static bounds are valid")
 }
@@ -97,6 +102,11 @@ pub struct Recorder {
     /// server answered no thread at all, as the stall checks (about once a second) saw
     /// it; `None` when it had none in flight at any check. Merged: the longest.
     pub stuck: Option<std::time::Duration>,
+    /// How far the span this client thread counted the interval over (from its previous
+    /// hand-over to this one) missed the interval's length: the thread was not running
+    /// on time (the process stopped or starved of CPU, a script holding the thread).
+    /// Merged: the most.
+    pub late: Option<std::time::Duration>,
 }
 
 impl Recorder {
@@ -110,6 +120,7 @@ impl Recorder {
             reconnect_failures: 0,
             outage: false,
             stuck: None,
+            late: None,
         }
     }
 
@@ -152,6 +163,7 @@ impl Recorder {
         self.reconnect_failures += other.reconnect_failures;
         self.outage |= other.outage;
         self.stuck = self.stuck.max(other.stuck);
+        self.late = self.late.max(other.late);
     }
 
     pub fn transactions(&self) -> u64 {
@@ -268,6 +280,12 @@ pub struct Interval {
     /// A replica's replication lag at the interval's end, in seconds, when sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_s: Option<f64>,
+    /// Set when the client counted this interval over a span that missed its length by
+    /// this many seconds, [`CLIENT_LATE`] of it or more: the client was not running on
+    /// time, so the count is partly another span's (or none), not the server's
+    /// throughput. A study's median leaves such an interval out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_late_s: Option<f64>,
     /// Per transaction type: name, committed per minute-free count, p90 in ms.
     pub types: Vec<TypeInterval>,
     /// Host CPU, processes' CPU, disk, memory and power over the same span.
@@ -331,6 +349,7 @@ impl Interval {
             // Judged by exec::clock::StallRule, which knows the run so far.
             stall: false,
             lag_s: None,
+            client_late_s: rec.late.map(|d| d.as_secs_f64()).filter(|&l| l >= CLIENT_LATE * duration),
             types: names
                 .iter()
                 .zip(&rec.types)

@@ -101,10 +101,17 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
             value: docs.iter().map(|d| value(d, &d.intervals[k])).sum(),
             duration: first.intervals[k].duration,
             warmup: first.intervals[k].warmup,
+            // One group counted off schedule: the step's sum is off too.
+            late: docs.iter().any(|d| d.intervals[k].client_late_s.is_some()),
         })
         .collect();
-    let throughput = steady(&samples, interval, steady_last)
-        .ok_or("no interval after the warm-up was long enough to count: lengthen step_time")?;
+    let late = super::steady::late(&samples);
+    let throughput = steady(&samples, interval, steady_last).ok_or_else(|| match late {
+        0 => "no interval after the warm-up was long enough to count: lengthen step_time".to_string(),
+        n => format!(
+            "no interval after the warm-up counted: {n} were counted off schedule (sizeup was not running on time)"
+        ),
+    })?;
     let mut instances = Vec::new();
     let mut types: Vec<(String, hdrhistogram::Histogram<u64>)> = Vec::new();
     let mut tps = 0.0;
@@ -114,7 +121,12 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         let own: Vec<Sample> = d
             .intervals
             .iter()
-            .map(|iv| Sample { value: value(d, iv), duration: iv.duration, warmup: iv.warmup })
+            .map(|iv| Sample {
+                value: value(d, iv),
+                duration: iv.duration,
+                warmup: iv.warmup,
+                late: iv.client_late_s.is_some(),
+            })
             .collect();
         let group = steady(&own, interval, steady_last).map_or(0.0, |s| s.median);
         if summary.nodes.is_empty() {
@@ -161,6 +173,9 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
             docs.iter().filter_map(|d| Some((server_key(d), d.summary.as_ref()?.os.as_ref()?.server_cores?))).collect();
         let own = os.server_cores;
         os.server_cores = servers_cores(&each);
+        // Any group's server seen stopped: the step's verdict names no starvation.
+        os.server_stopped =
+            docs.iter().any(|d| d.summary.as_ref().and_then(|s| s.os.as_ref()).is_some_and(|o| o.server_stopped));
         // The first group counted the step's other servers among "other processes":
         // they are this step's servers, not programs outside the test.
         if let (Some(others), Some(own), Some(all)) = (os.other_cores, own, os.server_cores) {
@@ -192,6 +207,12 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     }
     if several {
         notes.extend(os::other_processes_note(os.as_ref()));
+    }
+    if late > 0 {
+        notes.push(format!(
+            "{late} interval(s) left out of the median: the client counted them off schedule (sizeup was not \
+             running on time: stopped, or starved of CPU), so their counts are not the server's throughput"
+        ));
     }
     // Each server's counters once: groups that watched one server read the same ones.
     let mut watched: Vec<(String, &StatusSample)> = Vec::new();

@@ -21,20 +21,24 @@ pub struct Steady {
     pub n_eff: Option<f64>,
 }
 
-/// One interval's throughput, its length in seconds and whether it was warm-up.
+/// One interval's throughput, its length in seconds, whether it was warm-up, and
+/// whether the client counted it off schedule (`Interval::client_late_s`).
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
     pub value: f64,
     pub duration: f64,
     pub warmup: bool,
+    pub late: bool,
 }
 
-/// The steady-state figure of one run: warm-up intervals and a short last interval
-/// (under half the sampling interval: a partial sample would skew the median) are left
-/// out; of the rest, the last `last_fraction` (0 < f <= 1, at least one sample) count.
+/// The steady-state figure of one run: warm-up intervals, a short last interval (under
+/// half the sampling interval: a partial sample would skew the median) and intervals
+/// the client counted off schedule (a second of 0 transactions while sizeup was not
+/// running says nothing of the server; see [`late`]) are left out; of the rest, the
+/// last `last_fraction` (0 < f <= 1, at least one sample) count.
 pub fn steady(samples: &[Sample], interval: f64, last_fraction: f64) -> Option<Steady> {
     let kept: Vec<f64> =
-        samples.iter().filter(|s| !s.warmup && s.duration >= 0.5 * interval).map(|s| s.value).collect();
+        samples.iter().filter(|s| !s.warmup && !s.late && s.duration >= 0.5 * interval).map(|s| s.value).collect();
     if kept.is_empty() {
         return None;
     }
@@ -50,6 +54,11 @@ pub fn steady(samples: &[Sample], interval: f64, last_fraction: f64) -> Option<S
         samples: values.len(),
         n_eff: Some(crate::stats::significance::effective_sample_size(values)),
     })
+}
+
+/// How many samples after the warm-up [`steady`] leaves out as counted off schedule.
+pub fn late(samples: &[Sample]) -> usize {
+    samples.iter().filter(|s| !s.warmup && s.late).count()
 }
 
 pub fn median(values: &[f64]) -> f64 {
@@ -101,7 +110,11 @@ mod tests {
     use super::*;
 
     fn series(values: &[f64], warm: usize) -> Vec<Sample> {
-        values.iter().enumerate().map(|(i, &v)| Sample { value: v, duration: 10.0, warmup: i < warm }).collect()
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Sample { value: v, duration: 10.0, warmup: i < warm, late: false })
+            .collect()
     }
 
     #[test]
@@ -129,10 +142,34 @@ mod tests {
     #[test]
     fn a_short_last_interval_is_left_out() {
         let mut s = series(&[100.0, 102.0, 98.0], 0);
-        s.push(Sample { value: 5.0, duration: 0.2, warmup: false });
+        s.push(Sample { value: 5.0, duration: 0.2, warmup: false, late: false });
         let st = steady(&s, 10.0, 1.0).unwrap();
         assert_eq!((st.samples, st.median), (3, 100.0));
         assert_eq!(steady(&series(&[1.0], 1), 10.0, 1.0), None);
+    }
+
+    /// a_second_with_0_transactions_because_the_client_was_descheduled_enters_a_steps_median:
+    /// sizeup stopped from 1.5 s to 5 s of a 6-s step handed intervals 2 to 5 over at 5 s:
+    /// 500, 0, 0 and 0 transactions, which said nothing of the server, and the median
+    /// fell to a quarter of what it did. Intervals the client counted off schedule
+    /// (`Interval::client_late_s`) are left out, and counted so the step can say so.
+    #[test]
+    fn a_second_with_0_transactions_because_the_client_was_descheduled_enters_a_steps_median() {
+        let values = [1000.0, 500.0, 0.0, 0.0, 0.0, 1010.0];
+        let s: Vec<Sample> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Sample { value: v, duration: 1.0, warmup: false, late: (1..=4).contains(&i) })
+            .collect();
+        let st = steady(&s, 1.0, 1.0).unwrap();
+        assert_eq!((st.samples, st.median), (2, 1005.0));
+        assert_eq!(late(&s), 4);
+        // Nothing but late intervals: no figure at all.
+        let all_late: Vec<Sample> = s.iter().map(|x| Sample { late: true, ..*x }).collect();
+        assert_eq!(steady(&all_late, 1.0, 1.0), None);
+        // A late warm-up interval is out anyway, and not counted as left out.
+        let warm: Vec<Sample> = s.iter().map(|x| Sample { warmup: x.late, ..*x }).collect();
+        assert_eq!(late(&warm), 0);
     }
 
     #[test]

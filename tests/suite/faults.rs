@@ -301,6 +301,9 @@ fn stalled_server_sigstop_run_ends_at_time_plus_grace_and_reports_the_stall() {
     assert!(doc["error"].as_str().unwrap().contains("stalled"), "{}", doc["error"]);
     assert!(doc["intervals"].as_array().unwrap().iter().any(|iv| iv["stall"] == true), "stall intervals");
     assert!(p.stdout().contains("[stall]"), "interval lines say stall: {}", p.stdout());
+    // a_frozen_server_gets_a_starved_of_cpu_note: stopped is frozen, never starved.
+    let notes = doc["summary"]["notes"].to_string();
+    assert!(notes.contains("it was frozen") && !notes.contains("server was starved"), "{notes}");
     // stalled_run_has_no_made_up_fairness: the connections it abandoned never reported,
     // and "events (avg/stddev): 0.0000/0.00" was printed after thousands of events.
     assert!(doc["summary"]["fairness"].is_null(), "{}", doc["summary"]);
