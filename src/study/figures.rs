@@ -565,7 +565,6 @@ pub(crate) mod tests {
             conflicts: None,
             status: None,
             node_cpus: None,
-            rate: None,
         }
     }
 
