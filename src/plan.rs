@@ -374,14 +374,16 @@ const FILE_PLACING_OPTIONS: [&str; 12] = [
 /// alike, any case, and a unique prefix (mariadbd takes `--sock` for `--socket`).
 fn managed_option(name: &str, value: &str) -> Result<(), String> {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    let named = |full: &str| n == full || (n.len() >= 4 && full.starts_with(&n));
+    // Any prefix: mariadbd takes `soc` for `socket` and `pid` for `pid_file` (one it
+    // finds ambiguous it refuses anyway).
+    let named = |full: &str| !n.is_empty() && full.starts_with(&n);
     if let Some(m) = MANAGED_OPTIONS.iter().find(|m| named(m)) {
         return Err(format!(
             "sizeup sets {m} itself (an instance's files, socket and port stay in its state directory); \
              leave it out, or use --home, --base-port"
         ));
     }
-    if FILE_PLACING_OPTIONS.contains(&n.as_str()) && value.contains('/') {
+    if let Some(n) = FILE_PLACING_OPTIONS.iter().find(|m| named(m)).filter(|_| value.contains('/')) {
         return Err(format!(
             "{n} would place the server's files at a path; sizeup keeps an instance's files in its own \
              directory: give a plain name, or leave it out"
@@ -625,10 +627,23 @@ mod tests {
         assert!(refused("socket=/tmp/x.sock").unwrap().contains("sizeup sets socket itself"));
         assert!(refused("Pid-File=/tmp/p").unwrap().contains("pid_file"));
         assert!(refused("sock=/tmp/x.sock").unwrap().contains("socket"));
+        // Shorter prefixes too (a retest: `soc=` waited 120 s; `pid=`, `innodb_data_home=`
+        // and `general_log_fil=` got through).
+        assert!(refused("soc=/tmp/x.sock").unwrap().contains("socket"));
+        assert!(refused("pid=/tmp/x.pid").unwrap().contains("pid_file"));
+        assert!(refused("innodb_data_home=/tmp/d").unwrap().contains("innodb_data_home_dir would place"));
+        assert!(refused("general_log_fil=/tmp/g.log").unwrap().contains("general_log_file would place"));
         assert!(refused("log_bin=/var/log/b").unwrap().contains("log_bin would place"));
         assert!(refused("innodb_log_group_home_dir=../../x").is_some());
         // A name relative to the datadir, TLS files the server reads, and other options stay.
-        for ok in ["log_bin=binlog", "ssl_cert=/etc/c.pem", "innodb_buffer_pool_size=6M", "portability=1"] {
+        for ok in [
+            "log_bin=binlog",
+            "ssl_cert=/etc/c.pem",
+            "innodb_buffer_pool_size=6M",
+            "portability=1",
+            "general_log=1",
+            "slow_query_log=ON",
+        ] {
             assert_eq!(refused(ok), None, "{ok}");
         }
     }

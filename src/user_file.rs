@@ -16,7 +16,22 @@ pub const TEXT_LIMIT: u64 = 16 << 20;
 /// says why, for the caller to prefix with the option and the path as for any other
 /// read error.
 pub fn read(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // A named pipe nothing writes to would hold a plain open forever: opened without
+    // waiting, then read as usual (a writer's bytes are read; none reads as empty).
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    let file = match fifo {
+        true => {
+            let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+            // SAFETY: fcntl on a descriptor this function owns; no memory is passed.
+            unsafe {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+                libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) & !libc::O_NONBLOCK);
+            }
+            f
+        }
+        false => std::fs::File::open(path)?,
+    };
     let meta = file.metadata()?;
     let too_long = |kind: &str| {
         std::io::Error::new(
@@ -31,6 +46,12 @@ pub fn read(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_long(&format!("it is {} and gives", file_type(&meta))));
+    }
+    if fifo && bytes.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is a named pipe that nothing wrote to ({what})"),
+        ));
     }
     Ok(bytes)
 }
@@ -67,6 +88,34 @@ mod tests {
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
         let m = e.to_string();
         assert!(m.contains("character device") && m.contains("more than 1 MiB") && m.contains("a few KiB"), "{m}");
+    }
+
+    /// ssl_ca_fifo_hangs: a retest found `--ssl-ca` on a named pipe nothing writes to
+    /// waiting forever in open().
+    #[test]
+    fn ssl_ca_fifo_hangs() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fifo");
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string; mkfifo reads it only.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let m = read(&p, 1 << 20, "a PEM file").unwrap_err().to_string();
+        assert!(m.contains("named pipe that nothing wrote to"), "{m}");
+        // A pipe with a writer is read as before (the writer holds the pipe open for
+        // reading too, so it never fails for want of a reader).
+        let writer = {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().read(true).write(true).open(p).unwrap();
+                f.write_all(b"pem").unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let got = read(&p, 1 << 20, "x").unwrap();
+        writer.join().unwrap();
+        assert_eq!(got, b"pem");
     }
 
     #[test]

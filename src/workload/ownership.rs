@@ -581,14 +581,45 @@ pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], scrip
 /// ALTER, DROP, RENAME; not `FOR UPDATE`, nor the string functions INSERT(), REPLACE()
 /// and TRUNCATE()) and names the table anywhere (compared without case). Strings and
 /// comments are skipped; a versioned comment (`/*!50100 ...*/`) is read as SQL.
-/// Conservative: `INSERT INTO mine SELECT ... FROM theirs` is refused too.
-pub fn changes_foreign<'a>(sql: &[u8], foreign: &'a [String]) -> Option<&'a str> {
+/// Conservative: `INSERT INTO mine SELECT ... FROM theirs` is refused too. SQL the
+/// statement runs from a string (`PREPARE s FROM '...'`, `EXECUTE IMMEDIATE '...'`) is
+/// read the same way; SQL it cannot read (from a variable, a procedure's) is refused as
+/// [`Foreign::Unreadable`] while there are foreign tables at all.
+pub fn changes_foreign<'a>(sql: &[u8], foreign: &'a [String]) -> Option<Foreign<'a>> {
     if foreign.is_empty() {
         return None;
     }
+    let words = words(sql);
+    let is = |w: &Word, k: &str| matches!(w, Word::Bare(b) if b.eq_ignore_ascii_case(k.as_bytes()));
+    let runs_sql = words.iter().enumerate().find_map(|(i, w)| {
+        let next = words.get(i + 1);
+        match () {
+            _ if is(w, "prepare") => words[i..].iter().position(|w| is(w, "from")).map(|p| words.get(i + p + 1)),
+            _ if is(w, "execute") && next.is_some_and(|n| is(n, "immediate")) => Some(words.get(i + 2)),
+            _ if is(w, "call") => Some(None),
+            _ => None,
+        }
+    });
+    match runs_sql {
+        Some(Some(Word::Str(inner))) => return changes_foreign(inner, foreign),
+        Some(_) => return Some(Foreign::Unreadable),
+        None => {}
+    }
+    changed_name(&words, foreign).map(Foreign::Changes)
+}
+
+/// What a statement would do to tables sizeup did not make.
+#[derive(Debug, PartialEq)]
+pub enum Foreign<'a> {
+    /// It changes (or names, in a statement that changes) this table.
+    Changes(&'a str),
+    /// It runs SQL sizeup cannot read: from a variable, or a stored procedure's.
+    Unreadable,
+}
+
+fn changed_name<'a>(words: &[Word<'_>], foreign: &'a [String]) -> Option<&'a str> {
     const CHANGES: [&str; 10] =
         ["insert", "update", "delete", "replace", "truncate", "load", "create", "alter", "drop", "rename"];
-    let words = words(sql);
     let changes = words.iter().enumerate().any(|(i, w)| match w {
         Word::Bare(b) => {
             let is = |k: &str| b.eq_ignore_ascii_case(k.as_bytes());
@@ -606,17 +637,19 @@ pub fn changes_foreign<'a>(sql: &[u8], foreign: &'a [String]) -> Option<&'a str>
     foreign.iter().map(String::as_str).find(|name| {
         words.iter().any(|w| match w {
             Word::Bare(b) | Word::Quoted(b) => b.eq_ignore_ascii_case(name.as_bytes()),
-            Word::Open => false,
+            Word::Open | Word::Str(_) => false,
         })
     })
 }
 
 /// A word of a statement: a bare word (keyword or name), a quoted name (`` `x` `` or
-/// "x", which ANSI_QUOTES makes a name), or an opening parenthesis.
+/// "x", which ANSI_QUOTES makes a name), a string ('x', as written: escapes kept), or
+/// an opening parenthesis.
 #[derive(Debug, PartialEq)]
 enum Word<'a> {
     Bare(&'a [u8]),
     Quoted(&'a [u8]),
+    Str(&'a [u8]),
     Open,
 }
 
@@ -645,9 +678,8 @@ fn words(sql: &[u8]) -> Vec<Word<'_>> {
                     }
                     j += 1;
                 }
-                if c != b'\'' {
-                    out.push(Word::Quoted(&sql[start..j.min(sql.len())]));
-                }
+                let inside = &sql[start..j.min(sql.len())];
+                out.push(if c == b'\'' { Word::Str(inside) } else { Word::Quoted(inside) });
                 i = j + 1;
             }
             b'/' if next == Some(b'*') => {
@@ -701,7 +733,11 @@ mod tests {
     #[test]
     fn statements_that_change_foreign_tables_are_found() {
         let foreign = vec!["sbtest1".to_string(), "Orders".to_string()];
-        let hit = |sql: &str| changes_foreign(sql.as_bytes(), &foreign);
+        let hit = |sql: &str| match changes_foreign(sql.as_bytes(), &foreign) {
+            Some(Foreign::Changes(t)) => Some(t),
+            Some(Foreign::Unreadable) => Some("?"),
+            None => None,
+        };
         assert_eq!(hit("UPDATE sbtest1 SET k=k+1 WHERE id=?"), Some("sbtest1"));
         assert_eq!(hit("delete from `SBTEST1` where id=1"), Some("sbtest1"));
         assert_eq!(hit("INSERT INTO sbtest.sbtest1 (id, k) VALUES (1, 2)"), Some("sbtest1"));
@@ -709,6 +745,13 @@ mod tests {
         assert_eq!(hit("/*!40000 ALTER TABLE sbtest1 DISABLE KEYS */"), Some("sbtest1"));
         assert_eq!(hit("CREATE INDEX k_1 ON sbtest1(k)"), Some("sbtest1"));
         assert_eq!(hit("  -- a comment\nTRUNCATE sbtest1"), Some("sbtest1"));
+        // SQL run from a string is read; from a variable or a procedure it cannot be
+        // (a retest emptied the table with SET @q / PREPARE st FROM @q / EXECUTE st).
+        assert_eq!(hit("PREPARE st FROM 'DELETE FROM sbtest1'"), Some("sbtest1"));
+        assert_eq!(hit("EXECUTE IMMEDIATE 'TRUNCATE sbtest1'"), Some("sbtest1"));
+        assert_eq!(hit("PREPARE st FROM @q"), Some("?"));
+        assert_eq!(hit("EXECUTE IMMEDIATE CONCAT('DEL', 'ETE FROM sbtest1')"), Some("?"));
+        assert_eq!(hit("CALL cleanup_all()"), Some("?"));
         // Conservative: a name read by a statement that writes elsewhere counts.
         assert_eq!(hit("INSERT INTO mine SELECT * FROM sbtest1"), Some("sbtest1"));
     }
@@ -716,7 +759,11 @@ mod tests {
     #[test]
     fn reads_and_other_tables_are_not_changes() {
         let foreign = vec!["sbtest1".to_string()];
-        let hit = |sql: &str| changes_foreign(sql.as_bytes(), &foreign);
+        let hit = |sql: &str| match changes_foreign(sql.as_bytes(), &foreign) {
+            Some(Foreign::Changes(t)) => Some(t),
+            Some(Foreign::Unreadable) => Some("?"),
+            None => None,
+        };
         assert_eq!(hit("SELECT c FROM sbtest1 WHERE id=?"), None);
         assert_eq!(hit("SELECT c FROM sbtest1 WHERE id=? FOR UPDATE"), None);
         assert_eq!(hit("SELECT REPLACE(c, 'a', 'b'), INSERT(c, 1, 2, 'x'), TRUNCATE(k, 2) FROM sbtest1"), None);
@@ -725,6 +772,8 @@ mod tests {
         assert_eq!(hit("UPDATE sbtest12 SET k=1"), None, "whole words only");
         assert_eq!(hit("DELETE FROM sbtest1"), Some("sbtest1"));
         assert_eq!(changes_foreign(b"DELETE FROM sbtest1", &[]), None);
+        assert_eq!(hit("SET @q = 'DELETE FROM sbtest2'"), None);
+        assert_eq!(hit("PREPARE s FROM 'SELECT c FROM sbtest1'"), None);
     }
 
     #[test]

@@ -96,13 +96,18 @@ impl Guard {
     }
 
     fn check(&self, ctx: &Ctx, sql: &[u8]) -> mlua::Result<()> {
-        let Some(table) = crate::workload::ownership::changes_foreign(sql, &self.foreign) else { return Ok(()) };
-        let why = format!(
-            "refusing `{}`: it changes {}.{table}, which sizeup did not create. {}",
-            excerpt(sql),
-            self.database,
-            self.remedy
-        );
+        use crate::workload::ownership::{changes_foreign, Foreign};
+        let what = match changes_foreign(sql, &self.foreign) {
+            None => return Ok(()),
+            Some(Foreign::Changes(table)) => format!("it changes {}.{table}, which sizeup did not create", self.database),
+            Some(Foreign::Unreadable) => format!(
+                "it runs SQL sizeup cannot read (from a variable or a procedure), and {} has tables sizeup did \
+                 not create ({})",
+                self.database,
+                self.foreign[..self.foreign.len().min(3)].join(", ")
+            ),
+        };
+        let why = format!("refusing `{}`: {what}. {}", excerpt(sql), self.remedy);
         *ctx.refused.borrow_mut() = Some(why.clone());
         Err(mlua::Error::runtime(why))
     }
