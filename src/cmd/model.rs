@@ -194,7 +194,8 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     // Rate studies: each server carries the rate that met the objective.
     for (id, name, levels, watts, spec) in &rates {
-        let tried: Vec<(u32, crate::study::capacity::Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+        let tried: Vec<(u32, crate::study::capacity::Verdict)> =
+            levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
         let (Some(lo), hi) = crate::study::capacity::bracket(&tried) else {
             out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
             continue;
@@ -214,7 +215,10 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         )
         .map_err(Error::Failed)?;
         out += &report::sizing_text(
-            &format!("study {id}: {name}, open-loop capacity at {goal} (sustained {lo}, failed at {})", hi.map_or("none tried".into(), |h| h.to_string())),
+            &format!(
+                "study {id}: {name}, open-loop capacity at {goal} (sustained {lo}, failed at {})",
+                hi.map_or("none tried".into(), |h| h.to_string())
+            ),
             "tps",
             a.target_tps,
             &e,

@@ -334,6 +334,33 @@ pub fn signals_received() -> u64 {
 /// stopped), for work that can hold a client thread where the loop cannot reach it (a
 /// script's Lua, bounded to this plus [`END_GRACE`]). Runs of one scale step start
 /// together and share it.
+/// What to do before the process is ended at once (a script's call that outlived its
+/// bound cannot be stopped otherwise): the run in progress records why, so it is not
+/// left to read as abandoned (a process that died).
+pub mod last_words {
+    use std::sync::Mutex;
+
+    type Words = Box<dyn Fn(&str, bool) + Send>;
+    static HOOK: Mutex<Option<Words>> = Mutex::new(None);
+
+    /// Set while a run is stored: `f(why, interrupted)`.
+    pub fn set(f: impl Fn(&str, bool) + Send + 'static) {
+        *HOOK.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
+    }
+
+    pub fn clear() {
+        HOOK.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Says them, once, if a run is in progress.
+    pub fn say(why: &str, interrupted: bool) {
+        let hook = HOOK.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(f) = hook {
+            f(why, interrupted);
+        }
+    }
+}
+
 pub mod run_end {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, Instant};

@@ -76,7 +76,17 @@ pub fn tables(spec: &StudySpec, row: &StudyRow) -> String {
         let _ = writeln!(
             out,
             "  {:>9} {:>9} {:>7} {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>5}  verdict",
-            "offered", "achieved", "behind", "conns", "in system", "backlog", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "cpu"
+            "offered",
+            "achieved",
+            "behind",
+            "conns",
+            "in system",
+            "backlog",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "cpu"
         );
         for (rate, f, v) in &levels {
             let (p50, p95, p99, p999) = worst(f);
@@ -152,7 +162,11 @@ pub fn html(out: &mut String, spec: &StudySpec, row: &StudyRow) {
             log_x: false,
             lines: vec![
                 Line {
-                    name: format!("{} (corrected){}", first.name(), if clipped { ", drawn at most 4x the objective" } else { "" }),
+                    name: format!(
+                        "{} (corrected){}",
+                        first.name(),
+                        if clipped { ", drawn at most 4x the objective" } else { "" }
+                    ),
                     points,
                     side: Side::Left,
                     dashed: false,

@@ -253,7 +253,9 @@ fn study_section(
             ("headline", steady),
             match &spec.rate {
                 Some(r) => ("latency objective", format!("{} (open loop, Poisson arrivals)", r.latency)),
-                None => ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() }),
+                None => {
+                    ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() })
+                }
             },
             ("power", power),
         ],

@@ -91,7 +91,8 @@ fn run_series(
             say("interrupted between steps: the finished steps are kept".into());
             return Ok(Ending { outcome: Ended::Interrupted, failure: None });
         }
-        let connections = rate.connections.unwrap_or_else(|| capacity::default_connections(level as f64, objectives, cpus, cap));
+        let connections =
+            rate.connections.unwrap_or_else(|| capacity::default_connections(level as f64, objectives, cpus, cap));
         let label = format!("{} · {}", series.name, capacity::rate_text(level as f64, None));
         bar.set_message(format!("{label} · starting"));
         let show = |iv: &Interval| {
@@ -104,9 +105,8 @@ fn run_series(
                 if iv.warmup { " (warm-up)" } else { "" }
             ))
         };
-        let req = spec
-            .rate_request(&series.workload, level, connections, site.password.as_deref())
-            .map_err(Error::Usage)?;
+        let req =
+            spec.rate_request(&series.workload, level, connections, site.password.as_deref()).map_err(Error::Usage)?;
         let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(&show))?;
         let docs = [doc];
         let sick = not_capacity(&docs, ended);
@@ -231,14 +231,7 @@ fn connection_cap(site: &Site, spec: &StudySpec, series: &Series) -> Result<u32,
 }
 
 /// One finished level, as a line that stays on screen.
-fn level_line(
-    started: Instant,
-    label: &str,
-    f: &RateFigures,
-    v: &Verdict,
-    step: &StepFigures,
-    runs: &[i64],
-) -> String {
+fn level_line(started: Instant, label: &str, f: &RateFigures, v: &Verdict, step: &StepFigures, runs: &[i64]) -> String {
     let measured: Vec<String> =
         f.measured.iter().map(|m| format!("{} {}", m.objective, capacity::ms_text(m.ms))).collect();
     let verdict = match v {

@@ -48,9 +48,8 @@ pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
 }
 
 fn parse_one(p: &str) -> Result<Objective, String> {
-    let bad = |why: &str| {
-        format!("--latency '{p}': {why}; write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s")
-    };
+    let bad =
+        |why: &str| format!("--latency '{p}': {why}; write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s");
     let rest = p.strip_prefix('p').ok_or_else(|| bad("it starts with p and a percentile"))?;
     let (head, bound) = rest.split_once('<').ok_or_else(|| bad("the bound follows <"))?;
     let (pct, only) = match head.split_once('[') {
@@ -500,10 +499,7 @@ mod tests {
     fn a_level_is_met_missed_behind_or_pool_limited() {
         let o = obj("p99<10ms");
         assert_eq!(level(1000, 8.0, 0.0, &o).2, Verdict::Met);
-        assert_eq!(
-            level(1000, 12.0, 0.0, &o).2,
-            Verdict::Missed { objective: "p99".into(), ms: 12.0, below_ms: 10.0 }
-        );
+        assert_eq!(level(1000, 12.0, 0.0, &o).2, Verdict::Missed { objective: "p99".into(), ms: 12.0, below_ms: 10.0 });
         // 1 % short of 10,000 arrivals is chance (allowance 3 %); 12 % is not.
         assert_eq!(level(1000, 8.0, 1.0, &o).2, Verdict::Met);
         assert!(matches!(level(1000, 900.0, 12.0, &o).2, Verdict::Behind { pct } if (pct - 12.0).abs() < 1e-9));

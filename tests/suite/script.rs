@@ -593,6 +593,13 @@ fn lua_that_never_returns_outlasts_every_bound() {
     let (code, err) = p.exit_within(ends);
     assert_eq!(code, 1, "{err}");
     said(&err, "event()", "the end of the run");
+    // ended_by_a_lua_bound_reads_as_abandoned: the process ends at once, but the run
+    // says why first (abandoned means a process that died).
+    let last = || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().pop().unwrap();
+    let run = last();
+    assert_eq!(run.status, "failed", "{run:?}");
+    let doc = sizeup::store::Store::open(&s.results()).unwrap().load_run(run.id).unwrap();
+    assert!(doc.error.as_deref().unwrap_or("").contains("did not return within 5 s"), "{:?}", doc.error);
     let slow = write("slow.lua", "function event()\n  jit.off()\n  local n = 0\n  while true do n = n + 1 end\nend\n");
     let mut p = Spawned::new(&s, &["run", &slow, "--time=1"]);
     let (code, err) = p.exit_within(ends);
@@ -645,6 +652,9 @@ fn lua_that_never_returns_outlasts_every_bound() {
             assert_eq!(got, code, "{name}: {err}");
         }
         said(&err, what, "the interrupt");
+        if name == "event.lua" {
+            assert_eq!(last().status, "interrupted", "{name}");
+        }
     }
 }
 

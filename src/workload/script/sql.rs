@@ -99,7 +99,9 @@ impl Guard {
         use crate::workload::ownership::{changes_foreign, Foreign};
         let what = match changes_foreign(sql, &self.foreign) {
             None => return Ok(()),
-            Some(Foreign::Changes(table)) => format!("it changes {}.{table}, which sizeup did not create", self.database),
+            Some(Foreign::Changes(table)) => {
+                format!("it changes {}.{table}, which sizeup did not create", self.database)
+            }
             Some(Foreign::Unreadable) => format!(
                 "it runs SQL sizeup cannot read (from a variable or a procedure), and {} has tables sizeup did \
                  not create ({})",
