@@ -251,9 +251,21 @@ async fn wait_or_stop(timer: impl std::future::Future<Output = ()>, wake: &mut w
 
 /// Connects and prepares a session; a worker's first step and its reconnect.
 pub async fn connect<S: Session>(target: &Target, session: &mut S) -> Result<Conn, String> {
-    let mut conn = Conn::connect(&target.client_options())
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", target.describe()))?;
+    // A unix socket whose listen queue is full refuses at once (EAGAIN) rather than
+    // queueing the connect: hundreds of connections opened together (a rate study's
+    // pool) meet it while the server accepts the first ones. Tried again for 2 s.
+    let options = target.client_options();
+    let mut tries = 0;
+    let mut conn = loop {
+        match Conn::connect(&options).await {
+            Ok(c) => break c,
+            Err(crate::client::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock && tries < 100 => {
+                tries += 1;
+                crate::timer::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => return Err(format!("cannot connect to {}: {e}", target.describe())),
+        }
+    };
     // A server that accepted the connection but does not answer must not hang the run.
     match crate::timer::timeout(Duration::from_secs(10), session.connected(&mut conn)).await {
         Ok(r) => r.map_err(|f| match f.statement {

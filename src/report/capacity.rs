@@ -39,6 +39,19 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
         .into_iter()
         .map(|(name, levels, probe)| {
             let mut a = format!("{name}: {}", capacity::answer(&levels, &objectives, resolution(spec)));
+            // What ran out where it broke: the host's CPU, by who used it.
+            let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+            if let (_, Some(hi)) = capacity::bracket(&tried) {
+                let os = completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.os);
+                if let Some((busy, o)) = os.as_ref().and_then(|o| Some((o.busy()?, o))) {
+                    let _ = write!(
+                        a,
+                        " At {hi} tps the host's CPU was {busy:.0} % busy ({}){}.",
+                        crate::study::bottleneck::cpu_users(o),
+                        if busy >= 90.0 { ": the CPU ran out" } else { "" }
+                    );
+                }
+            }
             if let Some((threads, f)) = probe {
                 let _ = write!(
                     a,

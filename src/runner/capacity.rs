@@ -12,7 +12,7 @@ use crate::study::capacity::{self, Objective, RateFigures, RateLevel, Search, Ve
 use crate::study::figures::{self, StepFigures};
 use crate::study::spec::{StudySpec, DEFAULT_MAX_RATE_LEVELS};
 use crate::study::{probe_series, rate_levels, series_of, Series};
-use crate::{report, workload, Error};
+use crate::{report, Error};
 use std::time::Instant;
 
 /// The probe's length: enough for a throughput figure, short beside the levels.
@@ -62,7 +62,6 @@ fn run_series(
 ) -> Result<Ending, Error> {
     let rate = spec.rate.as_ref().expect("validated");
     let say = |line: String| bar.suspend(|| println!("{line}"));
-    let kind = workload::kind(&series.workload).map_err(Error::Usage)?;
     let row = store.load_study(id)?;
     let mut done = rate_levels(&row, &series.name);
     prepare_sweep(site, spec, series)?;
@@ -70,9 +69,12 @@ fn run_series(
     // (connections and prepared statements) less a margin for its own clients.
     let cap = connection_cap(site, spec, series)?;
     let cpus = runner::cpus();
+    // The probe runs for given rates too: its latency tells a pool that caps the rate
+    // from a server that slows down, and its throughput is the closed loop's figure.
+    let (probe_tps, probe_ms) = probe(site, spec, series, id, store, bar, cpus)?;
     let first = match given.is_empty() {
-        true => probe(site, spec, series, id, store, bar, cpus)?,
-        false => given[0],
+        true => probe_tps,
+        false => given[0] * 2,
     };
     let Some(first) = first_rate(first) else {
         return Ok(failed("the closed-loop probe finished no transaction: there is no scale to search from".into()));
@@ -118,7 +120,7 @@ fn run_series(
                     .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
                 let rf = capacity::rate_figures(&docs[0], level as f64, objectives).map_err(Error::Failed)?;
                 let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-                let verdict = capacity::verdict(&rf, seconds, objectives);
+                let verdict = capacity::verdict(&rf, seconds, objectives, Some(probe_ms));
                 f.rate = Some(RateLevel { figures: rf, verdict });
                 Some(f)
             }
@@ -147,12 +149,7 @@ fn run_series(
         say(level_line(started, &label, &level_figures.figures, &level_figures.verdict, &f, &runs));
         done.push((level, level_figures.figures, level_figures.verdict));
     }
-    let levels = rate_levels(&store.load_study(id)?, &series.name);
-    let mut answer = capacity::answer(&levels, objectives, rate.resolution());
-    if kind.unit().label() == "NOPM" {
-        answer = answer.replace(" tps", " tps (all transactions)");
-    }
-    say(format!("{}: {answer}", series.name));
+    // The answer is printed with the study's tables, as `study show` prints it.
     Ok(Ending { outcome: Ended::Completed, failure: None })
 }
 
@@ -167,7 +164,7 @@ fn first_rate(probe_tps: u32) -> Option<u32> {
 }
 
 /// The closed-loop probe: stored as a step of its own series, reused when the study
-/// is resumed. Returns its throughput, tps.
+/// is resumed. Returns its throughput (tps) and mean latency (ms).
 fn probe(
     site: &Site,
     spec: &StudySpec,
@@ -176,11 +173,11 @@ fn probe(
     store: &Store,
     bar: &indicatif::ProgressBar,
     cpus: u32,
-) -> Result<u32, Error> {
+) -> Result<(u32, f64), Error> {
     let name = probe_series(&series.name);
     let row = store.load_study(id)?;
     if let Some((_, f)) = crate::study::completed_steps(&row, &name).into_iter().next() {
-        return Ok(f.tps.round() as u32);
+        return Ok((f.tps.round() as u32, f.latency_ms.avg));
     }
     let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * cpus);
     let mut probe = spec.clone();
@@ -211,12 +208,13 @@ fn probe(
     )?;
     bar.suspend(|| {
         println!(
-            "closed-loop probe at {threads} connections: {:.0} tps (p99 {}): the search starts at half of it",
+            "closed-loop probe at {threads} connections: {:.0} tps (p99 {}){}",
             f.tps,
-            capacity::ms_text(f.latency_ms.p99)
+            capacity::ms_text(f.latency_ms.p99),
+            if spec.rates().is_ok_and(|r| r.is_empty()) { ": the search starts at half of it" } else { "" }
         )
     });
-    Ok(f.tps.round() as u32)
+    Ok((f.tps.round() as u32, f.latency_ms.avg))
 }
 
 /// The most connections a level may open: the tool's limit and the server's, less 10
@@ -238,7 +236,7 @@ fn level_line(started: Instant, label: &str, f: &RateFigures, v: &Verdict, step:
         Verdict::Met => "met".to_string(),
         Verdict::Missed { objective, .. } => format!("missed {objective}"),
         Verdict::Behind { pct } => format!("fell {pct:.0} % behind"),
-        Verdict::PoolLimited { connections, .. } => format!("the {connections} connections could not carry it"),
+        Verdict::PoolLimited { connections, .. } => format!("the {connections} connection(s) could not carry it"),
     };
     let cpu = step.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
     format!(

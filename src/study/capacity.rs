@@ -201,15 +201,23 @@ pub fn default_connections(rate: f64, objectives: &[Objective], cpus: u32, cap: 
     (2 * connections_needed(rate, objectives) + cpus).clamp(4.min(cap), cap.max(1))
 }
 
-/// The verdict on a level: the pool first (a full pool smaller than the objective
-/// needs is the pool's limit), then falling behind, then each objective.
-pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective]) -> Verdict {
+/// The verdict on a level: the pool first, then falling behind, then each objective.
+///
+/// A failed level is the pool's limit, not the server's, when every connection was
+/// busy, there were fewer than the objective needs in flight, and the server was not
+/// slowing down: each connection's transaction took (connections / achieved rate) no
+/// more than twice the mean latency of the closed-loop probe (`probe_ms`). A saturated
+/// server fills any pool too, but its transactions then take far longer than the
+/// probe's; without a probe, a full pool smaller than the need counts as the pool's.
+pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe_ms: Option<f64>) -> Verdict {
     let behind = f.behind_pct();
     let fell_behind = behind > behind_allowance_pct(f.offered, seconds);
     let missed = f.measured.iter().find(|m| !m.met());
     let needed = connections_needed(f.offered, objectives);
     let pool_full = f.in_flight_mean >= 0.9 * f.connections as f64;
-    if (fell_behind || missed.is_some()) && pool_full && f.connections < needed {
+    let per_connection_ms = if f.achieved > 0.0 { f.connections as f64 / f.achieved * 1000.0 } else { f64::INFINITY };
+    let server_kept_pace = probe_ms.is_none_or(|p| per_connection_ms <= 2.0 * p);
+    if (fell_behind || missed.is_some()) && pool_full && f.connections < needed && server_kept_pace {
         return Verdict::PoolLimited { connections: f.connections, needed };
     }
     if fell_behind {
@@ -357,7 +365,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
     };
     let pool = levels.iter().find_map(|(r, _, v)| match v {
         Verdict::PoolLimited { connections, needed } => Some(format!(
-            "at {} the {connections} connections could not carry the rate (all were busy; the objective needs \
+            "at {} the {connections} connection(s) could not carry the rate (all were busy; the objective needs \
              {needed} or more in flight): that is the pool's limit, not the server's; allow more connections \
              (the server's max_connections) to measure past it",
             rate(*r)
@@ -387,7 +395,10 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             let low = tried.iter().map(|(r, _)| *r).min().unwrap_or(hi);
             format!("No rate tried met {goal}: {}.", failure(low))
         }
-        (None, None) => format!("No rate was measured against {goal}: there is no capacity figure."),
+        (None, None) => match &pool {
+            Some(_) => format!("No rate tried met {goal}:"),
+            None => format!("No rate was measured against {goal}: there is no capacity figure."),
+        },
     };
     if let Some(p) = pool {
         out.push_str(&format!(" {}{p}.", if lo.is_some() { "Then " } else { "" }));
@@ -474,7 +485,7 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        let v = verdict(&f, 10.0, objectives);
+        let v = verdict(&f, 10.0, objectives, None);
         (rate, f, v)
     }
 
@@ -503,15 +514,19 @@ mod tests {
         // 1 % short of 10,000 arrivals is chance (allowance 3 %); 12 % is not.
         assert_eq!(level(1000, 8.0, 1.0, &o).2, Verdict::Met);
         assert!(matches!(level(1000, 900.0, 12.0, &o).2, Verdict::Behind { pct } if (pct - 12.0).abs() < 1e-9));
-        // Four connections, all busy, where 10 are needed in flight: the pool's limit.
+        // Four connections, all busy, where 10 are needed in flight, each transaction
+        // taking 4.5 ms (4 / 880 per s) against the probe's 3 ms: the pool's limit.
         let mut f = level(1000, 900.0, 12.0, &o).1;
         f.connections = 4;
         f.in_flight_mean = 3.9;
-        assert_eq!(verdict(&f, 10.0, &o), Verdict::PoolLimited { connections: 4, needed: 10 });
+        assert_eq!(verdict(&f, 10.0, &o, Some(3.0)), Verdict::PoolLimited { connections: 4, needed: 10 });
+        assert_eq!(verdict(&f, 10.0, &o, None), Verdict::PoolLimited { connections: 4, needed: 10 });
+        // The same full pool on a server that slowed down (the probe's 0.5 ms): its limit.
+        assert!(matches!(verdict(&f, 10.0, &o, Some(0.5)), Verdict::Behind { .. }));
         // A full pool larger than the objective needs: the server was slow.
         f.connections = 40;
         f.in_flight_mean = 39.0;
-        assert!(matches!(verdict(&f, 10.0, &o), Verdict::Behind { .. }));
+        assert!(matches!(verdict(&f, 10.0, &o, None), Verdict::Behind { .. }));
         assert_eq!(behind_allowance_pct(100.0, 1.0), 30.0);
         assert_eq!(behind_allowance_pct(1e6, 10.0), 2.0);
     }
@@ -582,12 +597,14 @@ mod tests {
         let mut f = level(2000, 50.0, 20.0, &o).1;
         f.connections = 5;
         f.in_flight_mean = 5.0;
-        let tried = vec![(1000, Verdict::Met), (2000, verdict(&f, 10.0, &o))];
+        let tried = vec![(1000, Verdict::Met), (2000, verdict(&f, 10.0, &o, None))];
         assert_eq!(next_rate(&plan(1000), &tried), None);
         let levels = vec![level(1000, 5.0, 0.0, &o), (2000, f, tried[1].1.clone())];
         let a = answer(&levels, &o, 0.05);
         assert!(a.starts_with("Sustains 1,000 tps with p99 <= 10.0 ms (p99 was 5.00 ms), the highest rate"), "{a}");
-        assert!(a.contains("at 2,000 tps the 5 connections could not carry the rate"), "{a}");
+        assert!(a.contains("at 2,000 tps the 5 connection(s) could not carry the rate"), "{a}");
+        let alone = answer(&levels[1..], &o, 0.05);
+        assert!(alone.starts_with("No rate tried met p99 <= 10.0 ms: at 2,000 tps the 5 connection(s)"), "{alone}");
         assert!(a.contains("the pool's limit, not the server's"), "{a}");
     }
 

@@ -9,6 +9,7 @@ mod auth_protocol;
 mod bad_input;
 mod bad_input_data;
 mod bench_scripts;
+mod capacity;
 mod client;
 mod client_config;
 mod cluster;
