@@ -238,8 +238,8 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     if !answered {
         return Err(Error::Usage(
-            "nothing to size from: give a scale study (sizeup scale, studies/2-instance-scale-up.toml) \
-             or --at-connections N with sweep studies"
+            "nothing to size from: give a scale study (sizeup scale, studies/2-instance-scale-up.toml), \
+             a rate study (sizeup capacity), or --at-connections N with sweep studies"
                 .into(),
         ));
     }

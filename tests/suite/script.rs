@@ -606,6 +606,13 @@ fn lua_that_never_returns_outlasts_every_bound() {
     assert_eq!(code, 1, "{err}");
     said(&err, "event()", "the end of the run");
     assert!(err.contains(&format!("{slow}:4: the script's event()")), "the line it was stopped at:\n{err}");
+    // done() follows the run: bounded by its end too (a retest found it unbounded
+    // without a signal).
+    let after = write("after.lua", "function event() end\nfunction done()\n  while true do end\nend\n");
+    let mut p = Spawned::new(&s, &["run", &after, "--time=1"]);
+    let (code, err) = p.exit_within(ends);
+    assert_eq!(code, 1, "{err}");
+    said(&err, "done()", "the end of the run");
 
     // One signal, in each entry point.
     let looping = "print('looping')\n  while true do end";

@@ -97,7 +97,10 @@ impl Watched {
             u64::MAX => None,
             us => Some((base() + Duration::from_micros(us), "the interrupt")),
         };
-        let run_end = crate::exec::run_end::get().filter(|_| self.worker).map(|at| (at, "the end of the run"));
+        // A worker's calls, and the main state's done() (which follows the run's end; its
+        // init() precedes the run, when the end known may be an earlier run's).
+        let after_run = self.worker || self.what.lock().is_ok_and(|w| *w == "done()");
+        let run_end = crate::exec::run_end::get().filter(|_| after_run).map(|at| (at, "the end of the run"));
         let first = match (signalled, run_end) {
             // A signal stops the run too (its end follows it by up to a poll or two).
             (Some((s, why)), Some((e, _))) if s <= e + Duration::from_secs(1) => Some((s.min(e), why)),
