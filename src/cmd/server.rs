@@ -24,6 +24,13 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             Ok(0)
         }
         ServerCommand::Stop(a) => {
+            // A study loading them would fail "server lost", never told why.
+            if let Some(holder) = manager.measured_by("managed") {
+                return Err(Error::Usage(format!(
+                    "a study is measuring the managed instances ({holder}): stopping them now would end it as a \
+                     lost server. Wait for it to end, or interrupt it first (`sizeup study resume` continues it)"
+                )));
+            }
             let stopped = manager.stop(a.instance, a.purge)?;
             if stopped.is_empty() {
                 println!("no managed instances to stop");

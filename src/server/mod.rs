@@ -369,6 +369,19 @@ impl Manager {
         Ok(Lock { _file: file })
     }
 
+    /// Who holds the measurement lock `key` (as [`Manager::measuring`] wrote it), if a
+    /// live sizeup does; takes nothing.
+    pub fn measured_by(&self, key: &str) -> Option<String> {
+        match self.measuring(key, "a check") {
+            Ok(_released) => None,
+            Err(ServerError::Measuring(m)) => {
+                let holder = m.split_once(": ").map_or(m.as_str(), |(_, h)| h);
+                Some(holder.split("; two at once").next().unwrap_or(holder).to_string())
+            }
+            Err(_) => None,
+        }
+    }
+
     fn state_path(&self) -> PathBuf {
         self.home.join("instances.json")
     }

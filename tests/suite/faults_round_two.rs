@@ -248,6 +248,11 @@ fn concurrent_studies_are_not_coordinated() {
     let e = s.sizeup(&sweep).unwrap_err().to_string();
     assert!(e.contains("another measurement is loading the managed instances"), "{e}");
     assert!(e.contains("sweep study 'sweep oltp_point_select 1,2'") && e.contains("sizeup pid"), "{e}");
+    // server_stop_during_a_study: a retest stopped the server under a study, which then
+    // failed "server lost" and was never told why. Refused, naming the study.
+    let e = s.sizeup(&["server", "stop"]).unwrap_err().to_string();
+    assert!(e.contains("a study is measuring the managed instances (sizeup pid"), "{e}");
+    assert!(e.contains("sweep study 'sweep oltp_point_select 1,2'"), "{e}");
     // Once it ends, the next study runs.
     lines.for_each(drop);
     assert!(first.0.wait().unwrap().success());
