@@ -44,9 +44,11 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             if let (_, Some(hi)) = capacity::bracket(&tried) {
                 let os = completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.os);
                 if let Some((busy, o)) = os.as_ref().and_then(|o| Some((o.busy()?, o))) {
+                    let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
                     let _ = write!(
                         a,
-                        " At {hi} tps the host's CPU was {busy:.0} % busy ({}){}.",
+                        " At {} the host's CPU was {busy:.0} % busy ({}){}.",
+                        capacity::rate_text(hi as f64, unit),
                         crate::study::bottleneck::cpu_users(o),
                         if busy >= 90.0 { ": the CPU ran out" } else { "" }
                     );
