@@ -10,9 +10,11 @@ use crate::study::{completed_steps, probe_series, rate_levels, series_of};
 use std::fmt::Write;
 
 type Level = (u32, RateFigures, Verdict);
+/// A series: its name, its levels by rate, and its closed-loop probe (threads, figures).
+type SeriesLevels = (String, Vec<Level>, Option<(u32, StepFigures)>);
 
 /// Each series: its name, its levels by rate, and its closed-loop probe.
-fn series(spec: &StudySpec, row: &StudyRow) -> Vec<(String, Vec<Level>, Option<(u32, StepFigures)>)> {
+fn series(spec: &StudySpec, row: &StudyRow) -> Vec<SeriesLevels> {
     series_of(spec)
         .into_iter()
         .map(|s| {

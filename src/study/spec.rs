@@ -591,7 +591,7 @@ impl StudySpec {
             .collect();
         super::capacity::check_types(&objectives, &types)?;
         self.rates()?;
-        if r.resolution.is_some_and(|p| !(p >= 0.5 && p <= 50.0)) {
+        if r.resolution.is_some_and(|p| !(0.5..=50.0).contains(&p)) {
             return Err("resolution (--resolution) is a percentage between 0.5 and 50".into());
         }
         for (name, v) in [("connections (--connections)", r.connections), ("probe_threads", r.probe_threads)] {

@@ -35,7 +35,7 @@ fn a_rate_study_brackets_the_capacity_and_an_overload_falls_behind() {
     let head = ["capacity", "oltp_point_select", "--latency", "p99<50ms", "--rates", "100,300,200000"];
     let (code, stdout, stderr) = out(&s, &[&head[..], DATA, SHORT].concat());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let (row, spec) = study(&s, 1);
+    let (row, _) = study(&s, 1);
     assert_eq!(row.kind, "rate");
     let levels = sizeup::study::rate_levels(&row, "oltp_point_select");
     let verdicts: Vec<(u32, &Verdict)> = levels.iter().map(|(r, _, v)| (*r, v)).collect();
