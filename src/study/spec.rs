@@ -860,6 +860,6 @@ mod shipped {
                 n += 1;
             }
         }
-        assert_eq!(n, 7, "one file per seed study, and the two scale-out studies");
+        assert_eq!(n, 8, "one file per seed study, the two scale-out studies and the rate study");
     }
 }
