@@ -74,7 +74,7 @@ fn run_series(
     let (probe_tps, probe_ms) = probe(site, spec, series, id, store, bar, cpus)?;
     let first = match given.is_empty() {
         true => probe_tps,
-        false => given[0] * 2,
+        false => given[0].saturating_mul(2), // unused by a search of given rates
     };
     let Some(first) = first_rate(first) else {
         return Ok(failed("the closed-loop probe finished no transaction: there is no scale to search from".into()));
