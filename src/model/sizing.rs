@@ -228,7 +228,7 @@ pub fn rate_plan(
     let mut weak = Vec::new();
     if failed.is_none() {
         weak.push(format!(
-            "no rate above {sustained:.0} was tried that failed the objective: its capacity may be higher, and the              server count an upper bound"
+            "no rate above {sustained:.0} was tried that failed the objective: its capacity may be higher, and the server count an upper bound"
         ));
     }
     Ok(Plan {

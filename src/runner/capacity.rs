@@ -71,7 +71,9 @@ fn run_series(
     let cpus = runner::cpus();
     // The probe runs for given rates too: its latency tells a pool that caps the rate
     // from a server that slows down, and its throughput is the closed loop's figure.
-    let (probe_tps, probe_ms) = probe(site, spec, series, id, store, bar, cpus)?;
+    let Some((probe_tps, probe_ms)) = probe(site, spec, series, id, store, bar, cpus, cap)? else {
+        return Ok(Ending { outcome: Ended::Interrupted, failure: None });
+    };
     let first = match given.is_empty() {
         true => probe_tps,
         false => given[0].saturating_mul(2), // unused by a search of given rates
@@ -83,7 +85,8 @@ fn run_series(
         first,
         factor: 2.0,
         resolution: rate.resolution(),
-        max_levels: rate.max_levels.unwrap_or(DEFAULT_MAX_RATE_LEVELS),
+        // Rates given all run unless told otherwise.
+        max_levels: rate.max_levels.unwrap_or(if given.is_empty() { DEFAULT_MAX_RATE_LEVELS } else { given.len() }),
         given: given.to_vec(),
     };
     loop {
@@ -120,7 +123,7 @@ fn run_series(
                     .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
                 let rf = capacity::rate_figures(&docs[0], level as f64, objectives).map_err(Error::Failed)?;
                 let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-                let verdict = capacity::verdict(&rf, seconds, objectives, Some(probe_ms));
+                let verdict = capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms)));
                 f.rate = Some(RateLevel { figures: rf, verdict });
                 Some(f)
             }
@@ -164,7 +167,8 @@ fn first_rate(probe_tps: u32) -> Option<u32> {
 }
 
 /// The closed-loop probe: stored as a step of its own series, reused when the study
-/// is resumed. Returns its throughput (tps) and mean latency (ms).
+/// is resumed. Returns its throughput (tps) and mean latency (ms); `None` when it was
+/// interrupted.
 fn probe(
     site: &Site,
     spec: &StudySpec,
@@ -173,22 +177,27 @@ fn probe(
     store: &Store,
     bar: &indicatif::ProgressBar,
     cpus: u32,
-) -> Result<(u32, f64), Error> {
+    cap: u32,
+) -> Result<Option<(u32, f64)>, Error> {
     let name = probe_series(&series.name);
     let row = store.load_study(id)?;
     if let Some((_, f)) = crate::study::completed_steps(&row, &name).into_iter().next() {
-        return Ok((f.tps.round() as u32, f.latency_ms.avg));
+        return Ok(Some((f.tps.round() as u32, f.latency_ms.avg)));
     }
-    let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * cpus);
+    let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * cpus).min(cap);
     let mut probe = spec.clone();
     probe.step_time = spec.step_time.min(PROBE_SECONDS);
     probe.warmup = spec.warmup.min(2.0);
+    probe.sample_interval = spec.sample_interval.min(probe.step_time / 4.0).max(0.1);
     let req = probe.request(&series.workload, threads, site.password.as_deref()).map_err(Error::Usage)?;
     bar.set_message(format!("{} · closed-loop probe at {threads} connections", series.name));
     let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Quiet)?;
     let docs = [doc];
     if let Some(why) = not_capacity(&docs, ended) {
         return Err(Error::Failed(format!("the closed-loop probe: {why}")));
+    }
+    if ended == Ended::Interrupted {
+        return Ok(None);
     }
     if ended != Ended::Completed {
         let why = docs[0].error.clone().unwrap_or_else(|| ended.status().to_string());
@@ -214,7 +223,7 @@ fn probe(
             if spec.rates().is_ok_and(|r| r.is_empty()) { ": the search starts at half of it" } else { "" }
         )
     });
-    Ok((f.tps.round() as u32, f.latency_ms.avg))
+    Ok(Some((f.tps.round() as u32, f.latency_ms.avg)))
 }
 
 /// The most connections a level may open: the tool's limit and the server's, less 10

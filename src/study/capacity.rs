@@ -68,8 +68,8 @@ fn parse_one(p: &str) -> Result<Objective, String> {
     }
     let bound = bound.trim().trim_start_matches('=').trim();
     let below_ms = super::spec::parse_ms(bound).map_err(|_| bad("give the bound with its unit, e.g. 20ms or 5s"))?;
-    if below_ms <= 0.0 {
-        return Err(bad("the bound must be above 0"));
+    if !(below_ms > 0.0 && below_ms <= 86_400_000.0) {
+        return Err(bad("the bound must be above 0 and at most a day"));
     }
     Ok(Objective { percentile, only, below_ms })
 }
@@ -190,7 +190,7 @@ impl Verdict {
 /// latency allowed), the least a pool must have for the pool not to be the limit.
 pub fn connections_needed(rate: f64, objectives: &[Objective]) -> u32 {
     let most_ms = objectives.iter().map(|o| o.below_ms).fold(0.0, f64::max);
-    (rate * most_ms / 1000.0).ceil().max(1.0) as u32
+    (rate * most_ms / 1000.0).ceil().clamp(1.0, u32::MAX as f64 / 4.0) as u32
 }
 
 /// The pool a level opens when none is given: twice what the objective needs in
@@ -209,15 +209,22 @@ pub fn default_connections(rate: f64, objectives: &[Objective], cpus: u32, cap: 
 /// more than twice the mean latency of the closed-loop probe (`probe_ms`). A saturated
 /// server fills any pool too, but its transactions then take far longer than the
 /// probe's; without a probe, a full pool smaller than the need counts as the pool's.
-pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe_ms: Option<f64>) -> Verdict {
-    let behind = f.behind_pct();
-    let fell_behind = behind > behind_allowance_pct(f.offered, seconds);
+pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe: Option<(f64, f64)>) -> Verdict {
+    // Arrivals never served are no latency in the histograms: more of them than the
+    // tightest objective's tail (1 % for p99) could hide its failure, so they are behind.
+    let unserved_pct = f.missed as f64 / (f.offered * seconds).max(1.0) * 100.0;
+    let tail_pct = objectives.iter().map(|o| 100.0 - o.percentile).fold(f64::INFINITY, f64::min);
+    let behind = f.behind_pct().max(unserved_pct);
+    let fell_behind = behind > behind_allowance_pct(f.offered, seconds) || unserved_pct > tail_pct;
+    let probe_ms = probe.map(|p| p.1);
+    // A server at its probe's throughput was the limit, whatever the pool.
+    let below_probe = probe.is_none_or(|p| f.achieved < 0.8 * p.0);
     let missed = f.measured.iter().find(|m| !m.met());
     let needed = connections_needed(f.offered, objectives);
     let pool_full = f.in_flight_mean >= 0.9 * f.connections as f64;
     let per_connection_ms = if f.achieved > 0.0 { f.connections as f64 / f.achieved * 1000.0 } else { f64::INFINITY };
     let server_kept_pace = probe_ms.is_none_or(|p| per_connection_ms <= 2.0 * p);
-    if (fell_behind || missed.is_some()) && pool_full && f.connections < needed && server_kept_pace {
+    if (fell_behind || missed.is_some()) && pool_full && f.connections < needed && server_kept_pace && below_probe {
         return Verdict::PoolLimited { connections: f.connections, needed };
     }
     if fell_behind {
@@ -250,7 +257,9 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
                 .filter(|(n, h)| o.only.as_ref().is_none_or(|t| t == n) && !h.is_empty())
                 .map(|(n, h)| (n.clone(), h.value_at_quantile(o.percentile / 100.0) as f64 / 1000.0))
                 .max_by(|a, b| a.1.total_cmp(&b.1));
-            let (on, ms) = worst.unwrap_or_else(|| (o.only.clone().unwrap_or_default(), f64::INFINITY));
+            // No sample of the type: no figure (the largest finite number: JSON has no
+            // infinity), which fails the objective.
+            let (on, ms) = worst.unwrap_or_else(|| (o.only.clone().unwrap_or_default(), f64::MAX));
             Measured { objective: o.name(), ms, below_ms: o.below_ms, on }
         })
         .collect();
@@ -393,7 +402,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
         }
         (None, Some(hi)) => {
             let low = tried.iter().map(|(r, _)| *r).min().unwrap_or(hi);
-            format!("No rate tried met {goal}: {}.", failure(low))
+            format!("No rate tried up to {} met {goal}: {}.", rate(hi), failure(low))
         }
         (None, None) => match &pool {
             Some(_) => format!("No rate tried met {goal}:"),
@@ -440,7 +449,7 @@ fn trim_number(x: f64) -> String {
 
 /// `8.2 ms`, `1.50 s`.
 pub fn ms_text(ms: f64) -> String {
-    if !ms.is_finite() {
+    if !ms.is_finite() || ms >= f64::MAX / 2.0 {
         "not measured".into()
     } else if ms >= 1000.0 {
         format!("{:.2} s", ms / 1000.0)
@@ -519,10 +528,16 @@ mod tests {
         let mut f = level(1000, 900.0, 12.0, &o).1;
         f.connections = 4;
         f.in_flight_mean = 3.9;
-        assert_eq!(verdict(&f, 10.0, &o, Some(3.0)), Verdict::PoolLimited { connections: 4, needed: 10 });
+        assert_eq!(verdict(&f, 10.0, &o, Some((5000.0, 3.0))), Verdict::PoolLimited { connections: 4, needed: 10 });
+        // At the probe's own throughput the server was the limit, whatever the pool.
+        assert!(matches!(verdict(&f, 10.0, &o, Some((900.0, 3.0))), Verdict::Behind { .. }));
+        // Arrivals never served count against the tail: 1.5 % of them hide a p99.
+        let mut unserved = level(1000, 8.0, 0.0, &o).1;
+        unserved.missed = 150;
+        assert!(matches!(verdict(&unserved, 10.0, &o, None), Verdict::Behind { pct } if (pct - 1.5).abs() < 1e-9));
         assert_eq!(verdict(&f, 10.0, &o, None), Verdict::PoolLimited { connections: 4, needed: 10 });
         // The same full pool on a server that slowed down (the probe's 0.5 ms): its limit.
-        assert!(matches!(verdict(&f, 10.0, &o, Some(0.5)), Verdict::Behind { .. }));
+        assert!(matches!(verdict(&f, 10.0, &o, Some((5000.0, 0.5))), Verdict::Behind { .. }));
         // A full pool larger than the objective needs: the server was slow.
         f.connections = 40;
         f.in_flight_mean = 39.0;
@@ -623,7 +638,10 @@ mod tests {
         assert!(a.contains("at 1,040 tps it fell 25 % behind the arrivals (p99 was 900.0 ms)"), "{a}");
         assert!(a.contains("lies between the two (a bracket of 4 %)"), "{a}");
         let none = vec![level(10, 40.0, 0.0, &o)];
-        assert_eq!(answer(&none, &o, 0.05), "No rate tried met p99 <= 10.0 ms: at 10 tps p99 was 40.0 ms.");
+        assert_eq!(
+            answer(&none, &o, 0.05),
+            "No rate tried up to 10 tps met p99 <= 10.0 ms: at 10 tps p99 was 40.0 ms."
+        );
         let noisy = vec![level(1000, 4.0, 0.0, &o), level(1200, 12.0, 0.0, &o), level(1300, 9.0, 0.0, &o)];
         let a = answer(&noisy, &o, 0.05);
         assert!(a.starts_with("Sustains 1,000 tps"), "{a}");

@@ -590,7 +590,10 @@ impl StudySpec {
             .flat_map(|w| crate::workload::kind(w).map(|k| k.transaction_types(w)).unwrap_or_default())
             .collect();
         super::capacity::check_types(&objectives, &types)?;
-        self.rates()?;
+        // Every rate given within the tool's limit before the first runs.
+        if let (Some(most), Some(w)) = (self.rates()?.into_iter().max(), self.workloads.first()) {
+            self.rate_request(w, most, 1, None).map_err(|e| format!("rate {most}: {e}"))?;
+        }
         if r.resolution.is_some_and(|p| !(0.5..=50.0).contains(&p)) {
             return Err("resolution (--resolution) is a percentage between 0.5 and 50".into());
         }

@@ -600,10 +600,28 @@ pub fn changes_foreign<'a>(sql: &[u8], foreign: &'a [String]) -> Option<Foreign<
             _ => None,
         }
     });
+    // Escapes and strings the server joins would read otherwise than written here
+    // (`'DEL\ETE ...'`, `'TRUNCATE ' 'sbtest1'`): unreadable.
+    let position = |w: &Word| words.iter().position(|x| std::ptr::eq(x, w));
     match runs_sql {
-        Some(Some(Word::Str(inner))) => return changes_foreign(inner, foreign),
+        Some(Some(w @ Word::Str(inner))) => {
+            let joined = position(w).and_then(|i| words.get(i + 1)).is_some_and(|n| matches!(n, Word::Str(_)));
+            if inner.contains(&b'\\') || joined {
+                return Some(Foreign::Unreadable);
+            }
+            return changes_foreign(inner, foreign);
+        }
         Some(_) => return Some(Foreign::Unreadable),
         None => {}
+    }
+    // A database dropped or replaced takes its tables along; a changed sql_mode makes
+    // strings and names read otherwise than this reads them.
+    let whole = words.windows(2).any(|p| {
+        (is(&p[0], "drop") || is(&p[0], "replace") || is(&p[0], "alter") || is(&p[0], "create"))
+            && (is(&p[1], "database") || is(&p[1], "schema"))
+    });
+    if whole || words.iter().any(|w| is(w, "sql_mode")) {
+        return Some(Foreign::Unreadable);
     }
     changed_name(&words, foreign).map(Foreign::Changes)
 }
@@ -634,7 +652,8 @@ fn changed_name<'a>(words: &[Word<'_>], foreign: &'a [String]) -> Option<&'a str
     if !changes {
         return None;
     }
-    foreign.iter().map(String::as_str).find(|name| {
+    // sizeup's marks table too: a row there would pass a foreign table off as sizeup's.
+    foreign.iter().map(String::as_str).chain(std::iter::once(MARKS_TABLE)).find(|name| {
         words.iter().any(|w| match w {
             Word::Bare(b) | Word::Quoted(b) => b.eq_ignore_ascii_case(name.as_bytes()),
             Word::Open | Word::Str(_) => false,
@@ -752,6 +771,14 @@ mod tests {
         assert_eq!(hit("PREPARE st FROM @q"), Some("?"));
         assert_eq!(hit("EXECUTE IMMEDIATE CONCAT('DEL', 'ETE FROM sbtest1')"), Some("?"));
         assert_eq!(hit("CALL cleanup_all()"), Some("?"));
+        // A review's ways through: escapes the server undoes, strings it joins, a whole
+        // database, a changed sql_mode, the marks table.
+        assert_eq!(hit("PREPARE s FROM 'DEL\\ETE FROM sbtest1'"), Some("?"));
+        assert_eq!(hit("EXECUTE IMMEDIATE 'TRUNCATE ' 'sbtest1'"), Some("?"));
+        assert_eq!(hit("DROP DATABASE sbtest"), Some("?"));
+        assert_eq!(hit("CREATE OR REPLACE SCHEMA sbtest"), Some("?"));
+        assert_eq!(hit("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"), Some("?"));
+        assert_eq!(hit("INSERT INTO sizeup_marks VALUES ('sbtest1', 'created by sizeup')"), Some("sizeup_marks"));
         // Conservative: a name read by a statement that writes elsewhere counts.
         assert_eq!(hit("INSERT INTO mine SELECT * FROM sbtest1"), Some("sbtest1"));
     }

@@ -770,6 +770,12 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
         "bulk_next",
         lua.create_function(move |_, (h, row): (UserDataRef<ConnHandle>, LuaString)| {
             let row = row.as_bytes();
+            // The statement's start and this row are read together: a start that names no
+            // table ("INSERT INTO") gets its table from the rows.
+            if c.guard.is_some() {
+                let head = h.0.bulk.borrow().as_ref().map(|b| b.buffer[..b.values_at].to_vec()).unwrap_or_default();
+                guarded(&c, &[&head[..], b" ", &row[..]].concat())?;
+            }
             let full = match h.0.bulk.borrow().as_ref() {
                 None => return Err(mlua::Error::runtime("bulk_insert_next() before bulk_insert_init()")),
                 Some(b) => b.buffer.len() + row.len() + 1 + usize::from(b.rows > 0) > BULK_PACKET_SIZE,
