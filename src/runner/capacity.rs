@@ -71,7 +71,7 @@ fn run_series(
     let cpus = runner::cpus();
     // The probe runs for given rates too: its latency tells a pool that caps the rate
     // from a server that slows down, and its throughput is the closed loop's figure.
-    let Some((probe_tps, probe_ms)) = probe(site, spec, series, id, store, bar, cpus, cap)? else {
+    let Some((probe_tps, probe_ms)) = probe(site, spec, series, id, store, bar, cap)? else {
         return Ok(Ending { outcome: Ended::Interrupted, failure: None });
     };
     let first = match given.is_empty() {
@@ -176,7 +176,6 @@ fn probe(
     id: i64,
     store: &Store,
     bar: &indicatif::ProgressBar,
-    cpus: u32,
     cap: u32,
 ) -> Result<Option<(u32, f64)>, Error> {
     let name = probe_series(&series.name);
@@ -184,7 +183,7 @@ fn probe(
     if let Some((_, f)) = crate::study::completed_steps(&row, &name).into_iter().next() {
         return Ok(Some((f.tps.round() as u32, f.latency_ms.avg)));
     }
-    let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * cpus).min(cap);
+    let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * runner::cpus()).min(cap);
     let mut probe = spec.clone();
     probe.step_time = spec.step_time.min(PROBE_SECONDS);
     probe.warmup = spec.warmup.min(2.0);
