@@ -74,11 +74,9 @@ fn run_series(
     let Some((probe_tps, probe_ms)) = probe(site, spec, series, id, store, bar, cap)? else {
         return Ok(Ending { outcome: Ended::Interrupted, failure: None });
     };
-    let first = match given.is_empty() {
-        true => probe_tps,
-        false => given[0].saturating_mul(2), // unused by a search of given rates
-    };
-    let Some(first) = first_rate(first) else {
+    // Given rates need no first one: the search runs them in order.
+    let first = if given.is_empty() { first_rate(probe_tps) } else { given.first().copied() };
+    let Some(first) = first else {
         return Ok(failed("the closed-loop probe finished no transaction: there is no scale to search from".into()));
     };
     let search = Search {
