@@ -279,6 +279,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         statement_timeout,
         replica: false,
         foreign_tables: Vec::new(),
+        settle: None,
     })
 }
 

@@ -87,6 +87,7 @@ impl Cli {
                 Command::Cleanup(a) => a.script_options = given,
                 Command::Sweep(a) => a.study.workload_args.script_options = given,
                 Command::Capacity(a) => a.study.workload_args.script_options = given,
+                Command::Memory(a) => a.study.workload_args.script_options = given,
                 Command::Scale(a) => a.study.workload_args.script_options = given,
                 _ => {}
             }
@@ -324,6 +325,11 @@ pub enum Command {
     /// stepping up and halving the gap; the answer names the rate that held and the one
     /// that broke it.
     Capacity(CapacityArgs),
+    /// Throughput against the data-to-memory ratio: buffer-pool sizes with the data fixed
+    /// (--pools 128M,64M,32M or auto), or data sizes with the pool fixed (--vary data);
+    /// each level warmed until its hit ratio settles, the page cache kept out; the
+    /// answer says how far down throughput holds and about how large the hot set is.
+    Memory(MemoryArgs),
     /// Study files, and stored studies.
     #[command(subcommand)]
     Study(StudyCommand),
@@ -614,6 +620,43 @@ pub struct CapacityArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct MemoryArgs {
+    /// Workload name: tpcc, an OLTP workload such as oltp_read_only, or a sysbench Lua
+    /// script (./my_test.lua; pool levels only: a script sizes its own data).
+    pub workload: String,
+    /// The levels: buffer pools (128M,64M,32M, or `auto`: from 1.25x the data down by
+    /// halves), or with --vary data the data sizes (rows per table, or warehouses).
+    #[arg(long, alias = "pools", default_value = "auto", value_name = "LEVELS", help_heading = "Memory")]
+    pub levels: String,
+    /// What the levels are: pool (buffer-pool sizes, the data fixed) or data (data
+    /// sizes, the pool fixed).
+    #[arg(long, value_enum, default_value_t, help_heading = "Memory")]
+    pub vary: crate::study::spec::Vary,
+    /// With --vary data: the buffer pool every level runs with.
+    #[arg(long, value_name = "SIZE", help_heading = "Memory")]
+    pub buffer_pool: Option<String>,
+    /// Connections of every level (default 8).
+    #[arg(long, help_heading = "Memory")]
+    pub threads: Option<u32>,
+    /// The longest a level's warm-up waits for the hit ratio to settle, in seconds
+    /// (default 300).
+    #[arg(long, value_name = "SECONDS", help_heading = "Memory", allow_negative_numbers = true)]
+    pub max_warmup: Option<f64>,
+    #[command(flatten)]
+    pub study: StudyArgs,
+}
+
+impl MemoryArgs {
+    /// "pools" or "data sizes", for the study's name.
+    pub fn vary_word(&self) -> &'static str {
+        match self.vary {
+            crate::study::spec::Vary::Pool => "pools",
+            crate::study::spec::Vary::Data => "data sizes",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
 pub struct ScaleArgs {
     pub workload: String,
     /// Instance counts: 1..8, 1,2,4 (as sweep levels).
@@ -741,6 +784,11 @@ pub struct SizeArgs {
     /// device_capex=250,power_price_kwh=0.15,cooling_factor=1.5,years=4
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub cost: Option<String>,
+    /// Price of a GiB of server memory: with a memory study among --from, each pool's
+    /// plan is priced with its memory on top of server_capex, and the cheaper of more
+    /// memory per server and more servers is named.
+    #[arg(long, value_name = "PRICE")]
+    pub memory_price: Option<f64>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Runs(cmd) => runs::run(&cx, cmd),
         Command::Sweep(a) => studies::sweep(&cx, &a),
         Command::Capacity(a) => studies::capacity(&cx, &a),
+        Command::Memory(a) => studies::memory(&cx, &a),
         Command::Scale(a) => studies::scale(&cx, &a),
         Command::ScaleOut(a) => studies::scale_out(&cx, &a),
         Command::Study(cmd) => studies::study(&cx, cmd),

@@ -79,6 +79,10 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     let mut scale_ups = Vec::new();
     let mut measured = None;
     let mut rates = Vec::new();
+    let mut memories = Vec::new();
+    if let Some(p) = a.memory_price.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(Error::Usage(format!("--memory-price {p}: give a price per GiB, 0 or more")));
+    }
     for f in &a.from {
         let Ref::Study(id) = parse_ref(f)? else {
             return Err(Error::Usage(format!("--from {f}: give a study (s3 or study:3)")));
@@ -137,6 +141,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                 }
             }
             Kind::Sweep => sweeps.extend(series),
+            Kind::Memory => memories.extend(series.into_iter().map(|s| (id, s, spec.cost.clone()))),
             Kind::Rate => rates.extend(crate::study::series_of(&spec).into_iter().map(|s| {
                 let levels = crate::study::rate_levels(&row, &s.name);
                 // Watts by rate, where the steps measured them.
@@ -228,6 +233,27 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         );
         answered = true;
     }
+    // Memory studies: each pool's servers and, with a memory price, its cost.
+    for (id, s, cost) in &memories {
+        let plans = model::sizing::memory_plans(s, a.target_tps, &e).map_err(Error::Failed)?;
+        if plans.is_empty() {
+            out +=
+                &format!("warning: study {id} ({}): no level with its pool known finished; nothing to size\n", s.name);
+            continue;
+        }
+        out += &report::memory::sizing_text(
+            &format!("study {id}: {}", s.name),
+            &s.unit,
+            a.target_tps,
+            &plans,
+            given_cost.as_ref().or(cost.as_ref()),
+            a.memory_price,
+        );
+        answered = true;
+    }
+    if a.memory_price.is_some() && memories.is_empty() {
+        out += "warning: --memory-price prices a memory study's pools: none is among --from\n";
+    }
     if let Some(at) = a.at_connections {
         let verdicts = model::sizing::requirement(&sweeps, a.target_tps, at);
         if verdicts.is_empty() {
@@ -239,7 +265,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     if !answered {
         return Err(Error::Usage(
             "nothing to size from: give a scale study (sizeup scale, studies/2-instance-scale-up.toml), \
-             a rate study (sizeup capacity), or --at-connections N with sweep studies"
+             a rate study (sizeup capacity), a memory study (sizeup memory), or --at-connections N with sweep studies"
                 .into(),
         ));
     }

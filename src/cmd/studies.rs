@@ -3,7 +3,7 @@
 //! study runner (`crate::study`) runs it.
 
 use super::{load_study, write_out, Context};
-use crate::cli::{CapacityArgs, DemoArgs, ExportArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
+use crate::cli::{CapacityArgs, DemoArgs, ExportArgs, MemoryArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
 use crate::runner::study::{self, Site};
 use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
 use crate::{report, store, Error};
@@ -35,6 +35,7 @@ fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, 
         cost: None,
         script_options: a.workload_args.script_options.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect(),
         rate: None,
+        memory: None,
     }
 }
 
@@ -53,6 +54,18 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
         connections: a.connections,
         probe_threads: a.probe_threads,
         max_levels: a.max_levels,
+    });
+    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+}
+
+pub fn memory(cx: &Context, a: &MemoryArgs) -> Result<i32, Error> {
+    let name = format!("memory {} {} {}", a.workload, a.vary_word(), a.levels);
+    let mut spec = spec_of(Kind::Memory, &a.workload, &a.levels, &a.study, name);
+    spec.memory = Some(spec::MemorySpec {
+        vary: a.vary,
+        buffer_pool: a.buffer_pool.clone(),
+        threads: a.threads,
+        max_warmup: a.max_warmup,
     });
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
@@ -178,6 +191,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         cost: None,
         script_options: Default::default(),
         rate: None,
+        memory: None,
     };
     let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {

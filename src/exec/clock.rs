@@ -165,6 +165,53 @@ impl SteadyState {
     }
 }
 
+/// A warm-up that lasts until the buffer pool's hit ratio settles, not a fixed time
+/// (the memory study: a cold pool's misses are no steady state). Settled when the
+/// miss ratio (1 - hit ratio) of the last `window` intervals differs from the window
+/// before it by at most `relative` of itself or `absolute`; a server without the
+/// counters is judged on throughput the same way. Never before two windows have run.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Settle {
+    pub window: usize,
+    pub relative: f64,
+    pub absolute: f64,
+}
+
+impl Settle {
+    /// `window_s` seconds a window, at `interval` seconds an interval.
+    pub fn new(window_s: f64, interval: f64) -> Settle {
+        Settle { window: (window_s / interval.max(1e-3)).ceil().max(2.0) as usize, relative: 0.10, absolute: 0.001 }
+    }
+
+    /// Whether `intervals` (all so far) show the hit ratio settled.
+    pub fn settled(&self, intervals: &[Interval]) -> bool {
+        let n = self.window;
+        if intervals.len() < 2 * n {
+            return false;
+        }
+        let (before, last) = intervals[intervals.len() - 2 * n..].split_at(n);
+        let misses = |w: &[Interval]| -> Option<f64> {
+            let ratios: Vec<f64> =
+                w.iter().filter_map(|iv| iv.status.as_ref()?.buffer_pool_hit_ratio).map(|h| 1.0 - h).collect();
+            (ratios.len() == w.len()).then(|| ratios.iter().sum::<f64>() / w.len() as f64)
+        };
+        let tps = |w: &[Interval]| w.iter().map(|iv| iv.tps).sum::<f64>() / w.len() as f64;
+        match (misses(before), misses(last)) {
+            (Some(a), Some(b)) => (a - b).abs() <= self.absolute.max(self.relative * a.max(b)),
+            // No counters (or a gap): throughput must settle instead; an interval without
+            // any transaction (an outage) settles nothing.
+            _ => {
+                let (a, b) = (tps(before), tps(last));
+                w_all_busy(before) && w_all_busy(last) && (a - b).abs() <= self.relative * a.max(b)
+            }
+        }
+    }
+}
+
+fn w_all_busy(w: &[Interval]) -> bool {
+    w.iter().all(|iv| iv.transactions > 0)
+}
+
 /// CPU seconds the client (and the server, when sizeup watches its process) used over
 /// the steady state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -235,6 +282,42 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn with_hit(hit: Option<f64>, tps: f64) -> Interval {
+        Interval {
+            tps,
+            transactions: tps as u64,
+            status: hit
+                .map(|h| crate::monitor::status::StatusSample { buffer_pool_hit_ratio: Some(h), ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_warm_up_lasts_until_the_hit_ratio_settles() {
+        let rule = Settle::new(3.0, 1.0);
+        assert_eq!(rule.window, 3);
+        // A cold pool filling: misses halve each second, then hold at 2 %.
+        let mut ivs: Vec<Interval> = Vec::new();
+        let mut settled_at = None;
+        for (i, miss) in [0.6, 0.3, 0.15, 0.08, 0.04, 0.02, 0.02, 0.021, 0.02, 0.019, 0.02].iter().enumerate() {
+            ivs.push(with_hit(Some(1.0 - miss), 1000.0));
+            if settled_at.is_none() && rule.settled(&ivs) {
+                settled_at = Some(i + 1);
+            }
+        }
+        // Two windows at the 2 % floor (intervals 6-11) first agree; at 10 the window
+        // before still held the 4 % second.
+        assert_eq!(settled_at, Some(11));
+        // A pool whose misses still fall by a third every window never settles.
+        let falling: Vec<Interval> = (0..12).map(|i| with_hit(Some(1.0 - 0.5 * 0.87f64.powi(i)), 900.0)).collect();
+        assert!(!(6..=12).any(|n| rule.settled(&falling[..n])));
+        // A server without the counters: throughput settles instead.
+        let flat: Vec<Interval> = (0..6).map(|i| with_hit(None, 1000.0 + i as f64)).collect();
+        assert!(rule.settled(&flat));
+        let outage: Vec<Interval> = (0..6).map(|i| with_hit(None, if i == 4 { 0.0 } else { 1000.0 })).collect();
+        assert!(!rule.settled(&outage));
+    }
 
     #[test]
     fn a_slow_transaction_beside_others_that_finish_is_not_a_stall() {

@@ -83,6 +83,10 @@ pub struct RunSpec {
     /// them before it starts).
     #[serde(skip)]
     pub foreign_tables: Vec<String>,
+    /// A warm-up run that ends as soon as the buffer pool's hit ratio settles (within
+    /// `time`, its bound): the memory study's, before each measured run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<clock::Settle>,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -155,6 +159,7 @@ impl Default for RunSpec {
             start_line: None,
             replica: false,
             foreign_tables: Vec::new(),
+            settle: None,
         }
     }
 }
@@ -449,6 +454,11 @@ fn connections_of(threads: u32, shards: u32, s: u32) -> Vec<u32> {
 
 /// Runs `workload` against `targets` as `spec` says, calling `on_interval` with each
 /// interval as soon as all client threads have handed it over.
+/// The note a warm-up run ends with when the buffer pool's hit ratio settled.
+pub const SETTLED: &str = "warm-up: the buffer pool's hit ratio settled";
+/// The note a warm-up run ends with when its bound came first.
+pub const NOT_SETTLED: &str = "warm-up: the buffer pool's hit ratio had not settled";
+
 pub fn run<W>(
     workload: Arc<W>,
     targets: &Targets,
@@ -573,6 +583,7 @@ where
         let mut end = start;
         let mut interrupted = false;
         let mut forced = false;
+        let mut settled_at: Option<f64> = None;
 
         // A replica's lag, sampled every interval on a control connection of its own
         // (one per target); the latest sample, the largest over the targets, goes into
@@ -618,6 +629,12 @@ where
                     Some(Msg::Tick(k, rec)) => {
                         for (k, rec) in clock.tick(k, &rec) {
                             emit(&rec, k as f64 * step, step, &mut intervals);
+                        }
+                        // A warm-up run ends once the pool has settled: the workers
+                        // stop starting transactions, as at the deadline.
+                        if settled_at.is_none() && spec.settle.is_some_and(|r| r.settled(&intervals)) {
+                            settled_at = intervals.last().map(|iv| iv.t);
+                            control.stop();
                         }
                     }
                     Some(Msg::Final(rec, at, t, (index, cpu))) => {
@@ -680,7 +697,7 @@ where
         // A run whose every session ended itself (a script's event() returned true) also
         // lasted only as long as it ran, as sysbench counts it.
         let by_workload = control.ended_by_workload() >= threads as u64;
-        let by_time = !(interrupted || forced || control.events_spent() || by_workload);
+        let by_time = !(interrupted || forced || control.events_spent() || by_workload || settled_at.is_some());
         if let (Some(t), true, None) = (spec.time, by_time, control.fatal()) {
             end_t = end_t.max(t.as_secs_f64());
         }
@@ -729,6 +746,11 @@ where
         }
         if targets.len() > 1 {
             summary.nodes = node_shares(targets, threads, &tallies, &per_server, &node_lag, summary.seconds);
+        }
+        if let Some(t) = settled_at {
+            summary.notes.push(format!("{SETTLED} after {t:.0} s"));
+        } else if spec.settle.is_some() && by_time {
+            summary.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", end_t));
         }
         if let Some(a) = &arrivals {
             // Arrivals due before the run's end (its deadline, or the stop) never started.

@@ -211,6 +211,18 @@ pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Opt
     Ok(vec![plan_of("one node per server", 1, one, t, e, weak_level(one, "nodes"))?])
 }
 
+/// One instance per server at each level of a memory study (a buffer pool, or a data
+/// size), with the level's pool in bytes: what each pool asks of the servers.
+pub fn memory_plans(s: &SeriesResult, t: f64, e: &ScaleOut) -> Result<Vec<(Plan, u64)>, String> {
+    s.capacity()
+        .filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?)))
+        .map(|(l, pool)| {
+            let name = format!("pool {} MiB", pool >> 20);
+            Ok((plan_of(&name, 1, l, t, e, weak_level(l, "MiB pool"))?, pool))
+        })
+        .collect()
+}
+
 /// One instance per server from a rate study: each server carries the highest rate that
 /// met the objective (`sustained`); the capacity lies below `failed`, the lowest rate
 /// that broke it, so the fewest servers the data allows are those at `failed`. Without
@@ -335,6 +347,7 @@ mod tests {
                         status: None,
                         node_cpus: None,
                         rate: None,
+                        memory: None,
                     },
                 )
             })

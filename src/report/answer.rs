@@ -215,7 +215,8 @@ pub fn recommendation(s: &SeriesResult, kind: Kind, what: &str) -> Option<String
         _ => None,
     };
     Some(match (kind, v.shape) {
-        (Kind::Rate, _) => return None, // a rate study answers in `capacity::answer`
+        // A rate study answers in `capacity::answer`, a memory study in `memory::answer`.
+        (Kind::Rate | Kind::Memory, _) => return None,
         (Kind::ScaleOut, _) => {
             let last = s.efficiency.iter().filter(|e| e.nodes > 1).max_by_key(|e| e.nodes)?;
             format!(

@@ -66,6 +66,11 @@ pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> Str
                     let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&a));
                 }
             }
+            Item::Study { row, spec, series, .. } if spec.kind == Kind::Memory => {
+                for a in super::memory::answers(spec, series) {
+                    let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&a));
+                }
+            }
             Item::Study { row, spec, series, .. } => {
                 for s in series {
                     let what = spec.level_name();
@@ -278,6 +283,12 @@ fn study_section(
     }
     if spec.kind == Kind::Rate {
         super::capacity::html(out, spec, row);
+    }
+    if spec.kind == Kind::Memory {
+        super::memory::html(out, spec, row.id, series);
+        cost_table(out, spec, series);
+        out.push_str("</section>\n");
+        return;
     }
     let what = spec.level_name();
     for s in series {
@@ -1009,6 +1020,7 @@ mod tests {
             status: None,
             node_cpus: None,
             rate: None,
+            memory: None,
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

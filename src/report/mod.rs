@@ -27,6 +27,7 @@ pub fn paint(text: &str, code: &str) -> String {
 
 pub mod export;
 pub mod html;
+pub mod memory;
 pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.
@@ -631,6 +632,7 @@ pub fn study_text(
 ) -> String {
     match spec.kind {
         crate::study::spec::Kind::Rate => capacity::tables(spec, row),
+        crate::study::spec::Kind::Memory => memory::tables(spec, series),
         _ => study_tables(spec, series),
     }
 }
@@ -1138,6 +1140,7 @@ mod tests {
             status: None,
             node_cpus: None,
             rate: None,
+            memory: None,
         };
         let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];
         let r = figures::series_result("rw", &[1, 2, 4], 1, &steps, &stop::parse("plateau<5%").unwrap());

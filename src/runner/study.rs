@@ -182,13 +182,22 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     // Before any server is started or resized for it.
     Store::check_writable(results)?;
     check_scale_memory(site, spec)?;
+    if spec.kind == Kind::Memory {
+        super::memory::check_pools(site, spec)?;
+    }
+    let _measuring = measurement_lock(site, spec)?;
+    // `auto` pools are found from the data before the study is stored with them.
+    let pools = match resume {
+        None => super::memory::resolve_levels(site, spec)?,
+        Some(_) => spec.clone(),
+    };
+    let spec = &pools;
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
     if spec.kind == Kind::ScaleOut {
         refuse_writes_to_replicas(site, spec)?;
     }
-    let _measuring = measurement_lock(site, spec)?;
     let store = Store::open(results)?;
     let id = match resume {
         Some(id) => {
@@ -205,7 +214,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     if spec.kind == Kind::Rate {
         return run_rate(site, spec, id, &store, resume.is_some());
     }
-    let levels = spec.levels.resolve().map_err(Error::Usage)?;
+    let levels = spec.level_values().map_err(Error::Usage)?;
     let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
     let all_series = series_of(spec);
     let total = all_series.len() * levels.len() * spec.repeat as usize;
@@ -259,6 +268,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     Kind::Scale => format!("{level} instance(s)"),
                     Kind::ScaleOut => format!("{level} node(s)"),
                     Kind::Sweep | Kind::Rate => format!("{level} {}", kind.level_name()),
+                    Kind::Memory => format!("{level} {}", spec.level_name()),
                 };
                 let step_no = bar.position() + 1;
                 let label = format!("{} · {what}", series.name);
@@ -272,8 +282,14 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                         if iv.warmup { " (warm-up)" } else { "" }
                     ));
                 };
+                let mut memory = None;
                 let (docs, ended) = match spec.kind {
                     Kind::Sweep | Kind::Rate => sweep_step(site, spec, series, level, &show)?,
+                    Kind::Memory => {
+                        let (docs, ended, facts) = super::memory::step(site, spec, series, level, &bar, &label)?;
+                        memory = facts;
+                        (docs, ended)
+                    }
                     Kind::Scale => scale_step(site, spec, series, level, &show)?,
                     Kind::ScaleOut => {
                         if let Some(c) = &cluster {
@@ -289,8 +305,16 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                 let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
                 let status = ended.status();
                 let figures = if ended == Ended::Completed {
-                    let f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
+                    let mut f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
                         .map_err(|e| Error::Failed(format!("step {what}: {e}")))?;
+                    f.memory = memory.map(|mut m| {
+                        m.page_cache = Some(crate::study::memory::page_cache(
+                            m.flush_method.as_deref(),
+                            f.status.as_ref(),
+                            f.os.as_ref(),
+                        ));
+                        m
+                    });
                     Some(f)
                 } else {
                     None
@@ -347,7 +371,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         result["error"] = why.clone().into();
     }
     store.set_study_status(id, status, Some(&result))?;
-    print!("{}", report::study_tables(spec, &verdicts));
+    print!("{}", report::study_text(spec, &row, &verdicts));
     println!(
         "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
         started.elapsed().as_secs_f64(),
@@ -417,7 +441,8 @@ fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String
         Kind::Scale => levels.iter().copied().max().unwrap_or(1),
         _ => 1,
     };
-    let names_settings = spec.server != Default::default() || !spec.configs.is_empty();
+    // A memory study sets every level's pool and settings itself.
+    let names_settings = spec.server != Default::default() || !spec.configs.is_empty() || spec.kind == Kind::Memory;
     if !names_settings && running.contains(&0) {
         if let Ok(Some(now)) = site.manager.settings_of(0) {
             let differ = crate::server::settings_differences(&crate::server::ServerSettings::default(), &now);

@@ -226,7 +226,7 @@ impl LatencyMs {
 }
 
 /// One report interval, as printed and stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Seconds since the run started, at the end of this interval.
     pub t: f64,

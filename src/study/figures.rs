@@ -43,6 +43,9 @@ pub struct StepFigures {
     /// A rate study's level: what the rate measured, and its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<super::capacity::RateLevel>,
+    /// A memory study's level: its pool, data, warm-up and page-cache check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::memory::MemoryLevel>,
 }
 
 /// The CPU quota in a lab label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
@@ -242,6 +245,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         status,
         node_cpus: docs.iter().find_map(node_quota),
         rate: None,
+        memory: None,
     })
 }
 
@@ -292,6 +296,9 @@ pub struct LevelResult {
     /// Notes its steps carried (the load generator as the bottleneck, ...).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// A memory study's level: its pool and data, its repeats' warm-ups together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::memory::MemoryLevel>,
 }
 
 impl super::saturation::Measured for LevelResult {
@@ -459,6 +466,9 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
             }
             notes
         },
+        memory: super::memory::MemoryLevel::combine(
+            &steps.iter().filter_map(|s| s.memory.as_ref()).collect::<Vec<_>>(),
+        ),
     }
 }
 
@@ -561,6 +571,7 @@ pub(crate) mod tests {
             stop: None,
             over_bound: false,
             notes: Vec::new(),
+            memory: None,
             max_lag_s: None,
             conflicts: None,
             status: None,
@@ -614,6 +625,7 @@ pub(crate) mod tests {
             status: None,
             node_cpus: None,
             rate: None,
+            memory: None,
         }
     }
 

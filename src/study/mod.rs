@@ -11,6 +11,7 @@ pub mod bottleneck;
 pub mod capacity;
 pub mod figures;
 pub mod levels;
+pub mod memory;
 pub mod saturation;
 pub mod spec;
 pub mod steady;
@@ -49,7 +50,7 @@ pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>,
     if spec.kind == spec::Kind::Rate {
         return Ok(Vec::new()); // its levels are rates: `rate_levels`
     }
-    let levels = spec.levels.resolve()?;
+    let levels = spec.level_values()?;
     let conditions = stop::parse(&spec.stop_when)?;
     Ok(series_of(spec)
         .iter()

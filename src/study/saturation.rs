@@ -214,7 +214,7 @@ pub fn levels_text(region: &[u32], all: &[u32]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::study::figures::LevelResult;
     use crate::study::steady::Spread;

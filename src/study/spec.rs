@@ -25,6 +25,9 @@ pub enum Kind {
     /// One server, open-loop arrival rates: the highest rate that meets a latency
     /// objective (`sizeup capacity`, `[rate]`).
     Rate,
+    /// One server, buffer-pool sizes with the data fixed (or data sizes with the pool
+    /// fixed): throughput against the data-to-memory ratio (`sizeup memory`, `[memory]`).
+    Memory,
 }
 
 impl Kind {
@@ -35,6 +38,7 @@ impl Kind {
             Kind::Scale => "scale",
             Kind::ScaleOut => "scale-out",
             Kind::Rate => "rate",
+            Kind::Memory => "memory",
         }
     }
 
@@ -281,6 +285,51 @@ impl RateSpec {
     }
 }
 
+/// What a memory study's levels are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Vary {
+    /// Buffer-pool sizes (`128M,64M,32M` or `auto`), the data fixed.
+    #[default]
+    Pool,
+    /// Data sizes in the workload's size option (rows per table, warehouses), the
+    /// pool fixed; each size in a database of its own.
+    Data,
+}
+
+/// A memory study's settings (`[memory]`, `sizeup memory`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub vary: Vary,
+    /// With `vary = "data"`: the buffer pool every level runs with (default: the
+    /// instance's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_pool: Option<String>,
+    /// Connections of every level (default 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// The longest a level's warm-up may wait for the hit ratio to settle, in seconds
+    /// (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_warmup: Option<f64>,
+}
+
+/// A memory study's connections when not given.
+pub const DEFAULT_MEMORY_THREADS: u32 = 8;
+/// A memory level's warm-up bound when not given, in seconds.
+pub const DEFAULT_MAX_WARMUP: f64 = 300.0;
+
+impl MemorySpec {
+    pub fn threads(&self) -> u32 {
+        self.threads.unwrap_or(DEFAULT_MEMORY_THREADS)
+    }
+    pub fn max_warmup(&self) -> f64 {
+        self.max_warmup.unwrap_or(DEFAULT_MAX_WARMUP)
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerSpec {
@@ -339,6 +388,9 @@ pub struct StudySpec {
     /// A rate study's objective and search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateSpec>,
+    /// A memory study's levels and load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemorySpec>,
 }
 
 /// A script option's value as its command line would give it.
@@ -387,8 +439,18 @@ impl StudySpec {
         } else if self.rate.is_some() {
             return Err("[rate] belongs to rate studies (kind = \"rate\", `sizeup capacity`)".into());
         }
-        // A rate study's levels are rates, each run at its own pool of connections.
-        let levels = if self.kind == Kind::Rate { vec![1] } else { self.levels.resolve()? };
+        if self.kind == Kind::Memory {
+            self.validate_memory()?;
+        } else if self.memory.is_some() {
+            return Err("[memory] belongs to memory studies (kind = \"memory\", `sizeup memory`)".into());
+        }
+        // A rate study's levels are rates, each run at its own pool of connections; a
+        // memory study's are pools or data sizes, each run at its own connections.
+        let levels = match self.kind {
+            Kind::Rate => vec![1],
+            Kind::Memory => vec![self.memory_spec().threads()],
+            _ => self.levels.resolve()?,
+        };
         let max = crate::plan::MAX_SECONDS;
         if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
             return Err(format!(
@@ -640,6 +702,114 @@ impl StudySpec {
         plan::run_request(workload, &o)
     }
 
+    /// A memory study's `[memory]` (its defaults when the section is left out).
+    pub fn memory_spec(&self) -> MemorySpec {
+        self.memory.clone().unwrap_or_default()
+    }
+
+    /// The levels as numbers: pool sizes in MiB for a memory study that varies the pool
+    /// (none yet for `auto`: the study finds them from the data's size), else as given.
+    pub fn level_values(&self) -> Result<Vec<u32>, String> {
+        match (self.kind, self.memory_spec().vary) {
+            (Kind::Memory, Vary::Pool) => super::memory::parse_pools(&self.levels),
+            (Kind::Rate, _) => self.rates(),
+            _ => self.levels.resolve(),
+        }
+    }
+
+    /// What a memory study's levels count, in the user's words.
+    fn memory_level_name(&self) -> &'static str {
+        match self.memory_spec().vary {
+            Vary::Pool => "MiB pool",
+            Vary::Data => match self.workloads.first().and_then(|w| workload::kind(w).ok()?.data_size()) {
+                Some(d) if d.option == "warehouses" => "warehouses",
+                _ => "rows per table",
+            },
+        }
+    }
+
+    /// A memory study's own checks.
+    fn validate_memory(&self) -> Result<(), String> {
+        let m = self.memory_spec();
+        if let Some(n) = m.threads.filter(|n| *n == 0 || *n > plan::MAX_THREADS) {
+            return Err(format!("threads (--threads) {n}: give 1 to {} connections", plan::MAX_THREADS));
+        }
+        if !(m.max_warmup() > 0.0 && m.max_warmup() <= crate::plan::MAX_SECONDS) {
+            return Err(format!(
+                "max_warmup (--max-warmup) must be above 0 and at most {} seconds",
+                crate::plan::MAX_SECONDS
+            ));
+        }
+        if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
+            return Err("a memory study runs on one server: no [[configs]], [scale] or [cluster]".into());
+        }
+        let levels = self.level_values()?;
+        match m.vary {
+            Vary::Pool => {
+                if self.names_a_server() {
+                    return Err("pool levels restart a managed instance with each buffer pool; a server named by \
+                                host, port or socket keeps its own: vary the data on it instead (--vary data)"
+                        .into());
+                }
+                if self.server.buffer_pool.is_some() || m.buffer_pool.is_some() {
+                    return Err("the levels are the buffer pool: leave buffer_pool (--buffer-pool) out".into());
+                }
+                if let Some(small) = levels.iter().find(|l| **l < super::memory::MIN_POOL_MIB) {
+                    return Err(format!(
+                        "a {small} MiB buffer pool is below the {} MiB the server starts with: give larger pools",
+                        super::memory::MIN_POOL_MIB
+                    ));
+                }
+            }
+            Vary::Data => {
+                if matches!(self.levels, Levels::Text(ref t) if t.trim() == "auto") {
+                    return Err("data levels are data sizes (rows per table or warehouses): give them, e.g. \
+                                10000,40000,160000"
+                        .into());
+                }
+                for w in &self.workloads {
+                    if workload::kind(w)?.data_size().is_none() {
+                        return Err(format!("{w} sizes its own data, so sizeup cannot vary it: vary the pool"));
+                    }
+                }
+                if let Some(p) = &m.buffer_pool {
+                    if !plan::is_size(p) {
+                        return Err(format!("buffer_pool (--buffer-pool) '{p}' is not a size; write it like 64M"));
+                    }
+                    if self.names_a_server() {
+                        return Err("buffer_pool (--buffer-pool) restarts a managed instance; a server named by \
+                                    host, port or socket keeps its own pool: leave it out"
+                            .into());
+                    }
+                }
+            }
+        }
+        for w in &self.workloads {
+            for &l in &levels {
+                self.memory_request(w, l, None).map_err(|e| format!("level {l}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One memory level's run request: the study's options at `[memory]` threads; a
+    /// data level sizes the data and loads it into a database of its own
+    /// (`sbtest_r40000`, `tpcc_w4`).
+    pub fn memory_request(&self, workload: &str, level: u32, password: Option<&str>) -> Result<RunRequest, String> {
+        let mut s = self.clone();
+        if self.memory_spec().vary == Vary::Data {
+            let kind = workload::kind(workload)?;
+            let size = kind.data_size().ok_or_else(|| format!("{workload} sizes its own data"))?;
+            s.options.remove(&size.option.replace('-', "_"));
+            s.options.insert(size.option.into(), level.into());
+            let base = self.options.get("database").and_then(|d| d.as_str()).unwrap_or(kind.default_database());
+            s.options.insert("database".into(), format!("{base}_{}{level}", size.tag).into());
+        }
+        let mut o = s.run_options(self.memory_spec().threads())?;
+        o.target.password = password.map(str::to_string);
+        plan::run_request(workload, &o)
+    }
+
     /// The spec a study was stored with.
     pub fn stored(row: &crate::store::StudyRow) -> Result<StudySpec, String> {
         serde_json::from_value(row.spec.clone())
@@ -672,6 +842,7 @@ impl StudySpec {
             Kind::Scale => return "instances",
             Kind::ScaleOut => return "nodes",
             Kind::Rate => return "tps",
+            Kind::Memory => return self.memory_level_name(),
             Kind::Sweep => {}
         }
         let names: Vec<&str> = self.workloads.iter().map(|w| workload::kind_of_result(w).level_name()).collect();

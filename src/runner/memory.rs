@@ -1,0 +1,185 @@
+//! Running a memory study's level (`sizeup memory`): the managed instance restarted
+//! with the level's buffer pool, cold (no pool dump loaded at start) and with direct I/O
+//! so the OS page cache cannot hide its misses; the level's data loaded when missing; a
+//! warm-up run that ends when the hit ratio settles (`max_warmup` its bound); then the
+//! measured run. The pool, the data and the warm-up go into the step's figures, the
+//! page-cache check once the figures are in (`study::memory::page_cache`).
+
+use super::study::{not_capacity, Site};
+use crate::exec::{clock::Settle, Ended};
+use crate::result::RunDocument;
+use crate::runner::{self, Print};
+use crate::server::ServerSettings;
+use crate::stats::Interval;
+use crate::study::memory::{self, MemoryLevel};
+use crate::study::spec::{Levels, StudySpec, Vary};
+use crate::study::Series;
+use crate::Error;
+
+/// How long each of the two windows the warm-up's hit ratio is compared over lasts.
+const SETTLE_WINDOW_S: f64 = 5.0;
+
+/// Server settings a memory level needs unless the study names them itself: direct
+/// I/O (the page cache kept out) and a cold pool at every start.
+const COLD_AND_DIRECT: [(&str, &str); 3] = [
+    ("innodb_flush_method", "O_DIRECT"),
+    ("innodb_buffer_pool_load_at_startup", "OFF"),
+    ("innodb_buffer_pool_dump_at_shutdown", "OFF"),
+];
+
+/// The managed settings of a level; None for a server sizeup does not manage.
+fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Option<ServerSettings>, Error> {
+    let req = spec.memory_request(&spec.workloads[0], level, None).map_err(Error::Usage)?;
+    if spec.names_a_server() || runner::complete_target(req.target())?.names_a_server() {
+        return Ok(None);
+    }
+    let m = spec.memory_spec();
+    let mut server = spec.server.clone();
+    match m.vary {
+        Vary::Pool => server.buffer_pool = Some(format!("{level}M")),
+        Vary::Data => server.buffer_pool = m.buffer_pool.clone().or(server.buffer_pool),
+    }
+    for (k, v) in COLD_AND_DIRECT {
+        if !server.set.iter().any(|s| s.split('=').next().map(str::trim) == Some(k)) {
+            server.set.push(format!("{k}={v}"));
+        }
+    }
+    let base = site.manager.settings_of(0)?.unwrap_or_default();
+    server.settings_on(base).map(Some).map_err(Error::Usage)
+}
+
+/// Every level's pool fits the host, checked before the study is stored or an
+/// instance restarted for it.
+pub fn check_pools(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+    for level in spec.level_values().map_err(Error::Usage)? {
+        if let Some(s) = settings(site, spec, level)? {
+            crate::server::check_memory(&s, 1, false).map_err(|e| Error::Usage(e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// `auto` pool levels made concrete from the data's size (the largest of the study's
+/// workloads'), loading the data first when missing; the study is stored with them, so
+/// a resumed study runs the same levels. Any other spec is returned as it is.
+pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error> {
+    let auto = matches!(&spec.levels, Levels::Text(t) if t.trim() == "auto");
+    if !auto || spec.memory_spec().vary != Vary::Pool {
+        return Ok(spec.clone());
+    }
+    let mut most = 0;
+    for w in &spec.workloads {
+        let req = spec.memory_request(w, 0, site.password.as_deref()).map_err(Error::Usage)?;
+        runner::ensure_prepared(site.manager, &req)?;
+        let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
+        let bytes = runner::runtime(1)?.block_on(async {
+            let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*req.workload))?;
+            let size = crate::target::data_size(&mut conn, &target.database).await;
+            let _ = conn.disconnect().await;
+            Ok::<_, Error>(size.map(|(_, b)| b))
+        })?;
+        most = most.max(bytes.ok_or_else(|| {
+            Error::Failed(format!(
+                "the server did not say how large {}'s data is: give the pools (--pools 128M,64M)",
+                w
+            ))
+        })?);
+    }
+    let pools = memory::auto_pools(most);
+    println!(
+        "pools found from the data's {:.0} MiB: {}",
+        most as f64 / (1u64 << 20) as f64,
+        pools.iter().map(|p| format!("{p}M")).collect::<Vec<_>>().join(", ")
+    );
+    let mut resolved = spec.clone();
+    resolved.levels = Levels::List(pools);
+    resolved.validate().map_err(Error::Usage)?;
+    Ok(resolved)
+}
+
+/// One level: the restart, the data, the warm-up and the measured run. Returns the
+/// step's documents (the measured run's; the warm-up's when it ended the step), how it
+/// ended, and the level's memory facts when it was measured.
+pub fn step(
+    site: &Site,
+    spec: &StudySpec,
+    series: &Series,
+    level: u32,
+    bar: &indicatif::ProgressBar,
+    label: &str,
+) -> Result<(Vec<RunDocument>, Ended, Option<MemoryLevel>), Error> {
+    let m = spec.memory_spec();
+    let password = site.password.as_deref();
+    let req = spec.memory_request(&series.workload, level, password).map_err(Error::Usage)?;
+    let managed = settings(site, spec, level)?;
+    // A restart every level, repeats too: each warms a cold pool the same way.
+    let restart = |s: &ServerSettings| -> Result<(), Error> {
+        let instance = req.target().instance;
+        crate::server::check_memory(s, 1, false).map_err(|e| Error::Usage(e.to_string()))?;
+        site.manager.stop(Some(instance), false)?;
+        site.manager.start_with(instance + 1, s)?;
+        Ok(())
+    };
+    if let Some(s) = &managed {
+        restart(s)?;
+    }
+    // Data loaded now passed through the pool: cold again before the warm-up.
+    if runner::ensure_prepared(site.manager, &req)? {
+        if let Some(s) = &managed {
+            restart(s)?;
+        }
+    }
+    // The warm-up: the same load, ended by the settled hit ratio or its bound.
+    let mut warm = spec.clone();
+    warm.warmup = 0.0;
+    warm.step_time = m.max_warmup();
+    warm.sample_interval = 1.0_f64.min(m.max_warmup() / 4.0).max(0.1);
+    let mut warm_req = warm.memory_request(&series.workload, level, password).map_err(Error::Usage)?;
+    warm_req.spec.settle = Some(Settle::new(SETTLE_WINDOW_S, warm.sample_interval));
+    let warming = |iv: &Interval| {
+        let hit = iv.status.as_ref().and_then(|s| s.buffer_pool_hit_ratio);
+        bar.set_message(format!(
+            "{label} · warming the pool {:.0}/{:.0} s · {:.0} tps{}",
+            iv.t,
+            m.max_warmup(),
+            iv.tps,
+            hit.map_or(String::new(), |h| format!(" · hit ratio {:.2} %", h * 100.0))
+        ))
+    };
+    let (doc, ended) = runner::measure(site.manager, site.results, warm_req, Print::Progress(&warming))?;
+    if ended != Ended::Completed || not_capacity(std::slice::from_ref(&doc), ended).is_some() {
+        return Ok((vec![doc], ended, None));
+    }
+    let summary = doc.summary.as_ref();
+    let settled = summary.is_some_and(|s| s.notes.iter().any(|n| n.starts_with(crate::exec::SETTLED)));
+    let warmup_s = summary.map_or(0.0, |s| s.seconds);
+    let warmup_run = doc.id;
+    bar.suspend(|| {
+        println!(
+            "{label}: warm-up {warmup_s:.0} s ({}){}",
+            if settled { "the hit ratio settled" } else { "its bound: the hit ratio had not settled" },
+            warmup_run.map_or(String::new(), |r| format!(", run {r}"))
+        )
+    });
+    let measured = |iv: &Interval| {
+        bar.set_message(format!(
+            "{label} · {:.0}/{:.0} s · {:.0} tps{}",
+            iv.t,
+            spec.warmup + spec.step_time,
+            iv.tps,
+            if iv.warmup { " (warm-up)" } else { "" }
+        ))
+    };
+    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(&measured))?;
+    let fact = |name: &str| doc.config.server_fact(name);
+    let level_facts = MemoryLevel {
+        pool_bytes: fact("innodb_buffer_pool_size").and_then(|v| v.parse().ok()),
+        data_bytes: fact("data_bytes").and_then(|v| v.parse().ok()),
+        warmup_s,
+        settled,
+        warmup_run,
+        flush_method: fact("innodb_flush_method").filter(|v| !v.is_empty()),
+        page_cache: None,
+    };
+    Ok((vec![doc], ended, Some(level_facts)))
+}
