@@ -13,7 +13,7 @@ use crate::server::Manager;
 use crate::stats::Interval;
 use crate::store::{StepRow, Store};
 use crate::study::figures;
-use crate::study::spec::{Config, Kind, Route, StudySpec};
+use crate::study::spec::{Config, Kind, Route, ServerSpec, StudySpec};
 use crate::study::{completed_steps, results_of, series_of, stop, Series};
 use crate::{report, workload, Error};
 use std::path::Path;
@@ -632,19 +632,37 @@ fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
         return Ok(());
     }
     let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
-    let settings = scale_settings(site.manager, spec, most)?;
-    crate::server::check_memory(&settings, most, false).map_err(|e| Error::Usage(e.to_string()))
+    let configs: Vec<Option<&Config>> =
+        if spec.configs.is_empty() { vec![None] } else { spec.configs.iter().map(Some).collect() };
+    for config in configs {
+        let settings = scale_settings(site.manager, spec, config, most)?;
+        crate::server::check_memory(&settings, most, false).map_err(|e| Error::Usage(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// The settings each of `n` managed instances of a scale step runs with: the study's
-/// server, its buffer pool per instance (or the total split over them), over instance
-/// 0's own settings.
-fn scale_settings(manager: &Manager, spec: &StudySpec, n: u32) -> Result<crate::server::ServerSettings, Error> {
-    let mut server = spec.server.clone();
-    if let Some(b) = &spec.scale.buffer_pool_per_instance {
+/// server (with the series' configuration laid over it), its buffer pool per instance
+/// (or the total split over them), over instance 0's own settings. A configuration's
+/// buffer pool takes the place of the one `[scale]` names: the total to split in a
+/// split study (study 3's big and small pools), else each instance's.
+fn scale_settings(
+    manager: &Manager,
+    spec: &StudySpec,
+    config: Option<&Config>,
+    n: u32,
+) -> Result<crate::server::ServerSettings, Error> {
+    let mut server = match config {
+        Some(c) => spec.server.with(&ServerSpec { buffer_pool: None, ..c.server.clone() }),
+        None => spec.server.clone(),
+    };
+    let own = config.and_then(|c| c.server.buffer_pool.clone());
+    if let (false, Some(b)) = (spec.scale.split, own.clone().or(spec.scale.buffer_pool_per_instance.clone())) {
+        server.buffer_pool = Some(b);
+    } else if let (true, Some(total)) = (spec.scale.split, own.or(spec.scale.buffer_pool.clone())) {
+        server.buffer_pool = Some(divide_size(&total, n).map_err(Error::Usage)?);
+    } else if let Some(b) = &spec.scale.buffer_pool_per_instance {
         server.buffer_pool = Some(b.clone());
-    } else if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
-        server.buffer_pool = Some(divide_size(total, n).map_err(Error::Usage)?);
     }
     let base = manager.settings_of(0)?.unwrap_or_default();
     server.settings_on(base).map_err(Error::Usage)
@@ -688,7 +706,7 @@ fn scale_step(
             }
         }
     } else if spec.scale.targets.is_empty() {
-        manager.start_with(n, &scale_settings(manager, spec, n)?)?;
+        manager.start_with(n, &scale_settings(manager, spec, series.config.as_ref(), n)?)?;
     }
     if spec.kind != Kind::ScaleOut {
         // Each instance's data, loaded in parallel.

@@ -629,8 +629,22 @@ impl StudySpec {
                     }
                 }
             }
-            if !self.configs.is_empty() {
-                return Err("configs belong to sweeps; a scale study uses [server] and [scale]".into());
+            if !self.configs.is_empty() && !self.scale.targets.is_empty() {
+                return Err("configs restart managed instances with other settings; a scale study on [scale] \
+                            targets runs on the servers as they are"
+                    .into());
+            }
+            // A split study divides each configuration's pool over the instances.
+            let most = *levels.iter().max().expect("not empty") as u64;
+            for c in self.configs.iter().filter(|_| self.scale.split) {
+                let pool = c.server.buffer_pool.as_deref().and_then(crate::server::size_bytes);
+                if pool.is_some_and(|b| b / most < 8 << 20) {
+                    return Err(format!(
+                        "config '{}': a buffer_pool of {} over {most} instances leaves under 8M each",
+                        c.name,
+                        c.server.buffer_pool.as_deref().unwrap_or("")
+                    ));
+                }
             }
         } else if !self.scale.targets.is_empty() && self.kind == Kind::Sweep {
             return Err("[scale] targets belong to scale studies".into());
@@ -743,6 +757,11 @@ impl StudySpec {
         if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
             return Err("a memory study runs on one server: no [[configs]], [scale] or [cluster]".into());
         }
+        if m.vary == Vary::Data && matches!(self.levels, Levels::Text(ref t) if t.trim() == "auto") {
+            return Err("data levels are data sizes (rows per table or warehouses): give them, e.g. \
+                        --levels 10000,40000,160000"
+                .into());
+        }
         let levels = self.level_values()?;
         match m.vary {
             Vary::Pool => {
@@ -762,11 +781,6 @@ impl StudySpec {
                 }
             }
             Vary::Data => {
-                if matches!(self.levels, Levels::Text(ref t) if t.trim() == "auto") {
-                    return Err("data levels are data sizes (rows per table or warehouses): give them, e.g. \
-                                10000,40000,160000"
-                        .into());
-                }
                 for w in &self.workloads {
                     if workload::kind(w)?.data_size().is_none() {
                         return Err(format!("{w} sizes its own data, so sizeup cannot vary it: vary the pool"));
@@ -1034,6 +1048,6 @@ mod shipped {
                 n += 1;
             }
         }
-        assert_eq!(n, 8, "one file per seed study, the two scale-out studies and the rate study");
+        assert_eq!(n, 9, "one file per seed study, the two scale-out studies, the rate and the memory study");
     }
 }

@@ -133,6 +133,7 @@ fn study_exports_match_their_fixtures() {
         status: None,
         node_cpus: None,
         rate: None,
+        memory: None,
         notes: vec![],
     };
     let steps = vec![(1, step(500.0, 2.0, 10.0)), (2, step(900.0, 2.2, 5.0)), (4, step(910.0, 4.4, 2.0))];

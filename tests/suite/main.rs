@@ -18,6 +18,7 @@ mod faults;
 mod faults_round_two;
 mod faults_server;
 mod layers;
+mod memory;
 mod oltp;
 mod report;
 mod run_engine;
