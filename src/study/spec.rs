@@ -996,6 +996,40 @@ model = "idle=40,max=120"
         assert!(e(&with("tables = 1", "password = \"x\"")).contains("MYSQL_PWD"));
     }
 
+    /// Study 3's two forms from one file: a split scale study with a big and a small
+    /// pool configuration, each its own series; a pool too small to split is refused.
+    #[test]
+    fn a_scale_study_splits_each_configurations_pool() {
+        let file = r#"
+name = "split"
+kind = "scale"
+workloads = ["oltp_read_write"]
+levels = [1, 2, 4]
+step_time = 10
+[options]
+table-size = 40000
+[scale]
+split = true
+threads = 48
+[[configs]]
+name = "big pool"
+buffer_pool = "1G"
+[[configs]]
+name = "small pool"
+buffer_pool = "128M"
+"#;
+        let s = StudySpec::from_toml(file, "t").unwrap();
+        let names: Vec<String> = crate::study::series_of(&s).into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["oltp_read_write @ big pool", "oltp_read_write @ small pool"]);
+        let e = StudySpec::from_toml(&file.replace("128M", "16M"), "t").unwrap_err();
+        assert!(e.contains("config 'small pool': a buffer_pool of 16M over 4 instances leaves under 8M each"), "{e}");
+        let e = StudySpec::from_toml(&format!("{file}\n[scale]\n"), "t").unwrap_err();
+        assert!(e.contains("t:"), "{e}");
+        let targets = file.replace("threads = 48", "threads = 48\ntargets = [\"a:1\", \"b:1\", \"c:1\", \"d:1\"]");
+        let e = StudySpec::from_toml(&targets, "t").unwrap_err();
+        assert!(e.contains("a scale study on [scale] targets runs on the servers as they are"), "{e}");
+    }
+
     #[test]
     fn split_shares_divide_the_data() {
         let mut s = StudySpec::from_toml(FILE, "f").unwrap();
