@@ -261,6 +261,12 @@ pub fn sizing_text(
                 "  Each server is priced at server_capex plus its pool's memory at --memory-price per GiB; the \
                  server counts' ranges come from each level's throughput range.\n",
             );
+            if plans.iter().any(|(p, _)| p.watts.is_none()) {
+                out.push_str(
+                    "  No watts were measured or modelled for the study (--power-model, --watts): the costs are \
+                     capital only, without energy.\n",
+                );
+            }
         }
         _ => out.push_str(
             "  To price memory against servers give --memory-price (per GiB) and the cost inputs (--cost or the \
