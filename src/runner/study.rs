@@ -597,29 +597,18 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(St
             .collect();
     }
     let threads = spec.scale.threads_per_instance.or(spec.scale.threads.map(|t| (t / n).max(1))).unwrap_or(8);
-    let kind = workload::kind(workload)?;
     (0..n)
         .map(|i| {
-            let mut s = spec.clone();
+            // Each instance holds its share in a database named after it (tpcc_w2).
+            let mut s = match spec.scale.split {
+                true => spec.with_data_size(workload, spec.split_share(workload, n)?)?,
+                false => spec.clone(),
+            };
             match spec.scale.targets.get(i as usize) {
                 Some(t) => s.options.extend(target_options(t).into_iter().map(|(k, v)| (k.to_string(), v))),
                 None => {
                     s.options.insert("instance".into(), i.into());
                 }
-            }
-            if spec.scale.split {
-                // Each instance holds its share in a database named after it (tpcc_w2).
-                let share = spec.split_share(workload, n)?;
-                let size = kind.data_size().expect("split_share checked it");
-                s.options.remove(&size.option.replace('-', "_"));
-                s.options.insert(size.option.into(), share.into());
-                let base = spec
-                    .options
-                    .get("database")
-                    .and_then(|d| d.as_str())
-                    .unwrap_or(kind.default_database())
-                    .to_string();
-                s.options.insert("database".into(), format!("{base}_{}{share}", size.tag).into());
             }
             Ok((workload.to_string(), s.run_options(threads)?))
         })

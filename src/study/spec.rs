@@ -810,18 +810,27 @@ impl StudySpec {
     /// data level sizes the data and loads it into a database of its own
     /// (`sbtest_r40000`, `tpcc_w4`).
     pub fn memory_request(&self, workload: &str, level: u32, password: Option<&str>) -> Result<RunRequest, String> {
-        let mut s = self.clone();
-        if self.memory_spec().vary == Vary::Data {
-            let kind = workload::kind(workload)?;
-            let size = kind.data_size().ok_or_else(|| format!("{workload} sizes its own data"))?;
-            s.options.remove(&size.option.replace('-', "_"));
-            s.options.insert(size.option.into(), level.into());
-            let base = self.options.get("database").and_then(|d| d.as_str()).unwrap_or(kind.default_database());
-            s.options.insert("database".into(), format!("{base}_{}{level}", size.tag).into());
-        }
+        let s = match self.memory_spec().vary {
+            Vary::Data => self.with_data_size(workload, level)?,
+            Vary::Pool => self.clone(),
+        };
         let mut o = s.run_options(self.memory_spec().threads())?;
         o.target.password = password.map(str::to_string);
         plan::run_request(workload, &o)
+    }
+
+    /// This study with `workload`'s data sized `size` (its data-size option: rows per
+    /// table, warehouses) in a database of its own named after it (`sbtest_r40000`,
+    /// `tpcc_w4`): a split study's share, a memory study's data level.
+    pub fn with_data_size(&self, workload: &str, size: u32) -> Result<StudySpec, String> {
+        let kind = workload::kind(workload)?;
+        let d = kind.data_size().ok_or_else(|| format!("{workload} sizes its own data"))?;
+        let mut s = self.clone();
+        s.options.remove(&d.option.replace('-', "_"));
+        s.options.insert(d.option.into(), size.into());
+        let base = self.options.get("database").and_then(|v| v.as_str()).unwrap_or(kind.default_database());
+        s.options.insert("database".into(), format!("{base}_{}{size}", d.tag).into());
+        Ok(s)
     }
 
     /// The spec a study was stored with.

@@ -2,25 +2,11 @@
 //! starts: the capacity bracketed between two rates, an overloaded level that falls
 //! behind, a pool too small to carry its rate, sizing from the study, the report.
 
-use crate::common::TestServer;
+use crate::common::{run_in as out, TestServer};
 use sizeup::study::capacity::Verdict;
 
 const DATA: &[&str] = &["--tables", "1", "--table-size", "2000"];
 const SHORT: &[&str] = &["--step-time", "2", "--warmup", "0"];
-
-/// sizeup's exit code, stdout and stderr.
-fn out(s: &TestServer, args: &[&str]) -> (i32, String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args(["--home", &s.home()])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
 
 fn study(s: &TestServer, id: i64) -> (sizeup::store::StudyRow, sizeup::study::spec::StudySpec) {
     let row = sizeup::store::Store::open(&s.results()).unwrap().load_study(id).unwrap();

@@ -159,6 +159,20 @@ pub fn sizeup(args: &[&str]) -> Result<i32, sizeup::Error> {
 }
 
 /// Reads a `--json` result file.
+/// The sizeup binary run on `s`'s state directory: its exit code, stdout and stderr.
+pub fn run_in(s: &TestServer, args: &[&str]) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home()])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -3,22 +3,8 @@
 //! the pool shrinks; each level restarted cold with direct I/O and warmed until its hit
 //! ratio settled; sizing memory against servers from it; bad memory studies refused.
 
-use crate::common::TestServer;
+use crate::common::{run_in as out, TestServer};
 use sizeup::study::memory::PageCache;
-
-/// sizeup's exit code, stdout and stderr.
-fn out(s: &TestServer, args: &[&str]) -> (i32, String, String) {
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
-        .args(["--home", &s.home()])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
 
 #[test]
 fn a_pool_several_times_smaller_than_the_data_misses_and_loses_throughput() {
