@@ -202,13 +202,13 @@ impl Settle {
             // any transaction (an outage) settles nothing.
             _ => {
                 let (a, b) = (tps(before), tps(last));
-                w_all_busy(before) && w_all_busy(last) && (a - b).abs() <= self.relative * a.max(b)
+                all_answered(before) && all_answered(last) && (a - b).abs() <= self.relative * a.max(b)
             }
         }
     }
 }
 
-fn w_all_busy(w: &[Interval]) -> bool {
+fn all_answered(w: &[Interval]) -> bool {
     w.iter().all(|iv| iv.transactions > 0)
 }
 

@@ -180,7 +180,6 @@ pub fn step(
         warmup_run,
         flush_method: fact("innodb_flush_method").filter(|v| !v.is_empty()),
         page_cache: None,
-        tps: None,
     };
     Ok((vec![doc], ended, Some(level_facts)))
 }

@@ -313,7 +313,6 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                             f.status.as_ref(),
                             f.os.as_ref(),
                         ));
-                        m.tps = Some(f.tps);
                         m
                     });
                     Some(f)

@@ -262,6 +262,10 @@ pub struct LevelResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_se: Option<f64>,
     pub samples: usize,
+    /// Transactions per second of every type, mean over the repeats (the throughput
+    /// above is NOPM for TPC-C: new orders a minute).
+    #[serde(default)]
+    pub tps: f64,
     pub latency_avg_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
@@ -433,6 +437,7 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         sample_cv: mean(steps.iter().map(|s| s.throughput.cv)),
         sample_se: Some(sample_se),
         samples: steps.iter().map(|s| s.throughput.samples).sum(),
+        tps: mean(steps.iter().map(|s| s.tps)),
         latency_avg_ms: mean(steps.iter().map(|s| s.latency_ms.avg)),
         p95_ms: mean(steps.iter().map(|s| s.latency_ms.p95)),
         p99_ms: mean(steps.iter().map(|s| s.latency_ms.p99)),
@@ -559,6 +564,7 @@ pub(crate) mod tests {
             sample_cv: 0.0,
             sample_se: None,
             samples: 10,
+            tps,
             latency_avg_ms: 1.0,
             p95_ms: 2.0,
             p99_ms: 3.0,

@@ -151,12 +151,9 @@ pub struct MemoryLevel {
     pub warmup_run: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_method: Option<String>,
-    /// Filled in from the step's figures: the check, and the transactions per second
-    /// of every type (TPC-C's throughput is NOPM, new orders a minute).
+    /// Filled in from the step's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache: Option<PageCacheCheck>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tps: Option<f64>,
 }
 
 impl MemoryLevel {
@@ -171,10 +168,6 @@ impl MemoryLevel {
         let mut out = (*all.first()?).clone();
         for m in &all[1..] {
             out.warmup_s = out.warmup_s.max(m.warmup_s);
-            out.tps = match (out.tps, m.tps) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            };
             out.settled &= m.settled;
             let rank = |c: &Option<PageCacheCheck>| match c.as_ref().map(|c| c.state) {
                 Some(PageCache::KeptOut) => 0,
@@ -185,7 +178,6 @@ impl MemoryLevel {
                 out.page_cache = m.page_cache.clone();
             }
         }
-        out.tps = out.tps.map(|sum| sum / all.len() as f64);
         Some(out)
     }
 }
@@ -196,7 +188,7 @@ pub fn misses_per_txn(l: &LevelResult) -> Option<f64> {
     let misses = l.status.as_ref()?.buffer_pool_reads_per_s?;
     // Not NOPM: a minute's new orders are not the transactions that read the pages
     // (misses_per_transaction_of_tpcc_divided_by_nopm).
-    let tps = l.memory.as_ref().and_then(|m| m.tps).unwrap_or(l.throughput.mean);
+    let tps = if l.tps > 0.0 { l.tps } else { l.throughput.mean };
     (tps > 0.0).then(|| misses / tps)
 }
 
@@ -621,7 +613,6 @@ mod tests {
             warmup_run: None,
             flush_method: Some("O_DIRECT".into()),
             page_cache: None,
-            tps: None,
         });
         l.status = misses_per_s.map(|m| StatusSample { buffer_pool_reads_per_s: Some(m), ..Default::default() });
         l
@@ -700,11 +691,8 @@ mod tests {
     #[test]
     fn misses_per_transaction_of_tpcc_divided_by_nopm() {
         let mut l = level(16, 10680.0, 16, 103, Some(18667.0));
-        l.memory.as_mut().unwrap().tps = Some(390.0);
+        l.tps = 390.0;
         assert!((misses_per_txn(&l).unwrap() - 47.86).abs() < 0.01);
-        let a = MemoryLevel { tps: Some(400.0), ..l.memory.clone().unwrap() };
-        let b = MemoryLevel { tps: Some(380.0), ..l.memory.clone().unwrap() };
-        assert_eq!(MemoryLevel::combine(&[&a, &b]).unwrap().tps, Some(390.0));
     }
 
     #[test]
