@@ -335,10 +335,6 @@ pub fn signals_received() -> u64 {
     signals::received()
 }
 
-/// When the run in progress ended or is due to end (its `--time`, or the moment it was
-/// stopped), for work that can hold a client thread where the loop cannot reach it (a
-/// script's Lua, bounded to this plus [`END_GRACE`]). Runs of one scale step start
-/// together and share it.
 /// What to do before the process is ended at once (a script's call that outlived its
 /// bound cannot be stopped otherwise): the run in progress records why, so it is not
 /// left to read as abandoned (a process that died).
@@ -366,6 +362,10 @@ pub mod last_words {
     }
 }
 
+/// When the run in progress ended or is due to end (its `--time`, or the moment it was
+/// stopped), for work that can hold a client thread where the loop cannot reach it (a
+/// script's Lua, bounded to this plus [`END_GRACE`]). Runs of one scale step start
+/// together and share it.
 pub mod run_end {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, Instant};
@@ -452,13 +452,13 @@ fn connections_of(threads: u32, shards: u32, s: u32) -> Vec<u32> {
     (0..threads).filter(|w| w % shards == s).collect()
 }
 
-/// Runs `workload` against `targets` as `spec` says, calling `on_interval` with each
-/// interval as soon as all client threads have handed it over.
 /// The note a warm-up run ends with when the buffer pool's hit ratio settled.
 pub const SETTLED: &str = "warm-up: the buffer pool's hit ratio settled";
 /// The note a warm-up run ends with when its bound came first.
 pub const NOT_SETTLED: &str = "warm-up: the buffer pool's hit ratio had not settled";
 
+/// Runs `workload` against `targets` as `spec` says, calling `on_interval` with each
+/// interval as soon as all client threads have handed it over.
 pub fn run<W>(
     workload: Arc<W>,
     targets: &Targets,
