@@ -5,7 +5,7 @@
 //! module imports only modules earlier in this list; `scripts/layers.sh` checks it):
 //! `timer`, `random`, `error`, `cost` -> `client` -> `monitor`, `target` -> `stats`,
 //! `server` -> `exec` (the one worker loop) -> `options` -> `workload`, `option_file`
-//! -> `plan` (options validated into a typed request), `result` -> `store` -> `study`
+//! -> `request` (options validated into a typed request), `result` -> `store` -> `study`
 //! -> `model` -> `report` -> `runner`, `cli` -> `cmd` (one module per command
 //! family). README's "Architecture" says more.
 
@@ -19,9 +19,9 @@ pub mod model;
 pub mod monitor;
 pub mod option_file;
 pub mod options;
-pub mod plan;
 pub mod random;
 pub mod report;
+pub mod request;
 pub mod result;
 pub mod runner;
 pub mod server;

@@ -1,9 +1,9 @@
 //! The options of a run as the user gives them: on a command line (clap fills these
 //! structs) or in a study file's `[options]` table (serde fills the same structs from
 //! the same names). One definition, so a study names options exactly as `sizeup run`
-//! does and both are validated by `plan` alone.
+//! does and both are validated by `request` alone.
 //!
-//! Raw values only: nothing here checks ranges or meaning (that is `plan`'s job), and
+//! Raw values only: nothing here checks ranges or meaning (that is `request`'s job), and
 //! nothing here talks to a server. sysbench's spellings (`--table_size`,
 //! `--mysql-socket`, `--max-time`, `--skip_trx=on`) are aliases, so existing command
 //! lines keep working.

@@ -1,4 +1,4 @@
-//! The command line as the user types it. Raw arguments only: `crate::plan` validates
+//! The command line as the user types it. Raw arguments only: `crate::request` validates
 //! them once into what the rest of the program trusts. The option groups a run takes
 //! live in `crate::options`, shared with study files; this module adds the commands.
 

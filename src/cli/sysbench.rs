@@ -4,7 +4,7 @@
 //! differently is an alias on the option itself (`crate::options`).
 //!
 //! A rewrite of the arguments only: what they mean is still checked by clap and
-//! `plan`, and a sizeup command line passes through unchanged.
+//! `request`, and a sizeup command line passes through unchanged.
 
 use std::ffi::OsString;
 

@@ -3,13 +3,13 @@
 use super::Context;
 use crate::cli::ClusterCommand;
 use crate::server::cluster::Cluster;
-use crate::{plan, report, Error};
+use crate::{report, request, Error};
 
 pub fn run(cx: &Context, cmd: ClusterCommand) -> Result<i32, Error> {
     let home = cx.manager.home();
     match cmd {
         ClusterCommand::Start(a) => {
-            let spec = plan::cluster_spec(&a).map_err(Error::Usage)?;
+            let spec = request::cluster_spec(&a).map_err(Error::Usage)?;
             let started = std::time::Instant::now();
             let cluster = Cluster::start(home, &spec)?;
             print!("{}", report::cluster_table(&cluster, &cluster.status()));

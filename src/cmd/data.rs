@@ -6,7 +6,7 @@ use crate::runner::{self, resolve_target, runtime};
 use crate::target::stall;
 use crate::workload::bulk::LoadSettings;
 use crate::workload::{self, Optional, Workload};
-use crate::{plan, Error};
+use crate::{request, Error};
 
 fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {
     workload::build(name, options).map_err(Error::Usage)
@@ -16,14 +16,14 @@ fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Err
 /// stdout carries what sysbench's does.
 pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
-    let statement_timeout = plan::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
+    let statement_timeout = request::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if a.threads == Some(0) {
         return Err(Error::Usage("--threads must be at least 1 (the connections that load)".into()));
     }
     let loaders = a.threads.or(w.default_loaders()).unwrap_or_else(runner::loaders);
     let load = LoadSettings { method: a.load_method, statement_timeout };
-    let line = runner::prepare(&target, &*w, loaders, load, plan::seed(a.workload_args.oltp.rand_seed))?;
+    let line = runner::prepare(&target, &*w, loaders, load, request::seed(a.workload_args.oltp.rand_seed))?;
     say(&line, sysbench);
     Ok(0)
 }
@@ -56,7 +56,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     if !w.supports(Optional::Check) {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
     }
-    let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
+    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let rt = runtime(1)?;
     // The same check of the data a run makes first, so a missing prepare says so.
@@ -95,7 +95,7 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     if a.script_command.is_none() && !w.supports(Optional::Prewarm) {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }
-    let every = plan::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
+    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if let Some(command) = &a.script_command {
         // sysbench's --threads default for a script's command.

@@ -1,5 +1,5 @@
 //! One module per command family, each readable alone: it parses nothing (clap did),
-//! validates through `plan`, and calls the layers below. This file only dispatches.
+//! validates through `request`, and calls the layers below. This file only dispatches.
 
 mod cluster;
 mod data;

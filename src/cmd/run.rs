@@ -5,11 +5,11 @@ use super::Context;
 use crate::cli::RunArgs;
 use crate::exec::Ended;
 use crate::runner::{self, Print};
-use crate::{plan, Error};
+use crate::{request, Error};
 
 /// `sysbench`: the command line was sysbench's, and so is the output.
 pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
-    let mut request = plan::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
+    let mut request = request::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
     request.output.sysbench = sysbench;
     if a.options.load_method != crate::options::LoadMethod::Auto {
         // Shared with the studies' steps, which load missing tables themselves.

@@ -2,7 +2,7 @@
 
 use super::Context;
 use crate::cli::ServerCommand;
-use crate::{plan, report, Error};
+use crate::{report, request, Error};
 
 pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
     let manager = &cx.manager;
@@ -18,7 +18,7 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             if let Some(p) = a.base_port {
                 crate::server::check_ports(p, a.instances).map_err(Error::Usage)?;
             }
-            let settings = plan::server_settings(&a.server).map_err(Error::Usage)?;
+            let settings = request::server_settings(&a.server).map_err(Error::Usage)?;
             let status = manager.start(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
             print!("{}", report::server_table(&status));
             Ok(0)

@@ -4,7 +4,7 @@
 //! a single-threaded runtime: one thread wakes for many connections, which is what
 //! keeps the client's CPU per query low on a box it shares with the server, and the
 //! commands its connections have ready go out in one system call (`client::outbox`).
-//! How many threads by default: `cli::plan::default_client_threads`. Each thread
+//! How many threads by default: `cli::request::default_client_threads`. Each thread
 //! hands its recorder over at every interval boundary; this module merges them, emits
 //! the interval with the OS figures and the server's status counters over it, and builds
 //! the steady-state summary from the intervals after warm-up.

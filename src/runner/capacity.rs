@@ -231,7 +231,7 @@ fn connection_cap(site: &Site, spec: &StudySpec, series: &Series) -> Result<u32,
     let per = req.workload.statements_per_connection().max(1) as u64;
     let by_statements = statements.map_or(u64::MAX, |s| s / per);
     let by_connections = max_connections.map_or(u64::MAX, |m| m.saturating_sub(10));
-    Ok(by_statements.min(by_connections).min(crate::plan::MAX_THREADS as u64).max(1) as u32)
+    Ok(by_statements.min(by_connections).min(crate::request::MAX_THREADS as u64).max(1) as u32)
 }
 
 /// One finished level, as a line that stays on screen.

@@ -12,7 +12,7 @@ pub mod study;
 
 use crate::exec::Ended;
 use crate::options::TargetArgs;
-use crate::plan::RunRequest;
+use crate::request::RunRequest;
 use crate::result::{RunConfig, RunDocument};
 use crate::server::{self, Manager};
 use crate::stats::{self, Interval};
@@ -340,7 +340,7 @@ fn doc_of(
 /// Writes `--json`, then says whether the store kept the run.
 fn finish(
     doc: RunDocument,
-    output: &crate::plan::Output,
+    output: &crate::request::Output,
     stored: Result<(), String>,
     ended: Ended,
 ) -> Result<(RunDocument, Ended), Error> {
@@ -561,7 +561,7 @@ pub fn resolve_target(
 ) -> Result<(Target, Option<server::Instance>), Error> {
     let t = &complete_target(given)?;
     let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
-    crate::plan::check_database(Some(&database)).map_err(Error::Usage)?;
+    crate::request::check_database(Some(&database)).map_err(Error::Usage)?;
     if t.names_a_server() {
         let target = Target {
             host: t.host.clone().unwrap_or_else(|| "127.0.0.1".into()),

@@ -5,7 +5,7 @@
 
 use crate::exec::{Ended, StartLine};
 use crate::options::RunOptions;
-use crate::plan::{self, RunRequest};
+use crate::request::{self, RunRequest};
 use crate::result::RunDocument;
 use crate::runner::{self, Print};
 use crate::server::cluster::ClusterSpec;
@@ -150,7 +150,7 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
     for series in series_of(spec) {
         for (w, mut o) in group_options(spec, &series.workload, most).map_err(Error::Usage)? {
             o.target.password = site.password.clone();
-            let req = plan::run_request(&w, &o).map_err(Error::Usage)?;
+            let req = request::run_request(&w, &o).map_err(Error::Usage)?;
             let db = req.workload.kind().default_database();
             let targets: Vec<_> = req
                 .targets
@@ -670,7 +670,7 @@ fn scale_step(
             all.into_iter()
                 .map(|(w, mut o)| {
                     o.target.password = site.password.clone();
-                    plan::run_request(&w, &o)
+                    request::run_request(&w, &o)
                 })
                 .collect()
         })
@@ -819,7 +819,7 @@ targets = ["10.0.0.1:3306", "10.0.0.2:3306", "10.0.0.3:3306"]
         let g = group_options(&rr, "oltp_read_only", 2).unwrap();
         assert_eq!(g.len(), 1);
         assert_eq!((g[0].1.threads, g[0].1.targets.clone()), (8, vec!["10.0.0.1:3306".into(), "10.0.0.2:3306".into()]));
-        let req = plan::run_request(&g[0].0, &g[0].1).unwrap();
+        let req = request::run_request(&g[0].0, &g[0].1).unwrap();
         assert_eq!(
             req.targets.iter().map(|t| t.host.as_deref().unwrap()).collect::<Vec<_>>(),
             ["10.0.0.1", "10.0.0.2"]

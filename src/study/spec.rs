@@ -2,10 +2,10 @@
 //! what a study file (TOML) holds. Stored with the study, so `study resume` reruns
 //! exactly what was asked. Run options are kept by their `sizeup run` names and read
 //! into the same typed options the command line fills (`crate::options`), then
-//! validated by the same plan (`crate::plan`) into each step's run request.
+//! validated by the same plan (`crate::request`) into each step's run request.
 
 use crate::options::{RunOptions, ServerArgs};
-use crate::plan::{self, RunRequest};
+use crate::request::{self, RunRequest};
 use crate::workload;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -157,7 +157,7 @@ impl ServerSpec {
             max_connections: self.max_connections.unwrap_or(d.max_connections),
             set,
         };
-        plan::server_settings(&a)
+        request::server_settings(&a)
     }
 }
 
@@ -451,17 +451,17 @@ impl StudySpec {
             Kind::Memory => vec![self.memory_spec().threads()],
             _ => self.levels.resolve()?,
         };
-        let max = crate::plan::MAX_SECONDS;
+        let max = crate::request::MAX_SECONDS;
         if !self.step_time.is_finite() || self.step_time <= 0.0 || self.step_time > max {
             return Err(format!(
                 "step_time (--step-time) must be above 0 and at most {max} seconds (got {})",
-                plan::shown(self.step_time)
+                request::shown(self.step_time)
             ));
         }
         if !self.warmup.is_finite() || self.warmup > max {
             return Err(format!(
                 "warmup (--warmup) must be between 0 and {max} seconds (got {})",
-                plan::shown(self.warmup)
+                request::shown(self.warmup)
             ));
         }
         if self.warmup < 0.0 {
@@ -473,7 +473,7 @@ impl StudySpec {
         if self.warmup + self.step_time > max {
             return Err(format!("warmup plus step_time must be at most {max} seconds"));
         }
-        if !(0.1..=self.step_time.min(crate::plan::MAX_INTERVAL_SECONDS)).contains(&self.sample_interval) {
+        if !(0.1..=self.step_time.min(crate::request::MAX_INTERVAL_SECONDS)).contains(&self.sample_interval) {
             return Err(
                 "sample_interval (--sample-interval) must be at least 0.1 s and at most step_time (and 3600 s)".into(),
             );
@@ -497,7 +497,7 @@ impl StudySpec {
                         rate caps every level at itself; measure a rate with `sizeup run --rate`"
                 .into());
         }
-        plan::power(self.power.model.as_deref(), self.power.watts)?;
+        request::power(self.power.model.as_deref(), self.power.watts)?;
         for c in self.cost.iter().chain(self.configs.iter().filter_map(|c| c.cost.as_ref())) {
             c.validate()?;
         }
@@ -521,7 +521,7 @@ impl StudySpec {
             ("buffer_pool_per_instance (--buffer-pool-per-instance)", &self.scale.buffer_pool_per_instance),
             ("buffer_pool (--buffer-pool)", &self.scale.buffer_pool),
         ] {
-            if let Some(v) = v.as_deref().filter(|v| !plan::is_size(v)) {
+            if let Some(v) = v.as_deref().filter(|v| !request::is_size(v)) {
                 return Err(format!("{name} '{v}' is not a size; write it like 512M or 2G"));
             }
         }
@@ -674,8 +674,8 @@ impl StudySpec {
             return Err("resolution (--resolution) is a percentage between 0.5 and 50".into());
         }
         for (name, v) in [("connections (--connections)", r.connections), ("probe_threads", r.probe_threads)] {
-            if let Some(n) = v.filter(|n| *n == 0 || *n > plan::MAX_THREADS) {
-                return Err(format!("{name} {n}: give 1 to {} connections", plan::MAX_THREADS));
+            if let Some(n) = v.filter(|n| *n == 0 || *n > request::MAX_THREADS) {
+                return Err(format!("{name} {n}: give 1 to {} connections", request::MAX_THREADS));
             }
         }
         if r.max_levels.is_some_and(|n| !(2..=100).contains(&n)) {
@@ -713,7 +713,7 @@ impl StudySpec {
         let mut o = self.run_options(connections)?;
         o.rate = rate as f64;
         o.target.password = password.map(str::to_string);
-        plan::run_request(workload, &o)
+        request::run_request(workload, &o)
     }
 
     /// A memory study's `[memory]` (its defaults when the section is left out).
@@ -745,13 +745,13 @@ impl StudySpec {
     /// A memory study's own checks.
     fn validate_memory(&self) -> Result<(), String> {
         let m = self.memory_spec();
-        if let Some(n) = m.threads.filter(|n| *n == 0 || *n > plan::MAX_THREADS) {
-            return Err(format!("threads (--threads) {n}: give 1 to {} connections", plan::MAX_THREADS));
+        if let Some(n) = m.threads.filter(|n| *n == 0 || *n > request::MAX_THREADS) {
+            return Err(format!("threads (--threads) {n}: give 1 to {} connections", request::MAX_THREADS));
         }
-        if !(m.max_warmup() > 0.0 && m.max_warmup() <= crate::plan::MAX_SECONDS) {
+        if !(m.max_warmup() > 0.0 && m.max_warmup() <= crate::request::MAX_SECONDS) {
             return Err(format!(
                 "max_warmup (--max-warmup) must be above 0 and at most {} seconds",
-                crate::plan::MAX_SECONDS
+                crate::request::MAX_SECONDS
             ));
         }
         if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
@@ -787,7 +787,7 @@ impl StudySpec {
                     }
                 }
                 if let Some(p) = &m.buffer_pool {
-                    if !plan::is_size(p) {
+                    if !request::is_size(p) {
                         return Err(format!("buffer_pool (--buffer-pool) '{p}' is not a size; write it like 64M"));
                     }
                     if self.names_a_server() {
@@ -816,7 +816,7 @@ impl StudySpec {
         };
         let mut o = s.run_options(self.memory_spec().threads())?;
         o.target.password = password.map(str::to_string);
-        plan::run_request(workload, &o)
+        request::run_request(workload, &o)
     }
 
     /// This study with `workload`'s data sized `size` (its data-size option: rows per
@@ -919,7 +919,7 @@ impl StudySpec {
     pub fn request(&self, workload: &str, threads: u32, password: Option<&str>) -> Result<RunRequest, String> {
         let mut o = self.run_options(threads)?;
         o.target.password = password.map(str::to_string);
-        plan::run_request(workload, &o)
+        request::run_request(workload, &o)
     }
 }
 

@@ -261,7 +261,7 @@ fn an_interrupted_prepare_is_reported_as_incomplete_everywhere() {
         assert!(e.lines().count() <= 2, "{e}");
     }
     // A study's ensure_prepared refuses it too.
-    let req = sizeup::plan::run_request("oltp_read_write", &run_options(&with(&[]))).unwrap();
+    let req = sizeup::request::run_request("oltp_read_write", &run_options(&with(&[]))).unwrap();
     let e = sizeup::runner::ensure_prepared(&sizeup::server::Manager::new(&home), &req).unwrap_err().to_string();
     assert!(e.contains("incomplete"), "{e}");
     // The fix it names works.
