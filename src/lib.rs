@@ -6,7 +6,7 @@
 //! `timer`, `random`, `error`, `cost` -> `client` -> `monitor`, `target` -> `stats`,
 //! `server` -> `exec` (the one worker loop) -> `options` -> `workload`, `option_file`
 //! -> `request` (options validated into a typed request), `result` -> `store` -> `study`
-//! -> `model` -> `report` -> `runner`, `cli` -> `cmd` (one module per command
+//! -> `model` -> `plan` (the purchase planner, pure) -> `report` -> `runner`, `cli` -> `cmd` (one module per command
 //! family). README's "Architecture" says more.
 
 pub mod cli;
@@ -19,6 +19,7 @@ pub mod model;
 pub mod monitor;
 pub mod option_file;
 pub mod options;
+pub mod plan;
 pub mod random;
 pub mod report;
 pub mod request;

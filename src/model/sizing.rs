@@ -148,8 +148,24 @@ fn plan_of(
     e: &ScaleOut,
     weak: Vec<String>,
 ) -> Result<Plan, String> {
-    let per_server = l.throughput.mean;
-    let (low, high) = crate::study::saturation::range(l);
+    let range = crate::study::saturation::range(l);
+    let watts = l.os.as_ref().and_then(|o| o.watts);
+    plan_at(name, instances_per_server, l.throughput.mean, range, watts, t, e, weak)
+}
+
+/// A plan for a per-server throughput `per_server` known within `range` (low, high):
+/// the servers for target `t`, and at the range's ends.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_at(
+    name: &str,
+    instances_per_server: u32,
+    per_server: f64,
+    (low, high): (f64, f64),
+    watts: Option<f64>,
+    t: f64,
+    e: &ScaleOut,
+    weak: Vec<String>,
+) -> Result<Plan, String> {
     let (servers, efficiency, how) = e.servers(t, per_server)?;
     let at = |p: f64| if p > 0.0 { e.servers(t, p).ok().map(|s| s.0) } else { None };
     Ok(Plan {
@@ -157,7 +173,7 @@ fn plan_of(
         instances_per_server,
         per_server,
         servers,
-        watts: l.os.as_ref().and_then(|o| o.watts),
+        watts,
         efficiency,
         efficiency_source: how.into(),
         servers_range: (at(high), at(low)),

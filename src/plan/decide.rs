@@ -1,0 +1,653 @@
+//! Which study next, from what the last ones found: each stage is run (with the study
+//! it runs, sized from the findings) or skipped, and the reason is said either way.
+//! The budget is split once into a step length that lets every study the plan may need
+//! fit; a stage that would still overrun what is left is left out, said so, with what
+//! running it would have changed.
+
+use super::{ClusterChoice, Findings, Host, PlanSpec, Stage, DEFAULT_EFFICIENCY};
+use crate::study::bottleneck::{self, Finding};
+use crate::study::figures::{LevelResult, SeriesResult};
+use crate::study::saturation::{Saturation, Shape};
+use crate::study::spec::{self, ClusterSection, Kind, Levels, MemorySpec, RateSpec, ScaleSpec, StudySpec};
+
+/// Each step's measured seconds and warm-up, from the budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub step_time: f64,
+    pub warmup: f64,
+}
+
+/// What a stage does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    Run {
+        spec: Box<StudySpec>,
+        why: String,
+    },
+    /// `for_time`: it would have run, but the budget had no room.
+    Skip {
+        why: String,
+        for_time: bool,
+    },
+}
+
+/// The rate levels a capacity search runs at most in a plan (the probe besides).
+const RATE_LEVELS: usize = 6;
+/// The bracket a plan's capacity search aims for, per cent (coarser than a capacity
+/// study's 5: each level costs a step of the budget).
+const RATE_RESOLUTION_PCT: f64 = 10.0;
+/// Nodes of the cluster a plan makes for scale-out.
+const CLUSTER_NODES: u32 = 3;
+/// The longest a memory level's warm-up may wait in a plan, seconds.
+const MEMORY_WARMUP_S: f64 = 60.0;
+/// The most pool levels a plan's memory study runs (`auto` picks up to 6).
+const MEMORY_LEVELS: usize = 6;
+/// Seconds beside the measured steps: loading data, starting instances and clusters.
+const SWEEP_SETUP_S: f64 = 15.0;
+const RATE_SETUP_S: f64 = 10.0;
+const INSTANCE_SETUP_S: f64 = 20.0;
+const CLUSTER_SETUP_S: f64 = 90.0;
+const MEMORY_LEVEL_SETUP_S: f64 = 15.0;
+/// Of the budget, the share the step length is planned to fill: the rest absorbs
+/// setup that took longer than estimated.
+const PLANNED_SHARE: f64 = 0.8;
+
+/// Read-only workloads: the ones a primary-with-replicas cluster can spread over its
+/// nodes.
+const READ_ONLY: [&str; 4] = ["oltp_read_only", "oltp_point_select", "select_random_points", "select_random_ranges"];
+
+/// The sweep's connection levels: powers of two up to 8 per CPU (at most 256).
+pub fn sweep_levels(host: &Host) -> Vec<u32> {
+    let most = (8 * host.cpus.max(1)).min(256);
+    std::iter::successors(Some(1u32), |n| Some(n * 2)).take_while(|n| *n <= most).collect()
+}
+
+/// Instance counts of the scale-up: powers of two up to the CPUs (at most 8).
+pub fn instance_levels(host: &Host) -> Vec<u32> {
+    let most = host.cpus.clamp(1, 8);
+    std::iter::successors(Some(1u32), |n| Some(n * 2)).take_while(|n| *n <= most).collect()
+}
+
+/// The step length that fits every study the plan may run into the budget: the sweep,
+/// the capacity search with a latency objective, a scale-up on a managed server of 2
+/// CPUs or more, the cluster when one is asked for, and the memory study when the data
+/// already outgrows the pool. Between 5 and 30 s a step, a quarter of it warm-up.
+pub fn timing(plan: &PlanSpec, host: &Host) -> Timing {
+    let mut steps = sweep_levels(host).len() as f64;
+    let mut setup = SWEEP_SETUP_S;
+    if plan.latency.is_some() {
+        steps += 1.0 + RATE_LEVELS as f64;
+        setup += RATE_SETUP_S;
+    }
+    if host.managed && host.cpus >= 2 {
+        let levels = instance_levels(host);
+        steps += levels.len() as f64;
+        setup += INSTANCE_SETUP_S * *levels.last().unwrap_or(&1) as f64;
+    }
+    if plan.cluster != ClusterChoice::None {
+        steps += CLUSTER_NODES as f64;
+        setup += CLUSTER_SETUP_S;
+    }
+    if host.managed && outgrows(host) {
+        steps += MEMORY_LEVELS as f64 * 2.0; // a warm-up about as long as the step
+        setup += MEMORY_LEVELS as f64 * MEMORY_LEVEL_SETUP_S;
+    }
+    let each = ((plan.budget_s * PLANNED_SHARE - setup) / steps).max(0.0);
+    let step_time = (each * 0.8).clamp(5.0, 30.0).round();
+    let warmup = (each * 0.2).clamp(1.0, 10.0).round();
+    Timing { step_time, warmup }
+}
+
+/// The data is larger than the buffer pool.
+fn outgrows(host: &Host) -> bool {
+    matches!((host.data_bytes, host.pool_bytes), (Some(d), Some(p)) if d > p)
+}
+
+/// About how long a study runs: its steps and its setup, seconds.
+pub fn estimate_s(spec: &StudySpec) -> f64 {
+    let step = spec.step_time + spec.warmup;
+    let levels = || spec.level_values().map(|v| v.len()).unwrap_or(1) as f64;
+    match spec.kind {
+        Kind::Sweep => levels() * step + SWEEP_SETUP_S,
+        Kind::Rate => {
+            let most = spec.rate.as_ref().and_then(|r| r.max_levels).unwrap_or(RATE_LEVELS);
+            (1 + most) as f64 * step + RATE_SETUP_S
+        }
+        Kind::Scale => {
+            let v = spec.level_values().unwrap_or_default();
+            v.len() as f64 * step + INSTANCE_SETUP_S * *v.iter().max().unwrap_or(&1) as f64
+        }
+        Kind::ScaleOut => levels() * (step + 20.0) + CLUSTER_SETUP_S,
+        Kind::Memory => {
+            let n = match &spec.levels {
+                Levels::Text(t) if t.trim() == "auto" => MEMORY_LEVELS as f64,
+                _ => levels(),
+            };
+            n * (step + spec.memory_spec().max_warmup() / 2.0 + MEMORY_LEVEL_SETUP_S)
+        }
+    }
+}
+
+/// The sweep's peak as the planner reads it: the verdict, the best level and what ran
+/// out there. None when the sweep has no capacity level.
+pub struct Peak<'a> {
+    pub verdict: &'a Saturation,
+    pub level: &'a LevelResult,
+    pub ran_out: Vec<Finding>,
+}
+
+impl Peak<'_> {
+    /// The connections the later studies load each instance with: where it saturates,
+    /// else the best level.
+    pub fn connections(&self) -> u32 {
+        self.verdict.saturation.unwrap_or(self.verdict.best)
+    }
+    fn has(&self, tag: &str) -> bool {
+        self.ran_out.iter().any(|f| f.tag == tag)
+    }
+}
+
+pub fn peak(s: &SeriesResult) -> Option<Peak<'_>> {
+    let verdict = s.verdict.as_ref()?;
+    let level = s.capacity().find(|l| l.level == verdict.best)?;
+    Some(Peak { verdict, level, ran_out: bottleneck::findings(level) })
+}
+
+/// The study a stage runs, named after the plan so a resumed plan finds it.
+pub fn study_name(plan_id: i64, stage: Stage) -> String {
+    format!("plan {plan_id}: {}", stage.name())
+}
+
+fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels, t: Timing) -> StudySpec {
+    StudySpec {
+        name: study_name(plan_id, stage),
+        description: format!("Run by `sizeup plan` {plan_id} ({}).", plan.name),
+        kind,
+        workloads: vec![plan.workload.clone()],
+        levels,
+        step_time: t.step_time,
+        warmup: t.warmup,
+        repeat: 1,
+        sample_interval: 1.0,
+        steady_last: 1.0,
+        stop_when: String::new(),
+        options: plan.options.clone(),
+        server: Default::default(),
+        configs: Vec::new(),
+        scale: Default::default(),
+        cluster: None,
+        power: plan.power.clone(),
+        cost: plan.cost.clone(),
+        script_options: plan.script_options.clone(),
+        rate: None,
+        memory: None,
+    }
+}
+
+fn run(spec: StudySpec, why: String) -> Decision {
+    Decision::Run { spec: Box::new(spec), why }
+}
+
+fn skip(why: impl Into<String>) -> Decision {
+    Decision::Skip { why: why.into(), for_time: false }
+}
+
+fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / (1u64 << 20) as f64;
+    if m >= 1024.0 {
+        format!("{:.1} GiB", m / 1024.0)
+    } else {
+        format!("{m:.0} MiB")
+    }
+}
+
+/// What leaving a stage out changes in the plan, said when the budget left it out.
+pub fn left_out(stage: Stage, plan: &PlanSpec) -> String {
+    match stage {
+        Stage::Sweep => "there is no plan without it".into(),
+        Stage::Capacity => format!(
+            "each server is sized at the sweep's closed-loop peak, where latency is at its worst, not at {}; \
+             the server count may be too low",
+            plan.latency.as_deref().unwrap_or("the objective")
+        ),
+        Stage::ScaleUp => {
+            "one instance per server is assumed: if more instances used the CPU one left, fewer servers would do".into()
+        }
+        Stage::ScaleOut => format!(
+            "the scale-out efficiency is assumed ({}), not measured",
+            plan.efficiency.unwrap_or(DEFAULT_EFFICIENCY)
+        ),
+        Stage::Memory => "each server is assumed to need a buffer pool like this one's; a smaller pool may do, or may \
+                          not carry the load"
+            .into(),
+    }
+}
+
+/// The decision on `stage`, given the findings so far and `left_s` of the budget.
+pub fn decide(
+    stage: Stage,
+    plan: &PlanSpec,
+    plan_id: i64,
+    host: &Host,
+    t: Timing,
+    found: &Findings,
+    left_s: f64,
+) -> Decision {
+    let wanted = want(stage, plan, plan_id, host, t, found);
+    match wanted {
+        Decision::Run { spec, why } if stage != Stage::Sweep && estimate_s(&spec) > left_s => Decision::Skip {
+            why: format!(
+                "left out for time: it would take about {:.0} s and {:.0} s of the budget were left ({why}); \
+                 without it {}",
+                estimate_s(&spec),
+                left_s.max(0.0),
+                left_out(stage, plan)
+            ),
+            for_time: true,
+        },
+        d => d,
+    }
+}
+
+/// Whether `stage` should run, budget aside, and the study it would run.
+fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, found: &Findings) -> Decision {
+    if stage == Stage::Sweep {
+        let levels = sweep_levels(host);
+        let why = format!(
+            "where one instance saturates and what runs out there: {} to {} connections ({} per CPU at most)",
+            levels[0],
+            levels.last().expect("a level"),
+            levels.last().expect("a level") / host.cpus.max(1)
+        );
+        return run(base(plan, plan_id, stage, Kind::Sweep, Levels::List(levels), t), why);
+    }
+    let Some(sweep) = found.sweep.as_ref().and_then(|f| f.first()) else {
+        return skip("the sweep measured nothing to build on");
+    };
+    let Some(p) = peak(sweep) else {
+        return skip("the sweep finished no level, so there is nothing to size from");
+    };
+    let at = p.connections();
+    match stage {
+        Stage::Sweep => unreachable!("decided above"),
+        Stage::Capacity => {
+            let Some(latency) = &plan.latency else {
+                return skip(
+                    "no latency objective was given (--latency 'p99<50ms'): each server is sized at the sweep's \
+                     closed-loop peak",
+                );
+            };
+            let mut s = base(plan, plan_id, stage, Kind::Rate, Levels::Text("auto".into()), t);
+            s.rate = Some(RateSpec {
+                latency: latency.clone(),
+                resolution: Some(RATE_RESOLUTION_PCT),
+                connections: None,
+                probe_threads: Some(at),
+                max_levels: Some(RATE_LEVELS),
+            });
+            let why = format!(
+                "the highest arrival rate that meets {latency}: open-loop rates searched from a closed-loop probe at \
+                 {at} connections, where the sweep saturated ({:.0} {} at best)",
+                p.verdict.best_value, sweep.unit
+            );
+            run(s, why)
+        }
+        Stage::ScaleUp => scale_up(plan, plan_id, host, t, &p),
+        Stage::ScaleOut => scale_out(plan, plan_id, t, at),
+        Stage::Memory => memory(plan, plan_id, host, t, &p),
+    }
+}
+
+fn scale_up(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> Decision {
+    if !host.managed {
+        return skip(
+            "the server is not one sizeup manages, so it cannot start more instances of it: one instance per \
+             server is assumed",
+        );
+    }
+    if host.cpus < 2 {
+        return skip("this host has one CPU: there is no second core for another instance");
+    }
+    if let Some(f) = p.ran_out.iter().find(|f| f.tag == "client") {
+        return skip(format!(
+            "sizeup's own client was the limit at the peak ({}): more instances would measure the load generator",
+            f.words
+        ));
+    }
+    let Some(os) = p.level.os.as_ref().filter(|o| o.server_cores.is_some()) else {
+        return skip("the host's CPU at the peak was not measured, so whether a core was left unused is not known");
+    };
+    let busy = os.busy().unwrap_or(0.0);
+    if p.has("cpu") {
+        return skip(format!(
+            "one instance kept the host's CPU {busy:.0} % busy at its peak ({}): another instance would share the \
+             same cores",
+            bottleneck::cpu_users(os)
+        ));
+    }
+    if p.has("pool") {
+        return skip(
+            "the buffer pool ran out at the peak: another instance would share the host's memory and miss more; \
+             memory comes first",
+        );
+    }
+    let levels = instance_levels(host);
+    let mut s = base(plan, plan_id, Stage::ScaleUp, Kind::Scale, Levels::List(levels.clone()), t);
+    s.scale = ScaleSpec { threads_per_instance: Some(p.connections()), ..Default::default() };
+    let what = if p.ran_out.is_empty() {
+        "nothing measured ran out".to_string()
+    } else {
+        format!("{} ran out", p.ran_out.iter().map(|f| f.words.as_str()).collect::<Vec<_>>().join("; "))
+    };
+    let why = format!(
+        "one instance left CPU unused at its peak ({busy:.0} % busy: {}) and {what}: 1 to {} instances of {} \
+         connections each",
+        bottleneck::cpu_users(os),
+        levels.last().expect("a level"),
+        p.connections()
+    );
+    run(s, why)
+}
+
+fn scale_out(plan: &PlanSpec, plan_id: i64, t: Timing, at: u32) -> Decision {
+    let kind = match plan.cluster {
+        ClusterChoice::None => {
+            return skip(match plan.efficiency {
+                Some(e) => format!("no cluster was asked for: the efficiency given, {e}, is used"),
+                None => format!(
+                    "no cluster was asked for (--cluster galera|replicas) and no efficiency given (--efficiency): \
+                     {DEFAULT_EFFICIENCY} is assumed"
+                ),
+            })
+        }
+        ClusterChoice::Replicas if !READ_ONLY.contains(&plan.workload.as_str()) => {
+            return skip(format!(
+                "replicas take reads only and {} writes: --cluster galera, or a read-only workload; the efficiency \
+                 {DEFAULT_EFFICIENCY} is assumed",
+                plan.workload
+            ))
+        }
+        ClusterChoice::Galera => "galera",
+        ClusterChoice::Replicas => "replicas",
+    };
+    let mut s = base(plan, plan_id, Stage::ScaleOut, Kind::ScaleOut, Levels::Text(format!("1..{CLUSTER_NODES}")), t);
+    s.cluster = Some(ClusterSection {
+        kind: kind.into(),
+        nodes: CLUSTER_NODES,
+        // Each node a miniature server, the nodes together leaving a core to the client.
+        node_cpus: Some(0.3),
+        link_delay: Some("0.2ms".into()),
+        link_jitter: None,
+    });
+    s.server =
+        spec::ServerSpec { buffer_pool: Some("128M".into()), log_file_size: Some("64M".into()), ..Default::default() };
+    s.options.insert("database".into(), format!("plan{plan_id}").into());
+    s.scale = ScaleSpec {
+        threads_per_instance: Some(at.clamp(1, 8)),
+        route: if kind == "galera" { spec::Route::EveryNode } else { spec::Route::RoundRobin },
+        ..Default::default()
+    };
+    let why = format!(
+        "the efficiency e(N) of 1 to {CLUSTER_NODES} {kind} nodes made on this host (a lab: each node under a CPU \
+         quota behind a delayed link, so the figures are emulated)"
+    );
+    run(s, why)
+}
+
+fn memory(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> Decision {
+    let pool_ran_out = p.has("pool");
+    let (Some(data), Some(pool)) = (host.data_bytes, host.pool_bytes) else {
+        return skip("the server did not say how large the data or the buffer pool is");
+    };
+    if data <= pool && !pool_ran_out {
+        return skip(format!(
+            "the data ({}) fits the buffer pool ({}) and the pool did not run out at the peak: memory is not what \
+             limits this server",
+            mib(data),
+            mib(pool)
+        ));
+    }
+    let why = match pool_ran_out {
+        true => "the buffer pool ran out at the sweep's peak".to_string(),
+        false => format!("the data ({}) outgrows the buffer pool ({})", mib(data), mib(pool)),
+    };
+    if !host.managed {
+        return skip(format!(
+            "{why}, but the pool of a server sizeup does not manage is not changed: `sizeup memory --vary data` \
+             studies it by data size"
+        ));
+    }
+    let mut s = base(plan, plan_id, Stage::Memory, Kind::Memory, Levels::Text("auto".into()), t);
+    s.memory =
+        Some(MemorySpec { threads: Some(p.connections()), max_warmup: Some(MEMORY_WARMUP_S), ..Default::default() });
+    run(s, format!("{why}: how far down throughput holds as the pool shrinks, and the hot set"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::monitor::status::StatusSample;
+    use crate::plan::Found;
+    use crate::study::figures::tests::fixture;
+    use std::collections::BTreeMap;
+
+    pub fn plan() -> PlanSpec {
+        PlanSpec {
+            name: "p".into(),
+            target_tps: 5000.0,
+            latency: Some("p99<50ms".into()),
+            workload: "oltp_read_write".into(),
+            options: BTreeMap::new(),
+            script_options: BTreeMap::new(),
+            cost: None,
+            power: Default::default(),
+            cluster: ClusterChoice::None,
+            efficiency: None,
+            memory_price: None,
+            budget_s: 600.0,
+        }
+    }
+
+    pub fn host() -> Host {
+        Host { cpus: 2, managed: true, data_bytes: Some(50 << 20), pool_bytes: Some(1 << 30) }
+    }
+
+    /// A sweep on 2 cores that peaks at 8 connections: busy % at each level as given.
+    fn sweep(busy: [f64; 5]) -> SeriesResult {
+        fixture(
+            &[
+                (1, 400.0, 0.02, busy[0]),
+                (2, 800.0, 0.02, busy[1]),
+                (4, 1500.0, 0.02, busy[2]),
+                (8, 1800.0, 0.02, busy[3]),
+                (16, 1790.0, 0.02, busy[4]),
+            ],
+            "",
+        )
+    }
+
+    /// A CPU-bound server: the host's CPU 97 % busy from 8 connections on.
+    pub fn cpu_bound() -> Findings {
+        let s = sweep([30.0, 55.0, 85.0, 97.0, 98.0]);
+        Findings { sweep: Some(found(1, s)), ..Default::default() }
+    }
+
+    /// A lock-bound server: throughput flat from 8 connections with the CPU 55 % busy
+    /// and half the running sessions waiting on row locks.
+    pub fn lock_bound() -> Findings {
+        let mut s = sweep([20.0, 35.0, 50.0, 55.0, 55.0]);
+        for l in &mut s.levels {
+            l.status = Some(StatusSample {
+                row_lock_time_ms_per_s: Some(l.level as f64 * 400.0),
+                row_lock_waits_per_s: Some(120.0),
+                threads_running: Some(l.level as f64),
+                ..Default::default()
+            });
+        }
+        Findings { sweep: Some(found(1, s)), ..Default::default() }
+    }
+
+    /// A memory-bound server: CPU 60 % busy, the pool's hit ratio 93 % with 2,400
+    /// page reads a second from disk.
+    pub fn memory_bound() -> Findings {
+        let mut s = sweep([20.0, 35.0, 50.0, 60.0, 60.0]);
+        for l in &mut s.levels {
+            l.status = Some(StatusSample {
+                buffer_pool_hit_ratio: Some(0.93),
+                buffer_pool_reads_per_s: Some(2400.0),
+                ..Default::default()
+            });
+        }
+        Findings { sweep: Some(found(1, s)), ..Default::default() }
+    }
+
+    pub fn found(study: i64, s: SeriesResult) -> Found {
+        Found { study, status: "completed".into(), series: vec![s], ..Default::default() }
+    }
+
+    fn next(stage: Stage, f: &Findings, h: &Host) -> Decision {
+        decide(stage, &plan(), 7, h, timing(&plan(), h), f, 10_000.0)
+    }
+
+    fn said(d: &Decision) -> &str {
+        match d {
+            Decision::Run { why, .. } | Decision::Skip { why, .. } => why,
+        }
+    }
+
+    #[test]
+    fn a_cpu_bound_server_gets_no_scale_up() {
+        let f = cpu_bound();
+        let d = next(Stage::ScaleUp, &f, &host());
+        assert!(matches!(d, Decision::Skip { for_time: false, .. }), "{d:?}");
+        assert!(said(&d).contains("CPU 97 % busy") && said(&d).contains("share the same cores"), "{}", said(&d));
+        // The objective is measured where the sweep saturated.
+        let Decision::Run { spec, why } = next(Stage::Capacity, &f, &host()) else { panic!("capacity runs") };
+        assert_eq!(spec.kind, Kind::Rate);
+        assert_eq!(spec.rate.as_ref().unwrap().probe_threads, Some(8));
+        assert!(why.contains("p99<50ms") && why.contains("8 connections"), "{why}");
+        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
+        // The data fits: no memory study.
+        let d = next(Stage::Memory, &f, &host());
+        assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("fits the buffer pool"), "{d:?}");
+    }
+
+    #[test]
+    fn a_lock_bound_server_gets_a_scale_up_at_its_saturation() {
+        let f = lock_bound();
+        let Decision::Run { spec, why } = next(Stage::ScaleUp, &f, &host()) else { panic!("scale-up runs") };
+        assert_eq!(spec.kind, Kind::Scale);
+        assert_eq!(spec.levels, Levels::List(vec![1, 2]));
+        assert_eq!(spec.scale.threads_per_instance, Some(8));
+        assert!(why.contains("left CPU unused") && why.contains("row locks"), "{why}");
+        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
+        assert_eq!(spec.name, "plan 7: scale-up");
+        // Not on a server sizeup does not manage.
+        let named = Host { managed: false, ..host() };
+        let d = next(Stage::ScaleUp, &f, &named);
+        assert!(said(&d).contains("cannot start more instances"), "{d:?}");
+    }
+
+    #[test]
+    fn a_memory_bound_server_gets_the_memory_study_before_more_instances() {
+        let f = memory_bound();
+        let d = next(Stage::ScaleUp, &f, &host());
+        assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("memory comes first"), "{d:?}");
+        let Decision::Run { spec, why } = next(Stage::Memory, &f, &host()) else { panic!("memory runs") };
+        assert_eq!(spec.kind, Kind::Memory);
+        assert_eq!(spec.memory.as_ref().unwrap().threads, Some(8));
+        assert!(why.contains("the buffer pool ran out"), "{why}");
+        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
+        // Data larger than the pool runs it too, with the sizes said.
+        let big = Host { data_bytes: Some(3 << 30), pool_bytes: Some(1 << 30), ..host() };
+        let Decision::Run { why, .. } = next(Stage::Memory, &cpu_bound(), &big) else { panic!("memory runs") };
+        assert!(why.contains("the data (3.0 GiB) outgrows the buffer pool (1.0 GiB)"), "{why}");
+        // A named server's pool is not changed.
+        let named = Host { managed: false, ..big };
+        let d = next(Stage::Memory, &cpu_bound(), &named);
+        assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("--vary data"), "{d:?}");
+    }
+
+    #[test]
+    fn a_stage_that_overruns_the_budget_is_left_out_with_what_it_would_change() {
+        let f = lock_bound();
+        let h = host();
+        let d = decide(Stage::ScaleUp, &plan(), 7, &h, timing(&plan(), &h), &f, 20.0);
+        let Decision::Skip { why, for_time: true } = d else { panic!("left out: {d:?}") };
+        assert!(why.starts_with("left out for time: it would take about"), "{why}");
+        assert!(why.contains("fewer servers would do"), "{why}");
+        // The sweep always runs: there is no plan without it.
+        let d = decide(Stage::Sweep, &plan(), 7, &h, timing(&plan(), &h), &Findings::default(), 0.0);
+        assert!(matches!(d, Decision::Run { .. }));
+    }
+
+    #[test]
+    fn the_steps_shrink_to_fit_the_budget() {
+        let h = host();
+        let ten = timing(&plan(), &h);
+        let hour = timing(&PlanSpec { budget_s: 3600.0, ..plan() }, &h);
+        let two = timing(&PlanSpec { budget_s: 120.0, ..plan() }, &h);
+        assert!(ten.step_time < hour.step_time && two.step_time <= ten.step_time, "{ten:?} {hour:?} {two:?}");
+        assert_eq!(hour.step_time, 30.0);
+        assert_eq!(two.step_time, 5.0);
+        // At 10 minutes the studies a 2-core managed host may need fit in the budget.
+        let f = lock_bound();
+        let total: f64 = [Stage::Sweep, Stage::Capacity, Stage::ScaleUp]
+            .iter()
+            .map(|s| match want(*s, &plan(), 7, &h, ten, &f) {
+                Decision::Run { spec, .. } => estimate_s(&spec),
+                Decision::Skip { .. } => 0.0,
+            })
+            .sum();
+        assert!(total <= 600.0, "{total} s planned for {ten:?}");
+        assert!(total >= 0.6 * 600.0, "{total} s uses the budget");
+    }
+
+    #[test]
+    fn scale_out_runs_on_a_cluster_asked_for_and_says_what_it_assumes_otherwise() {
+        let f = cpu_bound();
+        let d = next(Stage::ScaleOut, &f, &host());
+        assert!(said(&d).contains("0.9 is assumed"), "{d:?}");
+        let given = PlanSpec { efficiency: Some(0.75), ..plan() };
+        let d = decide(Stage::ScaleOut, &given, 7, &host(), timing(&given, &host()), &f, 1e4);
+        assert!(said(&d).contains("the efficiency given, 0.75, is used"), "{d:?}");
+        let galera = PlanSpec { cluster: ClusterChoice::Galera, ..plan() };
+        let Decision::Run { spec, why } =
+            decide(Stage::ScaleOut, &galera, 7, &host(), timing(&galera, &host()), &f, 1e4)
+        else {
+            panic!("scale-out runs")
+        };
+        assert_eq!(spec.cluster.as_ref().unwrap().kind, "galera");
+        assert!(why.contains("emulated"), "{why}");
+        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
+        let replicas = PlanSpec { cluster: ClusterChoice::Replicas, ..plan() };
+        let d = decide(Stage::ScaleOut, &replicas, 7, &host(), timing(&replicas, &host()), &f, 1e4);
+        assert!(said(&d).contains("replicas take reads only"), "{d:?}");
+    }
+
+    #[test]
+    fn nothing_is_built_on_a_sweep_that_measured_nothing() {
+        let failed = Findings {
+            sweep: Some(Found { study: 1, status: "failed".into(), ..Default::default() }),
+            ..Default::default()
+        };
+        for stage in [Stage::Capacity, Stage::ScaleUp, Stage::ScaleOut, Stage::Memory] {
+            assert!(matches!(next(stage, &failed, &host()), Decision::Skip { .. }), "{stage:?}");
+        }
+    }
+
+    #[test]
+    fn without_an_objective_the_capacity_search_is_skipped_and_said_why() {
+        let p = PlanSpec { latency: None, ..plan() };
+        let d = decide(Stage::Capacity, &p, 7, &host(), timing(&p, &host()), &cpu_bound(), 1e4);
+        assert!(said(&d).contains("no latency objective was given"), "{d:?}");
+    }
+
+    #[test]
+    fn a_rising_sweep_still_gives_later_studies_its_best_level() {
+        let s = fixture(&[(1, 100.0, 0.02, 20.0), (2, 200.0, 0.02, 30.0), (4, 400.0, 0.02, 40.0)], "");
+        assert_eq!(s.verdict.as_ref().unwrap().shape, Shape::Rising);
+        let p = peak(&s).unwrap();
+        assert_eq!(p.connections(), 4);
+    }
+}

@@ -1,0 +1,429 @@
+//! `sizeup plan`: from a requirement (a throughput, perhaps a latency objective) to a
+//! purchase plan. The planner runs, in order, the studies the answer needs, each chosen
+//! and sized from what the one before found, each stored as an ordinary study:
+//!
+//! 1. a connection sweep: where one instance saturates and what ran out there;
+//! 2. the capacity at the latency objective (an open-loop rate study probed at the
+//!    sweep's saturation);
+//! 3. a scale-up over instances, when one instance left CPU unused at its peak;
+//! 4. scale-out on a cluster made on this host (emulated), or the efficiency given;
+//! 5. the memory study, when the data outgrows the buffer pool;
+//!
+//! then servers x instances per server with their range, cost and watts, and the
+//! alternatives the plan beat.
+//!
+//! Pure: the plan's spec, the decisions (`decide`) and the purchase plan (`purchase`)
+//! from the studies' findings. Running the studies is `runner::plan`'s job, the words
+//! and the report `report::plan`'s.
+
+pub mod decide;
+pub mod purchase;
+
+use crate::cost::CostInputs;
+use crate::study::capacity::{Objective, RateFigures, Verdict};
+use crate::study::figures::SeriesResult;
+use crate::study::spec::PowerSpec;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The shortest budget a plan takes: a sweep of a few short levels needs about this.
+pub const MIN_BUDGET_S: f64 = 120.0;
+/// The scale-out efficiency assumed when no cluster is measured and none is given.
+pub const DEFAULT_EFFICIENCY: f64 = 0.9;
+
+/// The cluster scale-out is measured on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterChoice {
+    /// No cluster: the efficiency given (or assumed) is used.
+    #[default]
+    None,
+    /// A Galera cluster made on this host (every node reads and writes).
+    Galera,
+    /// A primary with replicas made on this host (reads dealt over the nodes).
+    Replicas,
+}
+
+/// What a plan is asked: the command line's or a plan file's (`kind = "plan"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanSpec {
+    pub name: String,
+    /// The throughput to provide (tps; NOPM for tpcc).
+    pub target_tps: f64,
+    /// The latency objective(s) each server must meet at its share: "p99<50ms".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<String>,
+    #[serde(default = "default_workload")]
+    pub workload: String,
+    /// `sizeup run` options by long name (tables, table-size, warehouses, socket, ...).
+    #[serde(default)]
+    pub options: BTreeMap<String, Value>,
+    /// A Lua script's own options.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub script_options: BTreeMap<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostInputs>,
+    #[serde(default)]
+    pub power: PowerSpec,
+    #[serde(default)]
+    pub cluster: ClusterChoice,
+    /// The scale-out efficiency when no cluster is measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
+    /// The price of a GiB of server memory (prices a memory study's pools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_price: Option<f64>,
+    /// Seconds the plan's studies may take, all together.
+    pub budget_s: f64,
+}
+
+fn default_workload() -> String {
+    "oltp_read_write".into()
+}
+
+/// A plan file: `kind = "plan"`, the budget as written on the command line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    #[allow(dead_code)]
+    kind: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    target_tps: f64,
+    #[serde(default)]
+    latency: Option<String>,
+    #[serde(default = "default_workload")]
+    workload: String,
+    #[serde(default)]
+    options: BTreeMap<String, Value>,
+    #[serde(default)]
+    script_options: BTreeMap<String, Value>,
+    #[serde(default)]
+    cost: Option<CostInputs>,
+    #[serde(default)]
+    power: PowerSpec,
+    #[serde(default)]
+    cluster: ClusterChoice,
+    #[serde(default)]
+    efficiency: Option<f64>,
+    #[serde(default)]
+    memory_price: Option<f64>,
+    #[serde(default = "default_budget")]
+    budget: Value,
+}
+
+fn default_budget() -> Value {
+    Value::String("30m".into())
+}
+
+/// "30m", "90s", "1h", "1h30m" or plain seconds, in seconds.
+pub fn parse_budget(s: &str) -> Result<f64, String> {
+    let bad = || format!("--budget '{s}': give a time such as 10m, 90s or 1h30m");
+    let t = s.trim();
+    if let Ok(v) = t.parse::<f64>() {
+        return Some(v).filter(|v| v.is_finite() && *v > 0.0).ok_or_else(bad);
+    }
+    let (mut total, mut num) = (0.0, String::new());
+    for c in t.chars() {
+        match c {
+            '0'..='9' | '.' => num.push(c),
+            'h' | 'm' | 's' => {
+                let v: f64 = num.parse().map_err(|_| bad())?;
+                total += v * match c {
+                    'h' => 3600.0,
+                    'm' => 60.0,
+                    _ => 1.0,
+                };
+                num.clear();
+            }
+            _ => return Err(bad()),
+        }
+    }
+    if !num.is_empty() || !(total.is_finite() && total > 0.0) {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+impl PlanSpec {
+    /// A plan file's spec (`kind = "plan"`); errors name the file.
+    pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, String> {
+        let f: PlanFile = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+        let budget_s = match &f.budget {
+            Value::String(s) => parse_budget(s),
+            Value::Number(n) => parse_budget(&n.to_string()),
+            _ => Err("budget: give a time such as \"10m\"".into()),
+        }
+        .map_err(|e| format!("{origin}: {e}"))?;
+        let _ = f.description;
+        let spec = PlanSpec {
+            name: f.name.unwrap_or_else(|| format!("plan {} {}", f.workload, f.target_tps)),
+            target_tps: f.target_tps,
+            latency: f.latency,
+            workload: f.workload,
+            options: f.options,
+            script_options: f.script_options,
+            cost: f.cost,
+            power: f.power,
+            cluster: f.cluster,
+            efficiency: f.efficiency,
+            memory_price: f.memory_price,
+            budget_s,
+        };
+        spec.validate().map_err(|e| format!("{origin}: {e}"))?;
+        Ok(spec)
+    }
+
+    /// Everything checkable before a server is touched; each message says what to give.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.target_tps.is_finite() && self.target_tps > 0.0) {
+            return Err(format!(
+                "--target-tps {}: give the throughput to provide, above 0 (e.g. 5000)",
+                self.target_tps
+            ));
+        }
+        if let Some(l) = &self.latency {
+            crate::study::capacity::parse_objectives(l)?;
+        }
+        if !(self.budget_s >= MIN_BUDGET_S) {
+            return Err(format!(
+                "--budget {:.0}s: a plan needs at least {:.0} s (a sweep of short levels); give --budget 10m or more",
+                self.budget_s, MIN_BUDGET_S
+            ));
+        }
+        if let Some(e) = self.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
+            return Err(format!("--efficiency {e}: give a number above 0 and at most 1"));
+        }
+        if self.efficiency.is_some() && self.cluster != ClusterChoice::None {
+            return Err("--efficiency and --cluster: give one (the cluster measures the efficiency)".into());
+        }
+        if let Some(p) = self.memory_price.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+            return Err(format!("--memory-price {p}: give a price per GiB, 0 or more"));
+        }
+        if let Some(c) = &self.cost {
+            c.validate()?;
+        }
+        crate::request::power(self.power.model.as_deref(), self.power.watts)?;
+        crate::workload::kind(&self.workload)?;
+        Ok(())
+    }
+
+    pub fn objectives(&self) -> Option<Vec<Objective>> {
+        self.latency.as_deref().and_then(|l| crate::study::capacity::parse_objectives(l).ok())
+    }
+}
+
+/// The host and server the plan measures, found once before its first study and
+/// stored with the plan, so a resumed plan decides as the first run did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// CPUs of this host (the client's and, for a managed server, the server's).
+    pub cpus: u32,
+    /// The server is one sizeup manages here: it may start instances and clusters.
+    pub managed: bool,
+    /// The workload's data, and the server's buffer pool, in bytes.
+    pub data_bytes: Option<u64>,
+    pub pool_bytes: Option<u64>,
+}
+
+/// The studies a plan may run, in the order it runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    Sweep,
+    Capacity,
+    ScaleUp,
+    ScaleOut,
+    Memory,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 5] = [Stage::Sweep, Stage::Capacity, Stage::ScaleUp, Stage::ScaleOut, Stage::Memory];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Sweep => "connection sweep",
+            Stage::Capacity => "capacity at the objective",
+            Stage::ScaleUp => "scale-up",
+            Stage::ScaleOut => "scale-out",
+            Stage::Memory => "memory",
+        }
+    }
+}
+
+/// A study the plan ran, as the store holds it: its status and what it found.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    pub study: i64,
+    /// completed, interrupted, failed, abandoned.
+    pub status: String,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// Its series' verdicts (none for a rate study).
+    pub series: Vec<SeriesResult>,
+    /// A rate study's levels in the order run.
+    pub rates: Vec<(u32, RateFigures, Verdict)>,
+    /// A rate study's watts by rate, where measured.
+    pub rate_watts: Vec<(u32, f64)>,
+    /// The lab its runs ran in ("emulated (node CPU quota 0.3 ...)"), if any.
+    pub emulated: Option<String>,
+}
+
+impl Found {
+    pub fn completed(&self) -> bool {
+        self.status == "completed"
+    }
+    /// The first series (a plan's studies run one workload).
+    pub fn first(&self) -> Option<&SeriesResult> {
+        self.series.first()
+    }
+}
+
+/// What the studies run so far found, by stage.
+#[derive(Clone, Debug, Default)]
+pub struct Findings {
+    pub sweep: Option<Found>,
+    pub capacity: Option<Found>,
+    pub scale_up: Option<Found>,
+    pub scale_out: Option<Found>,
+    pub memory: Option<Found>,
+}
+
+impl Findings {
+    pub fn get(&self, stage: Stage) -> Option<&Found> {
+        match stage {
+            Stage::Sweep => self.sweep.as_ref(),
+            Stage::Capacity => self.capacity.as_ref(),
+            Stage::ScaleUp => self.scale_up.as_ref(),
+            Stage::ScaleOut => self.scale_out.as_ref(),
+            Stage::Memory => self.memory.as_ref(),
+        }
+    }
+    pub fn set(&mut self, stage: Stage, f: Found) {
+        let slot = match stage {
+            Stage::Sweep => &mut self.sweep,
+            Stage::Capacity => &mut self.capacity,
+            Stage::ScaleUp => &mut self.scale_up,
+            Stage::ScaleOut => &mut self.scale_out,
+            Stage::Memory => &mut self.memory,
+        };
+        *slot = Some(f);
+    }
+}
+
+/// One stage as the plan stores it: run (with its study) or skipped, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub stage: Stage,
+    /// The study that ran it; None when skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<i64>,
+    pub why: String,
+    /// Left out because the budget had no room for it (it would have run otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub for_time: bool,
+    /// Seconds it took (across resumes).
+    #[serde(default)]
+    pub seconds: f64,
+}
+
+/// A plan's stored state: the host, each stage decided so far, the time spent.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanState {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Host>,
+    #[serde(default)]
+    pub stages: Vec<StageRecord>,
+    /// Seconds spent before the studies began (loading the data), across resumes.
+    #[serde(default)]
+    pub setup_s: f64,
+}
+
+impl PlanState {
+    pub fn spent_s(&self) -> f64 {
+        self.setup_s + self.stages.iter().map(|s| s.seconds).sum::<f64>()
+    }
+    pub fn record(&self, stage: Stage) -> Option<&StageRecord> {
+        self.stages.iter().find(|r| r.stage == stage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_read_as_people_write_them() {
+        assert_eq!(parse_budget("10m").unwrap(), 600.0);
+        assert_eq!(parse_budget("90s").unwrap(), 90.0);
+        assert_eq!(parse_budget("1h30m").unwrap(), 5400.0);
+        assert_eq!(parse_budget("600").unwrap(), 600.0);
+        for bad in ["", "10x", "m", "-5m", "10m5", "0"] {
+            assert!(parse_budget(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn spec() -> PlanSpec {
+        PlanSpec {
+            name: "p".into(),
+            target_tps: 5000.0,
+            latency: Some("p99<50ms".into()),
+            workload: "oltp_read_write".into(),
+            options: BTreeMap::new(),
+            script_options: BTreeMap::new(),
+            cost: None,
+            power: PowerSpec::default(),
+            cluster: ClusterChoice::None,
+            efficiency: None,
+            memory_price: None,
+            budget_s: 600.0,
+        }
+    }
+
+    #[test]
+    fn a_plan_that_cannot_be_planned_is_refused_with_what_to_give() {
+        assert!(spec().validate().is_ok());
+        let bad = [
+            (PlanSpec { target_tps: 0.0, ..spec() }, "--target-tps"),
+            (PlanSpec { latency: Some("p99 fast".into()), ..spec() }, "objective"),
+            (PlanSpec { budget_s: 30.0, ..spec() }, "--budget"),
+            (PlanSpec { efficiency: Some(1.5), ..spec() }, "--efficiency"),
+            (PlanSpec { efficiency: Some(0.8), cluster: ClusterChoice::Galera, ..spec() }, "give one"),
+            (PlanSpec { workload: "nope".into(), ..spec() }, "nope"),
+        ];
+        for (s, says) in bad {
+            let e = s.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_plan_file_reads_its_budget_and_cost() {
+        let text = r#"
+kind = "plan"
+target_tps = 1200
+latency = "p99<20ms"
+budget = "10m"
+cluster = "galera"
+[options]
+tables = 4
+[cost]
+server_capex = 9000
+power_price_kwh = 0.15
+years = 4
+"#;
+        let p = PlanSpec::from_toml(text, "f.toml").unwrap();
+        assert_eq!(p.budget_s, 600.0);
+        assert_eq!(p.cluster, ClusterChoice::Galera);
+        assert_eq!(p.cost.unwrap().server_capex, 9000.0);
+        assert_eq!(p.workload, "oltp_read_write");
+        let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nbudget = \"1m\"", "g.toml").unwrap_err();
+        assert!(e.starts_with("g.toml: --budget 60s"), "{e}");
+        let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nlevels = 3", "h.toml").unwrap_err();
+        assert!(e.contains("levels"), "{e}");
+    }
+}

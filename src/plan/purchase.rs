@@ -1,0 +1,480 @@
+//! The purchase plan from what the studies found: what one server carries (at the
+//! latency objective when one was measured, else at the sweep's peak), the ways to build
+//! for the target (one instance per server, the scale-up's instance count, each pool of
+//! the memory study), each with its server count and range, cost and watts; the
+//! cheapest is chosen (the fewest servers without cost inputs) and the others are the
+//! alternatives it beat. Only finished levels within the studies' bounds count: a failed
+//! or stalled level never has a figure, an over-bound one is left out by `capacity()`.
+
+use super::{Findings, PlanSpec, StageRecord, DEFAULT_EFFICIENCY};
+use crate::model::sizing::{self, Plan, ScaleOut};
+use crate::study::capacity;
+use crate::study::figures::LevelResult;
+use crate::study::saturation::{self, Shape};
+
+/// One way to build for the target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub plan: Plan,
+    /// Where its per-server figure comes from, naming the studies.
+    pub basis: String,
+    /// The buffer pool each server needs, when the memory study priced it.
+    pub pool_bytes: Option<u64>,
+    pub cost: Option<Cost>,
+}
+
+/// A candidate's cost over the years of the cost inputs, for all its servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cost {
+    pub total: f64,
+    /// At the ends of the servers' range (fewest, most); None where unreachable.
+    pub range: (Option<f64>, Option<f64>),
+    pub per_server: f64,
+    /// Energy (power and cooling) was counted: the watts were known.
+    pub energy: bool,
+    /// Memory at the given price was counted.
+    pub memory: bool,
+    pub currency: String,
+}
+
+/// The answer: the plan chosen, the alternatives it beat, and what qualifies it.
+#[derive(Clone, Debug)]
+pub struct Purchase {
+    pub chosen: Candidate,
+    pub beaten: Vec<Candidate>,
+    /// What one instance carries and where that figure comes from.
+    pub per_instance: f64,
+    pub per_instance_range: (f64, f64),
+    /// The figure is the capacity at the latency objective (else the sweep's peak).
+    pub at_objective: bool,
+    pub unit: String,
+    pub efficiency: ScaleOut,
+    /// "measured on an emulated 3-node galera cluster (study 14)", "given", "assumed".
+    pub efficiency_words: String,
+    /// What the reader must know beside the plan: weak figures, studies cut short,
+    /// stages left out for time.
+    pub caveats: Vec<String>,
+}
+
+/// The purchase plan, or why there is none.
+pub fn purchase(
+    plan: &PlanSpec,
+    found: &Findings,
+    stages: &[StageRecord],
+    pool_bytes: Option<u64>,
+) -> Result<Purchase, String> {
+    let t = plan.target_tps;
+    let mut caveats = Vec::new();
+    for r in stages.iter().filter(|r| r.for_time) {
+        caveats.push(format!("The {} was left out for time: {}.", r.stage.name(), after_colon(&r.why)));
+    }
+    for (stage, f) in super::Stage::ALL.iter().filter_map(|s| Some((s, found.get(*s)?))) {
+        if !f.completed() {
+            caveats.push(format!(
+                "The {} (study {}) {}{}: only its finished levels count.",
+                stage.name(),
+                f.study,
+                match f.status.as_str() {
+                    "abandoned" => "was abandoned",
+                    "interrupted" => "was interrupted",
+                    _ => "failed",
+                },
+                f.error.as_deref().map_or(String::new(), |e| format!(" ({e})"))
+            ));
+        }
+    }
+    let sweep_found = found.sweep.as_ref().ok_or("the plan has no sweep")?;
+    let sweep = sweep_found.first().ok_or("the sweep stored no series")?;
+    let peak = super::decide::peak(sweep).ok_or_else(|| {
+        format!(
+            "the sweep (study {}) finished no level within its bounds: there is nothing to size from",
+            sweep_found.study
+        )
+    })?;
+    let unit = sweep.unit.clone();
+    let (efficiency, efficiency_words) = efficiency(plan, found, &mut caveats);
+    // One instance's figure: the capacity at the objective, else the sweep's peak.
+    let mut base = None;
+    if let (Some(_), Some(c)) = (&plan.latency, &found.capacity) {
+        let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+        match capacity::bracket(&tried) {
+            (Some(lo), hi) => {
+                // Rates are transactions a second; TPC-C's target is NOPM.
+                let per = c.rates.iter().find(|(r, ..)| *r == lo).and_then(|(_, f, _)| f.nopm_per_tps);
+                let k = if unit == "NOPM" { per.unwrap_or(1.0) } else { 1.0 };
+                let watts = c.rate_watts.iter().find(|(r, _)| *r == lo).map(|(_, w)| *w);
+                let mut weak = Vec::new();
+                if hi.is_none() {
+                    weak.push(format!(
+                        "no rate above {lo} tps broke the objective: a server may carry more, and the server count \
+                         is an upper bound"
+                    ));
+                }
+                let hi = hi.map_or(lo, |h| h.max(lo));
+                base = Some((
+                    lo as f64 * k,
+                    (lo as f64 * k, hi as f64 * k),
+                    watts,
+                    weak,
+                    format!(
+                        "study {}: the highest rate that met {} was {lo} tps{}",
+                        c.study,
+                        plan.latency.as_deref().unwrap_or(""),
+                        if hi > lo { format!(" ({hi} broke it)") } else { String::new() }
+                    ),
+                ));
+            }
+            (None, _) if !tried.is_empty() => {
+                let lowest = tried.iter().map(|(r, _)| *r).min().unwrap_or(0);
+                return Err(format!(
+                    "no rate met {} (study {}; the lowest tried, {lowest} tps, broke it): a server like this one \
+                     cannot meet the objective at the rates tried, so no number of them plans for it",
+                    plan.latency.as_deref().unwrap_or(""),
+                    c.study
+                ));
+            }
+            (None, _) => {}
+        }
+    }
+    let at_objective = base.is_some();
+    let (per_instance, range, watts, mut weak, basis) = match base {
+        Some(b) => b,
+        None => {
+            let l = peak.level;
+            let mut weak = sizing::weak_level(l, "connections");
+            if peak.verdict.shape == Shape::Rising {
+                weak.push(format!(
+                    "the sweep was still rising at {} connections: a server may carry more, and the server count is \
+                     an upper bound",
+                    sweep.capacity().last().map_or(0, |l| l.level)
+                ));
+            }
+            if plan.latency.is_some() {
+                caveats.push(format!(
+                    "Each server is sized at the sweep's closed-loop peak, not at {}: the capacity at the objective \
+                     was not measured.",
+                    plan.latency.as_deref().unwrap_or("")
+                ));
+            }
+            (
+                peak.verdict.best_value,
+                peak.verdict.best_range,
+                l.os.as_ref().and_then(|o| o.watts),
+                weak,
+                format!(
+                    "study {}: the sweep's peak, {:.0} {unit} at {} connections",
+                    sweep_found.study, peak.verdict.best_value, peak.verdict.best
+                ),
+            )
+        }
+    };
+    weak.dedup();
+    let mut candidates = vec![Candidate {
+        plan: sizing::plan_at("one instance per server", 1, per_instance, range, watts, t, &efficiency, weak)?,
+        basis,
+        pool_bytes: None,
+        cost: None,
+    }];
+    // More instances per server: the scale-up's gain on one instance's figure.
+    if let Some(f) = &found.scale_up {
+        if let Some(s) = f.first() {
+            if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, None), s.capacity().find(|l| l.level == 1)) {
+                let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
+                if k > 1 && !saturation::same(best, one) && best.throughput.mean > one.throughput.mean {
+                    let (r, r_low, r_high) = gain(best, one);
+                    let mut weak = sizing::weak_level(best, "instances");
+                    weak.extend(sizing::weak_level(one, "instances"));
+                    let name = format!("{k} instances per server");
+                    candidates.push(Candidate {
+                        plan: sizing::plan_at(
+                            &name,
+                            k,
+                            per_instance * r,
+                            (range.0 * r_low, range.1 * r_high),
+                            best.os.as_ref().and_then(|o| o.watts),
+                            t,
+                            &efficiency,
+                            weak,
+                        )?,
+                        basis: format!(
+                            "study {}: {k} instances carried {:.2}x one instance ({:.0} against {:.0} {}), applied to \
+                             one instance's figure",
+                            f.study, r, best.throughput.mean, one.throughput.mean, s.unit
+                        ),
+                        pool_bytes: None,
+                        cost: None,
+                    });
+                } else if k > 1 || s.capacity().count() > 1 {
+                    let most = s.capacity().last().expect("a level");
+                    caveats.push(format!(
+                        "More instances per server did not carry more beyond the noise (study {}: {} instances {:.0} \
+                         against one's {:.0} {}): one instance per server stands.",
+                        f.study, most.level, most.throughput.mean, one.throughput.mean, s.unit
+                    ));
+                }
+            }
+        }
+    }
+    // Smaller pools: each memory level's throughput against the largest pool's.
+    if let Some(f) = &found.memory {
+        if let Some(s) = f.first() {
+            let pools: Vec<(&LevelResult, u64)> =
+                s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
+            if let Some((top, top_pool)) = pools.iter().max_by_key(|(_, p)| *p).copied() {
+                for (l, pool) in pools.iter().filter(|(_, p)| *p != top_pool) {
+                    let (r, r_low, r_high) = gain(l, top);
+                    candidates.push(Candidate {
+                        plan: sizing::plan_at(
+                            &format!("one instance per server, {} MiB pool", pool >> 20),
+                            1,
+                            per_instance * r,
+                            (range.0 * r_low, range.1 * r_high),
+                            l.os.as_ref().and_then(|o| o.watts).or(watts),
+                            t,
+                            &efficiency,
+                            sizing::weak_level(l, "MiB pool"),
+                        )?,
+                        basis: format!(
+                            "study {}: a {} MiB pool carried {:.2}x the {} MiB pool's throughput, applied to one \
+                             instance's figure",
+                            f.study,
+                            pool >> 20,
+                            r,
+                            top_pool >> 20
+                        ),
+                        pool_bytes: Some(*pool),
+                        cost: None,
+                    });
+                }
+                if plan.memory_price.is_some() {
+                    candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(top_pool));
+                }
+            }
+        }
+    }
+    if let Some(c) = &plan.cost {
+        for cand in &mut candidates {
+            let p = &cand.plan;
+            let memory = match (plan.memory_price, cand.pool_bytes) {
+                (Some(price), Some(b)) => Some(price * b as f64 / (1u64 << 30) as f64),
+                _ => None,
+            };
+            let per_server = c.tco(p.watts.unwrap_or(0.0), p.per_server).total + memory.unwrap_or(0.0);
+            let at = |n: Option<u64>| n.map(|n| n as f64 * per_server);
+            cand.cost = Some(Cost {
+                total: p.servers as f64 * per_server,
+                range: (at(p.servers_range.0), at(p.servers_range.1)),
+                per_server,
+                energy: p.watts.is_some(),
+                memory: memory.is_some(),
+                currency: c.currency.clone(),
+            });
+        }
+        if candidates.iter().any(|c| c.plan.watts.is_none()) {
+            caveats.push(
+                "Energy is not in the cost where the watts were not measured: give --watts W (a wall-meter reading) \
+                 or --power-model idle=W,max=W."
+                    .into(),
+            );
+        }
+    }
+    // The cheapest, else the fewest servers; then fewer instances, then the larger pool
+    // (candidates were added in that order, and the sort keeps it among equals).
+    let key = |c: &Candidate| (c.cost.as_ref().map_or(0.0, |c| c.total), c.plan.servers, c.plan.instances_per_server);
+    candidates.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+    let chosen = candidates.remove(0);
+    Ok(Purchase {
+        chosen,
+        beaten: candidates,
+        per_instance,
+        per_instance_range: range,
+        at_objective,
+        unit,
+        efficiency,
+        efficiency_words,
+        caveats,
+    })
+}
+
+/// `a` over `b`, and its range from `a`'s (b's figure as measured).
+fn gain(a: &LevelResult, b: &LevelResult) -> (f64, f64, f64) {
+    let x = b.throughput.mean.max(f64::MIN_POSITIVE);
+    let (lo, hi) = saturation::range(a);
+    (a.throughput.mean / x, lo.max(0.0) / x, hi / x)
+}
+
+/// The scale-out efficiency the plan sizes with, and how it was obtained.
+fn efficiency(plan: &PlanSpec, found: &Findings, caveats: &mut Vec<String>) -> (ScaleOut, String) {
+    let given = || match plan.efficiency {
+        Some(e) => (ScaleOut::Given(e), format!("{e}, as given")),
+        None => {
+            (ScaleOut::Given(DEFAULT_EFFICIENCY), format!("{DEFAULT_EFFICIENCY}, assumed (none was measured or given)"))
+        }
+    };
+    let Some(f) = &found.scale_out else { return given() };
+    let Some(s) = f.series.iter().find(|s| s.efficiency.len() > 1) else {
+        caveats.push(format!(
+            "The scale-out study (study {}) measured no efficiency (it needs 1 node and more): {} is assumed.",
+            f.study, DEFAULT_EFFICIENCY
+        ));
+        return given();
+    };
+    let pts: Vec<(f64, f64)> = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
+    let fit =
+        crate::model::usl::fit(&pts).ok().filter(|f| f.r2 >= crate::model::usl::WEAK_R2).map(|f| (f.sigma, f.kappa));
+    let last = s.efficiency.iter().max_by_key(|e| e.nodes).expect("two points");
+    let lab = f.emulated.as_deref().map_or(String::new(), |l| format!(", {l}"));
+    (
+        ScaleOut::Measured { study: f.study, points: s.efficiency.clone(), fit },
+        format!("measured by study {} (e({}) = {:.2}{lab})", f.study, last.nodes, last.e),
+    )
+}
+
+/// The reason after "left out for time: ...; without it ...": the part a reader needs.
+fn after_colon(why: &str) -> &str {
+    why.split_once("; without it ").map_or(why, |(_, rest)| rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::CostInputs;
+    use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
+    use crate::plan::{Found, Stage};
+    use crate::study::capacity::{RateFigures, Verdict};
+    use crate::study::figures::tests::fixture;
+
+    fn rates(study: i64, levels: &[(u32, Verdict)]) -> Found {
+        Found {
+            study,
+            status: "completed".into(),
+            rates: levels.iter().map(|(r, v)| (*r, RateFigures::default(), v.clone())).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn missed() -> Verdict {
+        Verdict::Missed { objective: "p99".into(), ms: 80.0, below_ms: 50.0 }
+    }
+
+    fn cost() -> CostInputs {
+        CostInputs {
+            server_capex: 9000.0,
+            devices: 0,
+            device_capex: 0.0,
+            power_price_kwh: 0.15,
+            cooling_factor: 1.5,
+            years: 4.0,
+            currency: "$".into(),
+        }
+    }
+
+    #[test]
+    fn a_cpu_bound_server_is_sized_at_its_capacity_at_the_objective() {
+        let mut f = cpu_bound();
+        f.capacity = Some(rates(2, &[(900, Verdict::Met), (1800, missed()), (1350, Verdict::Met), (1575, missed())]));
+        let p = purchase(&plan(), &f, &[], None).unwrap();
+        assert!(p.at_objective);
+        assert_eq!(p.per_instance, 1350.0);
+        assert_eq!(p.per_instance_range, (1350.0, 1575.0));
+        // 5000 / (1350 x 0.9) = 4.1 -> 5; at 1575, 3.5 -> 4.
+        assert_eq!(p.chosen.plan.servers, 5);
+        assert_eq!(p.chosen.plan.servers_range, (Some(4), Some(5)));
+        assert_eq!(p.chosen.plan.instances_per_server, 1);
+        assert!(p.beaten.is_empty());
+        assert!(p.chosen.basis.contains("study 2") && p.chosen.basis.contains("1350 tps (1575 broke it)"));
+        assert!(p.efficiency_words.contains("assumed"), "{}", p.efficiency_words);
+    }
+
+    #[test]
+    fn no_rate_that_met_the_objective_is_no_plan() {
+        let mut f = cpu_bound();
+        f.capacity = Some(rates(2, &[(900, missed()), (450, missed())]));
+        let e = purchase(&plan(), &f, &[], None).unwrap_err();
+        assert!(e.contains("no rate met p99<50ms") && e.contains("450 tps"), "{e}");
+    }
+
+    #[test]
+    fn a_lock_bound_server_that_scales_up_is_planned_with_more_instances() {
+        let mut f = lock_bound();
+        f.capacity = Some(rates(2, &[(900, Verdict::Met), (1800, missed()), (1350, Verdict::Met), (1575, missed())]));
+        // Two instances carried 1.6x one.
+        f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
+        let p = purchase(&PlanSpec { cost: Some(cost()), ..plan() }, &f, &[], None).unwrap();
+        assert_eq!(p.chosen.plan.instances_per_server, 2);
+        assert!((p.chosen.plan.per_server - 2160.0).abs() < 1e-6, "{}", p.chosen.plan.per_server);
+        assert_eq!(p.chosen.plan.servers, 3); // 5000 / (2160 x 0.9) = 2.6
+        assert_eq!(p.beaten.len(), 1);
+        assert_eq!(p.beaten[0].plan.servers, 5);
+        let (a, b) = (p.chosen.cost.as_ref().unwrap(), p.beaten[0].cost.as_ref().unwrap());
+        assert_eq!(a.total, 27_000.0);
+        assert_eq!(b.total, 45_000.0);
+        assert!(!a.energy);
+        assert!(p.caveats.iter().any(|c| c.contains("Energy is not in the cost")), "{:?}", p.caveats);
+        assert!(p.chosen.basis.contains("study 3: 2 instances carried 1.60x"), "{}", p.chosen.basis);
+    }
+
+    #[test]
+    fn a_scale_up_inside_the_noise_leaves_one_instance_per_server() {
+        let mut f = lock_bound();
+        f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 1530.0, 0.02, 90.0)], "")));
+        let p = purchase(&PlanSpec { latency: None, ..plan() }, &f, &[], None).unwrap();
+        assert_eq!(p.chosen.plan.instances_per_server, 1);
+        assert!(p.beaten.is_empty());
+        assert!(p.caveats.iter().any(|c| c.contains("did not carry more beyond the noise")), "{:?}", p.caveats);
+        // Sized at the sweep's peak, said so by the basis.
+        assert!(!p.at_objective);
+        assert!(p.chosen.basis.contains("the sweep's peak, 1800 tps at 8 connections"), "{}", p.chosen.basis);
+    }
+
+    #[test]
+    fn a_rising_sweep_gives_an_upper_bound() {
+        let s = fixture(&[(1, 100.0, 0.02, 20.0), (2, 200.0, 0.02, 30.0), (4, 400.0, 0.02, 40.0)], "");
+        let f = Findings { sweep: Some(found(1, s)), ..Default::default() };
+        let p = purchase(&PlanSpec { latency: None, ..plan() }, &f, &[], None).unwrap();
+        assert!(
+            p.chosen.plan.weak.iter().any(|w| w.contains("still rising at 4 connections")),
+            "{:?}",
+            p.chosen.plan.weak
+        );
+    }
+
+    #[test]
+    fn a_study_cut_short_and_a_stage_left_out_are_said() {
+        let mut f = cpu_bound();
+        f.sweep.as_mut().unwrap().status = "failed".into();
+        f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
+        let left = StageRecord {
+            stage: Stage::Capacity,
+            study: None,
+            why: "left out for time: it would take about 200 s and 50 s of the budget were left (x); without it each \
+                  server is sized at the peak"
+                .into(),
+            for_time: true,
+            seconds: 0.0,
+        };
+        let p = purchase(&plan(), &f, &[left], None).unwrap();
+        let all = p.caveats.join(" ");
+        assert!(all.contains("The connection sweep (study 1) failed (the server stalled)"), "{all}");
+        assert!(
+            all.contains("The capacity at the objective was left out for time: each server is sized at the peak"),
+            "{all}"
+        );
+        assert!(all.contains("not at p99<50ms"), "{all}");
+    }
+
+    #[test]
+    fn a_sweep_with_no_level_is_no_plan() {
+        let f = Findings {
+            sweep: Some(Found {
+                study: 4,
+                status: "failed".into(),
+                series: vec![fixture(&[], "")],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let e = purchase(&plan(), &f, &[], None).unwrap_err();
+        assert!(e.contains("study 4") && e.contains("nothing to size from"), "{e}");
+    }
+}
