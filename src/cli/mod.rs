@@ -89,6 +89,7 @@ impl Cli {
                 Command::Capacity(a) => a.study.workload_args.script_options = given,
                 Command::Memory(a) => a.study.workload_args.script_options = given,
                 Command::Scale(a) => a.study.workload_args.script_options = given,
+                Command::Plan(a) => a.workload_args.script_options = given,
                 _ => {}
             }
         }
@@ -346,6 +347,70 @@ pub enum Command {
     /// A short study on the managed default instance: prepare, then oltp_read_write at
     /// 1, 2, 4 and 8 threads, with the peak marked.
     Demo(DemoArgs),
+    /// From a requirement to a purchase plan: runs the studies the answer needs (a
+    /// connection sweep, the capacity at --latency, a scale-up when CPU was left unused,
+    /// scale-out on a --cluster made here, the memory study when the data outgrows the
+    /// pool), each chosen from what the one before found, within --budget; then servers
+    /// x instances per server with their range, cost and watts, and one HTML report.
+    Plan(PlanArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// The throughput to provide (tps; NOPM for tpcc).
+    #[arg(long, allow_negative_numbers = true, required_unless_present_any = ["resume", "show", "list", "file"])]
+    pub target_tps: Option<f64>,
+    /// The latency objective each server must meet at its share: p99<50ms (several
+    /// with commas, all to be met).
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub latency: Option<String>,
+    /// Workload name: tpcc, an OLTP workload, or a sysbench Lua script.
+    #[arg(long, default_value = "oltp_read_write")]
+    pub workload: String,
+    /// Cost inputs: server_capex=9000,power_price_kwh=0.15,cooling_factor=1.5,years=4
+    /// (devices=, device_capex=, currency= too).
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub cost: Option<String>,
+    /// Measure scale-out on a cluster made on this host (emulated: a lab of miniature
+    /// nodes): galera, or replicas (read-only workloads); none uses --efficiency.
+    #[arg(long, value_enum, default_value_t)]
+    pub cluster: crate::plan::ClusterChoice,
+    /// The scale-out efficiency E (0..1] when no cluster is measured (default 0.9, said
+    /// to be assumed).
+    #[arg(long, allow_negative_numbers = true)]
+    pub efficiency: Option<f64>,
+    /// The price of a GiB of server memory: prices the memory study's pools.
+    #[arg(long, value_name = "PRICE", allow_negative_numbers = true)]
+    pub memory_price: Option<f64>,
+    /// The time the plan's studies may take, all together: 10m, 90s, 1h30m.
+    #[arg(long, default_value = "30m")]
+    pub budget: String,
+    /// A name for the plan.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A plan file (TOML, kind = "plan") instead of the options above.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["target_tps", "resume", "show", "list"])]
+    pub file: Option<PathBuf>,
+    /// Continue an interrupted plan.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["target_tps", "show", "list"])]
+    pub resume: Option<i64>,
+    /// Show a stored plan (default: the latest) and write its report.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "0", conflicts_with_all = ["target_tps", "list"])]
+    pub show: Option<i64>,
+    /// One line per stored plan.
+    #[arg(long)]
+    pub list: bool,
+    /// Where to write the plan's HTML report (default: plan-ID.html beside the results store).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub workload_args: WorkloadArgs,
+    #[command(flatten)]
+    pub power: PowerArgs,
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -4,6 +4,7 @@
 mod cluster;
 mod data;
 mod model;
+mod plan;
 mod report;
 mod run;
 mod runs;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Compare(a) => report::compare(&cx, &a),
         Command::Model(cmd) => model::model(&cx, cmd),
         Command::Size(a) => model::size(&cx, &a),
+        Command::Plan(a) => plan::plan(&cx, &a),
     }
 }
 

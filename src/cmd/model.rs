@@ -104,7 +104,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             }
         }
         // A lab node is a miniature server: a server count from it is the lab's.
-        if let Some(lab) = emulated(&store, &row) {
+        if let Some(lab) = crate::runner::plan::emulated(&store, &row) {
             out += &format!("warning: study {id} ran on {lab}: its per-server figures are a lab node's\n");
         }
         match spec.kind {
@@ -271,12 +271,4 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     print!("{out}");
     Ok(0)
-}
-
-/// The lab label of a study's runs ("emulated (node CPU quota 0.3, ...)"), when they ran
-/// on lab nodes.
-fn emulated(store: &Store, row: &crate::store::StudyRow) -> Option<String> {
-    let run = row.steps.iter().find(|s| s.status == "completed")?.runs.first()?;
-    let doc = store.load_run(*run).ok()?;
-    doc.config.server_fact("lab").filter(|l| l.starts_with("emulated"))
 }

@@ -7,7 +7,7 @@
 use super::{ClusterChoice, Findings, Host, PlanSpec, Stage, DEFAULT_EFFICIENCY};
 use crate::study::bottleneck::{self, Finding};
 use crate::study::figures::{LevelResult, SeriesResult};
-use crate::study::saturation::{Saturation, Shape};
+use crate::study::saturation::Saturation;
 use crate::study::spec::{self, ClusterSection, Kind, Levels, MemorySpec, RateSpec, ScaleSpec, StudySpec};
 
 /// Each step's measured seconds and warm-up, from the budget.
@@ -182,6 +182,12 @@ fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels,
         rate: None,
         memory: None,
     }
+}
+
+/// The study the host's facts are read through before the first stage: the sweep's
+/// workload, data and target at one connection (its data loaded as the sweep would).
+pub fn probe_spec(plan: &PlanSpec) -> StudySpec {
+    base(plan, 0, Stage::Sweep, Kind::Sweep, Levels::List(vec![1]), Timing { step_time: 5.0, warmup: 1.0 })
 }
 
 fn run(spec: StudySpec, why: String) -> Decision {
@@ -429,6 +435,7 @@ pub(crate) mod tests {
     use crate::monitor::status::StatusSample;
     use crate::plan::Found;
     use crate::study::figures::tests::fixture;
+    use crate::study::saturation::Shape;
     use std::collections::BTreeMap;
 
     pub fn plan() -> PlanSpec {

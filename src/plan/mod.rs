@@ -341,6 +341,9 @@ pub struct PlanState {
     /// Seconds spent before the studies began (loading the data), across resumes.
     #[serde(default)]
     pub setup_s: f64,
+    /// Why the plan stopped on an error, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl PlanState {

@@ -46,16 +46,25 @@ pub struct Sizing {
 }
 
 pub fn report(items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> String {
+    report_with("sizeup report", "", items, generated_at, sizing)
+}
+
+/// A report titled `title` that opens with `preamble` (HTML: a plan's answer) before
+/// the items' answers and sections.
+pub fn report_with(title: &str, preamble: &str, items: &[Item], generated_at: &str, sizing: Option<Sizing>) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    let _ = writeln!(out, "<title>sizeup report</title><style>{STYLE}</style></head><body>");
+    let _ = writeln!(out, "<title>{}</title><style>{STYLE}</style></head><body>", esc(title));
     let _ = writeln!(
         out,
-        "<h1>sizeup report</h1><p class=\"muted\">sizeup {} · generated {}</p>",
+        "<h1>{}</h1><p class=\"muted\">sizeup {} · generated {}</p>",
+        esc(title),
         env!("CARGO_PKG_VERSION"),
         esc(generated_at)
     );
+    out.push_str(preamble);
     // The answer first, in words, for every study and run in the report.
-    out.push_str("<section class=\"answer\"><h2>Answer</h2>\n");
+    let heading = if preamble.is_empty() { "Answer" } else { "What each study found" };
+    let _ = writeln!(out, "<section class=\"answer\"><h2>{heading}</h2>");
     for item in items {
         match item {
             Item::Run(doc) => {
@@ -220,7 +229,8 @@ fn study_section(
     let sample = samples.first().map(|(_, d)| d);
     let _ = writeln!(
         out,
-        "<section class=\"study\" data-study=\"{}\"><h2>Study {} — {}</h2>",
+        "<section class=\"study\" id=\"study-{}\" data-study=\"{}\"><h2>Study {} — {}</h2>",
+        row.id,
         row.id,
         row.id,
         esc(&row.name)

@@ -28,6 +28,7 @@ pub fn paint(text: &str, code: &str) -> String {
 pub mod export;
 pub mod html;
 pub mod memory;
+pub mod plan;
 pub mod svg;
 
 /// One interval line, as sysbench prints them, plus backlog in open-loop runs.

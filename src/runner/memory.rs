@@ -63,8 +63,7 @@ pub fn check_pools(site: &Site, spec: &StudySpec) -> Result<(), Error> {
 /// workloads'), loading the data first when missing; the study is stored with them, so
 /// a resumed study runs the same levels. Any other spec is returned as it is.
 pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error> {
-    let auto = matches!(&spec.levels, Levels::Text(t) if t.trim() == "auto");
-    if !auto || spec.memory_spec().vary != Vary::Pool {
+    if !spec.finds_pools() {
         return Ok(spec.clone());
     }
     let mut most = 0;

@@ -8,6 +8,7 @@
 
 pub mod capacity;
 pub mod memory;
+pub mod plan;
 pub mod study;
 
 use crate::exec::Ended;

@@ -32,6 +32,11 @@ pub struct Site<'a> {
 /// fails on an error is stored as failed with the reason (not left to read as
 /// abandoned, which means its process died).
 pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Error> {
+    run_with_id(site, spec, resume).0
+}
+
+/// As `run`, with the study's id when it was stored (a plan records its studies).
+pub fn run_with_id(site: &Site, spec: &StudySpec, resume: Option<i64>) -> (Result<i32, Error>, Option<i64>) {
     let mut study = None;
     let r = run_study(site, spec, resume, &mut study);
     if let (Err(e), Some(id)) = (&r, study) {
@@ -39,7 +44,7 @@ pub fn run(site: &Site, spec: &StudySpec, resume: Option<i64>) -> Result<i32, Er
             let _ = store.set_study_status(id, "failed", Some(&serde_json::json!({ "error": e.to_string() })));
         }
     }
-    r
+    (r, study)
 }
 
 /// A scale-out study's nodes: its own managed cluster (`[cluster]`, started or resized

@@ -22,6 +22,9 @@ pub enum StoreError {
     /// No run with that id.
     #[error("no run {0} in the results store (see `sizeup runs list`)")]
     NoSuchRun(i64),
+    /// No plan with that id.
+    #[error("no plan {0} in the results store (see `sizeup plan --list`)")]
+    NoSuchPlan(i64),
     /// No study with that id.
     #[error("no study {0} in the results store (see `sizeup study list`)")]
     NoSuchStudy(i64),
@@ -57,6 +60,20 @@ impl StudyRow {
     pub fn error(&self) -> Option<&str> {
         self.result.as_ref()?.get("error")?.as_str()
     }
+}
+
+/// A purchase plan as stored: its request (`plan::PlanSpec`) and state
+/// (`plan::PlanState`: the host, each stage decided and its study).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PlanRow {
+    pub id: i64,
+    pub name: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// running, completed, interrupted, failed, abandoned (its process died).
+    pub status: String,
+    pub spec: serde_json::Value,
+    pub state: serde_json::Value,
 }
 
 /// One level-and-repeat of a study.
@@ -123,6 +140,19 @@ CREATE TABLE study_steps (
     runs TEXT NOT NULL,
     figures TEXT,
     PRIMARY KEY (study_id, series, level, repeat)
+);
+"#,
+    // v4: purchase plans (`sizeup plan`): the request, and the state its studies left.
+    r#"
+CREATE TABLE plans (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    pid INTEGER
 );
 "#,
 ];
@@ -476,6 +506,71 @@ impl Store {
         Ok(())
     }
 
+    pub fn begin_plan(&self, name: &str, spec: &serde_json::Value) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO plans (name, status, spec, state, pid) VALUES (?1, 'running', ?2, '{}', ?3)",
+                params![name, spec.to_string(), std::process::id()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores a plan's state and status (running again from this process, or finished).
+    pub fn set_plan(&self, id: i64, status: &str, state: &serde_json::Value) -> Result<(), StoreError> {
+        let finished = status != "running";
+        self.conn
+            .execute(
+                "UPDATE plans SET status = ?2, state = ?3, pid = ?4, \
+                 finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
+                params![id, status, state.to_string(), std::process::id(), finished],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn load_plan(&self, id: i64) -> Result<PlanRow, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id, name, started_at, finished_at, status, spec, state, pid FROM plans WHERE id = ?1",
+                [id],
+                |r| {
+                    let json = |i: usize| -> rusqlite::Result<serde_json::Value> {
+                        let t: String = r.get(i)?;
+                        Ok(serde_json::from_str(&t).unwrap_or(serde_json::Value::Null))
+                    };
+                    Ok(PlanRow {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        started_at: r.get(2)?,
+                        finished_at: r.get(3)?,
+                        status: live_status(r.get(4)?, r.get(7)?),
+                        spec: json(5)?,
+                        state: json(6)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or(StoreError::NoSuchPlan(id))
+    }
+
+    pub fn list_plans(&self) -> Result<Vec<PlanRow>, StoreError> {
+        let ids: Vec<i64> = {
+            let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY id").map_err(|e| self.err(e))?;
+            let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
+        };
+        ids.into_iter().map(|id| self.load_plan(id)).collect()
+    }
+
+    /// The last study of that name (a plan's studies are named after the plan and stage).
+    pub fn study_named(&self, name: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row("SELECT max(id) FROM studies WHERE name = ?1", [name], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
     pub fn list_studies(&self) -> Result<Vec<StudyRow>, StoreError> {
         let ids: Vec<i64> = {
             let mut st = self.conn.prepare("SELECT id FROM studies ORDER BY id").map_err(|e| self.err(e))?;
@@ -688,6 +783,29 @@ mod tests {
         assert_eq!(store.list_runs().unwrap()[0].status, "completed");
         let v: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(v, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_plan_keeps_its_state_and_reads_as_abandoned_when_its_process_died() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_plan("plan 5000", &serde_json::json!({ "target_tps": 5000.0 })).unwrap();
+        let state = serde_json::json!({ "stages": [{ "stage": "sweep", "study": 3 }] });
+        store.set_plan(id, "running", &state).unwrap();
+        let row = store.load_plan(id).unwrap();
+        assert_eq!((row.status.as_str(), row.state.clone(), row.finished_at), ("running", state.clone(), None));
+        assert_eq!(row.spec["target_tps"], 5000.0);
+        store.conn.execute("UPDATE plans SET pid = 99999999 WHERE id = ?1", [id]).unwrap();
+        assert_eq!(store.load_plan(id).unwrap().status, "abandoned");
+        store.set_plan(id, "completed", &state).unwrap();
+        let row = store.load_plan(id).unwrap();
+        assert!(row.status == "completed" && row.finished_at.is_some());
+        assert_eq!(store.list_plans().unwrap().len(), 1);
+        assert!(matches!(store.load_plan(9), Err(StoreError::NoSuchPlan(9))));
+        // A plan's studies are found by name.
+        let s = store.begin_study("plan 1: connection sweep", "sweep", &serde_json::json!({})).unwrap();
+        assert_eq!(store.study_named("plan 1: connection sweep").unwrap(), Some(s));
+        assert_eq!(store.study_named("plan 2: connection sweep").unwrap(), None);
     }
 
     #[test]

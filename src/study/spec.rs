@@ -721,6 +721,14 @@ impl StudySpec {
         self.memory.clone().unwrap_or_default()
     }
 
+    /// A memory study of `auto` pools: the pools are found from the data's size before
+    /// it is stored. Only a memory study: a rate study's `auto` is its rate search.
+    pub fn finds_pools(&self) -> bool {
+        self.kind == Kind::Memory
+            && self.memory_spec().vary == Vary::Pool
+            && matches!(&self.levels, Levels::Text(t) if t.trim() == "auto")
+    }
+
     /// The levels as numbers: pool sizes in MiB for a memory study that varies the pool
     /// (none yet for `auto`: the study finds them from the data's size), else as given.
     pub fn level_values(&self) -> Result<Vec<u32>, String> {
@@ -1037,6 +1045,20 @@ buffer_pool = "128M"
         let targets = file.replace("threads = 48", "threads = 48\ntargets = [\"a:1\", \"b:1\", \"c:1\", \"d:1\"]");
         let e = StudySpec::from_toml(&targets, "t").unwrap_err();
         assert!(e.contains("a scale study on [scale] targets runs on the servers as they are"), "{e}");
+    }
+
+    #[test]
+    fn auto_rates_are_not_pools() {
+        // `sizeup capacity` with its default `--rates auto` ran the rates 16 and 8: its
+        // `auto` was taken for a memory study's and resolved to pools from the data.
+        let mut s = StudySpec::from_toml(FILE, "f").unwrap();
+        s.levels = Levels::Text("auto".into());
+        s.kind = Kind::Rate;
+        assert!(!s.finds_pools());
+        s.kind = Kind::Memory;
+        assert!(s.finds_pools());
+        s.memory = Some(MemorySpec { vary: Vary::Data, ..Default::default() });
+        assert!(!s.finds_pools());
     }
 
     #[test]

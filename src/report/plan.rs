@@ -1,0 +1,234 @@
+//! A purchase plan in words: two sentences (the plan, then what it rests on and what
+//! it beat), the ways to build that were weighed, each stage run or skipped and why,
+//! and what qualifies the answer; the HTML report puts the studies' own sections under
+//! it, each figure naming the study it came from.
+
+use super::svg::esc;
+use crate::plan::purchase::{Candidate, Purchase};
+use crate::plan::{PlanSpec, PlanState};
+use std::fmt::Write;
+
+fn n(v: f64) -> String {
+    let whole = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+fn plural(k: u64, one: &str, many: &str) -> String {
+    format!("{k} {}", if k == 1 { one } else { many })
+}
+
+/// "3 servers (range 3-4) x 1 instance".
+fn shape(c: &Candidate) -> String {
+    let p = &c.plan;
+    let range = match p.servers_range {
+        (Some(a), Some(b)) if a == p.servers && b == p.servers => String::new(),
+        (a, b) => format!(
+            " (range {}-{})",
+            a.map_or("?".into(), |v| v.to_string()),
+            b.map_or("more".into(), |v| v.to_string())
+        ),
+    };
+    let pool = c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(", {} MiB pool", b >> 20));
+    format!(
+        "{}{range} x {}{pool}",
+        plural(p.servers, "server", "servers"),
+        plural(p.instances_per_server as u64, "instance", "instances")
+    )
+}
+
+fn cost_words(c: &Candidate, years: Option<f64>) -> Option<String> {
+    let k = c.cost.as_ref()?;
+    let range = match k.range {
+        (Some(a), Some(b)) if (a - k.total).abs() > 0.5 || (b - k.total).abs() > 0.5 => {
+            format!(" (range {}{}-{})", k.currency, n(a), n(b))
+        }
+        _ => String::new(),
+    };
+    let what = match (k.energy, k.memory) {
+        (true, true) => "servers, memory, power and cooling",
+        (true, false) => "servers, power and cooling",
+        (false, true) => "servers and memory; energy not counted",
+        (false, false) => "servers; energy not counted",
+    };
+    Some(format!(
+        "{}{}{range} over {} years ({what})",
+        k.currency,
+        n(k.total),
+        years.map_or("the".into(), |y| format!("{y}"))
+    ))
+}
+
+/// The plan in two sentences.
+pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
+    let c = &p.chosen;
+    let at = spec.latency.as_deref().map_or(String::new(), |l| format!(" at {l}"));
+    let years = spec.cost.as_ref().map(|c| c.years);
+    let mut first = format!("Plan: {} carry {} {} of {}{at}", shape(c), n(spec.target_tps), p.unit, spec.workload);
+    if let Some(w) = cost_words(c, years) {
+        let _ = write!(first, ", {w}");
+    }
+    if let Some(w) = c.plan.watts {
+        let _ = write!(first, ", drawing about {} W a server", n(w));
+    }
+    first.push('.');
+    let (lo, hi) = c.plan.per_server_range;
+    let range = if n(lo) == n(hi) { String::new() } else { format!(" (range {}-{})", n(lo), n(hi)) };
+    let mut second = format!(
+        "Each server carries {} {}{range} {} — {}",
+        n(c.plan.per_server),
+        p.unit,
+        if p.at_objective { "at the objective" } else { "at its closed-loop peak" },
+        c.basis
+    );
+    match p.beaten.as_slice() {
+        [] => second.push_str("; no other way to build was measured."),
+        beaten => {
+            let alts: Vec<String> = beaten
+                .iter()
+                .map(|b| match cost_words(b, years) {
+                    Some(_) => format!("{} ({}{})", shape(b), b.cost.as_ref().expect("costed").currency, n(b.cost.as_ref().expect("costed").total)),
+                    None => shape(b),
+                })
+                .collect();
+            let _ = write!(second, "; it beat {}.", alts.join(" and "));
+        }
+    }
+    [first, second]
+}
+
+/// The terminal form: the headline, the ways weighed, the stages, the caveats.
+pub fn text(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &Result<Purchase, String>) -> String {
+    let mut out = format!("\nplan {id} — {} — {status}\n", spec.name);
+    match answer {
+        Ok(p) => {
+            for s in headline(spec, p) {
+                let _ = writeln!(out, "{s}");
+            }
+            let _ = writeln!(out, "\n  {:<44} {:>14} {:>18} {:>18}  cost", "way to build", format!("{}/server", p.unit), "servers", "watts/server");
+            for (c, tag) in std::iter::once((&p.chosen, "chosen")).chain(p.beaten.iter().map(|b| (b, ""))) {
+                let _ = writeln!(
+                    out,
+                    "  {:<44} {:>14} {:>18} {:>18}  {}{}",
+                    c.plan.name,
+                    n(c.plan.per_server),
+                    c.plan.servers_text(),
+                    c.plan.watts.map_or("-".into(), n),
+                    c.cost.as_ref().map_or("-".into(), |k| format!("{}{}", k.currency, n(k.total))),
+                    if tag.is_empty() { String::new() } else { format!("  <- {tag}") }
+                );
+            }
+            let _ = writeln!(out, "  scale-out efficiency: {}", p.efficiency_words);
+            let mut weak: Vec<&String> = p.chosen.plan.weak.iter().collect();
+            weak.dedup();
+            for w in weak {
+                let _ = writeln!(out, "  weak: {w}");
+            }
+            for c in &p.caveats {
+                let _ = writeln!(out, "  note: {c}");
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "No plan: {why}.");
+        }
+    }
+    out.push_str("\nstudies:\n");
+    for r in &state.stages {
+        let what = match r.study {
+            Some(s) => format!("study {s}, {:.0} s", r.seconds),
+            None => "skipped".into(),
+        };
+        let _ = writeln!(out, "  {} ({what}): {}", r.stage.name(), r.why);
+    }
+    if let Some(e) = &state.error {
+        let _ = writeln!(out, "  it stopped on an error: {e}");
+    }
+    let _ = writeln!(out, "  {:.0} s of the {:.0} s budget spent", state.spent_s(), spec.budget_s);
+    out
+}
+
+/// The HTML that opens the plan's report, above the studies' sections.
+pub fn html(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &Result<Purchase, String>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "<section class=\"answer\"><h2>Plan {id} — {}</h2>", esc(&spec.name));
+    match answer {
+        Ok(p) => {
+            for s in headline(spec, p) {
+                let _ = writeln!(out, "<p>{}</p>", esc(&s));
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "<p>No plan: {}.</p>", esc(why));
+        }
+    }
+    out.push_str("</section>\n");
+    if let Ok(p) = answer {
+        out.push_str("<h3>Ways to build that were weighed</h3><table><tr><th class=\"l\">way</th>");
+        let _ = write!(
+            out,
+            "<th>{}/server</th><th>range</th><th>servers</th><th>watts/server</th><th>cost</th><th class=\"l\">from</th></tr>",
+            esc(&p.unit)
+        );
+        for c in std::iter::once(&p.chosen).chain(&p.beaten) {
+            let (lo, hi) = c.plan.per_server_range;
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}-{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                esc(&c.plan.name),
+                if std::ptr::eq(c, &p.chosen) { " (chosen)" } else { "" },
+                n(c.plan.per_server),
+                n(lo),
+                n(hi),
+                esc(&c.plan.servers_text()),
+                c.plan.watts.map_or("—".into(), n),
+                c.cost.as_ref().map_or("—".into(), |k| format!("{}{}", esc(&k.currency), n(k.total))),
+                esc(&c.basis)
+            );
+        }
+        out.push_str("</table>\n");
+        let _ = writeln!(out, "<p class=\"muted\">Scale-out efficiency: {}.</p>", esc(&p.efficiency_words));
+        let mut notes: Vec<String> = p.chosen.plan.weak.clone();
+        notes.extend(p.caveats.iter().cloned());
+        if !notes.is_empty() {
+            out.push_str("<ul class=\"warnings\">");
+            for w in notes {
+                let _ = write!(out, "<li>{}</li>", esc(&w));
+            }
+            out.push_str("</ul>\n");
+        }
+    }
+    out.push_str("<h3>The studies, in the order the plan ran them</h3><ul>");
+    for r in &state.stages {
+        match r.study {
+            Some(s) => {
+                let _ = write!(
+                    out,
+                    "<li><b>{}</b>: <a href=\"#study-{s}\">study {s}</a> ({:.0} s) — {}</li>",
+                    esc(r.stage.name()),
+                    r.seconds,
+                    esc(&r.why)
+                );
+            }
+            None => {
+                let _ = write!(out, "<li><b>{}</b>: skipped — {}</li>", esc(r.stage.name()), esc(&r.why));
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "</ul><p class=\"muted\">Plan {status}; {:.0} s of the {:.0} s budget spent.</p>",
+        state.spent_s(),
+        spec.budget_s
+    );
+    out
+}

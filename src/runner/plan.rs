@@ -1,0 +1,241 @@
+//! Running a purchase plan (`sizeup plan`): the host's facts once, then each stage in
+//! order, decided by `plan::decide` from what the studies before it found and run as an
+//! ordinary stored study (`runner::study`). The plan's state (the host, each stage's
+//! decision and study, the time spent) is stored after every stage, so an interrupted
+//! plan resumes where it stopped and decides as it would have.
+
+use super::study::{self, Site};
+use crate::plan::decide::{self, Decision};
+use crate::plan::{Findings, Found, Host, PlanSpec, PlanState, Stage, StageRecord};
+use crate::runner;
+use crate::store::Store;
+use crate::study::spec::{Kind, StudySpec};
+use crate::Error;
+use std::time::Instant;
+
+/// Runs (or, with `resume`, continues) a plan. Returns its exit code and id.
+pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i64), Error> {
+    spec.validate().map_err(Error::Usage)?;
+    Store::check_writable(site.results)?;
+    let store = Store::open(site.results)?;
+    let (id, mut state) = match resume {
+        Some(id) => {
+            let row = store.load_plan(id)?;
+            let state: PlanState = serde_json::from_value(row.state).unwrap_or_default();
+            (id, state)
+        }
+        None => (store.begin_plan(&spec.name, &serde_json::to_value(spec).expect("serialisable"))?, PlanState::default()),
+    };
+    let save = |state: &PlanState, status: &str| store.set_plan(id, status, &serde_json::to_value(state).expect("serialisable"));
+    save(&state, "running")?;
+    let r = run_stages(site, spec, id, &store, &mut state, &save);
+    match &r {
+        Ok(code) if *code == crate::EXIT_INTERRUPTED => save(&state, "interrupted")?,
+        Ok(_) => save(&state, "completed")?,
+        Err(e) => {
+            state.error = Some(e.to_string());
+            save(&state, "failed")?
+        }
+    }
+    r.map(|code| (code, id))
+}
+
+fn run_stages(
+    site: &Site,
+    spec: &PlanSpec,
+    id: i64,
+    store: &Store,
+    state: &mut PlanState,
+    save: &dyn Fn(&PlanState, &str) -> Result<(), crate::store::StoreError>,
+) -> Result<i32, Error> {
+    println!(
+        "plan {id}: {} {} of {}{} within {:.0} s{}",
+        format!("{:.0}", spec.target_tps),
+        unit(spec),
+        spec.workload,
+        spec.latency.as_deref().map_or(String::new(), |l| format!(" at {l}")),
+        spec.budget_s,
+        if state.stages.is_empty() { String::new() } else { format!(" ({:.0} s spent before)", state.spent_s()) }
+    );
+    let host = match state.host.clone() {
+        Some(h) => h,
+        None => {
+            let t0 = Instant::now();
+            let h = host_facts(site, spec)?;
+            state.setup_s += t0.elapsed().as_secs_f64();
+            state.host = Some(h.clone());
+            save(state, "running")?;
+            h
+        }
+    };
+    let timing = decide::timing(spec, &host);
+    println!(
+        "host: {} CPUs, {} server{}; each study step measures {:.0} s after a {:.0} s warm-up (sized to the budget)",
+        host.cpus,
+        if host.managed { "a managed" } else { "a named" },
+        match (host.data_bytes, host.pool_bytes) {
+            (Some(d), Some(p)) => format!(", {:.0} MiB of data, a {:.0} MiB buffer pool", mib(d), mib(p)),
+            _ => String::new(),
+        },
+        timing.step_time,
+        timing.warmup
+    );
+    let mut found = Findings::default();
+    for stage in Stage::ALL {
+        // Decided before this plan was interrupted: kept, its study resumed if cut short.
+        let study = match state.record(stage).cloned() {
+            Some(rec) => match rec.study {
+                None => {
+                    println!("{}: skipped — {}", stage.name(), rec.why);
+                    continue;
+                }
+                Some(s) => Some(s),
+            },
+            // Started, but the plan was killed before it could note the study.
+            None => store.study_named(&decide::study_name(id, stage))?,
+        };
+        if let Some(sid) = study {
+            let row = store.load_study(sid)?;
+            if matches!(row.status.as_str(), "interrupted" | "abandoned") {
+                println!("{}: resuming study {sid}", stage.name());
+                let stored = StudySpec::stored(&row).map_err(Error::Failed)?;
+                let t0 = Instant::now();
+                let (r, _) = study::run_with_id(site, &stored, Some(sid));
+                add_seconds(state, stage, sid, t0, "resumed");
+                save(state, "running")?;
+                if stopped(&r) {
+                    return r;
+                }
+            } else {
+                add_seconds(state, stage, sid, Instant::now(), "");
+            }
+            found.set(stage, found_of(store, sid)?);
+            continue;
+        }
+        let left = spec.budget_s - state.spent_s();
+        match decide::decide(stage, spec, id, &host, timing, &found, left) {
+            Decision::Skip { why, for_time } => {
+                println!("{}: skipped — {why}", stage.name());
+                state.stages.push(StageRecord { stage, study: None, why, for_time, seconds: 0.0 });
+                save(state, "running")?;
+            }
+            Decision::Run { spec: s, why } => {
+                println!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&s));
+                let t0 = Instant::now();
+                let (r, sid) = study::run_with_id(site, &s, None);
+                let seconds = t0.elapsed().as_secs_f64();
+                let why = match (&r, stage) {
+                    // No plan stands without its sweep.
+                    (Err(_), Stage::Sweep) => return r,
+                    (Err(e), _) => format!("{why}; it failed: {e}"),
+                    _ => why,
+                };
+                state.stages.push(StageRecord { stage, study: sid, why, for_time: false, seconds });
+                save(state, "running")?;
+                if stopped(&r) {
+                    return r;
+                }
+                if let Some(sid) = sid {
+                    found.set(stage, found_of(store, sid)?);
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// The plan stops here: interrupted (Ctrl-C) between or during a study.
+fn stopped(r: &Result<i32, Error>) -> bool {
+    matches!(r, Ok(code) if *code == crate::EXIT_INTERRUPTED)
+}
+
+/// A stage's record gains the seconds since `t0` (a resumed study).
+fn add_seconds(state: &mut PlanState, stage: Stage, sid: i64, t0: Instant, how: &str) {
+    let s = t0.elapsed().as_secs_f64();
+    match state.stages.iter_mut().find(|r| r.stage == stage) {
+        Some(r) => r.seconds += s,
+        None => state.stages.push(StageRecord {
+            stage,
+            study: Some(sid),
+            why: format!("its study was found under the plan's name and {how}"),
+            for_time: false,
+            seconds: s,
+        }),
+    }
+}
+
+fn unit(spec: &PlanSpec) -> &'static str {
+    match crate::workload::kind(&spec.workload).map(|k| k.unit().label()) {
+        Ok("NOPM") => "NOPM",
+        _ => "tps",
+    }
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1u64 << 20) as f64
+}
+
+/// The host's CPUs, whether sizeup manages the server, and the data's size against the
+/// buffer pool (the data loaded first when missing, as the sweep would).
+fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
+    let probe = decide::probe_spec(spec);
+    probe.validate().map_err(Error::Usage)?;
+    let series = crate::study::series_of(&probe);
+    study::prepare_sweep(site, &probe, &series[0])?;
+    let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    let managed = !probe.names_a_server() && !runner::complete_target(req.target())?.names_a_server();
+    let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
+    let (data_bytes, pool_bytes) = runner::runtime(1)?.block_on(async {
+        use mysql_async::prelude::Queryable;
+        let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*req.workload))?;
+        let data = crate::target::data_size(&mut conn, &target.database).await.map(|(_, b)| b);
+        let pool: Option<u64> = conn.query_first("SELECT @@innodb_buffer_pool_size").await.ok().flatten();
+        let _ = conn.disconnect().await;
+        Ok::<_, Error>((data, pool))
+    })?;
+    Ok(Host { cpus: runner::cpus(), managed, data_bytes, pool_bytes })
+}
+
+/// What a stored study found, in the planner's terms.
+pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
+    let row = store.load_study(id)?;
+    let spec = StudySpec::stored(&row).map_err(Error::Failed)?;
+    let series = crate::study::results_of(&spec, &row).map_err(Error::Failed)?;
+    let mut f = Found {
+        study: id,
+        status: row.status.clone(),
+        error: row.error().map(str::to_string),
+        series,
+        emulated: emulated(store, &row),
+        ..Default::default()
+    };
+    if spec.kind == Kind::Rate {
+        if let Some(s) = crate::study::series_of(&spec).first() {
+            f.rates = crate::study::rate_levels(&row, &s.name);
+            f.rate_watts = crate::study::completed_steps(&row, &s.name)
+                .into_iter()
+                .filter_map(|(l, f)| Some((l, f.os?.watts?)))
+                .collect();
+        }
+    }
+    Ok(f)
+}
+
+/// Every stage's findings from a stored plan's state.
+pub fn findings_of(store: &Store, state: &PlanState) -> Result<Findings, Error> {
+    let mut found = Findings::default();
+    for r in &state.stages {
+        if let Some(sid) = r.study {
+            found.set(r.stage, found_of(store, sid)?);
+        }
+    }
+    Ok(found)
+}
+
+/// The lab label of a study's runs ("emulated (node CPU quota 0.3, ...)"), when they ran
+/// on lab nodes.
+pub fn emulated(store: &Store, row: &crate::store::StudyRow) -> Option<String> {
+    let run = row.steps.iter().find(|s| s.status == "completed")?.runs.first()?;
+    let doc = store.load_run(*run).ok()?;
+    doc.config.server_fact("lab").filter(|l| l.starts_with("emulated"))
+}
