@@ -40,7 +40,9 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
                     return Ok(0);
                 }
                 "running" => {
-                    return Err(Error::Usage(format!("plan {id} is still running in another sizeup process; stop that one first")))
+                    return Err(Error::Usage(format!(
+                        "plan {id} is still running in another sizeup process; stop that one first"
+                    )))
                 }
                 _ => {}
             }
@@ -55,7 +57,13 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
 }
 
 /// Runs a plan (new or resumed), then prints it and writes its report.
-pub fn run_spec(cx: &Context, site: &Site, spec: &PlanSpec, resume: Option<i64>, html: Option<&Path>) -> Result<i32, Error> {
+pub fn run_spec(
+    cx: &Context,
+    site: &Site,
+    spec: &PlanSpec,
+    resume: Option<i64>,
+    html: Option<&Path>,
+) -> Result<i32, Error> {
     let (code, id) = runner::plan::run(site, spec, resume)?;
     show(cx, id, html)?;
     if code == crate::EXIT_INTERRUPTED {
@@ -117,12 +125,8 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<PathBuf, Error> {
     let pool = state.host.as_ref().and_then(|h| h.pool_bytes);
     let answer = purchase::purchase(&spec, &found, &state.stages, pool);
     print!("{}", report::plan::text(id, &row.status, &spec, &state, &answer));
-    let items = state
-        .stages
-        .iter()
-        .filter_map(|r| r.study)
-        .map(|s| study_item(&store, s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let items =
+        state.stages.iter().filter_map(|r| r.study).map(|s| study_item(&store, s)).collect::<Result<Vec<_>, _>>()?;
     let preamble = report::plan::html(id, &row.status, &spec, &state, &answer);
     let page = report::html::report_with(&format!("sizeup plan {id}"), &preamble, &items, &now_utc(), None);
     let path = match html {

@@ -107,7 +107,8 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 crate::user_file::read_to_string(&file, crate::user_file::TEXT_LIMIT, "a study file is a few KiB")
                     .map_err(|e| Error::Usage(format!("cannot read study file {}: {e}", file.display())))?;
             // A plan file runs as `sizeup plan --file` does.
-            let kind = toml::from_str::<toml::Table>(&text).ok().and_then(|t| t.get("kind")?.as_str().map(str::to_string));
+            let kind =
+                toml::from_str::<toml::Table>(&text).ok().and_then(|t| t.get("kind")?.as_str().map(str::to_string));
             if kind.as_deref() == Some("plan") {
                 let plan = super::plan::read_file(&file)?;
                 return super::plan::run_spec(cx, &site(cx, None), &plan, None, None);

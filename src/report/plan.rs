@@ -39,7 +39,8 @@ fn shape(c: &Candidate) -> String {
             b.map_or("more".into(), |v| v.to_string())
         ),
     };
-    let pool = c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(", {} MiB pool", b >> 20));
+    let pool =
+        c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(", {} MiB pool", b >> 20));
     format!(
         "{}{range} x {}{pool}",
         plural(p.servers, "server", "servers"),
@@ -97,7 +98,12 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
             let alts: Vec<String> = beaten
                 .iter()
                 .map(|b| match cost_words(b, years) {
-                    Some(_) => format!("{} ({}{})", shape(b), b.cost.as_ref().expect("costed").currency, n(b.cost.as_ref().expect("costed").total)),
+                    Some(_) => format!(
+                        "{} ({}{})",
+                        shape(b),
+                        b.cost.as_ref().expect("costed").currency,
+                        n(b.cost.as_ref().expect("costed").total)
+                    ),
                     None => shape(b),
                 })
                 .collect();
@@ -115,7 +121,14 @@ pub fn text(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &
             for s in headline(spec, p) {
                 let _ = writeln!(out, "{s}");
             }
-            let _ = writeln!(out, "\n  {:<44} {:>14} {:>18} {:>18}  cost", "way to build", format!("{}/server", p.unit), "servers", "watts/server");
+            let _ = writeln!(
+                out,
+                "\n  {:<44} {:>14} {:>18} {:>18}  cost",
+                "way to build",
+                format!("{}/server", p.unit),
+                "servers",
+                "watts/server"
+            );
             for (c, tag) in std::iter::once((&p.chosen, "chosen")).chain(p.beaten.iter().map(|b| (b, ""))) {
                 let _ = writeln!(
                     out,

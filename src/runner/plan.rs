@@ -24,9 +24,13 @@ pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i6
             let state: PlanState = serde_json::from_value(row.state).unwrap_or_default();
             (id, state)
         }
-        None => (store.begin_plan(&spec.name, &serde_json::to_value(spec).expect("serialisable"))?, PlanState::default()),
+        None => {
+            (store.begin_plan(&spec.name, &serde_json::to_value(spec).expect("serialisable"))?, PlanState::default())
+        }
     };
-    let save = |state: &PlanState, status: &str| store.set_plan(id, status, &serde_json::to_value(state).expect("serialisable"));
+    let save = |state: &PlanState, status: &str| {
+        store.set_plan(id, status, &serde_json::to_value(state).expect("serialisable"))
+    };
     save(&state, "running")?;
     let r = run_stages(site, spec, id, &store, &mut state, &save);
     match &r {

@@ -20,6 +20,7 @@ mod faults_server;
 mod layers;
 mod memory;
 mod oltp;
+mod plan;
 mod report;
 mod run_engine;
 mod script;
