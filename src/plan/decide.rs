@@ -158,7 +158,13 @@ pub fn study_name(plan_id: i64, stage: Stage) -> String {
     format!("plan {plan_id}: {}", stage.name())
 }
 
+/// The database a plan's data goes in unless the plan names one: its own, so data of
+/// another size (the demo's, a user's sbtest) is neither refused nor touched.
+pub const DATABASE: &str = "sizeup_plan";
+
 fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels, t: Timing) -> StudySpec {
+    let mut options = plan.options.clone();
+    options.entry("database".to_string()).or_insert_with(|| DATABASE.into());
     StudySpec {
         name: study_name(plan_id, stage),
         description: format!("Run by `sizeup plan` {plan_id} ({}).", plan.name),
@@ -171,7 +177,7 @@ fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels,
         sample_interval: 1.0,
         steady_last: 1.0,
         stop_when: String::new(),
-        options: plan.options.clone(),
+        options,
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
@@ -549,6 +555,7 @@ pub(crate) mod tests {
         assert!(why.contains("left CPU unused") && why.contains("row locks"), "{why}");
         assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         assert_eq!(spec.name, "plan 7: scale-up");
+        assert_eq!(spec.options["database"], DATABASE, "the plan's own database unless one is named");
         // Not on a server sizeup does not manage.
         let named = Host { managed: false, ..host() };
         let d = next(Stage::ScaleUp, &f, &named);

@@ -143,7 +143,7 @@ pub fn parse_budget(s: &str) -> Result<f64, String> {
             _ => return Err(bad()),
         }
     }
-    if !num.is_empty() || !(total.is_finite() && total > 0.0) {
+    if !(num.is_empty() && total.is_finite() && total > 0.0) {
         return Err(bad());
     }
     Ok(total)
@@ -189,7 +189,7 @@ impl PlanSpec {
         if let Some(l) = &self.latency {
             crate::study::capacity::parse_objectives(l)?;
         }
-        if !(self.budget_s >= MIN_BUDGET_S) {
+        if self.budget_s.is_nan() || self.budget_s < MIN_BUDGET_S {
             return Err(format!(
                 "--budget {:.0}s: a plan needs at least {:.0} s (a sweep of short levels); give --budget 10m or more",
                 self.budget_s, MIN_BUDGET_S
@@ -402,6 +402,14 @@ mod tests {
             let e = s.validate().unwrap_err();
             assert!(e.contains(says), "{e}");
         }
+    }
+
+    #[test]
+    fn the_shipped_plan_file_is_valid() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("studies/10-purchase-plan.toml");
+        let spec = PlanSpec::from_toml(&std::fs::read_to_string(&p).unwrap(), "10").unwrap();
+        assert_eq!((spec.target_tps, spec.budget_s), (5000.0, 600.0));
+        assert!(spec.cost.is_some() && spec.power.model.is_some());
     }
 
     #[test]

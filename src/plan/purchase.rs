@@ -464,6 +464,50 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_bound_server_weighs_smaller_pools_against_more_servers() {
+        use crate::study::memory::MemoryLevel;
+        // Pools of 1024, 512 and 256 MiB carried 2000, 1900 and 1000 tps.
+        let mut s = fixture(&[(1024, 2000.0, 0.01, 60.0), (512, 1900.0, 0.01, 60.0), (256, 1000.0, 0.01, 60.0)], "");
+        for l in &mut s.levels {
+            l.memory = Some(MemoryLevel {
+                pool_bytes: Some((l.level as u64) << 20),
+                data_bytes: Some(800 << 20),
+                warmup_s: 10.0,
+                settled: true,
+                warmup_run: None,
+                flush_method: Some("O_DIRECT".into()),
+                page_cache: None,
+            });
+        }
+        let mut f = crate::plan::decide::tests::memory_bound();
+        f.memory = Some(found(5, s));
+        let plan = PlanSpec { latency: None, cost: Some(cost()), memory_price: Some(20_000.0), ..plan() };
+        let p = purchase(&plan, &f, &[], Some(1 << 30)).unwrap();
+        // One instance's 1800 tps (the sweep's peak): 4 servers with the 1 GiB pool; the
+        // 512 MiB pool carries 0.95 of it, also 4 servers and half the memory; 256 MiB
+        // carries half, 7 servers.
+        assert_eq!(p.chosen.plan.name, "one instance per server, 512 MiB pool");
+        assert_eq!(p.chosen.plan.servers, 4);
+        assert_eq!(p.chosen.cost.as_ref().unwrap().total, 4.0 * (9000.0 + 10_000.0));
+        let names: Vec<&str> = p.beaten.iter().map(|c| c.plan.name.as_str()).collect();
+        // Cheapest first: 7 servers with a quarter of the memory beat 4 with all of it.
+        assert_eq!(names, ["one instance per server, 256 MiB pool", "one instance per server"]);
+        assert_eq!(p.beaten[0].plan.servers, 7);
+        assert_eq!(p.beaten[0].cost.as_ref().unwrap().total, 7.0 * (9000.0 + 5_000.0));
+        assert_eq!(p.beaten[1].cost.as_ref().unwrap().total, 4.0 * (9000.0 + 20_000.0));
+        assert!(
+            p.chosen.basis.contains("study 5: a 512 MiB pool carried 0.95x the 1024 MiB pool's"),
+            "{}",
+            p.chosen.basis
+        );
+        // Without a memory price the pools cost the same: the fewest servers, then the
+        // larger pool, win.
+        let plain = PlanSpec { memory_price: None, ..plan };
+        let p = purchase(&plain, &f, &[], Some(1 << 30)).unwrap();
+        assert_eq!(p.chosen.plan.name, "one instance per server");
+    }
+
+    #[test]
     fn a_sweep_with_no_level_is_no_plan() {
         let f = Findings {
             sweep: Some(Found {

@@ -53,8 +53,8 @@ fn run_stages(
     save: &dyn Fn(&PlanState, &str) -> Result<(), crate::store::StoreError>,
 ) -> Result<i32, Error> {
     println!(
-        "plan {id}: {} {} of {}{} within {:.0} s{}",
-        format!("{:.0}", spec.target_tps),
+        "plan {id}: {:.0} {} of {}{} within {:.0} s{}",
+        spec.target_tps,
         unit(spec),
         spec.workload,
         spec.latency.as_deref().map_or(String::new(), |l| format!(" at {l}")),

@@ -1109,6 +1109,9 @@ mod shipped {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "toml") {
                 let text = std::fs::read_to_string(&p).unwrap();
+                if text.lines().any(|l| l.trim() == "kind = \"plan\"") {
+                    continue; // a plan file: `plan`'s test reads it
+                }
                 super::StudySpec::from_toml(&text, &p.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
                 n += 1;
             }
