@@ -51,9 +51,29 @@ pub struct Purchase {
     pub efficiency: ScaleOut,
     /// "measured on an emulated 3-node galera cluster (study 14)", "given", "assumed".
     pub efficiency_words: String,
+    /// What ran out at one instance's peak, in short words ("the host's CPU"), and the
+    /// sweep that found it; empty when nothing measured ran out.
+    pub ran_out: Vec<&'static str>,
+    pub sweep_study: i64,
     /// What the reader must know beside the plan: weak figures, studies cut short,
     /// stages left out for time.
     pub caveats: Vec<String>,
+}
+
+/// A resource that ran out, in a few words, by `bottleneck`'s tag.
+fn resource(tag: &str) -> &'static str {
+    match tag {
+        "cpu" => "the host's CPU",
+        "io" => "I/O",
+        "locks" => "row locks",
+        "pool" => "the buffer pool",
+        "log" => "the redo log buffer",
+        "lag" => "the replicas' apply rate",
+        "quota" => "the nodes' CPU quota",
+        "client" => "the load generator",
+        "others" => "CPU taken by other processes",
+        _ => "a resource",
+    }
 }
 
 /// The purchase plan, or why there is none.
@@ -215,14 +235,29 @@ pub fn purchase(
             }
         }
     }
-    // Smaller pools: each memory level's throughput against the largest pool's.
+    // Other pools: each memory level's throughput against the level at the pool one
+    // instance's figure was measured with (the server's own, else the nearest level).
     if let Some(f) = &found.memory {
         if let Some(s) = f.first() {
             let pools: Vec<(&LevelResult, u64)> =
                 s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
-            if let Some((top, top_pool)) = pools.iter().max_by_key(|(_, p)| *p).copied() {
-                for (l, pool) in pools.iter().filter(|(_, p)| *p != top_pool) {
-                    let (r, r_low, r_high) = gain(l, top);
+            let distance = |p: u64| pool_bytes.map_or(0.0, |h| (p as f64 / h as f64).ln().abs());
+            let reference = pools.iter().min_by(|a, b| {
+                distance(a.1).total_cmp(&distance(b.1)).then(b.1.cmp(&a.1)) // the larger on a tie
+            });
+            if let Some(&(at, at_pool)) = reference {
+                if pool_bytes.is_some_and(|h| h != at_pool) {
+                    caveats.push(format!(
+                        "The memory study (study {}) ran no level at this server's {} MiB pool: the other pools are                          scaled from its nearest, {} MiB.",
+                        f.study,
+                        pool_bytes.unwrap_or(0) >> 20,
+                        at_pool >> 20
+                    ));
+                }
+                candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(at_pool));
+                candidates[0].plan.name = format!("one instance per server, {} MiB pool", pool_bytes.unwrap_or(at_pool) >> 20);
+                for (l, pool) in pools.iter().filter(|(_, p)| *p != at_pool) {
+                    let (r, r_low, r_high) = gain(l, at);
                     candidates.push(Candidate {
                         plan: sizing::plan_at(
                             &format!("one instance per server, {} MiB pool", pool >> 20),
@@ -240,14 +275,11 @@ pub fn purchase(
                             f.study,
                             pool >> 20,
                             r,
-                            top_pool >> 20
+                            at_pool >> 20
                         ),
                         pool_bytes: Some(*pool),
                         cost: None,
                     });
-                }
-                if plan.memory_price.is_some() {
-                    candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(top_pool));
                 }
             }
         }
@@ -283,7 +315,11 @@ pub fn purchase(
     let key = |c: &Candidate| (c.cost.as_ref().map_or(0.0, |c| c.total), c.plan.servers, c.plan.instances_per_server);
     candidates.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
     let chosen = candidates.remove(0);
+    let mut ran_out: Vec<&'static str> = peak.ran_out.iter().map(|f| resource(f.tag)).collect();
+    ran_out.dedup();
     Ok(Purchase {
+        ran_out,
+        sweep_study: sweep_found.study,
         chosen,
         beaten: candidates,
         per_instance,
@@ -384,6 +420,7 @@ mod tests {
         assert!(p.beaten.is_empty());
         assert!(p.chosen.basis.contains("study 2") && p.chosen.basis.contains("1350 tps (1575 broke it)"));
         assert!(p.efficiency_words.contains("assumed"), "{}", p.efficiency_words);
+        assert_eq!((p.ran_out.as_slice(), p.sweep_study), (&["the host's CPU"][..], 1));
     }
 
     #[test]
@@ -402,6 +439,7 @@ mod tests {
         f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
         let p = purchase(&PlanSpec { cost: Some(cost()), ..plan() }, &f, &[], None).unwrap();
         assert_eq!(p.chosen.plan.instances_per_server, 2);
+        assert_eq!(p.ran_out, ["row locks"]);
         assert!((p.chosen.plan.per_server - 2160.0).abs() < 1e-6, "{}", p.chosen.plan.per_server);
         assert_eq!(p.chosen.plan.servers, 3); // 5000 / (2160 x 0.9) = 2.6
         assert_eq!(p.beaten.len(), 1);
@@ -491,7 +529,7 @@ mod tests {
         assert_eq!(p.chosen.cost.as_ref().unwrap().total, 4.0 * (9000.0 + 10_000.0));
         let names: Vec<&str> = p.beaten.iter().map(|c| c.plan.name.as_str()).collect();
         // Cheapest first: 7 servers with a quarter of the memory beat 4 with all of it.
-        assert_eq!(names, ["one instance per server, 256 MiB pool", "one instance per server"]);
+        assert_eq!(names, ["one instance per server, 256 MiB pool", "one instance per server, 1024 MiB pool"]);
         assert_eq!(p.beaten[0].plan.servers, 7);
         assert_eq!(p.beaten[0].cost.as_ref().unwrap().total, 7.0 * (9000.0 + 5_000.0));
         assert_eq!(p.beaten[1].cost.as_ref().unwrap().total, 4.0 * (9000.0 + 20_000.0));
@@ -504,7 +542,17 @@ mod tests {
         // larger pool, win.
         let plain = PlanSpec { memory_price: None, ..plan };
         let p = purchase(&plain, &f, &[], Some(1 << 30)).unwrap();
-        assert_eq!(p.chosen.plan.name, "one instance per server");
+        assert_eq!(p.chosen.plan.name, "one instance per server, 1024 MiB pool");
+        // Measured on a 256 MiB pool, one instance's figure is that pool's: the larger
+        // pools carry 2x and 1.9x of it.
+        let p = purchase(&plain, &f, &[], Some(256 << 20)).unwrap();
+        assert_eq!(p.chosen.plan.name, "one instance per server, 1024 MiB pool");
+        assert!((p.chosen.plan.per_server - 3600.0).abs() < 1e-6, "{}", p.chosen.plan.per_server);
+        assert_eq!(p.chosen.plan.servers, 2);
+        assert!(p.chosen.basis.contains("carried 2.00x the 256 MiB pool's"), "{}", p.chosen.basis);
+        // A pool the study did not run: scaled from the nearest level, said so.
+        let p = purchase(&plain, &f, &[], Some(300 << 20)).unwrap();
+        assert!(p.caveats.iter().any(|c| c.contains("no level at this server's 300 MiB pool") && c.contains("nearest, 256 MiB")), "{:?}", p.caveats);
     }
 
     #[test]

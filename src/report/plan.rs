@@ -92,11 +92,22 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
         if p.at_objective { "at the objective" } else { "at its closed-loop peak" },
         c.basis
     );
+    match p.ran_out.as_slice() {
+        [] => {
+            let _ = write!(second, "; at one instance's peak nothing measured ran out (study {})", p.sweep_study);
+        }
+        all => {
+            let _ = write!(second, "; at one instance's peak {} ran out (study {})", all.join(" and "), p.sweep_study);
+        }
+    }
     match p.beaten.as_slice() {
         [] => second.push_str("; no other way to build was measured."),
         beaten => {
-            let alts: Vec<String> = beaten
+            // The two cheapest in the sentence; the table has them all.
+            let more = beaten.len().saturating_sub(2);
+            let mut alts: Vec<String> = beaten
                 .iter()
+                .take(2)
                 .map(|b| match cost_words(b, years) {
                     Some(_) => format!(
                         "{} ({}{})",
@@ -107,6 +118,9 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
                     None => shape(b),
                 })
                 .collect();
+            if more > 0 {
+                alts.push(format!("{more} more in the table"));
+            }
             let _ = write!(second, "; it beat {}.", alts.join(" and "));
         }
     }
