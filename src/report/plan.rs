@@ -40,7 +40,7 @@ fn shape(c: &Candidate) -> String {
         ),
     };
     let pool =
-        c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(", {} MiB pool", b >> 20));
+        c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(" with a {} MiB pool each", b >> 20));
     format!(
         "{}{range} x {}{pool}",
         plural(p.servers, "server", "servers"),
