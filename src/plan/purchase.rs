@@ -54,6 +54,9 @@ pub struct Purchase {
     /// What ran out at one instance's peak, in short words ("the host's CPU"), and the
     /// sweep that found it; empty when nothing measured ran out.
     pub ran_out: Vec<&'static str>,
+    /// The server's process was watched at the peak (a managed server): "nothing ran
+    /// out" means something only then.
+    pub watched: bool,
     pub sweep_study: i64,
     /// What the reader must know beside the plan: weak figures, studies cut short,
     /// stages left out for time.
@@ -255,7 +258,8 @@ pub fn purchase(
                     ));
                 }
                 candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(at_pool));
-                candidates[0].plan.name = format!("one instance per server, {} MiB pool", pool_bytes.unwrap_or(at_pool) >> 20);
+                candidates[0].plan.name =
+                    format!("one instance per server, {} MiB pool", pool_bytes.unwrap_or(at_pool) >> 20);
                 for (l, pool) in pools.iter().filter(|(_, p)| *p != at_pool) {
                     let (r, r_low, r_high) = gain(l, at);
                     candidates.push(Candidate {
@@ -319,6 +323,7 @@ pub fn purchase(
     ran_out.dedup();
     Ok(Purchase {
         ran_out,
+        watched: peak.level.os.as_ref().is_some_and(|o| o.server_cores.is_some()),
         sweep_study: sweep_found.study,
         chosen,
         beaten: candidates,
@@ -552,7 +557,13 @@ mod tests {
         assert!(p.chosen.basis.contains("carried 2.00x the 256 MiB pool's"), "{}", p.chosen.basis);
         // A pool the study did not run: scaled from the nearest level, said so.
         let p = purchase(&plain, &f, &[], Some(300 << 20)).unwrap();
-        assert!(p.caveats.iter().any(|c| c.contains("no level at this server's 300 MiB pool") && c.contains("nearest, 256 MiB")), "{:?}", p.caveats);
+        assert!(
+            p.caveats
+                .iter()
+                .any(|c| c.contains("no level at this server's 300 MiB pool") && c.contains("nearest, 256 MiB")),
+            "{:?}",
+            p.caveats
+        );
     }
 
     #[test]

@@ -39,8 +39,10 @@ fn shape(c: &Candidate) -> String {
             b.map_or("more".into(), |v| v.to_string())
         ),
     };
-    let pool =
-        c.pool_bytes.filter(|_| p.name.contains("pool")).map_or(String::new(), |b| format!(" with a {} MiB pool each", b >> 20));
+    let pool = c
+        .pool_bytes
+        .filter(|_| p.name.contains("pool"))
+        .map_or(String::new(), |b| format!(" with a {} MiB pool each", b >> 20));
     format!(
         "{}{range} x {}{pool}",
         plural(p.servers, "server", "servers"),
@@ -75,7 +77,8 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
     let c = &p.chosen;
     let at = spec.latency.as_deref().map_or(String::new(), |l| format!(" at {l}"));
     let years = spec.cost.as_ref().map(|c| c.years);
-    let mut first = format!("Plan: {} carry {} {} of {}{at}", shape(c), n(spec.target_tps), p.unit, spec.workload);
+    let verb = if c.plan.servers == 1 { "carries" } else { "carry" };
+    let mut first = format!("Plan: {} {verb} {} {} of {}{at}", shape(c), n(spec.target_tps), p.unit, spec.workload);
     if let Some(w) = cost_words(c, years) {
         let _ = write!(first, ", {w}");
     }
@@ -93,6 +96,14 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
         c.basis
     );
     match p.ran_out.as_slice() {
+        [] if !p.watched => {
+            let _ = write!(
+                second,
+                "; what ran out at one instance's peak is not known: the server's CPU and disks were not watched (a \
+                 server sizeup does not manage; study {})",
+                p.sweep_study
+            );
+        }
         [] => {
             let _ = write!(second, "; at one instance's peak nothing measured ran out (study {})", p.sweep_study);
         }
@@ -258,4 +269,74 @@ pub fn html(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &
         spec.budget_s
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
+    use crate::plan::purchase::purchase;
+    use crate::study::capacity::{RateFigures, Verdict};
+    use crate::study::figures::tests::fixture;
+
+    fn capacity(f: &mut crate::plan::Findings) {
+        let missed = Verdict::Missed { objective: "p99".into(), ms: 80.0, below_ms: 50.0 };
+        let levels = [(900, Verdict::Met), (1800, missed.clone()), (1350, Verdict::Met), (1575, missed)];
+        f.capacity = Some(crate::plan::Found {
+            study: 2,
+            status: "completed".into(),
+            rates: levels.into_iter().map(|(r, v)| (r, RateFigures::default(), v)).collect(),
+            ..Default::default()
+        });
+    }
+
+    #[test]
+    fn the_plan_in_two_sentences_names_its_range_its_evidence_and_what_ran_out() {
+        let mut f = cpu_bound();
+        capacity(&mut f);
+        let p = purchase(&plan(), &f, &[], None).unwrap();
+        let [a, b] = headline(&plan(), &p);
+        assert_eq!(a, "Plan: 5 servers (range 4-5) x 1 instance carry 5,000 tps of oltp_read_write at p99<50ms.");
+        assert_eq!(
+            b,
+            "Each server carries 1,350 tps (range 1,350-1,575) at the objective — study 2: the highest rate that met \
+             p99<50ms was 1350 tps (1575 broke it); at one instance's peak the host's CPU ran out (study 1); no other \
+             way to build was measured."
+        );
+    }
+
+    #[test]
+    fn the_alternatives_beaten_are_named_with_their_cost() {
+        let mut f = lock_bound();
+        capacity(&mut f);
+        f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
+        let cost = crate::cost::CostInputs::parse("server_capex=9000,power_price_kwh=0.15,years=4").unwrap();
+        let spec = PlanSpec { cost: Some(cost), ..plan() };
+        let p = purchase(&spec, &f, &[], None).unwrap();
+        let [a, b] = headline(&spec, &p);
+        // 2160 tps a server, 1350 x 1.51 to 1575 x 1.69 by the two ranges: 3 at both ends.
+        assert!(a.starts_with("Plan: 3 servers x 2 instances carry 5,000 tps"), "{a}");
+        assert!(a.contains("$27,000 over 4 years (servers; energy not counted)"), "{a}");
+        assert!(b.contains("row locks ran out (study 1)"), "{b}");
+        assert!(b.ends_with("it beat 5 servers (range 4-5) x 1 instance ($45,000)."), "{b}");
+        let t = text(1, "completed", &spec, &Default::default(), &Ok(p));
+        assert!(t.contains("2 instances per server") && t.contains("<- chosen"), "{t}");
+    }
+
+    #[test]
+    fn no_plan_says_why() {
+        let mut f = cpu_bound();
+        let missed = Verdict::Missed { objective: "p99".into(), ms: 80.0, below_ms: 50.0 };
+        f.capacity = Some(crate::plan::Found {
+            study: 2,
+            status: "completed".into(),
+            rates: vec![(400, RateFigures::default(), missed)],
+            ..Default::default()
+        });
+        let answer = purchase(&plan(), &f, &[], None);
+        let t = text(1, "completed", &plan(), &Default::default(), &answer);
+        assert!(t.contains("No plan: no rate met p99<50ms (study 2; the lowest tried, 400 tps, broke it)"), "{t}");
+        let h = html(1, "completed", &plan(), &Default::default(), &answer);
+        assert!(h.contains("No plan: no rate met p99&lt;50ms"), "{h}");
+    }
 }
