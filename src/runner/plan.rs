@@ -105,7 +105,7 @@ fn run_stages(
                 let stored = StudySpec::stored(&row).map_err(Error::Failed)?;
                 let t0 = Instant::now();
                 let (r, _) = study::run_with_id(site, &stored, Some(sid));
-                add_seconds(state, stage, sid, t0, "resumed");
+                add_seconds(state, stage, sid, t0, " and resumed");
                 save(state, "running")?;
                 if stopped(&r) {
                     return r;
@@ -161,7 +161,7 @@ fn add_seconds(state: &mut PlanState, stage: Stage, sid: i64, t0: Instant, how: 
         None => state.stages.push(StageRecord {
             stage,
             study: Some(sid),
-            why: format!("its study was found under the plan's name and {how}"),
+            why: format!("its study was found under the plan's name{how}"),
             for_time: false,
             seconds: s,
         }),

@@ -86,7 +86,10 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     let store = sizeup::store::Store::open(&s.results()).unwrap();
     let studies = store.list_studies().unwrap();
     let names: Vec<&str> = studies.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["plan 1: connection sweep", "plan 1: capacity at the objective"], "no study run twice");
+    // The scale-up runs when the sweep's peak left CPU unused (a busy box, tests
+    // beside this one); each study once.
+    assert_eq!(names[..2], ["plan 1: connection sweep", "plan 1: capacity at the objective"], "no study run twice");
+    assert!(names[2..].iter().all(|n| *n == "plan 1: scale-up") && names.len() <= 3, "{names:?}");
     assert!(studies.iter().all(|r| r.status == "completed"), "{studies:?}");
     let row = store.load_plan(1).unwrap();
     assert_eq!(row.status, "completed");
