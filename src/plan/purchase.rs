@@ -192,6 +192,7 @@ pub fn purchase(
         }
     };
     weak.dedup();
+    let base_basis = basis.clone();
     let mut candidates = vec![Candidate {
         plan: sizing::plan_at("one instance per server", 1, per_instance, range, watts, t, &efficiency, weak)?,
         basis,
@@ -221,7 +222,7 @@ pub fn purchase(
                         )?,
                         basis: format!(
                             "study {}: {k} instances carried {:.2}x one instance ({:.0} against {:.0} {}), applied to \
-                             one instance's figure",
+                             one instance's figure ({base_basis})",
                             f.study, r, best.throughput.mean, one.throughput.mean, s.unit
                         ),
                         pool_bytes: None,
@@ -275,7 +276,7 @@ pub fn purchase(
                         )?,
                         basis: format!(
                             "study {}: a {} MiB pool carried {:.2}x the {} MiB pool's throughput, applied to one \
-                             instance's figure",
+                             instance's figure ({base_basis})",
                             f.study,
                             pool >> 20,
                             r,
@@ -455,6 +456,11 @@ mod tests {
         assert!(!a.energy);
         assert!(p.caveats.iter().any(|c| c.contains("Energy is not in the cost")), "{:?}", p.caveats);
         assert!(p.chosen.basis.contains("study 3: 2 instances carried 1.60x"), "{}", p.chosen.basis);
+        assert!(
+            p.chosen.basis.ends_with("(study 2: the highest rate that met p99<50ms was 1350 tps (1575 broke it))"),
+            "{}",
+            p.chosen.basis
+        );
     }
 
     #[test]

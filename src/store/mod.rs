@@ -365,11 +365,16 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;
-        let version = schema_version(&conn, path)?;
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            let tx = conn.transaction().map_err(err)?;
-            tx.execute_batch(sql).map_err(err)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(err)?;
+        if schema_version(&conn, path)? < SCHEMA_VERSION {
+            // Under the write lock, the version read again: two processes opening a new
+            // store at once would otherwise both migrate it, the second failing on
+            // "table studies already exists" (two_commands_race_on_a_stopped_instance).
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(err)?;
+            let version = schema_version(&tx, path)?;
+            for sql in MIGRATIONS.iter().skip(version as usize) {
+                tx.execute_batch(sql).map_err(err)?;
+            }
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(err)?;
             tx.commit().map_err(err)?;
         }
         Ok(Store { conn, path: path.to_path_buf() })
@@ -783,6 +788,25 @@ mod tests {
         assert_eq!(store.list_runs().unwrap()[0].status, "completed");
         let v: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(v, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_new_store_opened_by_many_at_once_is_migrated_once() {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("r.db");
+            let opened: Vec<_> = (0..4)
+                .map(|_| {
+                    let p = path.clone();
+                    std::thread::spawn(move || Store::open(&p).map(|_| ()).map_err(|e| e.to_string()))
+                })
+                .collect();
+            for t in opened {
+                t.join().unwrap().unwrap();
+            }
+            let v: i64 = Store::open(&path).unwrap().conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+            assert_eq!(v, SCHEMA_VERSION);
+        }
     }
 
     #[test]

@@ -115,7 +115,11 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
         "{stdout}"
     );
     assert!(stdout.contains("carry 5,000 tps of oltp_read_write at p99<50ms, $"), "{stdout}");
-    assert!(stdout.contains("at the objective — study 2: the highest rate that met p99<50ms was"), "{stdout}");
+    assert!(
+        stdout.contains("at the objective — study ")
+            && stdout.contains("study 2: the highest rate that met p99<50ms was"),
+        "{stdout}"
+    );
     assert!(stdout.contains("drawing about 150 W a server"), "{stdout}");
     let found = sizeup::runner::plan::found_of(&store, 2).unwrap();
     let (lo, _) =
