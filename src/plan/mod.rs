@@ -370,22 +370,7 @@ mod tests {
         }
     }
 
-    fn spec() -> PlanSpec {
-        PlanSpec {
-            name: "p".into(),
-            target_tps: 5000.0,
-            latency: Some("p99<50ms".into()),
-            workload: "oltp_read_write".into(),
-            options: BTreeMap::new(),
-            script_options: BTreeMap::new(),
-            cost: None,
-            power: PowerSpec::default(),
-            cluster: ClusterChoice::None,
-            efficiency: None,
-            memory_price: None,
-            budget_s: 600.0,
-        }
-    }
+    use super::decide::tests::plan as spec;
 
     #[test]
     fn a_plan_that_cannot_be_planned_is_refused_with_what_to_give() {
