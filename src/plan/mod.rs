@@ -20,7 +20,7 @@ pub mod decide;
 pub mod purchase;
 
 use crate::cost::CostInputs;
-use crate::study::capacity::{Objective, RateFigures, Verdict};
+use crate::study::capacity::{RateFigures, Verdict};
 use crate::study::figures::SeriesResult;
 use crate::study::spec::PowerSpec;
 use serde::{Deserialize, Serialize};
@@ -210,10 +210,6 @@ impl PlanSpec {
         crate::request::power(self.power.model.as_deref(), self.power.watts)?;
         crate::workload::kind(&self.workload)?;
         Ok(())
-    }
-
-    pub fn objectives(&self) -> Option<Vec<Objective>> {
-        self.latency.as_deref().and_then(|l| crate::study::capacity::parse_objectives(l).ok())
     }
 }
 

@@ -70,13 +70,7 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
     for w in &spec.workloads {
         let req = spec.memory_request(w, 0, site.password.as_deref()).map_err(Error::Usage)?;
         runner::ensure_prepared(site.manager, &req)?;
-        let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
-        let bytes = runner::runtime(1)?.block_on(async {
-            let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*req.workload))?;
-            let size = crate::target::data_size(&mut conn, &target.database).await;
-            let _ = conn.disconnect().await;
-            Ok::<_, Error>(size.map(|(_, b)| b))
-        })?;
+        let (bytes, _) = runner::data_and_pool(site.manager, &req)?;
         most = most.max(bytes.ok_or_else(|| {
             Error::Failed(format!(
                 "the server did not say how large {}'s data is: give the pools (--pools 128M,64M)",

@@ -767,6 +767,20 @@ async fn size_found(conn: &mut mysql_async::Conn, sql: &str) -> Option<u64> {
     conn.query_first::<Option<u64>, _>(sql).await.ok().flatten().map(|v| v.unwrap_or(0))
 }
 
+/// The size of a request's data (its database's tables and indexes) and the server's
+/// buffer pool, in bytes; None for what the server did not say.
+pub fn data_and_pool(manager: &Manager, req: &RunRequest) -> Result<(Option<u64>, Option<u64>), Error> {
+    let (target, _) = resolve_target(manager, req.target(), req.workload.kind().default_database())?;
+    runtime(1)?.block_on(async {
+        use mysql_async::prelude::Queryable;
+        let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*req.workload))?;
+        let data = crate::target::data_size(&mut conn, &target.database).await.map(|(_, b)| b);
+        let pool: Option<u64> = conn.query_first("SELECT @@innodb_buffer_pool_size").await.ok().flatten();
+        let _ = conn.disconnect().await;
+        Ok((data, pool))
+    })
+}
+
 pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Error> {
     let workload = &*req.workload;
     let (target, _) = resolve_target(manager, req.target(), workload.kind().default_database())?;

@@ -188,15 +188,7 @@ fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
     study::prepare_sweep(site, &probe, &series[0])?;
     let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
     let managed = !probe.names_a_server() && !runner::complete_target(req.target())?.names_a_server();
-    let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
-    let (data_bytes, pool_bytes) = runner::runtime(1)?.block_on(async {
-        use mysql_async::prelude::Queryable;
-        let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*req.workload))?;
-        let data = crate::target::data_size(&mut conn, &target.database).await.map(|(_, b)| b);
-        let pool: Option<u64> = conn.query_first("SELECT @@innodb_buffer_pool_size").await.ok().flatten();
-        let _ = conn.disconnect().await;
-        Ok::<_, Error>((data, pool))
-    })?;
+    let (data_bytes, pool_bytes) = runner::data_and_pool(site.manager, &req)?;
     Ok(Host { cpus: runner::cpus(), managed, data_bytes, pool_bytes })
 }
 

@@ -561,12 +561,14 @@ impl Store {
     }
 
     pub fn list_plans(&self) -> Result<Vec<PlanRow>, StoreError> {
-        let ids: Vec<i64> = {
-            let mut st = self.conn.prepare("SELECT id FROM plans ORDER BY id").map_err(|e| self.err(e))?;
-            let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
-        };
-        ids.into_iter().map(|id| self.load_plan(id)).collect()
+        self.ids("SELECT id FROM plans ORDER BY id")?.into_iter().map(|id| self.load_plan(id)).collect()
+    }
+
+    /// The ids a query lists, in its order.
+    fn ids(&self, sql: &str) -> Result<Vec<i64>, StoreError> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
     /// The last study of that name (a plan's studies are named after the plan and stage).
@@ -577,12 +579,7 @@ impl Store {
     }
 
     pub fn list_studies(&self) -> Result<Vec<StudyRow>, StoreError> {
-        let ids: Vec<i64> = {
-            let mut st = self.conn.prepare("SELECT id FROM studies ORDER BY id").map_err(|e| self.err(e))?;
-            let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
-        };
-        ids.into_iter().map(|id| self.load_study(id)).collect()
+        self.ids("SELECT id FROM studies ORDER BY id")?.into_iter().map(|id| self.load_study(id)).collect()
     }
 
     pub fn load_study(&self, id: i64) -> Result<StudyRow, StoreError> {
