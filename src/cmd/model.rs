@@ -102,6 +102,15 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                     spec.level_name()
                 );
             }
+            for l in s.starved() {
+                out += &format!(
+                    "warning: study {id} ({}): at {} {} other programs starved the server ({}): not counted\n",
+                    s.name,
+                    l.level,
+                    spec.level_name(),
+                    l.starved.map(|st| st.words()).unwrap_or_default()
+                );
+            }
         }
         // A lab node is a miniature server: a server count from it is the lab's.
         if let Some(lab) = crate::runner::plan::emulated(&store, &row) {
@@ -179,6 +188,13 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             );
         }
     }
+    // What was refused because other programs starved the server: the answer when
+    // nothing else can be sized from.
+    let mut starved: Vec<String> = Vec::new();
+    for (id, s, _) in scale_ups.iter().filter(|(_, s, _)| s.only_starved()) {
+        starved.push(format!("study {id} ({}): {}", s.name, report::answer::starved_words(s, "levels")));
+    }
+    scale_ups.retain(|(_, s, _)| !s.only_starved());
     for (id, s, cost) in &scale_ups {
         let plans = if nodes_only {
             model::sizing::node_per_server(s, a.target_tps, &e, bound)
@@ -202,7 +218,19 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         let tried: Vec<(u32, crate::study::capacity::Verdict)> =
             levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
         let (Some(lo), hi) = crate::study::capacity::bracket(&tried) else {
-            out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
+            let spoiled: Vec<String> = tried
+                .iter()
+                .filter(|(_, v)| matches!(v, crate::study::capacity::Verdict::Starved { .. }))
+                .map(|(r, _)| format!("{r} tps"))
+                .collect();
+            if spoiled.is_empty() {
+                out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
+            } else {
+                starved.push(format!(
+                    "study {id} ({name}): no rate was judged: other programs starved the server at {} ",
+                    spoiled.join(", ")
+                ));
+            }
             continue;
         };
         let goal = spec.rate.as_ref().map_or(String::new(), |r| r.latency.clone());
@@ -234,6 +262,10 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         answered = true;
     }
     // Memory studies: each pool's servers and, with a memory price, its cost.
+    for (id, s, _) in memories.iter().filter(|(_, s, _)| s.only_starved()) {
+        starved.push(format!("study {id} ({}): {}", s.name, report::answer::starved_words(s, "levels")));
+    }
+    memories.retain(|(_, s, _)| !s.only_starved());
     for (id, s, cost) in &memories {
         let plans = model::sizing::memory_plans(s, a.target_tps, &e).map_err(Error::Failed)?;
         if plans.is_empty() {
@@ -261,6 +293,16 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         }
         out += &report::requirement_text(a.target_tps, at, &verdicts);
         answered = true;
+    }
+    if !answered && !starved.is_empty() {
+        print!("{out}");
+        return Err(Error::Failed(format!(
+            "nothing to size from: {}; measure again on a quiet host",
+            starved.join("; ").trim_end().trim_end_matches('.')
+        )));
+    }
+    for w in &starved {
+        out += &format!("warning: {w}\n");
     }
     if !answered {
         return Err(Error::Usage(

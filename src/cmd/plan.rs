@@ -27,7 +27,7 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
             })?,
             id => id,
         };
-        return show(cx, id, a.html.as_deref()).map(|_| 0);
+        return show(cx, id, a.html.as_deref()).map(|(_, answered)| exit_code(answered));
     }
     let site = Site { manager: &cx.manager, results: &cx.results, password: a.target.password.clone() };
     let (spec, resume) = match (a.resume, &a.file) {
@@ -36,8 +36,7 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
             match row.status.as_str() {
                 "completed" => {
                     println!("plan {id} is complete; nothing to resume");
-                    show(cx, id, a.html.as_deref())?;
-                    return Ok(0);
+                    return show(cx, id, a.html.as_deref()).map(|(_, answered)| exit_code(answered));
                 }
                 "running" => {
                     return Err(Error::Usage(format!(
@@ -65,11 +64,21 @@ pub fn run_spec(
     html: Option<&Path>,
 ) -> Result<i32, Error> {
     let (code, id) = runner::plan::run(site, spec, resume)?;
-    show(cx, id, html)?;
+    let (_, answered) = show(cx, id, html)?;
     if code == crate::EXIT_INTERRUPTED {
         println!("the finished studies are kept: `sizeup plan --resume {id}` continues it");
+        return Ok(code);
     }
-    Ok(code)
+    Ok(if code == 0 { exit_code(answered) } else { code })
+}
+
+/// "No plan" is a failure to answer: non-zero, so a script never takes it for a plan.
+fn exit_code(answered: bool) -> i32 {
+    if answered {
+        0
+    } else {
+        1
+    }
 }
 
 /// A plan file (`kind = "plan"`), also taken by `sizeup study run`.
@@ -114,8 +123,9 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
     Ok(spec)
 }
 
-/// Prints a stored plan and writes its HTML report (the plan, then its studies).
-fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<PathBuf, Error> {
+/// Prints a stored plan and writes its HTML report (the plan, then its studies);
+/// returns the report's path and whether there was a plan.
+fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<(PathBuf, bool), Error> {
     let store = Store::open_read_only(&cx.results)?;
     let row = store.load_plan(id)?;
     let spec: PlanSpec = serde_json::from_value(row.spec.clone())
@@ -135,5 +145,5 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<PathBuf, Error> {
     };
     write_file(&path, &page)?;
     println!("report: {} (open it in a browser)", path.display());
-    Ok(path)
+    Ok((path, answer.is_ok()))
 }

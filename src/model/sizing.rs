@@ -21,6 +21,8 @@ pub fn servers_needed(t: f64, p: f64, e: f64) -> Result<u64, String> {
 pub enum ScaleOut {
     /// E as given, the same at every server count.
     Given(f64),
+    /// E neither measured nor given: the seeds' figure, assumed, and said so.
+    Assumed(f64),
     /// Measured by a scale-out study: e(N) at the node counts it ran, interpolated
     /// between them; past the last, from its USL fit when it has one
     /// (e(N) = 1 / (1 + σ(N−1) + κN(N−1))), else the last two points' trend.
@@ -32,6 +34,7 @@ impl ScaleOut {
     pub fn at(&self, n: u32) -> (f64, &'static str) {
         match self {
             ScaleOut::Given(e) => (*e, "given"),
+            ScaleOut::Assumed(e) => (*e, "assumed"),
             ScaleOut::Measured { points, fit, .. } => {
                 if let Some(e) = points.iter().find(|p| p.nodes == n).map(|p| p.e) {
                     return (e, "measured");
@@ -59,8 +62,8 @@ impl ScaleOut {
 
     /// The fewest servers whose N x P x e(N) reaches `t`, with e(N) and its source.
     pub fn servers(&self, t: f64, p: f64) -> Result<(u64, f64, &'static str), String> {
-        if let ScaleOut::Given(e) = self {
-            return servers_needed(t, p, *e).map(|n| (n, *e, "given"));
+        if let ScaleOut::Given(e) | ScaleOut::Assumed(e) = self {
+            return servers_needed(t, p, *e).map(|n| (n, *e, self.at(1).1));
         }
         if !(t > 0.0 && p > 0.0) {
             return Err(format!("servers needed: target {t} and per-server {p} must be above 0"));
@@ -288,6 +291,9 @@ pub struct Verdict {
     /// The level broke the study's own latency or lag bound: it fails, whatever it carried.
     #[serde(default)]
     pub over_bound: bool,
+    /// Other programs starved the server at that level: no verdict either way.
+    #[serde(default)]
+    pub starved: bool,
 }
 
 impl Verdict {
@@ -295,6 +301,8 @@ impl Verdict {
     pub fn words(&self, required: f64) -> &'static str {
         if self.over_bound {
             "fails (over the study's bound)"
+        } else if self.starved {
+            "not known (other programs starved the server there: measure again on a quiet host)"
         } else if self.qualifies && self.range.0 >= required {
             "qualifies"
         } else if self.qualifies || self.range.1 >= required {
@@ -315,10 +323,12 @@ pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdi
             Some(Verdict {
                 range: crate::study::saturation::range(l),
                 over_bound: l.over_bound,
+                starved: l.starved.is_some(),
                 series: s.name.clone(),
                 measured: x,
-                // A level over the study's own latency or lag bound does not serve it.
-                qualifies: x >= required && !l.over_bound,
+                // A level over the study's own latency or lag bound does not serve it,
+                // and a starved one says nothing of the server.
+                qualifies: x >= required && l.counts(),
                 margin_pct: (x - required) / required * 100.0,
             })
         })

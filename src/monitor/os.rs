@@ -109,7 +109,8 @@ pub fn meminfo_bytes(text: &str, key: &str) -> Option<u64> {
 pub enum Power {
     /// RAPL energy counters (CPU packages and DRAM where present).
     Measured,
-    /// Linear in host CPU utilisation between idle and max watts.
+    /// Linear between idle and max watts in the host CPU the test used (other
+    /// programs' share left out: `OsSample::test_busy`).
     Modelled { idle_w: f64, max_w: f64 },
     /// A constant the user gave.
     Given { watts: f64 },
@@ -400,6 +401,34 @@ impl OsSample {
         !self.no_cpu && sum > 0.0
     }
 
+    /// Whether programs outside the test starved the server (see [`Starved`]): the host
+    /// over 90 % busy, others taking a quarter of its busy cores and at least 0.2.
+    pub fn starved(&self) -> Option<Starved> {
+        // An unwatched server (not a managed instance) would be among the "others"; a
+        // stopped one was frozen, not starved (see frozen_note).
+        self.server_cores?;
+        if self.server_stopped {
+            return None;
+        }
+        let others = self.other_cores?;
+        let busy_cores = self.busy_cores()?;
+        (self.busy()? > 90.0 && others >= 0.25 * busy_cores && others >= 0.2)
+            .then_some(Starved { other_cores: others, busy_cores })
+    }
+
+    /// The host's busy share less what programs outside the test took: the share the
+    /// server, sizeup and the kernel's work for them used. `cpu>80` and modelled watts
+    /// read this, so another program's load neither stops a ramp nor is priced as the
+    /// server's energy.
+    pub fn test_busy(&self) -> Option<f64> {
+        let busy = self.busy()?;
+        // An unwatched server's own CPU is among the "others": nothing to take away then.
+        match (self.other_cores, self.host_cpus, self.server_cores) {
+            (Some(others), Some(cpus), Some(_)) if cpus > 0 => Some((busy - others / cpus as f64 * 100.0).max(0.0)),
+            _ => Some(busy),
+        }
+    }
+
     /// Host cores busy (busy share x CPUs), when both are known.
     pub fn busy_cores(&self) -> Option<f64> {
         Some(self.busy()? / 100.0 * self.host_cpus? as f64)
@@ -447,7 +476,7 @@ impl OsSample {
         }
         s.watts = match power {
             Power::Measured => a.rapl.as_ref().zip(b.rapl.as_ref()).map(|(x, y)| rapl_joules(x, y) / secs),
-            Power::Modelled { idle_w, max_w } => s.busy().map(|b| idle_w + (max_w - idle_w) * b / 100.0),
+            Power::Modelled { idle_w, max_w } => s.test_busy().map(|b| idle_w + (max_w - idle_w) * b / 100.0),
             Power::Given { watts } => Some(*watts),
             _ => None,
         };
@@ -555,23 +584,30 @@ pub fn load_generator_note(os: Option<&OsSample>, client_threads: u32) -> Option
 /// How the note on other programs begins.
 pub const OTHER_PROCESSES: &str = "other processes";
 
+/// Programs outside the test (neither the server nor sizeup) took a large share of a
+/// saturated host while the server ran: what was measured then is how much of the host
+/// was left to the server, not its capacity. No decision rests on such a figure.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Starved {
+    pub other_cores: f64,
+    pub busy_cores: f64,
+}
+
+impl Starved {
+    /// "other processes took 1.05 of the 2.00 busy cores"
+    pub fn words(&self) -> String {
+        format!("{OTHER_PROCESSES} took {:.2} of the {:.2} busy cores", self.other_cores, self.busy_cores)
+    }
+}
+
 /// Says so when programs outside the test (neither the server nor sizeup) took a
 /// large share of a saturated host: the server's figures are then not its capacity.
 pub fn other_processes_note(os: Option<&OsSample>) -> Option<String> {
-    let os = os?;
-    // An unwatched server (not a managed instance) would be among the "others".
-    os.server_cores?;
-    // A stopped server was frozen, not starved: see frozen_note.
-    if os.server_stopped {
-        return None;
-    }
-    let others = os.other_cores?;
-    let busy = os.busy()?;
-    let busy_cores = os.busy_cores()?;
-    (busy > 90.0 && others >= 0.25 * busy_cores && others >= 0.2).then(|| {
+    os?.starved().map(|s| {
         format!(
-            "{OTHER_PROCESSES} took {others:.2} of the {busy_cores:.2} busy cores on a saturated host: \
-             the server was starved by programs outside the test; stop them and measure again"
+            "{} on a saturated host: the server was starved by programs outside the test; stop them and measure \
+             again",
+            s.words()
         )
     })
 }

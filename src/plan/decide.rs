@@ -31,8 +31,9 @@ pub enum Decision {
     },
 }
 
-/// The rate levels a capacity search runs at most in a plan (the probe besides).
-const RATE_LEVELS: usize = 6;
+/// The rate levels a capacity search runs at most in a plan (the probe besides): six
+/// to find the bracket, and its two rates once more.
+const RATE_LEVELS: usize = 8;
 /// The bracket a plan's capacity search aims for, per cent (coarser than a capacity
 /// study's 5: each level costs a step of the budget).
 const RATE_RESOLUTION_PCT: f64 = 10.0;
@@ -462,7 +463,7 @@ pub(crate) mod tests {
     }
 
     pub fn host() -> Host {
-        Host { cpus: 2, managed: true, data_bytes: Some(50 << 20), pool_bytes: Some(1 << 30) }
+        Host { cpus: 2, managed: true, data_bytes: Some(50 << 20), pool_bytes: Some(1 << 30), ..Default::default() }
     }
 
     /// A sweep on 2 cores that peaks at 8 connections: busy % at each level as given.

@@ -224,6 +224,16 @@ pub struct Host {
     /// The workload's data, and the server's buffer pool, in bytes.
     pub data_bytes: Option<u64>,
     pub pool_bytes: Option<u64>,
+    /// This host's memory, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// The device the managed server's data lives on, in words ("vda, 100 GiB, not
+    /// rotational"); None for a server elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    /// How the client reached the server ("a unix socket", "TCP to 127.0.0.1:3306").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// The studies a plan may run, in the order it runs them.

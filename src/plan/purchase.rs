@@ -58,6 +58,8 @@ pub struct Purchase {
     /// out" means something only then.
     pub watched: bool,
     pub sweep_study: i64,
+    /// The host's figures at one instance's peak (who used the CPU).
+    pub at_peak: Option<crate::monitor::os::OsSample>,
     /// What the reader must know beside the plan: weak figures, studies cut short,
     /// stages left out for time.
     pub caveats: Vec<String>,
@@ -91,34 +93,62 @@ pub fn purchase(
     for r in stages.iter().filter(|r| r.for_time) {
         caveats.push(format!("The {} was left out for time: {}.", r.stage.name(), after_colon(&r.why)));
     }
-    for (stage, f) in super::Stage::ALL.iter().filter_map(|s| Some((s, found.get(*s)?))) {
-        if !f.completed() {
-            caveats.push(format!(
-                "The {} (study {}) {}{}: only its finished levels count.",
-                stage.name(),
-                f.study,
+    // A study that did not finish is no ground for a price: the sweep and the capacity
+    // search refuse the plan (below), the others' ways to build are left out.
+    let unfinished = |f: &super::Found| {
+        (!f.completed()).then(|| {
+            format!(
+                "{}{}",
                 match f.status.as_str() {
                     "abandoned" => "was abandoned",
                     "interrupted" => "was interrupted",
+                    "running" => "is still running",
                     _ => "failed",
                 },
                 f.error.as_deref().map_or(String::new(), |e| format!(" ({e})"))
+            )
+        })
+    };
+    for stage in [super::Stage::ScaleUp, super::Stage::ScaleOut, super::Stage::Memory] {
+        if let Some((f, why)) = found.get(stage).and_then(|f| Some((f, unfinished(f)?))) {
+            caveats.push(format!(
+                "The {} (study {}) {why}: nothing here rests on it; a plan run again measures it.",
+                stage.name(),
+                f.study
             ));
         }
     }
+    fn finished(f: &Option<super::Found>) -> Option<&super::Found> {
+        f.as_ref().filter(|f| f.completed())
+    }
     let sweep_found = found.sweep.as_ref().ok_or("the plan has no sweep")?;
+    if let Some(why) = unfinished(sweep_found) {
+        return Err(format!(
+            "the connection sweep (study {}) {why}: a plan is not priced from a study that did not finish; run the \
+             plan again (on a quiet host, with the server healthy)",
+            sweep_found.study
+        ));
+    }
     let sweep = sweep_found.first().ok_or("the sweep stored no series")?;
     let peak = super::decide::peak(sweep).ok_or_else(|| {
-        format!(
-            "the sweep (study {}) finished no level within its bounds: there is nothing to size from",
-            sweep_found.study
-        )
+        if sweep.only_starved() {
+            format!(
+                "the connection sweep (study {}) has {}",
+                sweep_found.study,
+                crate::report::answer::starved_words(sweep, "connections")
+            )
+        } else {
+            format!(
+                "the sweep (study {}) finished no level within its bounds: there is nothing to size from",
+                sweep_found.study
+            )
+        }
     })?;
     let unit = sweep.unit.clone();
     let (efficiency, efficiency_words) = efficiency(plan, found, &mut caveats);
     // One instance's figure: the capacity at the objective, else the sweep's peak.
     let mut base = None;
-    if let (Some(_), Some(c)) = (&plan.latency, &found.capacity) {
+    if let (Some(_), Some(c)) = (&plan.latency, finished(&found.capacity)) {
         let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
         match capacity::bracket(&tried) {
             (Some(lo), hi) => {
@@ -133,7 +163,16 @@ pub fn purchase(
                          is an upper bound"
                     ));
                 }
-                let hi = hi.map_or(lo, |h| h.max(lo));
+                // The range's top holds a rate that met the objective in another run.
+                let split = capacity::disagreed(&tried);
+                if !split.is_empty() {
+                    weak.push(format!(
+                        "{} met the objective in one run and broke it in another: the capacity varies from run to \
+                         run there, and the range holds both",
+                        split.iter().map(|r| format!("{r} tps")).collect::<Vec<_>>().join(" and ")
+                    ));
+                }
+                let hi = capacity::upper(&tried).or(hi).map_or(lo, |h| h.max(lo));
                 base = Some((
                     lo as f64 * k,
                     (lo as f64 * k, hi as f64 * k),
@@ -172,11 +211,28 @@ pub fn purchase(
                     sweep.capacity().last().map_or(0, |l| l.level)
                 ));
             }
-            if plan.latency.is_some() {
-                caveats.push(format!(
-                    "Each server is sized at the sweep's closed-loop peak, not at {}: the capacity at the objective \
-                     was not measured.",
-                    plan.latency.as_deref().unwrap_or("")
+            // An objective asked for and not measured is no plan: the closed-loop peak
+            // says nothing of the latency at it.
+            if let Some(goal) = plan.latency.as_deref() {
+                let why = match (&found.capacity, stages.iter().find(|r| r.stage == super::Stage::Capacity)) {
+                    (Some(c), _) if !c.completed() => {
+                        format!("the capacity search (study {}) {}", c.study, unfinished(c).unwrap_or_default())
+                    }
+                    (Some(c), _) => format!(
+                        "the capacity search (study {}) judged no rate ({})",
+                        c.study,
+                        c.rates
+                            .iter()
+                            .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                    (None, Some(r)) => format!("the capacity search was skipped ({})", r.why),
+                    (None, None) => "the capacity search did not run".into(),
+                };
+                return Err(format!(
+                    "{goal} was not measured: {why}; a plan at an objective is not priced from the closed-loop \
+                     peak: give a longer --budget (or a quiet host), or leave out --latency to size at the peak"
                 ));
             }
             (
@@ -200,7 +256,7 @@ pub fn purchase(
         cost: None,
     }];
     // More instances per server: the scale-up's gain on one instance's figure.
-    if let Some(f) = &found.scale_up {
+    if let Some(f) = finished(&found.scale_up) {
         if let Some(s) = f.first() {
             if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, None), s.capacity().find(|l| l.level == 1)) {
                 let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
@@ -241,7 +297,7 @@ pub fn purchase(
     }
     // Other pools: each memory level's throughput against the level at the pool one
     // instance's figure was measured with (the server's own, else the nearest level).
-    if let Some(f) = &found.memory {
+    if let Some(f) = finished(&found.memory) {
         if let Some(s) = f.first() {
             let pools: Vec<(&LevelResult, u64)> =
                 s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
@@ -315,6 +371,16 @@ pub fn purchase(
             );
         }
     }
+    // Inputs given and not used: said, so no one thinks they shaped the plan.
+    if plan.memory_price.is_some() && !candidates.iter().any(|c| c.pool_bytes.is_some()) {
+        caveats.push(match stages.iter().find(|r| r.stage == super::Stage::Memory && r.study.is_none()) {
+            Some(r) => format!("--memory-price was not used: the memory study was skipped ({}).", r.why),
+            None => "--memory-price was not used: no memory study priced a pool.".into(),
+        });
+    }
+    if plan.efficiency.is_some() && matches!(efficiency, ScaleOut::Measured { .. }) {
+        caveats.push("--efficiency was not used: the scale-out study measured the efficiency.".into());
+    }
     // The cheapest, else the fewest servers; then fewer instances, then the larger pool
     // (candidates were added in that order, and the sort keeps it among equals).
     let key = |c: &Candidate| (c.cost.as_ref().map_or(0.0, |c| c.total), c.plan.servers, c.plan.instances_per_server);
@@ -326,6 +392,7 @@ pub fn purchase(
         ran_out,
         watched: peak.level.os.as_ref().is_some_and(|o| o.server_cores.is_some()),
         sweep_study: sweep_found.study,
+        at_peak: peak.level.os.clone(),
         chosen,
         beaten: candidates,
         per_instance,
@@ -349,11 +416,12 @@ fn gain(a: &LevelResult, b: &LevelResult) -> (f64, f64, f64) {
 fn efficiency(plan: &PlanSpec, found: &Findings, caveats: &mut Vec<String>) -> (ScaleOut, String) {
     let given = || match plan.efficiency {
         Some(e) => (ScaleOut::Given(e), format!("{e}, as given")),
-        None => {
-            (ScaleOut::Given(DEFAULT_EFFICIENCY), format!("{DEFAULT_EFFICIENCY}, assumed (none was measured or given)"))
-        }
+        None => (
+            ScaleOut::Assumed(DEFAULT_EFFICIENCY),
+            format!("{DEFAULT_EFFICIENCY}, assumed (none was measured or given)"),
+        ),
     };
-    let Some(f) = &found.scale_out else { return given() };
+    let Some(f) = found.scale_out.as_ref().filter(|f| f.completed()) else { return given() };
     let Some(s) = f.series.iter().find(|s| s.efficiency.len() > 1) else {
         caveats.push(format!(
             "The scale-out study (study {}) measured no efficiency (it needs 1 node and more): {} is assumed.",
@@ -488,11 +556,11 @@ mod tests {
         );
     }
 
+    /// a_plan_never_prices_from_a_failed_study_or_an_unmeasured_objective (issue 61, 5):
+    /// study 10 headlined "carry 5,000 tps ... at p99<50ms" and a price while its sweep
+    /// and capacity studies had failed and the objective was not measured.
     #[test]
-    fn a_study_cut_short_and_a_stage_left_out_are_said() {
-        let mut f = cpu_bound();
-        f.sweep.as_mut().unwrap().status = "failed".into();
-        f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
+    fn a_plan_never_prices_from_a_failed_study_or_an_unmeasured_objective() {
         let left = StageRecord {
             stage: Stage::Capacity,
             study: None,
@@ -502,14 +570,44 @@ mod tests {
             for_time: true,
             seconds: 0.0,
         };
-        let p = purchase(&plan(), &f, &[left], None).unwrap();
-        let all = p.caveats.join(" ");
-        assert!(all.contains("The connection sweep (study 1) failed (the server stalled)"), "{all}");
+        // A failed sweep: no plan, whatever it finished.
+        let mut f = cpu_bound();
+        capacity_met(&mut f);
+        f.sweep.as_mut().unwrap().status = "failed".into();
+        f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
+        let e = purchase(&plan(), &f, &[], None).unwrap_err();
+        assert!(e.contains("the connection sweep (study 1) failed (the server stalled): a plan is not priced"), "{e}");
+        // An objective asked for and not measured (left out for time, or its study failed).
+        let e = purchase(&plan(), &cpu_bound(), std::slice::from_ref(&left), None).unwrap_err();
+        assert!(e.starts_with("p99<50ms was not measured: the capacity search was skipped (left out for time"), "{e}");
+        assert!(e.contains("leave out --latency"), "{e}");
+        let mut f = cpu_bound();
+        capacity_met(&mut f);
+        f.capacity.as_mut().unwrap().status = "failed".into();
+        let e = purchase(&plan(), &f, &[], None).unwrap_err();
+        assert!(e.contains("the capacity search (study 2) failed"), "{e}");
+        // Without an objective the peak is the figure, and a stage left out is said.
+        let no_goal = PlanSpec { latency: None, ..plan() };
+        let left = StageRecord { stage: Stage::Memory, ..left };
+        let p = purchase(&no_goal, &cpu_bound(), &[left], None).unwrap();
+        assert!(p.caveats.join(" ").contains("The memory was left out for time"), "{:?}", p.caveats);
+        // A failed scale-up is no way to build.
+        let mut f = lock_bound();
+        capacity_met(&mut f);
+        f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
+        assert_eq!(purchase(&plan(), &f, &[], None).unwrap().chosen.plan.instances_per_server, 2);
+        f.scale_up.as_mut().unwrap().status = "failed".into();
+        let p = purchase(&plan(), &f, &[], None).unwrap();
+        assert!(p.beaten.is_empty() && p.chosen.plan.instances_per_server == 1, "{:?}", p.chosen);
         assert!(
-            all.contains("The capacity at the objective was left out for time: each server is sized at the peak"),
-            "{all}"
+            p.caveats.join(" ").contains("The scale-up (study 3) failed: nothing here rests on it"),
+            "{:?}",
+            p.caveats
         );
-        assert!(all.contains("not at p99<50ms"), "{all}");
+    }
+
+    fn capacity_met(f: &mut Findings) {
+        f.capacity = Some(rates(2, &[(900, Verdict::Met), (1800, missed()), (1350, Verdict::Met), (1575, missed())]));
     }
 
     #[test]
@@ -577,7 +675,7 @@ mod tests {
         let f = Findings {
             sweep: Some(Found {
                 study: 4,
-                status: "failed".into(),
+                status: "completed".into(),
                 series: vec![fixture(&[], "")],
                 ..Default::default()
             }),

@@ -77,6 +77,9 @@ pub fn ran_out(l: &LevelResult) -> String {
 /// series' workload, or more: see `StudySpec::series_label`).
 pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
     let (Some(v), Some(_)) = (&s.verdict, s.peak) else {
+        if s.only_starved() {
+            return format!("{label}: {}", starved_words(s, what));
+        }
         if let (Some(l), Some(why)) = (s.levels.first(), &s.stop) {
             return format!(
                 "{label}: already its first level ({}) broke the study's bound ({why}), so there is no capacity \
@@ -178,16 +181,11 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
     if let Some(note) = load_generator(s) {
         out += &format!(" {note}");
     }
-    let starved: Vec<String> = s
-        .levels
-        .iter()
-        .filter(|l| l.notes.iter().any(|n| n.starts_with(crate::monitor::os::OTHER_PROCESSES)))
-        .map(|l| l.level.to_string())
-        .collect();
+    let starved: Vec<String> = s.starved().map(|l| l.level.to_string()).collect();
     if !starved.is_empty() {
         out += &format!(
             " At {} {what} other programs took a large share of the saturated host: those figures are not the \
-             server's capacity; measure again on a quiet host.",
+             server's capacity, and nothing above rests on them; measure again on a quiet host.",
             starved.join(", ")
         );
     }
@@ -196,6 +194,18 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
         out += &format!(" Weak data: {}.", weak.join("; "));
     }
     out
+}
+
+/// Why a series whose every level was starved has no answer, naming the worst level.
+pub fn starved_words(s: &SeriesResult, what: &str) -> String {
+    let worst = s.starved().filter_map(|l| Some((l.level, l.starved?))).max_by(|a, b| {
+        (a.1.other_cores / a.1.busy_cores.max(1e-9)).total_cmp(&(b.1.other_cores / b.1.busy_cores.max(1e-9)))
+    });
+    format!(
+        "no answer: other programs starved the server at every level measured{}, so no figure here is its \
+         capacity; stop them (or run on a quiet host) and measure again.",
+        worst.map_or(String::new(), |(l, st)| format!(" ({} at {})", st.words(), count(l, what)))
+    )
 }
 
 /// What to run at, per study kind, from the verdict: a sweep names the connections, a
@@ -284,6 +294,10 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
             .iter()
             .filter_map(|c| {
                 let s = series.iter().find(|s| s.name == format!("{w} @ {}", c.name))?;
+                if s.only_starved() {
+                    not_final.push(format!("{} (other programs starved it at every level)", c.name));
+                    return None;
+                }
                 let (lv, x) = s.peak?;
                 let rising = s.verdict.as_ref().is_some_and(|v| v.shape == Shape::Rising);
                 if !s.complete || rising || x <= 0.0 {
@@ -295,7 +309,7 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
             .collect();
         if !not_final.is_empty() {
             out.push(format!(
-                "{w}: {} not compared: no final peak (unfinished, or still rising at its last level).",
+                "{w}: {} not compared: no final peak (unfinished, still rising at its last level, or starved).",
                 not_final.join(", ")
             ));
         }
@@ -355,6 +369,9 @@ pub fn level_notes(l: &LevelResult) -> Vec<String> {
     let mut n = Vec::new();
     if l.over_bound {
         n.push("over the study's bound: not counted as capacity".to_string());
+    }
+    if let Some(st) = l.starved {
+        n.push(format!("starved: {} on a saturated host: not counted as capacity", st.words()));
     }
     let ran_out: Vec<&str> = bottleneck::findings(l).iter().map(|f| f.tag).collect();
     if !ran_out.is_empty() {
@@ -488,7 +505,7 @@ pub fn run(doc: &RunDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::figures::tests::{bare_level, fixture};
+    use crate::study::figures::tests::{bare_level, fixture, fixture_with_others};
 
     fn level(level: u32, tps: f64, cv: f64, samples: usize) -> LevelResult {
         let mut l = bare_level(level, tps);
@@ -591,10 +608,47 @@ mod tests {
     /// A level where other programs starved the server is no capacity figure of it.
     #[test]
     fn other_programs_on_the_host_are_named_in_the_answer() {
-        let mut s = fixture(&[(1, 800.0, 0.02, 60.0), (2, 1200.0, 0.02, 99.0), (4, 1190.0, 0.02, 99.0)], "");
-        s.levels[1].notes.push("other processes took 1.03 of the 1.98 busy cores on a saturated host: ...".into());
+        let s = fixture_with_others(
+            &[(1, 800.0, 0.02, 60.0), (2, 1200.0, 0.02, 99.0), (4, 1190.0, 0.02, 99.0)],
+            &[(2, 1.03)],
+            "",
+        );
         let a = series(&s, Kind::Sweep, "threads", &s.name);
         assert!(a.contains("At 2 threads other programs took a large share of the saturated host"), "{a}");
+    }
+
+    /// decisions_rest_on_no_starved_level (issue 61, 1): "run at 1 thread" was issued
+    /// from levels where other programs took half the host. The starved level is shown
+    /// but makes no peak, no saturation and no recommendation; a series of starved
+    /// levels only has no answer at all.
+    #[test]
+    fn decisions_rest_on_no_starved_level() {
+        // 2 threads starved, and lower than 1 thread: without the rule it made a decline
+        // from 1 thread ("run at 1 thread").
+        let points = [(1, 1000.0, 0.02, 60.0), (2, 700.0, 0.02, 99.0), (4, 1500.0, 0.02, 95.0)];
+        let s = fixture_with_others(&points, &[(2, 1.05)], "plateau<5%");
+        assert!(s.levels[1].starved.is_some() && s.levels[0].starved.is_none());
+        assert_eq!(s.stop, None, "a starved level trips no plateau and is no previous level: {:?}", s.stop);
+        assert_eq!(s.peak, Some((4, 1500.0)));
+        let a = series(&s, Kind::Sweep, "threads", &s.name);
+        assert!(!a.contains("run at 1 thread"), "{a}");
+        assert!(a.contains("nothing above rests on them"), "{a}");
+        // The level's own notes say so in every table.
+        assert!(level_notes(&s.levels[1]).iter().any(|n| n.starts_with("starved: other processes took 1.05")));
+        // Only starved levels: no answer, and the study exits non-zero (study::starved_only).
+        let busy = [(1, 1000.0, 0.02, 95.0), (2, 700.0, 0.02, 99.0), (4, 1500.0, 0.02, 95.0)];
+        let all = fixture_with_others(&busy, &[(1, 1.0), (2, 1.05), (4, 0.9)], "");
+        assert!(all.only_starved() && all.peak.is_none() && all.verdict.is_none());
+        let a = series(&all, Kind::Sweep, "threads", &all.name);
+        assert!(a.starts_with("oltp_read_write: no answer: other programs starved the server at every level"), "{a}");
+        assert!(!a.contains("Recommendation"), "{a}");
+        // cpu>80 reads the test's share: other programs' 1.4 cores on a host 95 % busy
+        // left the server and sizeup 25 %, no saturation.
+        let s = fixture_with_others(&[(1, 500.0, 0.02, 95.0), (2, 900.0, 0.02, 60.0)], &[(1, 0.0)], "cpu>80");
+        assert_eq!(s.stopped_at, Some(1), "95 % busy, all of it the test's");
+        let mut o = s.levels[0].os.clone().unwrap();
+        o.other_cores = Some(1.4);
+        assert!((o.test_busy().unwrap() - 25.0).abs() < 1e-9, "{:?}", o.test_busy());
     }
 
     #[test]
@@ -633,7 +687,8 @@ mod tests {
         let s = fixture(&[(1, 800.0, 0.02, 50.0), (2, 1658.0, 0.03, 85.0), (4, 1600.0, 0.04, 93.0)], "cpu>80");
         let a = series(&s, Kind::Sweep, "threads", &s.name);
         assert!(a.starts_with("oltp_read_write was still rising at 2 threads"), "{a}");
-        assert!(a.contains("the study's stop condition ended it at 2 threads (CPU 85.0 % > 80 %)"), "{a}");
+        // 85 % busy less the fixture's other programs (0.034 cores of 2): the test's 83.3 %.
+        assert!(a.contains("the study's stop condition ended it at 2 threads (CPU 83.3 % > 80 %)"), "{a}");
         // stop_and_answer_named_different_saturations: the table said "saturation at 1"
         // under an answer that named none; one figure serves both.
         assert_eq!(s.saturation, Some(1));

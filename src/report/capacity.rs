@@ -71,12 +71,7 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
 }
 
 fn verdict_text(v: &Verdict) -> String {
-    match v {
-        Verdict::Met => "met".into(),
-        Verdict::Missed { objective, .. } => format!("missed {objective}"),
-        Verdict::Behind { pct } => format!("{pct:.0} % behind"),
-        Verdict::PoolLimited { connections, .. } => format!("pool of {connections} full"),
-    }
+    v.short()
 }
 
 /// The worst type's corrected percentiles at a level.

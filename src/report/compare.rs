@@ -303,6 +303,14 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
                 l.0.name, l.1.level
             ));
         }
+        for (s, l) in series.iter().flat_map(|s| s.starved().map(move |l| (s, l))) {
+            warnings.push(format!(
+                "{side}: {} at {}: {} on a saturated host: not a capacity figure",
+                s.name,
+                l.level,
+                l.starved.map(|st| st.words()).unwrap_or_default()
+            ));
+        }
     }
     Ok(Comparison {
         title: format!("{} against {}", label(row_b), label(row_a)),

@@ -735,6 +735,9 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             if l.over_bound {
                 marks.push("over bound");
             }
+            if l.starved.is_some() {
+                marks.push("starved: not counted");
+            }
             if !marks.is_empty() {
                 let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
             }
@@ -951,7 +954,9 @@ pub fn sizing_text(
         "no watts measured, modelled or given: no energy or TCO"
     };
     let formula = match e {
-        crate::model::sizing::ScaleOut::Given(_) => "servers = ceil(T / (P x E))",
+        crate::model::sizing::ScaleOut::Given(_) | crate::model::sizing::ScaleOut::Assumed(_) => {
+            "servers = ceil(T / (P x E))"
+        }
         _ => "servers = the fewest N with N x P x e(N) >= T",
     };
     let _ = writeln!(out, "  {formula}; {source}");
@@ -964,6 +969,7 @@ pub fn scale_out_words(e: &crate::model::sizing::ScaleOut) -> String {
     use crate::model::sizing::ScaleOut;
     match e {
         ScaleOut::Given(e) => format!("scale-out efficiency E = {e} (given: scale-out is not measured)"),
+        ScaleOut::Assumed(e) => format!("scale-out efficiency E = {e} (assumed: neither measured nor given)"),
         ScaleOut::Measured { study, points, fit } => {
             let measured: Vec<String> = points.iter().map(|p| format!("e({}) = {:.2}", p.nodes, p.e)).collect();
             format!(

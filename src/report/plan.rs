@@ -5,7 +5,7 @@
 
 use super::svg::esc;
 use crate::plan::purchase::{Candidate, Purchase};
-use crate::plan::{PlanSpec, PlanState};
+use crate::plan::{Host, PlanSpec, PlanState};
 use std::fmt::Write;
 
 fn n(v: f64) -> String {
@@ -138,12 +138,99 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
     [first, second]
 }
 
+fn gib(b: u64) -> String {
+    let g = b as f64 / (1u64 << 30) as f64;
+    if g >= 1.0 {
+        format!("{g:.1} GiB")
+    } else {
+        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// What the plan counts, in a sentence or two after the headline: the measured
+/// server's hardware, the data against its pool (warned when tiny or a default), the
+/// connection path, and the load generator's share of the host with what a server
+/// without it could carry.
+pub fn measured_on(spec: &PlanSpec, host: Option<&Host>, p: &Purchase) -> Vec<String> {
+    let Some(h) = host else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut hw = vec![format!("{} CPUs", h.cpus)];
+    if let Some(m) = h.memory_bytes {
+        hw.push(format!("{} of memory", gib(m)));
+    }
+    if let Some(s) = &h.storage {
+        hw.push(format!("data on {s}"));
+    }
+    let what = if h.managed {
+        format!("Each server counted is one like the host measured: {}", hw.join(", "))
+    } else {
+        format!(
+            "Each server counted is one like the server measured, on a host sizeup did not see (this client host: {})",
+            hw.join(", ")
+        )
+    };
+    let data = match (h.data_bytes, h.pool_bytes) {
+        (Some(d), Some(pool)) => format!("; {} of data in a {} buffer pool", gib(d), gib(pool)),
+        (Some(d), None) => format!("; {} of data", gib(d)),
+        _ => String::new(),
+    };
+    let path = h.path.as_deref().map_or(String::new(), |p| format!(", reached over {p}"));
+    out.push(format!("{what}{data}{path}."));
+    let sized = ["tables", "table-size", "table_size", "warehouses"].iter().any(|k| spec.options.contains_key(*k));
+    if !sized {
+        out.push(
+            "Warning: the data was the workload's default size, unlike any real application's: give --tables and \
+             --table-size (--warehouses for TPC-C) of your data's size."
+                .into(),
+        );
+    } else if let (Some(d), Some(pool)) = (h.data_bytes, h.pool_bytes) {
+        if d * 10 < pool {
+            out.push(format!(
+                "Warning: the data ({}) is a tenth of the buffer pool ({}) or less: every read is a memory hit, so \
+                 the figure holds only for data that small against memory.",
+                gib(d),
+                gib(pool)
+            ));
+        }
+    }
+    // The load generator shared the host: a dedicated server of this kind carries up to
+    // its CPU more, when the CPU ran out.
+    if let Some(o) = p.at_peak.as_ref().filter(|_| h.managed) {
+        if let (Some(server), Some(busy)) = (o.server_cores.filter(|s| *s > 0.0), o.busy()) {
+            let mut t = format!(
+                "The load generator ran on the same host: {:.2} of its {} cores at the sweep's peak (server {:.2})",
+                o.client_cores, h.cpus, server
+            );
+            if busy >= crate::study::bottleneck::CPU_BUSY {
+                let up = (server + o.client_cores) / server;
+                let c = &p.chosen.plan;
+                let _ = write!(
+                    t,
+                    "; with the CPU spent, a dedicated server could carry up to {:.0} % more ({}-{} {} a server), \
+                     so the count is for servers that also run their client, and at most {} fewer without",
+                    (up - 1.0) * 100.0,
+                    n(c.per_server),
+                    n(c.per_server * up),
+                    p.unit,
+                    c.servers.saturating_sub((c.servers as f64 / up).ceil() as u64)
+                );
+            }
+            t.push('.');
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// The terminal form: the headline, the ways weighed, the stages, the caveats.
 pub fn text(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &Result<Purchase, String>) -> String {
     let mut out = format!("\nplan {id} — {} — {status}\n", spec.name);
     match answer {
         Ok(p) => {
             for s in headline(spec, p) {
+                let _ = writeln!(out, "{s}");
+            }
+            for s in measured_on(spec, state.host.as_ref(), p) {
                 let _ = writeln!(out, "{s}");
             }
             let _ = writeln!(
@@ -201,7 +288,7 @@ pub fn html(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &
     let _ = writeln!(out, "<section class=\"answer\"><h2>Plan {id} — {}</h2>", esc(&spec.name));
     match answer {
         Ok(p) => {
-            for s in headline(spec, p) {
+            for s in headline(spec, p).into_iter().chain(measured_on(spec, state.host.as_ref(), p)) {
                 let _ = writeln!(out, "<p>{}</p>", esc(&s));
             }
         }

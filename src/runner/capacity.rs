@@ -86,6 +86,7 @@ fn run_series(
         // Rates given all run unless told otherwise.
         max_levels: rate.max_levels.unwrap_or(if given.is_empty() { DEFAULT_MAX_RATE_LEVELS } else { given.len() }),
         given: given.to_vec(),
+        repeat_bracket: given.is_empty(),
     };
     loop {
         let tried: Vec<(u32, Verdict)> = done.iter().map(|(r, _, v)| (*r, v.clone())).collect();
@@ -121,7 +122,11 @@ fn run_series(
                     .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
                 let rf = capacity::rate_figures(&docs[0], level as f64, objectives).map_err(Error::Failed)?;
                 let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-                let verdict = capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms)));
+                let verdict = match f.os.as_ref().and_then(|o| o.starved()) {
+                    // The host's leftovers are no verdict on the server.
+                    Some(s) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
+                    None => capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms))),
+                };
                 f.rate = Some(RateLevel { figures: rf, verdict });
                 Some(f)
             }
@@ -238,12 +243,7 @@ fn connection_cap(site: &Site, spec: &StudySpec, series: &Series) -> Result<u32,
 fn level_line(started: Instant, label: &str, f: &RateFigures, v: &Verdict, step: &StepFigures, runs: &[i64]) -> String {
     let measured: Vec<String> =
         f.measured.iter().map(|m| format!("{} {}", m.objective, capacity::ms_text(m.ms))).collect();
-    let verdict = match v {
-        Verdict::Met => "met".to_string(),
-        Verdict::Missed { objective, .. } => format!("missed {objective}"),
-        Verdict::Behind { pct } => format!("fell {pct:.0} % behind"),
-        Verdict::PoolLimited { connections, .. } => format!("the {connections} connection(s) could not carry it"),
-    };
+    let verdict = v.short();
     let cpu = step.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
     format!(
         "[{}] {label}: achieved {:.0} tps, {} connection(s) ({:.1} in the system), backlog <= {}, {}{cpu}: {verdict} {}",

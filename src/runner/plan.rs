@@ -189,7 +189,49 @@ fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
     let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
     let managed = !probe.names_a_server() && !runner::complete_target(req.target())?.names_a_server();
     let (data_bytes, pool_bytes) = runner::data_and_pool(site.manager, &req)?;
-    Ok(Host { cpus: runner::cpus(), managed, data_bytes, pool_bytes })
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
+    let path = match &target.socket {
+        Some(_) => "a unix socket (no network round trip)".to_string(),
+        None if target.host == "localhost" || target.host.starts_with("127.") || target.host == "::1" => {
+            format!("TCP over loopback to {}:{} (no network between client and server)", target.host, target.port)
+        }
+        None => format!("TCP to {}:{}", target.host, target.port),
+    };
+    let storage = if managed {
+        site.manager.running(req.target().instance)?.and_then(|i| storage_words(&i.datadir()))
+    } else {
+        None
+    };
+    Ok(Host {
+        cpus: runner::cpus(),
+        managed,
+        data_bytes,
+        pool_bytes,
+        memory_bytes: crate::monitor::os::parse_meminfo(&meminfo).map(|(total, _)| total),
+        storage,
+        path: Some(path),
+    })
+}
+
+/// "vda, 100 GiB, not rotational": the device a directory's file system lives on.
+fn storage_words(dir: &std::path::Path) -> Option<String> {
+    let dev = crate::monitor::os::device_of(dir)?;
+    let sys = std::fs::canonicalize(format!("/sys/class/block/{dev}")).ok()?;
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    // A partition has no queue of its own: its disk's is one directory up.
+    let rotational = read(sys.join("queue/rotational")).or_else(|| read(sys.parent()?.join("queue/rotational")));
+    let bytes = read(sys.join("size")).and_then(|s| s.parse::<u64>().ok()).map(|sectors| sectors * 512);
+    let mut words = vec![dev];
+    if let Some(b) = bytes.filter(|b| *b > 0) {
+        words.push(format!("{:.0} GiB", b as f64 / (1u64 << 30) as f64));
+    }
+    match rotational.as_deref() {
+        Some("0") => words.push("not rotational (SSD, NVMe or virtual)".into()),
+        Some("1") => words.push("rotational (a spinning disk)".into()),
+        _ => {}
+    }
+    Some(words.join(", "))
 }
 
 /// What a stored study found, in the planner's terms.

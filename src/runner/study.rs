@@ -385,7 +385,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     if outcome != Ended::Completed {
         println!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
-    Ok(outcome.exit_code())
+    Ok(no_answer_code(spec, &row, outcome.exit_code()))
 }
 
 /// Why a step measured no capacity, if it did not: its server was lost or stalled (an
@@ -428,7 +428,17 @@ fn run_rate(site: &Site, spec: &StudySpec, id: i64, store: &Store, resumed: bool
     if ending.outcome != Ended::Completed {
         println!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
-    Ok(ending.outcome.exit_code())
+    Ok(no_answer_code(spec, &store.load_study(id)?, ending.outcome.exit_code()))
+}
+
+/// A finished study whose every figure was starved by other programs answered nothing:
+/// exit 1, as a failed one does (its answer says why).
+fn no_answer_code(spec: &StudySpec, row: &crate::store::StudyRow, code: i32) -> i32 {
+    if code == 0 && crate::study::starved_only(spec, row) {
+        println!("no answer: other programs starved the server; measure again on a quiet host");
+        return 1;
+    }
+    code
 }
 
 /// What a reader must know about the servers a study runs on that its file does not say:

@@ -98,6 +98,17 @@ pub struct Measured {
     pub below_ms: f64,
     /// The type it was worst on (several types checked against one bound).
     pub on: String,
+    /// Transactions of that type the percentile was read from (None: stored before
+    /// they were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
+}
+
+/// Transactions a level needs before its `percentile` is judged: at least 10 beyond
+/// it (1,000 for p99, 100 for p90), so one slow transaction is not the whole tail.
+pub fn transactions_to_judge(percentile: f64) -> u64 {
+    let tail = (1.0 - percentile / 100.0).max(1e-6);
+    (10.0 / tail - 1e-6).ceil() as u64
 }
 
 impl Measured {
@@ -173,9 +184,28 @@ pub enum Verdict {
     /// Every connection was busy and there were fewer than the objective needs: the
     /// pool, not the server, could not carry the rate.
     PoolLimited { connections: u32, needed: u32 },
+    /// Too few transactions lay beyond the objective's percentile to read it
+    /// (`transactions_to_judge`): not judged either way.
+    TooShort { objective: String, transactions: u64, needed: u64 },
+    /// Programs outside the test starved the server: not judged either way.
+    Starved { other_cores: f64, busy_cores: f64 },
 }
 
 impl Verdict {
+    /// A few words for a level's line and table row.
+    pub fn short(&self) -> String {
+        match self {
+            Verdict::Met => "met".into(),
+            Verdict::Missed { objective, .. } => format!("missed {objective}"),
+            Verdict::Behind { pct } => format!("fell {pct:.0} % behind"),
+            Verdict::PoolLimited { connections, .. } => format!("pool of {connections} full"),
+            Verdict::TooShort { transactions, needed, .. } => {
+                format!("too short to judge ({transactions} of {needed} transactions)")
+            }
+            Verdict::Starved { .. } => "starved by other programs: not judged".into(),
+        }
+    }
+
     pub fn met(&self) -> bool {
         *self == Verdict::Met
     }
@@ -220,6 +250,12 @@ pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe: O
     // A server at its probe's throughput was the limit, whatever the pool.
     let below_probe = probe.is_none_or(|p| f.achieved < 0.8 * p.0);
     let missed = f.measured.iter().find(|m| !m.met());
+    let short = f.measured.iter().find_map(|m| {
+        let o = objectives.iter().find(|o| o.name() == m.objective)?;
+        let needed = transactions_to_judge(o.percentile);
+        let n = m.transactions?;
+        (n < needed).then(|| Verdict::TooShort { objective: m.objective.clone(), transactions: n, needed })
+    });
     let needed = connections_needed(f.offered, objectives);
     let pool_full = f.in_flight_mean >= 0.9 * f.connections as f64;
     let per_connection_ms = if f.achieved > 0.0 { f.connections as f64 / f.achieved * 1000.0 } else { f64::INFINITY };
@@ -229,6 +265,10 @@ pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe: O
     }
     if fell_behind {
         return Verdict::Behind { pct: behind };
+    }
+    // A percentile read from a handful of transactions is one slow transaction.
+    if let Some(v) = short {
+        return v;
     }
     match missed {
         Some(m) => Verdict::Missed { objective: m.objective.clone(), ms: m.ms, below_ms: m.below_ms },
@@ -255,12 +295,12 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
             let worst = histograms
                 .iter()
                 .filter(|(n, h)| o.only.as_ref().is_none_or(|t| t == n) && !h.is_empty())
-                .map(|(n, h)| (n.clone(), h.value_at_quantile(o.percentile / 100.0) as f64 / 1000.0))
+                .map(|(n, h)| (n.clone(), h.value_at_quantile(o.percentile / 100.0) as f64 / 1000.0, h.len()))
                 .max_by(|a, b| a.1.total_cmp(&b.1));
             // No sample of the type: no figure (the largest finite number: JSON has no
             // infinity), which fails the objective.
-            let (on, ms) = worst.unwrap_or_else(|| (o.only.clone().unwrap_or_default(), f64::MAX));
-            Measured { objective: o.name(), ms, below_ms: o.below_ms, on }
+            let (on, ms, n) = worst.unwrap_or_else(|| (o.only.clone().unwrap_or_default(), f64::MAX, 0));
+            Measured { objective: o.name(), ms, below_ms: o.below_ms, on, transactions: Some(n) }
         })
         .collect();
     let steady: Vec<&stats::Interval> = doc.intervals.iter().filter(|iv| !iv.warmup).collect();
@@ -299,19 +339,47 @@ pub struct Search {
     /// Rates given by the user, run in order instead of searched (the first that falls
     /// behind ends them: a higher rate only falls further).
     pub given: Vec<u32>,
+    /// Once the bracket is as fine as asked, run its two rates once more, so the range
+    /// it gives holds the run-to-run spread and not one sample of each.
+    pub repeat_bracket: bool,
 }
 
 /// The highest rate that met the objective below the lowest that failed on the server,
-/// and that lowest failure (either may be missing).
+/// and that lowest failure (either may be missing). A rate run twice counts as failed
+/// when either run failed: the lower end stays one that always met.
 pub fn bracket(tried: &[(u32, Verdict)]) -> (Option<u32>, Option<u32>) {
     let fail = tried.iter().filter(|(_, v)| v.server_failed()).map(|(r, _)| *r).min();
     let met = tried.iter().filter(|(r, v)| v.met() && fail.is_none_or(|f| *r < f)).map(|(r, _)| *r).max();
     (met, fail)
 }
 
-/// The next rate to run, or `None` when the search is done.
+/// The top of the capacity's range: the lowest failure, or higher where a rate at or
+/// above it met the objective in another run (the edge varies from run to run, and
+/// the range must hold both runs).
+pub fn upper(tried: &[(u32, Verdict)]) -> Option<u32> {
+    let (_, fail) = bracket(tried);
+    let met_above = tried.iter().filter(|(r, v)| v.met() && fail.is_some_and(|f| *r >= f)).map(|(r, _)| *r).max();
+    fail.map(|f| met_above.map_or(f, |m| m.max(f)))
+}
+
+/// Rates whose runs disagreed (one met the objective, another failed on the server).
+pub fn disagreed(tried: &[(u32, Verdict)]) -> Vec<u32> {
+    let mut out: Vec<u32> = tried
+        .iter()
+        .filter(|(r, v)| v.met() && tried.iter().any(|(x, w)| x == r && w.server_failed()))
+        .map(|(r, _)| *r)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The next rate to run, or `None` when the search is done. A starved level ends the
+/// search (the host is not the server's); a level too short to judge ends it going
+/// down (a lower rate finishes fewer transactions still), and is passed going up.
 pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
-    if tried.iter().any(|(_, v)| matches!(v, Verdict::PoolLimited { .. })) || tried.len() >= s.max_levels {
+    let ends = |v: &Verdict| matches!(v, Verdict::PoolLimited { .. } | Verdict::Starved { .. });
+    if tried.iter().any(|(_, v)| ends(v)) || tried.len() >= s.max_levels {
         return None;
     }
     if !s.given.is_empty() {
@@ -332,12 +400,21 @@ pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
         }
         (Some(lo), Some(hi)) => {
             if (hi - lo) as f64 <= (s.resolution * lo as f64).max(1.0) {
-                return None;
+                let runs = |r: u32| tried.iter().filter(|(x, _)| *x == r).count();
+                return [lo, hi].into_iter().find(|r| s.repeat_bracket && runs(*r) < 2);
             }
             lo + (hi - lo) / 2
         }
-        (None, None) => return None, // only pool-limited levels, handled above
+        // Only levels too short to judge: a higher rate finishes more transactions.
+        (None, None) if tried.iter().all(|(_, v)| matches!(v, Verdict::TooShort { .. })) => {
+            let top = tried.iter().map(|(r, _)| *r).max()?;
+            (top as f64 * s.factor).round() as u32
+        }
+        (None, None) => return None,
     };
+    if tried.iter().any(|(r, v)| matches!(v, Verdict::TooShort { .. }) && *r >= next) {
+        return None;
+    }
     (!tried.iter().any(|(r, _)| *r == next)).then_some(next)
 }
 
@@ -364,7 +441,8 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
         f.measured.iter().map(|m| format!("{} was {}", m.objective, ms_text(m.ms))).collect::<Vec<_>>().join(", ")
     };
     let failure = |r: u32| {
-        let (_, f, v) = at(r);
+        // The failing run, where the rate ran twice.
+        let (_, f, v) = levels.iter().find(|(x, _, v)| *x == r && v.server_failed()).unwrap_or_else(|| at(r));
         match v {
             Verdict::Behind { pct } => {
                 format!("at {} it fell {pct:.0} % behind the arrivals ({})", rate(r), measured(f))
@@ -411,6 +489,41 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
     };
     if let Some(p) = pool {
         out.push_str(&format!(" {}{p}.", if lo.is_some() { "Then " } else { "" }));
+    }
+    let repeated: Vec<String> = {
+        let mut r: Vec<u32> =
+            tried.iter().map(|(r, _)| *r).filter(|r| tried.iter().filter(|(x, _)| x == r).count() > 1).collect();
+        r.sort_unstable();
+        r.dedup();
+        r.into_iter().map(rate).collect()
+    };
+    let split = disagreed(&tried);
+    if !repeated.is_empty() && split.is_empty() {
+        out.push_str(&format!(" {} ran twice and gave the same verdict both times.", repeated.join(" and ")));
+    } else if !split.is_empty() {
+        out.push_str(&format!(
+            " {} met the objective in one run and broke it in another: the capacity's range runs from {} to {}.",
+            split.iter().map(|r| rate(*r)).collect::<Vec<_>>().join(" and "),
+            lo.map_or("below the rates tried".into(), rate),
+            upper(&tried).map_or("above the rates tried".into(), rate)
+        ));
+    }
+    for (r, _, v) in levels {
+        match v {
+            Verdict::TooShort { objective, transactions, needed } => out.push_str(&format!(
+                " At {} only {transactions} transactions finished: too few to judge {objective} ({needed} needed), \
+                 so that rate counts neither way{}.",
+                rate(*r),
+                if hi.is_some() || lo.is_none() { "; a longer --step-time judges lower rates" } else { "" }
+            )),
+            Verdict::Starved { other_cores, busy_cores } => out.push_str(&format!(
+                " At {} other programs starved the server ({}): the search stopped there and that rate counts \
+                 neither way; measure again on a quiet host.",
+                rate(*r),
+                crate::monitor::os::Starved { other_cores: *other_cores, busy_cores: *busy_cores }.words()
+            )),
+            _ => {}
+        }
     }
     // A met rate above a failed one: the edge is noisy, and the answer takes the lower.
     if let (Some(hi), true) = (hi, tried.iter().any(|(r, v)| v.met() && Some(*r) > hi)) {
@@ -490,7 +603,13 @@ mod tests {
             in_flight_mean: 3.0,
             measured: objectives
                 .iter()
-                .map(|o| Measured { objective: o.name(), ms, below_ms: o.below_ms, on: "event".into() })
+                .map(|o| Measured {
+                    objective: o.name(),
+                    ms,
+                    below_ms: o.below_ms,
+                    on: "event".into(),
+                    transactions: None,
+                })
                 .collect(),
             ..Default::default()
         };
@@ -569,7 +688,7 @@ mod tests {
     }
 
     fn plan(first: u32) -> Search {
-        Search { first, factor: 2.0, resolution: 0.05, max_levels: 20, given: Vec::new() }
+        Search { first, factor: 2.0, resolution: 0.05, max_levels: 20, given: Vec::new(), repeat_bracket: false }
     }
 
     #[test]

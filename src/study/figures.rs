@@ -297,12 +297,24 @@ pub struct LevelResult {
     /// capacity figure, so it is left out of the peak, e(N), fits and sizing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub over_bound: bool,
+    /// Programs outside the test starved the server in one of its repeats: shown, but
+    /// no capacity figure, so no verdict, stop, peak, e(N), fit or size rests on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starved: Option<os::Starved>,
     /// Notes its steps carried (the load generator as the bottleneck, ...).
     #[serde(default)]
     pub notes: Vec<String>,
     /// A memory study's level: its pool and data, its repeats' warm-ups together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<super::memory::MemoryLevel>,
+}
+
+impl LevelResult {
+    /// Whether the level is a capacity figure: within the study's bounds, and not
+    /// starved by programs outside the test.
+    pub fn counts(&self) -> bool {
+        !self.over_bound && self.starved.is_none()
+    }
 }
 
 impl super::saturation::Measured for LevelResult {
@@ -348,9 +360,22 @@ pub struct SeriesResult {
 }
 
 impl SeriesResult {
-    /// The levels that are capacity figures: all but those over a bound the study set.
+    /// The levels that are capacity figures: all but those over a bound the study set
+    /// and those other programs starved.
     pub fn capacity(&self) -> impl DoubleEndedIterator<Item = &LevelResult> {
-        self.levels.iter().filter(|l| !l.over_bound)
+        self.levels.iter().filter(|l| l.counts())
+    }
+
+    /// The levels other programs starved, in order.
+    pub fn starved(&self) -> impl Iterator<Item = &LevelResult> {
+        self.levels.iter().filter(|l| l.starved.is_some())
+    }
+
+    /// Every finished level was starved by other programs: there is no figure to answer from.
+    pub fn only_starved(&self) -> bool {
+        !self.levels.is_empty()
+            && self.levels.iter().all(|l| l.starved.is_some() || l.over_bound)
+            && self.levels.iter().any(|l| l.starved.is_some())
     }
 }
 
@@ -367,7 +392,7 @@ pub struct Efficiency {
 /// e(N) for every measured node count, from the levels of a scale-out series; empty
 /// without a 1-node level.
 pub fn efficiency(levels: &[LevelResult]) -> Vec<Efficiency> {
-    let measured = || levels.iter().filter(|l| !l.over_bound);
+    let measured = || levels.iter().filter(|l| l.counts());
     let Some(one) = measured().find(|l| l.level == 1).map(|l| l.throughput.mean).filter(|x| *x > 0.0) else {
         return Vec::new();
     };
@@ -462,6 +487,11 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         node_cpus: steps.iter().find_map(|s| s.node_cpus),
         stop: None,
         over_bound: false,
+        // The worst repeat: one starved repeat makes the level's mean no capacity figure.
+        starved: steps
+            .iter()
+            .filter_map(|s| s.os.as_ref()?.starved())
+            .max_by(|a, b| a.other_cores.total_cmp(&b.other_cores)),
         notes: {
             let mut notes: Vec<String> = Vec::new();
             for n in steps.iter().flat_map(|s| s.notes.iter()) {
@@ -510,23 +540,35 @@ pub fn series_result(
             throughput: r.throughput.mean,
             mean_latency_ms: r.latency_avg_ms,
             p90: r.p90.clone(),
-            cpu_busy_pct: r.os.as_ref().and_then(|o| o.busy()),
+            // The test's own share: other programs' load is not the server's saturation.
+            cpu_busy_pct: r.os.as_ref().and_then(|o| o.test_busy()),
             max_lag_s: r.max_lag_s,
         };
-        r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
-        r.over_bound = stop::over_bound(conditions, &figures);
-        if let Some(first) = out.levels.first().map(|f: &LevelResult| f.throughput.mean).filter(|f| *f > 0.0) {
+        // A starved level is the host's leftovers, not the server's figure: it trips no
+        // stop condition and is no "previous level" for a plateau or a kink.
+        if r.starved.is_none() {
+            r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
+            r.over_bound = stop::over_bound(conditions, &figures);
+        }
+        if let Some(first) = out.capacity().next().map(|f| f.throughput.mean).filter(|f| *f > 0.0) {
             r.ratio_to_first = r.throughput.mean / first;
         }
         let stopped = r.stop.clone();
+        let counted = r.starved.is_none();
         out.levels.push(r);
         if let Some(why) = stopped {
             out.stop = Some(why);
             out.stopped_at = Some(level);
-            out.saturation = stop::saturation(levels, Some(i));
+            // The last level before it that counts (a starved one in between is no figure).
+            out.saturation = match stop::saturation(levels, Some(i)) {
+                Some(_) => out.levels[..out.levels.len() - 1].iter().rev().find(|l| l.counts()).map(|l| l.level),
+                None => None,
+            };
             return finish(out, true);
         }
-        previous = Some(figures);
+        if counted {
+            previous = Some(figures);
+        }
     }
     finish(out, true)
 }
@@ -576,6 +618,7 @@ pub(crate) mod tests {
             ratio_to_first: 1.0,
             stop: None,
             over_bound: false,
+            starved: None,
             notes: Vec::new(),
             memory: None,
             max_lag_s: None,
@@ -589,6 +632,12 @@ pub(crate) mod tests {
     /// on a 2-core host, the server taking 80 % of the busy CPU and sizeup 18 %, 10
     /// effective samples a level: the known shapes the answer is pinned on.
     pub fn fixture(points: &[(u32, f64, f64, f64)], stop_when: &str) -> SeriesResult {
+        let (levels, steps) = fixture_steps(points);
+        series_result("oltp_read_write", &levels, 1, &steps, &stop::parse(stop_when).expect("conditions"))
+    }
+
+    /// `fixture`'s steps, for a test to change before `series_result` reads them.
+    pub fn fixture_steps(points: &[(u32, f64, f64, f64)]) -> (Vec<u32>, Vec<(u32, StepFigures)>) {
         let levels: Vec<u32> = points.iter().map(|p| p.0).collect();
         let steps: Vec<(u32, StepFigures)> = points
             .iter()
@@ -608,6 +657,22 @@ pub(crate) mod tests {
                 (level, s)
             })
             .collect();
+        (levels, steps)
+    }
+
+    /// `fixture`, with other programs taking `others` cores at the levels named.
+    pub fn fixture_with_others(
+        points: &[(u32, f64, f64, f64)],
+        others: &[(u32, f64)],
+        stop_when: &str,
+    ) -> SeriesResult {
+        let (levels, mut steps) = fixture_steps(points);
+        for (level, s) in steps.iter_mut() {
+            if let (Some((_, c)), Some(o)) = (others.iter().find(|(l, _)| l == level), s.os.as_mut()) {
+                o.other_cores = Some(*c);
+                o.server_cores = Some((o.busy().unwrap_or(0.0) / 50.0 - c - o.client_cores).max(0.0));
+            }
+        }
         series_result("oltp_read_write", &levels, 1, &steps, &stop::parse(stop_when).expect("conditions"))
     }
 

@@ -242,7 +242,7 @@ pub struct Verdict {
 /// than two levels know their pool's share of the data.
 pub fn verdict(levels: &[LevelResult]) -> Option<Verdict> {
     let mut with: Vec<(&LevelResult, f64)> =
-        levels.iter().filter(|l| !l.over_bound).filter_map(|l| Some((l, l.memory.as_ref()?.share()?))).collect();
+        levels.iter().filter(|l| l.counts()).filter_map(|l| Some((l, l.memory.as_ref()?.share()?))).collect();
     if with.len() < 2 {
         return None;
     }

@@ -73,6 +73,17 @@ pub fn rate_levels(row: &StudyRow, series: &str) -> Vec<(u32, capacity::RateFigu
         .collect()
 }
 
+/// Programs outside the test starved the server wherever a series measured: the study
+/// holds no figure of the server to answer from (its command exits non-zero).
+pub fn starved_only(spec: &StudySpec, row: &StudyRow) -> bool {
+    if spec.kind == spec::Kind::Rate {
+        let levels: Vec<_> = series_of(spec).iter().flat_map(|s| rate_levels(row, &s.name)).collect();
+        let judged = levels.iter().any(|(_, _, v)| v.met() || v.server_failed());
+        return !judged && levels.iter().any(|(_, _, v)| matches!(v, capacity::Verdict::Starved { .. }));
+    }
+    results_of(spec, row).is_ok_and(|all| all.iter().any(|s| s.only_starved()))
+}
+
 /// The series name of a rate study's closed-loop probe.
 pub fn probe_series(series: &str) -> String {
     format!("{series} (closed-loop probe)")

@@ -35,7 +35,7 @@ const MEDIAN_FACTOR: f64 = 1.2533;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Shape {
-    /// The last level is above the one before it beyond the noise: the limit lies
+    /// The last level is above every earlier one beyond the noise: the limit lies
     /// beyond the levels tried.
     Rising,
     /// It gained, then stopped: the last level cannot be told from the best.
@@ -180,7 +180,9 @@ pub fn judge<'a, L: Measured + 'a>(levels: impl IntoIterator<Item = &'a L>) -> O
         Shape::Decline
     } else if region.contains(&first.level()) {
         Shape::Flat
-    } else if last.level() == best.level() && !same(levels[levels.len() - 2], last) {
+    } else if last.level() == best.level() && region.len() == 1 {
+        // Rising means above every earlier level beyond the noise: a best last level
+        // that an earlier one matches is a plateau with a dip, not a rise.
         Shape::Rising
     } else {
         Shape::Plateau
