@@ -575,7 +575,7 @@ pub fn configuration(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Op
     // What an earlier study left: instance 0's settings that are neither the base's
     // nor what this study asks.
     let reset = match site.manager.settings_of(0)? {
-        Some(now) => crate::server::settings_changes(&now, &asked, &|name, left, _| {
+        Some(now) => crate::server::settings_changes(&now, &asked, &|name, left| {
             let base_has = |b: &ServerSettings| match name {
                 "buffer_pool" => Some(b.buffer_pool.clone()),
                 "log_file_size" => Some(b.log_file_size.clone()),

@@ -726,15 +726,15 @@ pub fn settings_words(s: &ServerSettings) -> Vec<String> {
 /// What differs from `from` to `to`, setting by setting, in words: "buffer pool 8M
 /// (now 1G)", "innodb_flush_method=O_DIRECT (now unset)". `keep` picks the settings to
 /// name, by their name (buffer_pool, log_file_size, flush_log_at_trx_commit,
-/// max_connections, or a `--set` option's), given both sides' values.
+/// max_connections, or a `--set` option's) and `from`'s value.
 pub fn settings_changes(
     from: &ServerSettings,
     to: &ServerSettings,
-    keep: &dyn Fn(&str, Option<&str>, Option<&str>) -> bool,
+    keep: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> Vec<String> {
     let mut v = Vec::new();
     let mut one = |name: &str, word: &str, a: Option<String>, b: Option<String>| {
-        if a != b && keep(name, a.as_deref(), b.as_deref()) {
+        if a != b && keep(name, a.as_deref()) {
             let now = format!("now {}", b.as_deref().unwrap_or("unset"));
             v.push(match word.is_empty() {
                 true => format!("{name}={} ({now})", a.as_deref().unwrap_or("unset")),
