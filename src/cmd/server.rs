@@ -19,7 +19,7 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
                 crate::server::check_ports(p, a.instances).map_err(Error::Usage)?;
             }
             let settings = request::server_settings(&a.server).map_err(Error::Usage)?;
-            let status = manager.start(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
+            let status = manager.start_by_user(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
             print!("{}", report::server_table(&status));
             Ok(0)
         }

@@ -153,6 +153,15 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             if !spec.description.is_empty() {
                 println!("{}", spec.description.trim());
             }
+            // The configuration it ran with, and what the reader must know beside it.
+            let said = |k: &str| row.result.as_ref().and_then(|r| r.get(k).cloned());
+            if let Some(c) = said("configuration").and_then(|c| c.as_str().map(str::to_string)) {
+                println!("configuration: {c}");
+            }
+            let notes: Vec<String> = said("notes").and_then(|n| serde_json::from_value(n).ok()).unwrap_or_default();
+            for n in notes {
+                println!("note: {n}");
+            }
             print!("{}", report::study_text(&spec, &row, &series));
             let runs: Vec<i64> = row.steps.iter().flat_map(|s| s.runs.iter().copied()).collect();
             // In order: a step's groups store their runs as they finish ("runs: 59 61 60").

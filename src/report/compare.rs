@@ -172,8 +172,80 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     if ca.run.threads != cb.run.threads {
         warnings.push(format!("A ran {} connection(s) and B {}: the loads differ", ca.run.threads, cb.run.threads));
     }
+    let differ = settings_differ(&ca.server, &cb.server);
+    if !differ.is_empty() {
+        warnings.push(settings_warning(&differ));
+    }
     warnings.push(ONE_RUN_EACH.into());
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
+}
+
+/// The server settings a comparison names when its sides differ in them (as the runs
+/// recorded them): what shapes throughput besides the change being compared.
+const SETTINGS: [&str; 17] = [
+    "version",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_redo_log_capacity",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "sync_binlog",
+    "log_bin",
+    "max_connections",
+    "max_prepared_stmt_count",
+    "thread_handling",
+    "transaction_isolation",
+    "tx_isolation",
+    "performance_schema",
+    "wsrep_on",
+];
+
+/// Byte counts as sizes ("8388608" -> "8M"); anything else as it is.
+fn setting_value(name: &str, v: &str) -> String {
+    let sized = name.ends_with("_size") || name.ends_with("_capacity");
+    match v.parse::<u64>() {
+        Ok(b) if sized && b >= 1 << 20 => {
+            let (g, m) = (b as f64 / (1u64 << 30) as f64, b as f64 / (1u64 << 20) as f64);
+            if b % (1 << 30) == 0 {
+                format!("{g:.0}G")
+            } else if b % (1 << 20) == 0 {
+                format!("{m:.0}M")
+            } else {
+                format!("{m:.1}M")
+            }
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Every recorded server setting whose value differs between A's facts and B's:
+/// "innodb_flush_log_at_trx_commit 2 against 0". A setting one side did not record is
+/// not called different.
+pub fn settings_differ(
+    a: &BTreeMap<String, serde_json::Value>,
+    b: &BTreeMap<String, serde_json::Value>,
+) -> Vec<String> {
+    let text = |m: &BTreeMap<String, serde_json::Value>, k: &str| {
+        m.get(k).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    };
+    SETTINGS
+        .iter()
+        .filter_map(|k| match (text(a, k), text(b, k)) {
+            (Some(x), Some(y)) if !x.eq_ignore_ascii_case(&y) => {
+                Some(format!("{k} {} against {}", setting_value(k, &x), setting_value(k, &y)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn settings_warning(differ: &[String]) -> String {
+    format!(
+        "the servers' settings differ: {} (A against B) — the difference is not only the change you made",
+        differ.join("; ")
+    )
 }
 
 /// What makes one side of a run comparison no like-for-like figure: an outage or stall,
@@ -243,8 +315,10 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     let mut rows = Vec::new();
     let mut units_differ = None;
     let mut single_runs = false;
+    let mut pairs = Vec::new();
     for (i, x) in sa.iter().enumerate() {
         let Some(y) = sb.iter().find(|y| y.name == x.name).or_else(|| sb.get(i)) else { continue };
+        pairs.push((x, y));
         if x.unit != y.unit {
             units_differ = Some(format!("study A's {} counts {} and study B's {} {}", x.name, x.unit, y.name, y.unit));
             continue;
@@ -288,6 +362,26 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     }
     let label = |r: &crate::store::StudyRow| format!("study {} ({})", r.id, r.name);
     let mut warnings = Vec::new();
+    // Level by level, the first run of each side's step: a setting that differs at any
+    // level is named once, with each pair of values it took.
+    let mut differ: Vec<String> = Vec::new();
+    for (x, y) in &pairs {
+        for level in x.levels.iter().map(|l| l.level) {
+            let first = |steps: &Steps, name: &str| {
+                steps.get(&(name.to_string(), level)).and_then(|s| s.first()?.first()).map(|d| d.config.server.clone())
+            };
+            if let (Some(fa), Some(fb)) = (first(ra, &x.name), first(rb, &y.name)) {
+                for d in settings_differ(&fa, &fb) {
+                    if !differ.contains(&d) {
+                        differ.push(d);
+                    }
+                }
+            }
+        }
+    }
+    if !differ.is_empty() {
+        warnings.push(settings_warning(&differ));
+    }
     if single_runs {
         warnings.push(ONE_RUN_EACH.into());
     }
@@ -432,6 +526,54 @@ pub fn html(c: &Comparison, items: Vec<Item>, generated_at: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 61, point 2: a scale-up rerun on flush_log_at_trx_commit=0 and doublewrite
+    /// OFF (left by study 4) was called "better"; every setting that differs is named.
+    #[test]
+    fn compare_names_every_setting_that_differs() {
+        let facts = |pairs: &[(&str, &str)]| -> BTreeMap<String, serde_json::Value> {
+            pairs.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect()
+        };
+        let a = facts(&[
+            ("version", "10.11.6-MariaDB"),
+            ("innodb_buffer_pool_size", "1073741824"),
+            ("innodb_flush_log_at_trx_commit", "2"),
+            ("innodb_doublewrite", "ON"),
+            ("sync_binlog", "0"),
+            ("innodb_log_file_size", "536870912"),
+            ("innodb_flush_method", "fsync"),
+            ("max_connections", "2000"),
+            ("data_bytes", "1000"),
+        ]);
+        let b = facts(&[
+            ("version", "10.11.7-MariaDB"),
+            ("innodb_buffer_pool_size", "8388608"),
+            ("innodb_flush_log_at_trx_commit", "0"),
+            ("innodb_doublewrite", "OFF"),
+            ("sync_binlog", "1"),
+            ("innodb_log_file_size", "536870912"),
+            ("innodb_flush_method", "O_DIRECT"),
+            ("max_connections", "2000"),
+            ("data_bytes", "2000"),
+            ("innodb_io_capacity", "2000"),
+        ]);
+        let d = settings_differ(&a, &b);
+        assert_eq!(
+            d,
+            [
+                "version 10.11.6-MariaDB against 10.11.7-MariaDB",
+                "innodb_buffer_pool_size 1G against 8M",
+                "innodb_flush_log_at_trx_commit 2 against 0",
+                "innodb_flush_method fsync against O_DIRECT",
+                "innodb_doublewrite ON against OFF",
+                "sync_binlog 0 against 1",
+            ]
+        );
+        let w = settings_warning(&d);
+        assert!(w.starts_with("the servers' settings differ: version") && w.contains("not only the change"), "{w}");
+        // The same settings (a fact only one side recorded is no difference): no warning.
+        assert!(settings_differ(&a, &a).is_empty());
+    }
 
     /// compare_called_noise_significant: two identical configurations run a minute
     /// apart were "+21.1 %, significant (p=0.001)" from the samples inside each run.

@@ -259,6 +259,13 @@ fn study_section(
             ("study", format!("{} ({}), status {}, started {}", row.kind, row.id, row.status, row.started_at)),
             ("why it failed", row.error().unwrap_or("").to_string()),
             (
+                "configuration",
+                row.result
+                    .as_ref()
+                    .and_then(|r| r.get("configuration")?.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            ),
+            (
                 "steps",
                 format!(
                     "{} s each after {} s warm-up (excluded), {} repeat(s)",

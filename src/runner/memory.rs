@@ -21,14 +21,14 @@ const SETTLE_WINDOW_S: f64 = 5.0;
 
 /// Server settings a memory level needs unless the study names them itself: direct
 /// I/O (the page cache kept out) and a cold pool at every start.
-const COLD_AND_DIRECT: [(&str, &str); 3] = [
+pub(super) const COLD_AND_DIRECT: [(&str, &str); 3] = [
     ("innodb_flush_method", "O_DIRECT"),
     ("innodb_buffer_pool_load_at_startup", "OFF"),
     ("innodb_buffer_pool_dump_at_shutdown", "OFF"),
 ];
 
 /// The managed settings of a level; None for a server sizeup does not manage.
-fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Option<ServerSettings>, Error> {
+pub(super) fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Option<ServerSettings>, Error> {
     let req = spec.memory_request(&spec.workloads[0], level, None).map_err(Error::Usage)?;
     if spec.names_a_server() || runner::complete_target(req.target())?.names_a_server() {
         return Ok(None);
@@ -44,7 +44,7 @@ fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Option<ServerSe
             server.set.push(format!("{k}={v}"));
         }
     }
-    let base = site.manager.settings_of(0)?.unwrap_or_default();
+    let (base, _) = super::study::study_base(site.manager)?;
     server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 

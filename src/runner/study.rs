@@ -9,7 +9,7 @@ use crate::request::{self, RunRequest};
 use crate::result::RunDocument;
 use crate::runner::{self, Print};
 use crate::server::cluster::ClusterSpec;
-use crate::server::Manager;
+use crate::server::{Manager, ServerSettings};
 use crate::stats::Interval;
 use crate::store::{StepRow, Store};
 use crate::study::figures;
@@ -216,8 +216,13 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         )?,
     };
     *study = Some(id);
+    // Said before anything is restarted for it, with what of an earlier study's it resets.
+    let configuration = configuration(site, spec, &spec.level_values().unwrap_or_default())?;
     if spec.kind == Kind::Rate {
-        return run_rate(site, spec, id, &store, resume.is_some());
+        if let Some(c) = &configuration {
+            println!("configuration: {c}");
+        }
+        return run_rate(site, spec, id, &store, resume.is_some(), configuration);
     }
     let levels = spec.level_values().map_err(Error::Usage)?;
     let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
@@ -234,6 +239,9 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         if spec.repeat > 1 { format!(" x {} repeats", spec.repeat) } else { String::new() },
         if resume.is_some() { "resumed" } else { "stored as it goes" }
     ));
+    if let Some(c) = &configuration {
+        say(format!("configuration: {c}"));
+    }
     let notes = provenance_notes(site, spec, &levels);
     for n in &notes {
         say(format!("note: {n}"));
@@ -372,6 +380,9 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     if !notes.is_empty() {
         result["notes"] = notes.clone().into();
     }
+    if let Some(c) = configuration {
+        result["configuration"] = c.into();
+    }
     if let Some(why) = &failure {
         result["error"] = why.clone().into();
     }
@@ -407,7 +418,14 @@ pub fn not_capacity(docs: &[RunDocument], ended: Ended) -> Option<String> {
 }
 
 /// A rate study, run by `runner::capacity`, stored and summed up as the others are.
-fn run_rate(site: &Site, spec: &StudySpec, id: i64, store: &Store, resumed: bool) -> Result<i32, Error> {
+fn run_rate(
+    site: &Site,
+    spec: &StudySpec,
+    id: i64,
+    store: &Store,
+    resumed: bool,
+    configuration: Option<String>,
+) -> Result<i32, Error> {
     let started = Instant::now();
     if resumed {
         println!("study {id}: resumed; its finished levels are kept");
@@ -415,6 +433,9 @@ fn run_rate(site: &Site, spec: &StudySpec, id: i64, store: &Store, resumed: bool
     let ending = super::capacity::run(site, spec, id, store, started)?;
     let status = ending.outcome.status();
     let mut result = serde_json::json!({});
+    if let Some(c) = configuration {
+        result["configuration"] = c.into();
+    }
     if let Some(why) = &ending.failure {
         result["error"] = why.clone().into();
     }
@@ -442,8 +463,8 @@ fn no_answer_code(spec: &StudySpec, row: &crate::store::StudyRow, code: i32) -> 
 }
 
 /// What a reader must know about the servers a study runs on that its file does not say:
-/// managed settings it inherits without naming them (left by an earlier study or
-/// `sizeup server start`), and managed instances running beside it that it does not use.
+/// managed instances running beside it that it does not use. (The settings it runs
+/// with are its configuration line: `configuration`.)
 fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String> {
     let mut notes = Vec::new();
     if spec.kind == Kind::ScaleOut || spec.names_a_server() {
@@ -456,22 +477,6 @@ fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String
         Kind::Scale => levels.iter().copied().max().unwrap_or(1),
         _ => 1,
     };
-    // A memory study sets every level's pool and settings itself.
-    let names_settings = spec.server != Default::default() || !spec.configs.is_empty() || spec.kind == Kind::Memory;
-    if !names_settings && running.contains(&0) {
-        if let Ok(Some(now)) = site.manager.settings_of(0) {
-            let differ = crate::server::settings_differences(&crate::server::ServerSettings::default(), &now);
-            if !differ.is_empty() {
-                let words: Vec<String> =
-                    differ.iter().map(|d| d.split(" (it has").next().unwrap_or(d).to_string()).collect();
-                notes.push(format!(
-                    "managed instance 0 runs with settings this study does not name: {} (left by an earlier \
-                     study or `sizeup server start`); every run records them",
-                    words.join(", ")
-                ));
-            }
-        }
-    }
     let idle: Vec<String> = running.iter().filter(|i| **i >= used).map(|i| i.to_string()).collect();
     if !idle.is_empty() {
         notes.push(format!(
@@ -483,14 +488,127 @@ fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String
     notes
 }
 
-/// Managed instances need the series' settings only when the study gives some; a
-/// sweep without them uses the default target as `sizeup run` does.
+/// The configuration a study on managed instances starts from, whatever an earlier
+/// study left on them: the settings the user started instance 0 with (`sizeup server
+/// start`), else sizeup's defaults; and whether it is the user's.
+pub fn study_base(manager: &Manager) -> Result<(ServerSettings, bool), Error> {
+    Ok(match manager.user_settings_of(0)? {
+        Some(s) => (s, true),
+        None => (ServerSettings::default(), false),
+    })
+}
+
+/// The study's line naming the configuration it runs with: its base (sizeup's
+/// defaults, or the settings the user started the instance with), what the study
+/// itself names over it (`own`), and what of an earlier study's settings it resets
+/// (`reset`).
+pub fn configuration_line(base: &ServerSettings, by_user: bool, own: &[String], reset: &[String]) -> String {
+    let words = crate::server::settings_words(base).join(", ");
+    let from = match by_user && base != &ServerSettings::default() {
+        true => format!("the settings instance 0 was started with by `sizeup server start` ({words})"),
+        false => format!("sizeup's defaults ({words})"),
+    };
+    let mut line = match own.is_empty() {
+        true => format!("{from}, the study naming no server setting"),
+        false => format!("{from} with the study's {}", own.join(", ")),
+    };
+    if !reset.is_empty() {
+        line.push_str(&format!("; resets what an earlier study left on instance 0: {}", reset.join(", ")));
+    }
+    line
+}
+
+/// The settings the study's first step asks of managed instance 0; None for servers
+/// sizeup does not manage (named ones, a scale-out study's nodes).
+fn first_settings(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Option<ServerSettings>, Error> {
+    let first = levels.first().copied().unwrap_or(1);
+    match spec.kind {
+        Kind::ScaleOut => Ok(None),
+        Kind::Scale if !spec.scale.targets.is_empty() => Ok(None),
+        Kind::Scale => scale_settings(site.manager, spec, spec.configs.first(), first).map(Some),
+        Kind::Memory => super::memory::settings(site, spec, first),
+        Kind::Sweep | Kind::Rate => {
+            let series = series_of(spec);
+            let Some(s) = series.first() else { return Ok(None) };
+            let req = spec.request(&s.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+            settings_for(site.manager, spec, s.config.as_ref(), req.target())
+        }
+    }
+}
+
+/// The configuration the study runs with, as one line (printed, stored with its
+/// result and shown by `sizeup study show`); None for a scale-out study, whose cluster
+/// says its own.
+pub fn configuration(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Option<String>, Error> {
+    if spec.kind == Kind::ScaleOut {
+        return Ok(None);
+    }
+    let Some(asked) = first_settings(site, spec, levels)? else {
+        return Ok(Some("the server's own (sizeup does not manage it); each run records its settings".into()));
+    };
+    let (base, by_user) = study_base(site.manager)?;
+    let mut own = spec.server.words();
+    match spec.kind {
+        Kind::Memory => {
+            let m = spec.memory_spec();
+            match m.vary {
+                crate::study::spec::Vary::Pool => {
+                    own.retain(|w| !w.starts_with("buffer pool "));
+                    own.push("each level's buffer pool".into());
+                }
+                crate::study::spec::Vary::Data => {
+                    if let Some(b) = &m.buffer_pool {
+                        own.retain(|w| !w.starts_with("buffer pool "));
+                        own.push(format!("buffer pool {b}"));
+                    }
+                }
+            }
+            let named = |k: &str| spec.server.set.iter().any(|s| s.split('=').next().map(str::trim) == Some(k));
+            own.extend(
+                super::memory::COLD_AND_DIRECT.iter().filter(|(k, _)| !named(k)).map(|(k, v)| format!("{k}={v}")),
+            );
+        }
+        Kind::Scale => {
+            if let (true, Some(total)) = (spec.scale.split, &spec.scale.buffer_pool) {
+                own.retain(|w| !w.starts_with("buffer pool "));
+                own.push(format!("buffer pool {total} split over the instances"));
+            } else if let Some(b) = &spec.scale.buffer_pool_per_instance {
+                own.retain(|w| !w.starts_with("buffer pool "));
+                own.push(format!("buffer pool {b} per instance"));
+            }
+        }
+        _ => {}
+    }
+    if !spec.configs.is_empty() {
+        own.push("each configuration's own settings (listed with its series)".into());
+    }
+    // What an earlier study left: instance 0's settings that are neither the base's
+    // nor what this study asks.
+    let reset = match site.manager.settings_of(0)? {
+        Some(now) => crate::server::settings_changes(&now, &asked, &|name, left| {
+            let base_has = |b: &ServerSettings| match name {
+                "buffer_pool" => Some(b.buffer_pool.clone()),
+                "log_file_size" => Some(b.log_file_size.clone()),
+                "flush_log_at_trx_commit" => Some(b.flush_log_at_trx_commit.to_string()),
+                "max_connections" => Some(b.max_connections.to_string()),
+                k => b.extra.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+            };
+            base_has(&base).as_deref() != left
+        }),
+        None => Vec::new(),
+    };
+    Ok(Some(configuration_line(&base, by_user, &own, &reset)))
+}
+
+/// A managed instance's settings for a sweep (or rate) series: the study's base
+/// (`study_base`) with the study's `[server]` and the series' configuration laid over
+/// it; None for a server sizeup does not manage.
 fn settings_for(
     manager: &Manager,
     spec: &StudySpec,
     config: Option<&Config>,
     target: &crate::options::TargetArgs,
-) -> Result<Option<crate::server::ServerSettings>, Error> {
+) -> Result<Option<ServerSettings>, Error> {
     let named = runner::complete_target(target)?.names_a_server();
     if named && config.is_some() {
         return Err(Error::Usage(
@@ -499,14 +617,14 @@ fn settings_for(
                 .into(),
         ));
     }
-    if named || spec.names_a_server() || (spec.server == Default::default() && config.is_none()) {
+    if named || spec.names_a_server() {
         return Ok(None);
     }
     let server = match config {
         Some(c) => spec.server.with(&c.server),
         None => spec.server.clone(),
     };
-    let base = manager.settings_of(0)?.unwrap_or_default();
+    let (base, _) = study_base(manager)?;
     server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 
@@ -647,7 +765,7 @@ fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
 
 /// The settings each of `n` managed instances of a scale step runs with: the study's
 /// server (with the series' configuration laid over it), its buffer pool per instance
-/// (or the total split over them), over instance 0's own settings. A configuration's
+/// (or the total split over them), over the study's base (`study_base`). A configuration's
 /// buffer pool takes the place of the one `[scale]` names: the total to split in a
 /// split study (study 3's big and small pools), else each instance's.
 fn scale_settings(
@@ -668,7 +786,7 @@ fn scale_settings(
     } else if let Some(b) = &spec.scale.buffer_pool_per_instance {
         server.buffer_pool = Some(b.clone());
     }
-    let base = manager.settings_of(0)?.unwrap_or_default();
+    let (base, _) = study_base(manager)?;
     server.settings_on(base).map_err(Error::Usage)
 }
 
@@ -754,6 +872,85 @@ fn scale_step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 61, point 2: after a memory study left instance 0 at an 8 MiB pool (and
+    /// study 4 at flush_log_at_trx_commit=0), a study that names nothing ran on them.
+    /// What a study asks for is sizeup's defaults plus its own settings, whatever
+    /// instance 0 last ran with; settings the user started it with are kept.
+    #[test]
+    fn settings_do_not_leak_from_an_earlier_study() {
+        let home = tempfile::tempdir().unwrap();
+        let manager = Manager::new(home.path());
+        let left = ServerSettings {
+            buffer_pool: "8M".into(),
+            flush_log_at_trx_commit: 0,
+            extra: vec![("innodb_flush_method".into(), "O_DIRECT".into())],
+            ..Default::default()
+        };
+        let remember = |user: Option<ServerSettings>| {
+            let inst = crate::server::Instance {
+                index: 0,
+                settings: left.clone(),
+                user_settings: user,
+                ..crate::server::tests::inst()
+            };
+            manager.remember(vec![inst]);
+        };
+        remember(None);
+        let site = Site { manager: &manager, results: home.path(), password: None };
+        let file = |server: &str| {
+            let text = format!(
+                "name = \"plain\"\nkind = \"sweep\"\nworkloads = [\"oltp_read_only\"]\nlevels = [1, 2]\n\
+                 step_time = 2\n[options]\nno-defaults = true\n{server}"
+            );
+            StudySpec::from_toml(&text, "t").unwrap()
+        };
+        let asked = |spec: &StudySpec| {
+            let req = spec.request("oltp_read_only", 1, None).unwrap();
+            settings_for(&manager, spec, None, req.target()).unwrap().expect("a managed instance")
+        };
+        // A sweep naming no setting: the defaults, not the 8M pool left behind.
+        let plain = file("");
+        assert_eq!(asked(&plain), ServerSettings::default());
+        let line = configuration(&site, &plain, &[1, 2]).unwrap().unwrap();
+        assert!(
+            line.starts_with("sizeup's defaults (buffer pool 1G, redo log 512M, flush_log_at_trx_commit 2"),
+            "{line}"
+        );
+        assert!(line.contains("the study naming no server setting"), "{line}");
+        assert!(
+            line.contains(
+                "resets what an earlier study left on instance 0: buffer pool 8M (now 1G), \
+                           flush_log_at_trx_commit 0 (now 2), innodb_flush_method=O_DIRECT (now unset)"
+            ),
+            "{line}"
+        );
+        // Its own pool over the defaults: the rest is not inherited either.
+        let own = file("[server]\nbuffer_pool = \"256M\"\n");
+        assert_eq!(asked(&own), ServerSettings { buffer_pool: "256M".into(), ..Default::default() });
+        let line = configuration(&site, &own, &[1, 2]).unwrap().unwrap();
+        assert!(line.contains(") with the study's buffer pool 256M; resets"), "{line}");
+        assert!(line.contains("buffer pool 8M (now 256M)"), "{line}");
+        // A scale study's instances too.
+        let mut scale = own.clone();
+        scale.kind = Kind::Scale;
+        assert_eq!(scale_settings(&manager, &scale, None, 2).unwrap().flush_log_at_trx_commit, 2);
+        // The user's own start (`sizeup server start --buffer-pool 128M`) is the base.
+        let user = ServerSettings { buffer_pool: "128M".into(), max_connections: 500, ..Default::default() };
+        remember(Some(user.clone()));
+        assert_eq!(asked(&plain), user);
+        let line = configuration(&site, &plain, &[1, 2]).unwrap().unwrap();
+        assert!(
+            line.starts_with("the settings instance 0 was started with by `sizeup server start` (buffer pool 128M"),
+            "{line}"
+        );
+        assert!(line.contains("buffer pool 8M (now 128M)"), "{line}");
+        // Nothing to reset on an instance already at the study's configuration.
+        remember(None);
+        let inst = crate::server::Instance { index: 0, ..crate::server::tests::inst() };
+        manager.remember(vec![crate::server::Instance { settings: ServerSettings::default(), ..inst }]);
+        assert!(!configuration(&site, &plain, &[1, 2]).unwrap().unwrap().contains("resets"));
+    }
 
     #[test]
     fn sizes_divide_into_megabytes() {

@@ -128,6 +128,11 @@ pub struct Instance {
     /// Where the last launch's lines begin in its error log (bytes).
     #[serde(default)]
     pub log_from: u64,
+    /// The settings the user last started it with (`sizeup server start`), which a
+    /// study that names nothing keeps; None when only studies or runs started it (a
+    /// study then starts from sizeup's defaults, not from what an earlier study left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_settings: Option<ServerSettings>,
 }
 
 fn loopback() -> String {
@@ -399,6 +404,13 @@ impl Manager {
         }
     }
 
+    /// Remembers these instances as the state file would (unit tests of what a
+    /// study asks for, without a server).
+    #[cfg(test)]
+    pub(crate) fn remember(&self, instances: Vec<Instance>) {
+        self.save(&StateFile { instances }).unwrap();
+    }
+
     fn save(&self, s: &StateFile) -> Result<(), ServerError> {
         std::fs::create_dir_all(&self.home)
             .map_err(|e| ServerError::State(format!("cannot create {}: {e}", self.home.display())))?;
@@ -416,6 +428,12 @@ impl Manager {
     /// The settings instance `index` last ran with, if sizeup knows it.
     pub fn settings_of(&self, index: u32) -> Result<Option<ServerSettings>, ServerError> {
         Ok(self.load()?.instances.into_iter().find(|i| i.index == index).map(|i| i.settings))
+    }
+
+    /// The settings the user last started instance `index` with (`sizeup server
+    /// start`), if any: not those an earlier study left.
+    pub fn user_settings_of(&self, index: u32) -> Result<Option<ServerSettings>, ServerError> {
+        Ok(self.load()?.instances.into_iter().find(|i| i.index == index).and_then(|i| i.user_settings))
     }
 
     /// The instance `index` if it is running.
@@ -441,7 +459,20 @@ impl Manager {
         root: Option<&Path>,
     ) -> Result<Vec<Status>, ServerError> {
         let _lock = self.lock()?;
-        self.start_locked(count, settings, base_port, root)
+        self.start_locked(count, settings, base_port, root, false)
+    }
+
+    /// As `start`, for `sizeup server start`: the instances it starts remember these
+    /// settings as the user's own, which a study that names nothing keeps.
+    pub fn start_by_user(
+        &self,
+        count: u32,
+        settings: &ServerSettings,
+        base_port: Option<u16>,
+        root: Option<&Path>,
+    ) -> Result<Vec<Status>, ServerError> {
+        let _lock = self.lock()?;
+        self.start_locked(count, settings, base_port, root, true)
     }
 
     fn start_locked(
@@ -450,6 +481,7 @@ impl Manager {
         settings: &ServerSettings,
         base_port: Option<u16>,
         root: Option<&Path>,
+        by_user: bool,
     ) -> Result<Vec<Status>, ServerError> {
         if count == 0 || count > MAX_INSTANCES {
             return Err(ServerError::Ports(format!("--instances must be from 1 to {MAX_INSTANCES} (got {count})")));
@@ -541,12 +573,17 @@ impl Manager {
                 placement: lab::Placement::default(),
                 path_first: Vec::new(),
                 log_from: 0,
+                user_settings: match by_user {
+                    true => Some(settings.clone()),
+                    false => existing.and_then(|pos| state.instances[pos].user_settings.clone()),
+                },
             };
             if port_taken(inst.port) {
                 return Err(ServerError::PortInUse { port: inst.port });
             }
             // What it ran with before, kept if the server refuses these settings.
             let previous = existing.map(|pos| state.instances[pos].settings.clone());
+            let previous_user = existing.and_then(|pos| state.instances[pos].user_settings.clone());
             inst.prepare()?;
             inst.launch(&[])?;
             match existing {
@@ -564,6 +601,7 @@ impl Manager {
                 if let Some(i) = state.instances.iter_mut().find(|i| i.index == index) {
                     (i.should_run, i.pid) = (false, None);
                     i.settings = previous.unwrap_or_default();
+                    i.user_settings = previous_user;
                     let _ = i.prepare();
                 }
                 self.save(&state)?;
@@ -588,7 +626,7 @@ impl Manager {
                 restarted.push((index, i.settings));
             }
         }
-        let failed = match self.start_locked(count, settings, None, None) {
+        let failed = match self.start_locked(count, settings, None, None, false) {
             Err(ServerError::Start { index, detail, log }) => (index, detail, log),
             other => return other,
         };
@@ -596,7 +634,7 @@ impl Manager {
         // bad study setting does not take a working instance down with it.
         let mut back = Vec::new();
         for (index, old) in restarted {
-            match self.start_locked(index + 1, &old, None, None) {
+            match self.start_locked(index + 1, &old, None, None, false) {
                 Ok(_) => back.push(index.to_string()),
                 Err(e) => {
                     let detail = format!(
@@ -668,6 +706,56 @@ pub fn settings_differences(old: &ServerSettings, new: &ServerSettings) -> Vec<S
     if old.extra != new.extra {
         let set: Vec<String> = new.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
         v.push(format!("--set {}", if set.is_empty() { "(none)".to_string() } else { set.join(" ") }));
+    }
+    v
+}
+
+/// The settings in words, as a study's configuration line lists them: "buffer pool 1G,
+/// redo log 512M, flush_log_at_trx_commit 2, max_connections 2000" and each `--set`.
+pub fn settings_words(s: &ServerSettings) -> Vec<String> {
+    let mut v = vec![
+        format!("buffer pool {}", s.buffer_pool),
+        format!("redo log {}", s.log_file_size),
+        format!("flush_log_at_trx_commit {}", s.flush_log_at_trx_commit),
+        format!("max_connections {}", s.max_connections),
+    ];
+    v.extend(s.extra.iter().map(|(k, v)| format!("{k}={v}")));
+    v
+}
+
+/// What differs from `from` to `to`, setting by setting, in words: "buffer pool 8M
+/// (now 1G)", "innodb_flush_method=O_DIRECT (now unset)". `keep` picks the settings to
+/// name, by their name (buffer_pool, log_file_size, flush_log_at_trx_commit,
+/// max_connections, or a `--set` option's) and `from`'s value.
+pub fn settings_changes(
+    from: &ServerSettings,
+    to: &ServerSettings,
+    keep: &dyn Fn(&str, Option<&str>) -> bool,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut one = |name: &str, word: &str, a: Option<String>, b: Option<String>| {
+        if a != b && keep(name, a.as_deref()) {
+            let now = format!("now {}", b.as_deref().unwrap_or("unset"));
+            v.push(match word.is_empty() {
+                true => format!("{name}={} ({now})", a.as_deref().unwrap_or("unset")),
+                false => format!("{word} {} ({now})", a.as_deref().unwrap_or("unset")),
+            });
+        }
+    };
+    one("buffer_pool", "buffer pool", Some(from.buffer_pool.clone()), Some(to.buffer_pool.clone()));
+    one("log_file_size", "redo log", Some(from.log_file_size.clone()), Some(to.log_file_size.clone()));
+    let f = |x: &ServerSettings| Some(x.flush_log_at_trx_commit.to_string());
+    one("flush_log_at_trx_commit", "flush_log_at_trx_commit", f(from), f(to));
+    let m = |x: &ServerSettings| Some(x.max_connections.to_string());
+    one("max_connections", "max_connections", m(from), m(to));
+    let get = |x: &ServerSettings, k: &str| x.extra.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let mut names: Vec<&String> = from.extra.iter().chain(&to.extra).map(|(k, _)| k).collect();
+    names.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    for k in names {
+        if seen.insert(k.clone()) {
+            one(k, "", get(from, k), get(to, k));
+        }
     }
     v
 }
@@ -1108,7 +1196,7 @@ pub(crate) fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// scale_with_a_buffer_pool_the_host_cannot_hold_leaves_the_instance_running: a
@@ -1148,7 +1236,7 @@ mod tests {
         assert_eq!(start_failure(&log, 0), "a\nb");
     }
 
-    fn inst() -> Instance {
+    pub(crate) fn inst() -> Instance {
         Instance {
             index: 1,
             dir: PathBuf::from("/state/instances/1"),
@@ -1168,6 +1256,7 @@ mod tests {
             placement: lab::Placement::default(),
             path_first: Vec::new(),
             log_from: 0,
+            user_settings: None,
         }
     }
 

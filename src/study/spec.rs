@@ -124,6 +124,25 @@ pub fn config_settings_text(base: &ServerSpec, c: &Config) -> String {
 }
 
 impl ServerSpec {
+    /// The settings it names, in words ("buffer pool 256M", "innodb_doublewrite=0").
+    pub fn words(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(b) = &self.buffer_pool {
+            v.push(format!("buffer pool {b}"));
+        }
+        if let Some(l) = &self.log_file_size {
+            v.push(format!("redo log {l}"));
+        }
+        if let Some(f) = self.flush_log_at_trx_commit {
+            v.push(format!("flush_log_at_trx_commit {f}"));
+        }
+        if let Some(m) = self.max_connections {
+            v.push(format!("max_connections {m}"));
+        }
+        v.extend(self.set.iter().cloned());
+        v
+    }
+
     /// `over` laid on top of `self`.
     pub fn with(&self, over: &ServerSpec) -> ServerSpec {
         ServerSpec {
@@ -139,8 +158,9 @@ impl ServerSpec {
         self.settings_on(crate::server::ServerSettings::default())
     }
 
-    /// These settings over `base` (what the instance runs with now): what the study
-    /// leaves unsaid stays as it is.
+    /// These settings over `base` (sizeup's defaults, or the settings the user started
+    /// the instance with; never what an earlier study left): what the study leaves
+    /// unsaid is the base's.
     pub fn settings_on(&self, base: crate::server::ServerSettings) -> Result<crate::server::ServerSettings, String> {
         let d = base;
         let mut set: Vec<String> = d
@@ -304,7 +324,8 @@ pub struct MemorySpec {
     #[serde(default, skip_serializing_if = "is_default")]
     pub vary: Vary,
     /// With `vary = "data"`: the buffer pool every level runs with (default: the
-    /// instance's own).
+    /// study's `[server]` pool, else sizeup's default or the one the user started the
+    /// instance with).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_pool: Option<String>,
     /// Connections of every level (default 8).

@@ -112,3 +112,47 @@ fn bad_memory_studies_are_refused_before_anything_runs() {
     let (_, list, _) = out(&s, &["study", "list"]);
     assert!(!list.contains("memory"), "{list}");
 }
+
+/// Issue 61, point 2: after a memory study left instance 0 at its smallest pool (with
+/// direct I/O), a sweep that names no setting ran on it. A study after a memory study
+/// runs at its own named configuration: here the settings the user started the
+/// instance with (128 MiB), said in its output and in `study show`; `compare` names the
+/// settings that differ between a run of each.
+#[test]
+fn a_study_after_a_memory_study_runs_at_its_own_named_pool() {
+    let s = TestServer::start();
+    let data = ["oltp_read_only", "--tables", "1", "--table-size", "1000", "--threads", "1"];
+    let memory = ["memory", "--pools", "16M", "--step-time", "1", "--warmup", "0", "--max-warmup", "1"];
+    // A sweep's --threads are its levels: one connection.
+    let (code, stdout, stderr) = out(&s, &[&memory[..], &data[..]].concat());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("configuration: the settings instance 0 was started with by `sizeup server start`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("with the study's each level's buffer pool, innodb_flush_method=O_DIRECT"), "{stdout}");
+    let sweep = ["sweep", "--step-time", "1", "--warmup", "0"];
+    let (code, stdout, stderr) = out(&s, &[&sweep[..], &data[..]].concat());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let line = stdout.lines().find(|l| l.starts_with("configuration: ")).unwrap_or_default();
+    assert!(
+        line.contains("(buffer pool 128M, redo log 48M, flush_log_at_trx_commit 2, max_connections 500)"),
+        "{line}"
+    );
+    assert!(line.contains("the study naming no server setting"), "{line}");
+    assert!(line.contains("resets what an earlier study left on instance 0: buffer pool 16M (now 128M)"), "{line}");
+    assert!(line.contains("innodb_flush_method=O_DIRECT (now unset)"), "{line}");
+    // The sweep's run recorded the pool it ran at.
+    let store = sizeup::store::Store::open(&s.results()).unwrap();
+    let row = store.load_study(2).unwrap();
+    let run = row.steps[0].runs[0];
+    let doc = store.load_run(run).unwrap();
+    assert_eq!(doc.config.server_fact("innodb_buffer_pool_size").as_deref(), Some("134217728"));
+    let (_, shown, _) = out(&s, &["study", "show", "2"]);
+    assert!(shown.contains(line), "{shown}");
+    // The memory study's measured run against the sweep's: the settings are named.
+    let before = store.load_study(1).unwrap().steps[0].runs[0];
+    let (_, cmp, err) = out(&s, &["compare", &before.to_string(), &run.to_string()]);
+    assert!(cmp.contains("the servers' settings differ: innodb_buffer_pool_size 16M against 128M"), "{cmp}\n{err}");
+    assert!(cmp.contains("the difference is not only the change you made"), "{cmp}");
+}

@@ -718,6 +718,7 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
                 placement: Default::default(),
                 path_first: Vec::new(),
                 log_from: 0,
+                user_settings: None,
             },
             lab: None,
             galera_ports: (role == NodeRole::Galera).then_some(gports),
