@@ -750,6 +750,29 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         assert_eq!((given.watts, given.power_source.as_str()), (Some(120.0), "given"));
     }
 
+    /// modelled_watts_count_the_tests_cpu_not_other_programs (issue 61, 1): a host that
+    /// other programs kept busy was priced as the server's energy.
+    #[test]
+    fn modelled_watts_count_the_tests_cpu_not_other_programs() {
+        let t0 = Instant::now();
+        let mut a = snap(t0, STAT_A, DISKSTATS_A, 10.0, 1.0);
+        let mut b = snap(t0 + Duration::from_secs(2), STAT_B, DISKSTATS_B, 13.0, 1.5);
+        // 160 of 210 ticks busy on 2 CPUs (76 %); other programs took 0.5 cores of it.
+        a.cpus = Some(2);
+        b.cpus = Some(2);
+        a.others = Some([(7, 0u64)].into_iter().collect());
+        b.others = Some([(7, 100u64)].into_iter().collect());
+        let s = OsSample::between(&a, &b, &Power::Modelled { idle_w: 50.0, max_w: 150.0 });
+        let others_pct = s.other_cores.unwrap() / 2.0 * 100.0;
+        assert!(others_pct > 0.0);
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
+        assert!(close(s.test_busy().unwrap(), s.busy().unwrap() - others_pct));
+        assert!(close(s.watts.unwrap(), 50.0 + 100.0 * (s.busy().unwrap() - others_pct) / 100.0));
+        // An unwatched server's CPU is among the others: nothing is taken away.
+        let unwatched = OsSample { server_cores: None, ..s.clone() };
+        assert_eq!(unwatched.test_busy(), unwatched.busy());
+    }
+
     #[test]
     fn rapl_counts_joules_across_a_wrap() {
         assert_eq!(rapl_joules(&[(1_000_000, 10_000_000)], &[(3_000_000, 10_000_000)]), 2.0);

@@ -540,6 +540,22 @@ mod tests {
         );
     }
 
+    /// a_best_last_level_matched_by_an_earlier_one_is_no_rise (issue 61, 3): study 1 said
+    /// "still rising at 128 threads: 2398 tps (range 2174-2622), +29 % over 64 threads
+    /// ... its limit lies beyond the levels tried" while 32 threads gave 2328, inside
+    /// 128's range: a plateau with a dip.
+    #[test]
+    fn a_best_last_level_matched_by_an_earlier_one_is_no_rise() {
+        let a = answer(
+            &[(16, 2000.0, 0.05, 99.0), (32, 2328.0, 0.05, 99.0), (64, 1859.0, 0.05, 99.0), (128, 2398.0, 0.05, 99.0)],
+            Kind::Sweep,
+            "threads",
+        );
+        assert!(!a.contains("beyond the levels tried") && !a.contains("still rising"), "{a}");
+        assert!(a.starts_with("oltp_read_write peaked at 32, 128 threads"), "{a}");
+        assert!(a.contains("it saturated at 32 threads"), "{a}");
+    }
+
     /// demo_answer_names_the_saturation_and_the_decline: the demo said "no stop condition
     /// was met up to 8 threads, so its limit lies beyond the levels tried" while
     /// throughput fell after 2 threads on a CPU 97 % busy.

@@ -204,15 +204,20 @@ pub fn measured_on(spec: &PlanSpec, host: Option<&Host>, p: &Purchase) -> Vec<St
             if busy >= crate::study::bottleneck::CPU_BUSY {
                 let up = (server + o.client_cores) / server;
                 let c = &p.chosen.plan;
+                let dedicated = crate::model::sizing::servers_needed(spec.target_tps, c.per_server * up, c.efficiency)
+                    .map_or(c.servers, |s| s.min(c.servers));
                 let _ = write!(
                     t,
                     "; with the CPU spent, a dedicated server could carry up to {:.0} % more ({}-{} {} a server), \
-                     so the count is for servers that also run their client, and at most {} fewer without",
+                     so the count is of servers that each also ran their client{}",
                     (up - 1.0) * 100.0,
                     n(c.per_server),
                     n(c.per_server * up),
                     p.unit,
-                    c.servers.saturating_sub((c.servers as f64 / up).ceil() as u64)
+                    match c.servers - dedicated {
+                        0 => String::new(),
+                        k => format!("; dedicated ones may need up to {k} fewer"),
+                    }
                 );
             }
             t.push('.');
@@ -390,6 +395,53 @@ mod tests {
              p99<50ms was 1350 tps (1575 broke it); at one instance's peak the host's CPU ran out (study 1); no other \
              way to build was measured."
         );
+    }
+
+    /// the_plan_names_what_it_counts (issue 61, 6): "Each server carries 663 tps" for a
+    /// 2-vCPU VM that also ran the load generator, on 3 MiB of default data, over a unix
+    /// socket, priced as a $9,000 server; E = 0.9 called given; --memory-price unused
+    /// and unsaid.
+    #[test]
+    fn the_plan_names_what_it_counts() {
+        let mut f = cpu_bound();
+        capacity(&mut f);
+        let spec = PlanSpec { memory_price: Some(10.0), ..plan() };
+        let skipped = crate::plan::StageRecord {
+            stage: crate::plan::Stage::Memory,
+            study: None,
+            why: "the data (3 MiB) fits the buffer pool (1.0 GiB)".into(),
+            for_time: false,
+            seconds: 0.0,
+        };
+        let p = purchase(&spec, &f, std::slice::from_ref(&skipped), None).unwrap();
+        let host = Host {
+            memory_bytes: Some(24 << 30),
+            storage: Some("vda, 100 GiB, not rotational (SSD, NVMe or virtual)".into()),
+            path: Some("a unix socket (no network round trip)".into()),
+            data_bytes: Some(3 << 20),
+            ..crate::plan::decide::tests::host()
+        };
+        let s = measured_on(&spec, Some(&host), &p);
+        assert_eq!(
+            s[0],
+            "Each server counted is one like the host measured: 2 CPUs, 24.0 GiB of memory, data on vda, 100 GiB, \
+             not rotational (SSD, NVMe or virtual); 3 MiB of data in a 1.0 GiB buffer pool, reached over a unix \
+             socket (no network round trip)."
+        );
+        assert!(s[1].starts_with("Warning: the data was the workload's default size"), "{}", s[1]);
+        // At the peak (99 % busy) sizeup took 0.36 of the 2 cores beside the server's 1.58.
+        assert!(s[2].starts_with("The load generator ran on the same host: 0.35 of its 2 cores"), "{}", s[2]);
+        assert!(s[2].contains("a dedicated server could carry up to 22 % more (1,350-1,654 tps a server)"), "{}", s[2]);
+        assert!(s[2].ends_with("each also ran their client; dedicated ones may need up to 1 fewer."), "{}", s[2]);
+        // Data given, but tiny against the pool.
+        let sized = PlanSpec { options: [("tables".to_string(), 1.into())].into_iter().collect(), ..spec.clone() };
+        assert!(measured_on(&sized, Some(&host), &p)[1].starts_with("Warning: the data (3 MiB) is a tenth"));
+        // E assumed, not given; the memory price said unused.
+        assert_eq!(p.efficiency_words, "0.9, assumed (none was measured or given)");
+        assert_eq!(p.chosen.plan.efficiency_source, "assumed");
+        assert!(p.caveats.iter().any(|c| c.starts_with("--memory-price was not used: the memory study was skipped")));
+        let t = text(1, "completed", &spec, &PlanState { host: Some(host), ..Default::default() }, &Ok(p));
+        assert!(t.contains("reached over a unix socket"), "{t}");
     }
 
     #[test]

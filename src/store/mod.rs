@@ -363,7 +363,21 @@ impl Store {
     fn with_schema(mut conn: Connection, path: &Path) -> Result<Store, StoreError> {
         let err = |source| StoreError::Sql { path: path.display().to_string(), source };
         conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        // Switching a new file to WAL while another process does the same can answer
+        // "database is locked" at once, past the busy handler (SQLite's deadlock
+        // avoidance): retried for up to 10 s (a_new_store_opened_by_many_at_once_is_migrated_once).
+        let mut tries = 0;
+        while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
+            let busy = matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            );
+            tries += 1;
+            if !busy || tries > 1000 {
+                return Err(err(e));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;
         if schema_version(&conn, path)? < SCHEMA_VERSION {
             // Under the write lock, the version read again: two processes opening a new

@@ -665,6 +665,69 @@ mod tests {
         assert_eq!(behind_allowance_pct(1e6, 10.0), 2.0);
     }
 
+    /// a_percentile_from_a_few_transactions_is_not_judged (issue 61, 3): "Sustains 1 tps"
+    /// rested on a 2-tps level whose p99 came from about 20 transactions.
+    #[test]
+    fn a_percentile_from_a_few_transactions_is_not_judged() {
+        assert_eq!(transactions_to_judge(99.0), 1000);
+        assert_eq!(transactions_to_judge(90.0), 100);
+        assert_eq!(transactions_to_judge(99.9), 10_000);
+        let o = obj("p99<10ms");
+        let mut f = level(2, 61.0, 0.0, &o).1;
+        f.measured[0].transactions = Some(20);
+        let v = verdict(&f, 10.0, &o, None);
+        assert_eq!(v, Verdict::TooShort { objective: "p99".into(), transactions: 20, needed: 1000 });
+        assert!(!v.met() && !v.server_failed());
+        f.measured[0].transactions = Some(1000);
+        assert!(matches!(verdict(&f, 10.0, &o, None), Verdict::Missed { .. }));
+        // Going down from a failure, the search stops at a level too short to judge.
+        let tried =
+            vec![(400, Verdict::Missed { objective: "p99".into(), ms: 61.0, below_ms: 10.0 }), (200, v.clone())];
+        assert_eq!(next_rate(&plan(400), &tried), None);
+        // With only levels too short to judge, it goes up: more transactions.
+        assert_eq!(next_rate(&plan(50), &[(50, v.clone())]), Some(100));
+        let levels = vec![(400, level(400, 61.0, 0.0, &o).1, tried[0].1.clone()), (200, f.clone(), v)];
+        let a = answer(&levels, &o, 0.05);
+        assert!(a.starts_with("No rate tried up to 400 tps met"), "{a}");
+        assert!(a.contains("At 200 tps only 20 transactions finished: too few to judge p99 (1000 needed)"), "{a}");
+        // A starved level ends the search and counts neither way.
+        let starved = Verdict::Starved { other_cores: 1.05, busy_cores: 2.0 };
+        assert_eq!(next_rate(&plan(400), &[(400, Verdict::Met), (800, starved.clone())]), None);
+        assert_eq!(bracket(&[(400, Verdict::Met), (800, starved)]), (Some(400), None));
+    }
+
+    /// the_bracket_is_repeated_and_its_range_holds_both_runs (issue 61, 4): one sample
+    /// per rate said 777 tps broke the objective; a repeat four minutes later met it.
+    #[test]
+    fn the_bracket_is_repeated_and_its_range_holds_both_runs() {
+        let s = Search { repeat_bracket: true, ..plan(500) };
+        let tried = search(&s, 1430);
+        let rates: Vec<u32> = tried.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rates, [500, 1000, 2000, 1500, 1250, 1375, 1437, 1375, 1437], "the bracket's two rates once more");
+        assert_eq!(next_rate(&s, &tried), None);
+        // The repeat of the failure met: the range runs to it, and the answer says so.
+        let o = obj("p99<10ms");
+        let missed = Verdict::Missed { objective: "p99".into(), ms: 12.0, below_ms: 10.0 };
+        let mut t = vec![(700, Verdict::Met), (777, missed.clone()), (700, Verdict::Met), (777, Verdict::Met)];
+        assert_eq!(bracket(&t), (Some(700), Some(777)));
+        assert_eq!((upper(&t), disagreed(&t)), (Some(777), vec![777]));
+        t.push((900, Verdict::Met));
+        assert_eq!(upper(&t), Some(900), "a rate above the failure met: the range holds it");
+        // The repeat of the lower end failed: the search bisects below it.
+        let u = vec![
+            (500, Verdict::Met),
+            (1000, missed.clone()),
+            (700, Verdict::Met),
+            (777, missed.clone()),
+            (700, missed),
+        ];
+        assert_eq!(bracket(&u), (Some(500), Some(700)));
+        assert_eq!(next_rate(&Search { repeat_bracket: true, resolution: 0.1, ..plan(500) }, &u), Some(600));
+        let levels: Vec<_> = t.iter().map(|(r, v)| (*r, level(*r, 5.0, 0.0, &o).1, v.clone())).collect();
+        let a = answer(&levels, &o, 0.1);
+        assert!(a.contains("777 tps met the objective in one run and broke it in another: the capacity's range runs from 700 tps to 900 tps"), "{a}");
+    }
+
     #[test]
     fn pools_hold_twice_what_the_objective_needs() {
         let o = obj("p99<10ms");
