@@ -36,7 +36,10 @@ if ! wait "$servers"; then
   echo "building the third-party test servers failed (the lines above): tests/suite/third_party.rs will fail" >&2
 fi
 [ "$status" -eq 0 ] || { echo "tests: not run (the build or an install above failed)" >&2; exit "$status"; }
-cargo test --release --locked --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-2}" 2>&1 | tee "$log" || status=$?
+# One test at a time: a second test's server and client on this 2-core box are "other
+# programs" to the first, which starve it, and a study then rightly answers nothing
+# (issue 61). Tests still accept that answer where a busy box gives it.
+cargo test --release --locked --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-1}" 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -192,7 +192,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     // nothing else can be sized from.
     let mut starved: Vec<String> = Vec::new();
     for (id, s, _) in scale_ups.iter().filter(|(_, s, _)| s.only_starved()) {
-        starved.push(format!("study {id} ({}): {}", s.name, report::answer::starved_words(s, "levels")));
+        starved.push(format!("study {id} ({}): {}", s.name, s.starved_words("levels")));
     }
     scale_ups.retain(|(_, s, _)| !s.only_starved());
     for (id, s, cost) in &scale_ups {
@@ -263,7 +263,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     }
     // Memory studies: each pool's servers and, with a memory price, its cost.
     for (id, s, _) in memories.iter().filter(|(_, s, _)| s.only_starved()) {
-        starved.push(format!("study {id} ({}): {}", s.name, report::answer::starved_words(s, "levels")));
+        starved.push(format!("study {id} ({}): {}", s.name, s.starved_words("levels")));
     }
     memories.retain(|(_, s, _)| !s.only_starved());
     for (id, s, cost) in &memories {

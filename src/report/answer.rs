@@ -198,14 +198,7 @@ pub fn series(s: &SeriesResult, kind: Kind, what: &str, label: &str) -> String {
 
 /// Why a series whose every level was starved has no answer, naming the worst level.
 pub fn starved_words(s: &SeriesResult, what: &str) -> String {
-    let worst = s.starved().filter_map(|l| Some((l.level, l.starved?))).max_by(|a, b| {
-        (a.1.other_cores / a.1.busy_cores.max(1e-9)).total_cmp(&(b.1.other_cores / b.1.busy_cores.max(1e-9)))
-    });
-    format!(
-        "no answer: other programs starved the server at every level measured{}, so no figure here is its \
-         capacity; stop them (or run on a quiet host) and measure again.",
-        worst.map_or(String::new(), |(l, st)| format!(" ({} at {})", st.words(), count(l, what)))
-    )
+    s.starved_words(what)
 }
 
 /// What to run at, per study kind, from the verdict: a sweep names the connections, a

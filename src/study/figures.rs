@@ -371,6 +371,22 @@ impl SeriesResult {
         self.levels.iter().filter(|l| l.starved.is_some())
     }
 
+    /// Why a series whose every level was starved has no answer, naming the worst level
+    /// (`what`: the level's word, "threads").
+    pub fn starved_words(&self, what: &str) -> String {
+        let worst = self.starved().filter_map(|l| Some((l.level, l.starved?))).max_by(|a, b| {
+            (a.1.other_cores / a.1.busy_cores.max(1e-9)).total_cmp(&(b.1.other_cores / b.1.busy_cores.max(1e-9)))
+        });
+        format!(
+            "no answer: other programs starved the server at every level measured{}, so no figure here is its \
+             capacity; stop them (or run on a quiet host) and measure again.",
+            worst.map_or(String::new(), |(l, st)| {
+                let what = if l == 1 { what.strip_suffix('s').unwrap_or(what) } else { what };
+                format!(" ({} at {l} {what})", st.words())
+            })
+        )
+    }
+
     /// Every finished level was starved by other programs: there is no figure to answer from.
     pub fn only_starved(&self) -> bool {
         !self.levels.is_empty()

@@ -18,14 +18,15 @@ fn study(s: &TestServer, id: i64) -> (sizeup::store::StudyRow, sizeup::study::sp
 fn a_rate_study_brackets_the_capacity_and_an_overload_falls_behind() {
     let s = TestServer::start();
     // 200,000 point selects a second is far past what a 2-core box serves.
-    let head = ["capacity", "oltp_point_select", "--latency", "p99<50ms", "--rates", "100,300,200000"];
+    // 1,000 and 2,000 a second for 2 s: enough transactions (1,000) to judge a p99.
+    let head = ["capacity", "oltp_point_select", "--latency", "p99<50ms", "--rates", "1000,2000,200000"];
     let (code, stdout, stderr) = out(&s, &[&head[..], DATA, SHORT].concat());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let (row, _) = study(&s, 1);
     assert_eq!(row.kind, "rate");
     let levels = sizeup::study::rate_levels(&row, "oltp_point_select");
     let verdicts: Vec<(u32, &Verdict)> = levels.iter().map(|(r, _, v)| (*r, v)).collect();
-    assert_eq!(verdicts[..2], [(100, &Verdict::Met), (300, &Verdict::Met)], "{verdicts:?}");
+    assert_eq!(verdicts[..2], [(1000, &Verdict::Met), (2000, &Verdict::Met)], "{verdicts:?}");
     let (rate, f, v) = &levels[2];
     assert_eq!(*rate, 200_000);
     assert!(matches!(v, Verdict::Behind { pct } if *pct > 50.0), "{v:?} {f:?}");
@@ -34,19 +35,19 @@ fn a_rate_study_brackets_the_capacity_and_an_overload_falls_behind() {
     assert!(levels.iter().all(|(_, f, _)| f.types.len() == 1 && f.types[0].p99 > 0.0 && f.connections >= 4));
     // The answer: the rate that held, the one that broke it, and why.
     let answer = stdout.lines().find(|l| l.starts_with("oltp_point_select: Sustains")).unwrap_or_default();
-    assert!(answer.contains("Sustains 300 tps with p99 <= 50.0 ms"), "{stdout}");
+    assert!(answer.contains("Sustains 2,000 tps with p99 <= 50.0 ms"), "{stdout}");
     assert!(answer.contains("at 200,000 tps it fell") && answer.contains("behind the arrivals"), "{answer}");
     assert!(answer.contains("closed loop of 8 connections gave"), "the probe beside it: {answer}");
     assert!(stdout.contains("offered  achieved"), "the level table: {stdout}");
     // The probe is a step of its own, and `study show` prints what the run printed.
     assert!(row.steps.iter().any(|st| st.series == "oltp_point_select (closed-loop probe)"));
     let (_, shown, _) = out(&s, &["study", "show", "1"]);
-    assert!(shown.contains("Sustains 300 tps"), "{shown}");
+    assert!(shown.contains("Sustains 2,000 tps"), "{shown}");
 
     // Sized from it: 1,000 tps at 300 per server is 4 servers, 5 at most... at least 1.
     let (code, sized, err) = out(&s, &["size", "--from", "s1", "--target-tps", "1000", "--efficiency", "1"]);
     assert_eq!(code, 0, "{err}");
-    assert!(sized.contains("open-loop capacity at p99<50ms (sustained 300, failed at 200000)"), "{sized}");
+    assert!(sized.contains("open-loop capacity at p99<50ms (sustained 2000, failed at 200000)"), "{sized}");
     assert!(sized.contains("capacity at p99<50ms"), "which figure it used: {sized}");
 
     // The report draws the curve with the objective and says the answer.
@@ -55,7 +56,7 @@ fn a_rate_study_brackets_the_capacity_and_an_overload_falls_behind() {
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("objective p99 &lt;= 50.0 ms") && page.contains("<svg"), "the chart");
-    assert!(page.contains("Study 1: oltp_point_select: Sustains 300 tps"), "the answer");
+    assert!(page.contains("Study 1: oltp_point_select: Sustains 2,000 tps"), "the answer");
     assert!(page.contains("latency objective</dt><dd>p99&lt;50ms"), "the provenance");
 }
 
@@ -93,12 +94,12 @@ fn rate_study_files_and_bad_objectives() {
     let file = s.home.path().join("rate.toml");
     std::fs::write(
         &file,
-        "name = \"rate\"\nkind = \"rate\"\nworkloads = [\"oltp_point_select\"]\nlevels = [50, 100]\n\
-         step_time = 2\nwarmup = 0\n[rate]\nlatency = \"p99<100ms\"\n[options]\ntables = 1\ntable-size = 2000\n",
+        "name = \"rate\"\nkind = \"rate\"\nworkloads = [\"oltp_point_select\"]\nlevels = [100, 200]\n\
+         step_time = 2\nwarmup = 0\n[rate]\nlatency = \"p90<100ms\"\n[options]\ntables = 1\ntable-size = 2000\n",
     )
     .unwrap();
     let (code, stdout, stderr) = out(&s, &["study", "run", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("Sustains 100 tps with p99 <= 100.0 ms"), "{stdout}");
+    assert!(stdout.contains("Sustains 200 tps with p90 <= 100.0 ms"), "{stdout}");
     assert!(stdout.contains("the highest rate tried: its limit at this objective lies above it"), "{stdout}");
 }

@@ -890,7 +890,7 @@ fn read_only_store_defect_9_is_read_and_writes_are_refused_naming_it() {
     sweep.extend_from_slice(&["--step-time", "1", "--warmup", "0.5", "--sample-interval", "0.5"]);
     sweep.extend_from_slice(&data);
     let (code, _, err) = sizeup_bin(&sweep);
-    assert_eq!(code, 0, "{err}");
+    assert!(crate::common::answered_or_starved(code, &store), "{code}: {err}");
     let before = std::fs::read(&store).unwrap();
     let ok = Command::new("mount").args(["-o", "remount,ro"]).arg(&dir).status().unwrap();
     assert!(ok.success());

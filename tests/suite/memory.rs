@@ -65,6 +65,12 @@ fn a_pool_several_times_smaller_than_the_data_misses_and_loses_throughput() {
     assert!(hit(small) < hit(big), "{} {}", hit(big), hit(small));
     assert_eq!(facts(small).page_cache.unwrap().state, PageCache::KeptOut);
     assert!(small.throughput.mean < big.throughput.mean, "{} {}", big.throughput.mean, small.throughput.mean);
+    // On a busy box other programs may starve a level: then there is no answer to read
+    // from it, and the study says so (issue 61); what was measured above still holds.
+    if !(big.counts() && small.counts()) {
+        assert!(stdout.contains("other programs took a large share") || stdout.contains("no answer"), "{stdout}");
+        return;
+    }
     // The answer opens the output's last part, and `study show` prints it again.
     let answer = stdout.lines().find(|l| l.starts_with("oltp_read_only: Throughput")).unwrap_or_default();
     assert!(answer.contains("at a pool of 8 MiB (") && answer.contains("of the data) it"), "{stdout}");
@@ -125,7 +131,7 @@ fn a_study_after_a_memory_study_runs_at_its_own_named_pool() {
     let memory = ["memory", "--pools", "16M", "--step-time", "1", "--warmup", "0", "--max-warmup", "1"];
     // A sweep's --threads are its levels: one connection.
     let (code, stdout, stderr) = out(&s, &[&memory[..], &data[..]].concat());
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(crate::common::answered_or_starved(code, &s.results()), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("configuration: the settings instance 0 was started with by `sizeup server start`"),
         "{stdout}"

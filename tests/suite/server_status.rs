@@ -99,7 +99,7 @@ fn a_sweep_on_data_larger_than_the_pool_says_the_pool_ran_out() {
         "--table-size",
         "50000",
     ];
-    assert_eq!(s.sizeup(&sweep).unwrap(), 0);
+    assert!(crate::common::answered_or_starved(s.sizeup(&sweep).unwrap(), &s.results()));
     let study = sizeup::store::Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
     let series: Vec<sizeup::study::figures::SeriesResult> =
         serde_json::from_value(study.result.unwrap()["series"].clone()).unwrap();

@@ -63,13 +63,16 @@ fn a_sweep_stops_on_each_kind_of_condition() {
 
     // No condition: every level runs; each is a stored run with OS figures.
     let (code, row, r) = sweep(&s, "1,2", "");
-    assert_eq!(code, 0);
+    assert!(code == 0 || r.only_starved(), "{code} {r:?}");
     assert_eq!((row.status.as_str(), row.kind.as_str()), ("completed", "sweep"));
     assert_eq!(r.levels.iter().map(|l| l.level).collect::<Vec<_>>(), [1, 2]);
     assert!(r.complete && r.stop.is_none());
-    // Without a stop condition, where it saturates is read from the data (none while rising).
-    let v = r.verdict.as_ref().expect("a verdict from the data");
-    assert_eq!(r.saturation, v.saturation, "{v:?}");
+    // Without a stop condition, where it saturates is read from the data (none while
+    // rising; no verdict at all when other programs starved every level).
+    if !r.only_starved() {
+        let v = r.verdict.as_ref().expect("a verdict from the data");
+        assert_eq!(r.saturation, v.saturation, "{v:?}");
+    }
     assert!(r.levels.iter().all(|l| l.throughput.mean > 0.0 && l.samples >= 3), "{r:?}");
     let store = Store::open(&s.results()).unwrap();
     let run = store.load_run(row.steps[1].runs[0]).unwrap();
@@ -81,12 +84,17 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     assert!(os.mem_used_bytes.unwrap() > 0 && os.disk_writes_per_s.is_some(), "{os:?}");
     assert!(run.summary.unwrap().os.is_some());
 
-    // CPU above 1 %: the first level already meets it, so nothing is saturation.
+    // CPU above 1 %: the first level that counts already meets it, so nothing is
+    // saturation (a level other programs starved trips nothing: on a busy box the
+    // first that counts may be a later one, or none).
     let (code, row, r) = sweep(&s, "1,2,4", "cpu>1");
-    assert_eq!(code, 0);
-    assert_eq!((r.stopped_at, r.saturation), (Some(1), None));
-    assert!(r.stop.as_deref().unwrap().starts_with("CPU"), "{r:?}");
-    assert_eq!(row.steps.len(), 1, "no level runs after the stop");
+    let first = r.levels.iter().find(|l| l.counts()).map(|l| l.level);
+    assert!(code == 0 || first.is_none(), "{code} {r:?}");
+    assert_eq!((r.stopped_at, r.saturation), (first, None));
+    if let Some(first) = first {
+        assert!(r.stop.as_deref().unwrap().starts_with("CPU"), "{r:?}");
+        assert_eq!(row.steps.last().unwrap().level, first, "no level runs after the stop");
+    }
 
     // A p90 bound no transaction can meet.
     let (_, _, r) = sweep(&s, "1,2", "p90>0.001ms");
@@ -192,7 +200,7 @@ fn bad_study_input_is_refused_before_anything_runs() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("holds 1 of the 2 tables"), "{e}");
-    assert_eq!(sweep("3000").unwrap(), 0);
+    assert!(crate::common::answered_or_starved(sweep("3000").unwrap(), &s.results()));
 }
 
 #[test]
@@ -409,7 +417,10 @@ fn configurations_report_showed_the_first_ones_settings_only() {
          [[configs]]\nname = \"fast\"\nflush_log_at_trx_commit = 0\nset = [\"innodb_doublewrite=0\"]\n",
     )
     .unwrap();
-    assert_eq!(s.sizeup(&["study", "run", file.to_str().unwrap()]).unwrap(), 0);
+    assert!(crate::common::answered_or_starved(
+        s.sizeup(&["study", "run", file.to_str().unwrap()]).unwrap(),
+        &s.results()
+    ));
     let study = Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
     let html_path = dir.path().join("r.html");
     let id = format!("s{}", study.id);
