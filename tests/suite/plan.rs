@@ -169,3 +169,69 @@ fn bad_plans_are_refused_before_anything_runs() {
     let store = sizeup::store::Store::open(&s.results()).unwrap();
     assert!(store.list_plans().unwrap().is_empty() && store.list_studies().unwrap().is_empty());
 }
+
+/// Other programs keep the host busy while the test measures: two threads of this test
+/// process spin (they are neither the server nor sizeup) until dropped, bounded to 10
+/// minutes whatever happens.
+struct Spinners(std::sync::Arc<std::sync::atomic::AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Spinners {
+    fn start(n: usize) -> Spinners {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let handles = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let until = Instant::now() + Duration::from_secs(600);
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < until {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        Spinners(stop, handles)
+    }
+}
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        for h in self.1.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// a_starved_host_gets_no_answer_no_size_and_no_plan (issue 61, 1): on a host that other
+/// programs kept busy the plan said 154 servers (29 on a quiet one), a rate study
+/// "Sustains 1 tps" and `size` from it 18,889 servers. Now the sweep answers nothing and
+/// exits 1, `size` refuses, and the plan ends in "No plan", exit 1, with no server count.
+#[test]
+fn a_starved_host_gets_no_answer_no_size_and_no_plan() {
+    let s = TestServer::start();
+    let data = ["--tables", "1", "--table-size", "2000"];
+    let _busy = Spinners::start(2 * std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let sweep = ["sweep", "oltp_point_select", "--threads", "1,2", "--step-time", "2", "--warmup", "0.5"];
+    let (code, stdout, stderr) = out(&s, &[&sweep[..], &data[..]].concat());
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("no answer: other programs starved the server at every level measured"), "{stdout}");
+    assert!(stdout.contains("<- starved: not counted") && !stdout.contains("Recommendation"), "{stdout}");
+    // A rate study: the starved level is not judged, the search stops there.
+    let rate = ["capacity", "oltp_point_select", "--latency", "p90<50ms", "--rates", "500,1000"];
+    let (code, stdout, _) = out(&s, &[&rate[..], &["--step-time", "2", "--warmup", "0"], &data[..]].concat());
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("starved by other programs: not judged"), "{stdout}");
+    assert!(!stdout.contains("Sustains"), "{stdout}");
+    let (code, sized, err) = out(&s, &["size", "--from", "s2", "--target-tps", "17000", "--efficiency", "0.9"]);
+    assert_eq!(code, 1, "{sized}{err}");
+    assert!(err.contains("nothing to size from: study 2") && err.contains("starved"), "{err}");
+    assert!(!sized.contains("servers"), "{sized}");
+    // The plan: its sweep starved, no server count.
+    let plan = ["plan", "--target-tps", "17000", "--latency", "p99<20ms", "--budget", "2m"];
+    let (code, stdout, stderr) = out(&s, &[&plan[..], &data[..]].concat());
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("No plan: "), "{stdout}");
+    assert!(stdout.contains("starved"), "{stdout}");
+    assert!(!stdout.contains("Plan: "), "{stdout}");
+}
