@@ -228,7 +228,7 @@ fn storage_words(dir: &std::path::Path) -> Option<String> {
     }
     match rotational.as_deref() {
         Some("0") => words.push("not rotational (SSD, NVMe or virtual)".into()),
-        Some("1") => words.push("rotational (a spinning disk)".into()),
+        Some("1") => words.push("rotational, as the kernel reports it".into()),
         _ => {}
     }
     Some(words.join(", "))

@@ -129,6 +129,16 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
         "the search reached the server's scale: {:?}",
         found.rates.iter().map(|r| r.0).collect::<Vec<_>>()
     );
+    // the_repeat_keeps_both_runs: the bracket's repeat was stored over its first run. A
+    // search that ended on its bracket (not on its level limit) ran its rates twice.
+    let runs = |r: u32| found.rates.iter().filter(|(x, ..)| *x == r).count();
+    let tried: Vec<_> = found.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    let judged = found.rates.iter().all(|(_, _, v)| v.met() || v.server_failed());
+    if let (Some(lo), Some(hi), true) =
+        (lo, sizeup::study::capacity::bracket(&tried).1, judged && found.rates.len() < 8)
+    {
+        assert!(runs(lo) == 2 && runs(hi) == 2, "{:?}", found.rates.iter().map(|r| r.0).collect::<Vec<_>>());
+    }
     // One HTML report: the plan first, then the studies it names.
     let html = std::fs::read_to_string(s.home.path().join("plan-1.html")).unwrap();
     let plan_at = html.find("Plan: ").unwrap();
