@@ -278,6 +278,11 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
         return skip("the sweep measured nothing to build on");
     };
     let Some(p) = peak(sweep) else {
+        if sweep.only_starved() {
+            return skip(
+                "other programs starved the server at every level of the sweep, so there is nothing to size from",
+            );
+        }
         return skip("the sweep finished no level, so there is nothing to size from");
     };
     let at = p.connections();

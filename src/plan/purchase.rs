@@ -132,7 +132,11 @@ pub fn purchase(
     let sweep = sweep_found.first().ok_or("the sweep stored no series")?;
     let peak = super::decide::peak(sweep).ok_or_else(|| {
         if sweep.only_starved() {
-            format!("the connection sweep (study {}) has {}", sweep_found.study, sweep.starved_words("connections"))
+            format!(
+                "the connection sweep (study {}) has {}",
+                sweep_found.study,
+                sweep.starved_words("connections").trim_end_matches('.')
+            )
         } else {
             format!(
                 "the sweep (study {}) finished no level within its bounds: there is nothing to size from",
