@@ -416,6 +416,22 @@ impl OsSample {
             .then_some(Starved { other_cores: others, busy_cores })
     }
 
+    /// Whether programs outside the test took a quarter of the host's CPUs (at least
+    /// 0.2 cores), busy or not: an open-loop level's latency is theirs too, since its
+    /// transactions wait for a CPU they hold, long before the host saturates (studies/8
+    /// "sustained" 329 tps at p99 < 10 ms beside `stress --cpu 1` with the host 72 %
+    /// busy). A rate level so crowded is not judged.
+    pub fn crowded(&self) -> Option<Starved> {
+        self.server_cores?;
+        if self.server_stopped {
+            return None;
+        }
+        let others = self.other_cores?;
+        let cpus = self.host_cpus? as f64;
+        (others >= 0.25 * cpus && others >= 0.2)
+            .then(|| Starved { other_cores: others, busy_cores: self.busy_cores().unwrap_or(others) })
+    }
+
     /// The host's busy share less what programs outside the test took: the share the
     /// server, sizeup and the kernel's work for them used. `cpu>80` and modelled watts
     /// read this, so another program's load neither stops a ramp nor is priced as the
@@ -771,6 +787,11 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
         // An unwatched server's CPU is among the others: nothing is taken away.
         let unwatched = OsSample { server_cores: None, ..s.clone() };
         assert_eq!(unwatched.test_busy(), unwatched.busy());
+        // a_crowded_host_is_no_latency_figure: 0.5 of 2 cores to others on a host 76 %
+        // busy starves nothing (not saturated) but crowds an open-loop level's latency.
+        assert_eq!(s.starved(), None);
+        assert!(s.crowded().is_some_and(|c| (c.other_cores - 0.5).abs() < 1e-9), "{:?}", s.crowded());
+        assert_eq!(unwatched.crowded(), None);
     }
 
     #[test]
