@@ -180,28 +180,6 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
     Ok(Comparison { title: format!("{} against {}", label(b), label(a)), a: label(a), b: label(b), rows, warnings })
 }
 
-/// The server settings a comparison names when its sides differ in them (as the runs
-/// recorded them): what shapes throughput besides the change being compared.
-const SETTINGS: [&str; 17] = [
-    "version",
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_redo_log_capacity",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_flush_method",
-    "innodb_doublewrite",
-    "innodb_io_capacity",
-    "sync_binlog",
-    "log_bin",
-    "max_connections",
-    "max_prepared_stmt_count",
-    "thread_handling",
-    "transaction_isolation",
-    "tx_isolation",
-    "performance_schema",
-    "wsrep_on",
-];
-
 /// Byte counts as sizes ("8388608" -> "8M"); anything else as it is.
 fn setting_value(name: &str, v: &str) -> String {
     let sized = name.ends_with("_size") || name.ends_with("_capacity");
@@ -230,7 +208,7 @@ pub fn settings_differ(
     let text = |m: &BTreeMap<String, serde_json::Value>, k: &str| {
         m.get(k).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
     };
-    SETTINGS
+    crate::target::SERVER_VARIABLES
         .iter()
         .filter_map(|k| match (text(a, k), text(b, k)) {
             (Some(x), Some(y)) if !x.eq_ignore_ascii_case(&y) => {

@@ -666,6 +666,30 @@ pub fn server_family(version: &str, comment: &str) -> &'static str {
     NAMED.iter().find(|(word, _)| either(word)).map_or("MySQL", |(_, name)| name)
 }
 
+/// The server variables every run records (`server_facts`), and `compare` names when
+/// its sides differ in them: what shapes OLTP throughput besides the change compared.
+pub const SERVER_VARIABLES: &[&str] = &[
+    "version",
+    "version_comment",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_redo_log_capacity",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "sync_binlog",
+    "log_bin",
+    "max_connections",
+    "max_prepared_stmt_count",
+    "thread_handling",
+    "transaction_isolation",
+    "tx_isolation",
+    "performance_schema",
+    "wsrep_on",
+    "read_only",
+];
+
 /// Server facts recorded with every result: version, family, TLS state and the variables
 /// that matter for an OLTP measurement (lowercase name -> value, all strings).
 ///
@@ -675,28 +699,7 @@ pub fn server_family(version: &str, comment: &str) -> &'static str {
 /// (innodb_log_file_size / innodb_redo_log_capacity, tx_isolation /
 /// transaction_isolation) are recorded as the server has them.
 pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_async::Error> {
-    const VARS: &[&str] = &[
-        "version",
-        "version_comment",
-        "innodb_buffer_pool_size",
-        "innodb_log_file_size",
-        "innodb_redo_log_capacity",
-        "innodb_flush_log_at_trx_commit",
-        "innodb_flush_method",
-        "innodb_doublewrite",
-        "innodb_io_capacity",
-        "sync_binlog",
-        "log_bin",
-        "max_connections",
-        "max_prepared_stmt_count",
-        "thread_handling",
-        "transaction_isolation",
-        "tx_isolation",
-        "performance_schema",
-        "wsrep_on",
-        "read_only",
-    ];
-    let list = VARS.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
+    let list = SERVER_VARIABLES.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
     let rows: Vec<(String, Option<String>)> =
         conn.query(format!("SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})")).await?;
     let mut map = serde_json::Map::new();
