@@ -218,16 +218,13 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         let tried: Vec<(u32, crate::study::capacity::Verdict)> =
             levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
         let (Some(lo), hi) = crate::study::capacity::bracket(&tried) else {
-            let spoiled: Vec<String> = tried
-                .iter()
-                .filter(|(_, v)| matches!(v, crate::study::capacity::Verdict::Starved { .. }))
-                .map(|(r, _)| format!("{r} tps"))
-                .collect();
+            let spoiled: Vec<String> =
+                tried.iter().filter(|(_, v)| v.spoiled()).map(|(r, _)| format!("{r} tps")).collect();
             if spoiled.is_empty() {
                 out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
             } else {
                 starved.push(format!(
-                    "study {id} ({name}): no rate was judged: other programs starved the server at {} ",
+                    "study {id} ({name}): no rate was judged: other programs or the hypervisor spoiled the runs at {} ",
                     spoiled.join(", ")
                 ));
             }

@@ -456,7 +456,7 @@ fn run_rate(
 /// exit 1, as a failed one does (its answer says why).
 fn no_answer_code(spec: &StudySpec, row: &crate::store::StudyRow, code: i32) -> i32 {
     if code == 0 && crate::study::starved_only(spec, row) {
-        println!("no answer: other programs starved the server; measure again on a quiet host");
+        println!("no answer: other programs (or the hypervisor) took the CPU the server needed at every level; measure again on a quiet host");
         return 1;
     }
     code

@@ -79,7 +79,7 @@ pub fn starved_only(spec: &StudySpec, row: &StudyRow) -> bool {
     if spec.kind == spec::Kind::Rate {
         let levels: Vec<_> = series_of(spec).iter().flat_map(|s| rate_levels(row, &s.name)).collect();
         let judged = levels.iter().any(|(_, _, v)| v.met() || v.server_failed());
-        return !judged && levels.iter().any(|(_, _, v)| matches!(v, capacity::Verdict::Starved { .. }));
+        return !judged && levels.iter().any(|(_, _, v)| v.spoiled());
     }
     results_of(spec, row).is_ok_and(|all| all.iter().any(|s| s.only_starved()))
 }
