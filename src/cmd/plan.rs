@@ -131,7 +131,8 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<(PathBuf, bool), E
     let spec: PlanSpec = serde_json::from_value(row.spec.clone())
         .map_err(|e| Error::Failed(format!("plan {id}'s stored request cannot be read: {e}")))?;
     let state: PlanState = serde_json::from_value(row.state.clone()).unwrap_or_default();
-    let found = runner::plan::findings_of(&store, &state)?;
+    let mut found = runner::plan::findings_of(&store, &state)?;
+    found.earlier = runner::plan::earlier_runs(&store, id, &spec, &state)?;
     let pool = state.host.as_ref().and_then(|h| h.pool_bytes);
     let answer = purchase::purchase(&spec, &found, &state.stages, pool);
     print!("{}", report::plan::text(id, &row.status, &spec, &state, &answer));

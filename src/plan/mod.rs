@@ -150,6 +150,16 @@ pub fn parse_budget(s: &str) -> Result<f64, String> {
 }
 
 impl PlanSpec {
+    /// Whether `other` measures what this one does (the same workload, data, options and
+    /// objective): its one-server figure is a run of the same measurement. The target,
+    /// budget, prices and efficiency change only the arithmetic on it.
+    pub fn measures_like(&self, other: &PlanSpec) -> bool {
+        self.workload == other.workload
+            && self.latency == other.latency
+            && self.options == other.options
+            && self.script_options == other.script_options
+    }
+
     /// A plan file's spec (`kind = "plan"`); errors name the file.
     pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, String> {
         let f: PlanFile = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
@@ -236,6 +246,24 @@ pub struct Host {
     pub path: Option<String>,
 }
 
+impl Host {
+    /// The same host and server as `other` measured: the same CPUs, memory, storage,
+    /// connection path and buffer pool, and data within a tenth (its size is estimated).
+    pub fn same_as(&self, other: &Host) -> bool {
+        let data = match (self.data_bytes, other.data_bytes) {
+            (Some(a), Some(b)) => a.abs_diff(b) as f64 <= 0.1 * a.max(b) as f64,
+            (a, b) => a == b,
+        };
+        self.cpus == other.cpus
+            && self.managed == other.managed
+            && self.memory_bytes == other.memory_bytes
+            && self.storage == other.storage
+            && self.path == other.path
+            && self.pool_bytes == other.pool_bytes
+            && data
+    }
+}
+
 /// The studies a plan may run, in the order it runs them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -297,6 +325,19 @@ pub struct Findings {
     pub scale_up: Option<Found>,
     pub scale_out: Option<Found>,
     pub memory: Option<Found>,
+    /// Earlier plans that measured the same thing on the same host, newest first:
+    /// their one-server ranges go into this plan's (a host's speed changes between runs).
+    pub earlier: Vec<Earlier>,
+}
+
+/// An earlier plan's one-server figure: what a run of the same measurement gave before.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Earlier {
+    pub plan: i64,
+    pub started_at: String,
+    /// The figure is the capacity at the objective (else the sweep's peak).
+    pub at_objective: bool,
+    pub range: (f64, f64),
 }
 
 impl Findings {
@@ -364,6 +405,37 @@ impl PlanState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// an_earlier_plan_counts_only_when_it_measured_the_same_thing (issue 61, 4): its
+    /// range joins this plan's only for the same workload, data, objective and host.
+    #[test]
+    fn an_earlier_plan_counts_only_when_it_measured_the_same_thing() {
+        let spec = PlanSpec::from_toml(
+            "kind = \"plan\"\ntarget_tps = 17000\nlatency = \"p99<20ms\"\nbudget = \"10m\"\n",
+            "test",
+        )
+        .unwrap();
+        let other_target = PlanSpec { target_tps: 5000.0, budget_s: 60.0, efficiency: Some(0.8), ..spec.clone() };
+        assert!(spec.measures_like(&other_target), "the target and budget change only the arithmetic");
+        assert!(!spec.measures_like(&PlanSpec { latency: Some("p99<50ms".into()), ..spec.clone() }));
+        let mut sized = spec.clone();
+        sized.options.insert("table-size".into(), Value::from(1_000_000));
+        assert!(!spec.measures_like(&sized), "other data");
+        let host = Host {
+            cpus: 2,
+            managed: true,
+            data_bytes: Some(2_850_816),
+            pool_bytes: Some(1 << 30),
+            memory_bytes: Some(25_276_510_208),
+            storage: Some("vda".into()),
+            path: Some("a unix socket".into()),
+        };
+        assert!(host.same_as(&Host { data_bytes: Some(2_900_000), ..host.clone() }), "data is estimated");
+        assert!(!host.same_as(&Host { data_bytes: Some(4_000_000), ..host.clone() }));
+        assert!(!host.same_as(&Host { cpus: 4, ..host.clone() }));
+        assert!(!host.same_as(&Host { pool_bytes: Some(8 << 20), ..host.clone() }));
+        assert!(!host.same_as(&Host { path: Some("TCP to 10.0.0.5:3306".into()), ..host.clone() }));
+    }
 
     #[test]
     fn budgets_read_as_people_write_them() {

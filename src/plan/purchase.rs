@@ -81,6 +81,60 @@ fn resource(tag: &str) -> &'static str {
     }
 }
 
+/// One run's range widened to hold the earlier runs of the same measurement on this
+/// host (`Findings::earlier`): a host's speed changes between runs by more than one
+/// run's spread shows (two quiet runs minutes apart gave 640-699 and 760-845 tps).
+/// Says what the earlier runs measured, or that this is the only run.
+fn earlier_runs(
+    found: &Findings,
+    at_objective: bool,
+    per_instance: f64,
+    range: (f64, f64),
+    unit: &str,
+    weak: &mut Vec<String>,
+    caveats: &mut Vec<String>,
+) -> (f64, f64) {
+    let runs: Vec<&super::Earlier> = found.earlier.iter().filter(|e| e.at_objective == at_objective).collect();
+    if runs.is_empty() {
+        caveats.push(
+            "Measured in one run: a host's speed can change between runs (a virtual machine's above all), by more \
+             than one run's range shows; run the same plan again and its range holds both runs."
+                .into(),
+        );
+        return range;
+    }
+    let lo = runs.iter().map(|e| e.range.0).fold(range.0, f64::min).min(per_instance);
+    let hi = runs.iter().map(|e| e.range.1).fold(range.1, f64::max);
+    let when = |at: &str| at.get(..16).map_or(at.to_string(), |t| format!("{} UTC", t.replace('T', " ")));
+    let each = runs
+        .iter()
+        .map(|e| format!("{}-{} (plan {}, {})", e.range.0.round(), e.range.1.round(), e.plan, when(&e.started_at)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let apart = runs.iter().any(|e| e.range.1 < range.0 || e.range.0 > range.1);
+    let said = format!(
+        "earlier runs of the same measurement on this host (same workload, data and objective) gave {each} \
+         {unit} a server"
+    );
+    if apart {
+        weak.push(format!(
+            "{said}: the host's speed changed between runs beyond one run's range, and the range holds every run \
+             ({}-{} {unit})",
+            lo.round(),
+            hi.round()
+        ));
+    } else {
+        caveats.push(format!(
+            "{}{}; the range holds every run ({}-{} {unit}).",
+            said[..1].to_uppercase(),
+            &said[1..],
+            lo.round(),
+            hi.round()
+        ));
+    }
+    (lo, hi)
+}
+
 /// The purchase plan, or why there is none.
 pub fn purchase(
     plan: &PlanSpec,
@@ -247,6 +301,7 @@ pub fn purchase(
             )
         }
     };
+    let range = earlier_runs(found, at_objective, per_instance, range, &unit, &mut weak, &mut caveats);
     weak.dedup();
     let base_basis = basis.clone();
     let mut candidates = vec![Candidate {
@@ -495,6 +550,50 @@ mod tests {
         assert!(p.chosen.basis.contains("study 2") && p.chosen.basis.contains("1350 tps (1575 broke it)"));
         assert!(p.efficiency_words.contains("assumed"), "{}", p.efficiency_words);
         assert_eq!((p.ran_out.as_slice(), p.sweep_study), (&["the host's CPU"][..], 1));
+    }
+
+    /// two_runs_of_one_plan_agree_within_their_ranges (issue 61, 4): two quiet runs of
+    /// one plan minutes apart gave 640-699 and 760-845 tps a server (30 and 25 servers,
+    /// ranges apart); the second now holds the first's figures, and says so.
+    #[test]
+    fn two_runs_of_one_plan_agree_within_their_ranges() {
+        let plan = PlanSpec { target_tps: 17000.0, latency: Some("p99<20ms".into()), ..plan() };
+        let mut f = cpu_bound();
+        f.capacity = Some(rates(2, &[(640, Verdict::Met), (699, missed()), (640, Verdict::Met), (699, Verdict::Met)]));
+        // The first run: its own range, and a caveat that it is one run.
+        let first = purchase(&plan, &f, &[], None).unwrap();
+        assert_eq!(first.per_instance_range, (640.0, 699.0));
+        assert!(first.caveats.iter().any(|c| c.starts_with("Measured in one run")), "{:?}", first.caveats);
+        // 17000 / (640 x 0.9) = 29.5 -> 30; at 699, 27.02 -> 28.
+        assert_eq!((first.chosen.plan.servers, first.chosen.plan.servers_range), (30, (Some(28), Some(30))));
+        // With an earlier run at 760-845 tps: the range holds both, and the plan says why.
+        f.earlier = vec![super::super::Earlier {
+            plan: 5,
+            started_at: "2026-11-27T21:22:58Z".into(),
+            at_objective: true,
+            range: (760.0, 845.0),
+        }];
+        let second = purchase(&plan, &f, &[], None).unwrap();
+        assert_eq!(second.per_instance, 640.0, "the point is this run's");
+        assert_eq!(second.per_instance_range, (640.0, 845.0));
+        // At 845: 17000 / 760.5 = 22.4 -> 23.
+        assert_eq!(second.chosen.plan.servers_range, (Some(23), Some(30)));
+        let weak = second.chosen.plan.weak.join(" ");
+        assert!(weak.contains("gave 760-845 (plan 5, 2026-11-27 21:22 UTC) tps a server"), "{weak}");
+        assert!(weak.contains("the range holds every run (640-845 tps)"), "{weak}");
+        assert!(!second.caveats.iter().any(|c| c.starts_with("Measured in one run")));
+        // An earlier run sized at the sweep's peak measured something else: left out.
+        f.earlier[0].at_objective = false;
+        assert_eq!(purchase(&plan, &f, &[], None).unwrap().per_instance_range, (640.0, 699.0));
+        // Runs that agree: a caveat, not a weakness.
+        f.earlier[0] = super::super::Earlier { at_objective: true, range: (660.0, 720.0), ..f.earlier[0].clone() };
+        let agree = purchase(&plan, &f, &[], None).unwrap();
+        assert_eq!(agree.per_instance_range, (640.0, 720.0));
+        assert!(
+            agree.caveats.iter().any(|c| c.starts_with("Earlier runs of the same measurement")),
+            "{:?}",
+            agree.caveats
+        );
     }
 
     #[test]

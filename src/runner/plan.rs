@@ -6,7 +6,7 @@
 
 use super::study::{self, Site};
 use crate::plan::decide::{self, Decision};
-use crate::plan::{Findings, Found, Host, PlanSpec, PlanState, Stage, StageRecord};
+use crate::plan::{Earlier, Findings, Found, Host, PlanSpec, PlanState, Stage, StageRecord};
 use crate::runner;
 use crate::store::Store;
 use crate::study::spec::{Kind, StudySpec};
@@ -268,6 +268,41 @@ pub fn findings_of(store: &Store, state: &PlanState) -> Result<Findings, Error> 
         }
     }
     Ok(found)
+}
+
+/// How many earlier runs of the same measurement a plan's range takes in.
+const EARLIER_RUNS: usize = 3;
+
+/// The newest earlier completed plans (before `id`) that measured what `spec` does on
+/// the host `state` records, with their one-server ranges.
+pub fn earlier_runs(store: &Store, id: i64, spec: &PlanSpec, state: &PlanState) -> Result<Vec<Earlier>, Error> {
+    let Some(host) = state.host.as_ref() else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for row in store.list_plans()?.into_iter().rev().filter(|r| r.id < id && r.status == "completed") {
+        let (Ok(s), Ok(st)) = (
+            serde_json::from_value::<PlanSpec>(row.spec.clone()),
+            serde_json::from_value::<PlanState>(row.state.clone()),
+        ) else {
+            continue;
+        };
+        if !spec.measures_like(&s) || !st.host.as_ref().is_some_and(|h| h.same_as(host)) {
+            continue;
+        }
+        let found = findings_of(store, &st)?;
+        let pool = st.host.as_ref().and_then(|h| h.pool_bytes);
+        if let Ok(p) = crate::plan::purchase::purchase(&s, &found, &st.stages, pool) {
+            out.push(Earlier {
+                plan: row.id,
+                started_at: row.started_at.clone(),
+                at_objective: p.at_objective,
+                range: p.per_instance_range,
+            });
+        }
+        if out.len() == EARLIER_RUNS {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// The lab label of a study's runs ("emulated (node CPU quota 0.3, ...)"), when they ran

@@ -156,6 +156,28 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     let (code, again, _) = out(&s, &["plan", "--resume", "1"]);
     assert_eq!(code, 0);
     assert!(again.contains("plan 1 is complete; nothing to resume"), "{again}");
+
+    // two_runs_of_one_plan_agree_within_their_ranges: one run says it is one run; a
+    // later run of the same measurement on the same host holds the earlier's range (here
+    // a second plan on plan 1's studies); one on another host does not.
+    assert!(stdout.contains("Measured in one run"), "{stdout}");
+    let row = store.load_plan(1).unwrap();
+    let again_id = store.begin_plan("the same plan again", &row.spec).unwrap();
+    store.set_plan(again_id, "completed", &row.state).unwrap();
+    let mut elsewhere: sizeup::plan::PlanState = serde_json::from_value(row.state.clone()).unwrap();
+    elsewhere.host.as_mut().unwrap().cpus += 1;
+    let other_id = store.begin_plan("on another host", &row.spec).unwrap();
+    store.set_plan(other_id, "completed", &serde_json::to_value(&elsewhere).unwrap()).unwrap();
+    let (code, second, _) = out(&s, &["plan", "--show", &again_id.to_string()]);
+    assert_eq!(code, 0, "{second}");
+    assert!(!second.contains("Measured in one run"), "{second}");
+    assert!(
+        second.contains("Earlier runs of the same measurement on this host") && second.contains("(plan 1, "),
+        "{second}"
+    );
+    assert_eq!(headline(&second), headline(&stdout), "the same figures: the same range");
+    let (_, third, _) = out(&s, &["plan", "--show", &other_id.to_string()]);
+    assert!(third.contains("Measured in one run") && !third.contains("(plan 1, "), "{third}");
 }
 
 #[test]
