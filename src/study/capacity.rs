@@ -393,7 +393,9 @@ pub const MOST_STOLEN: usize = 2;
 /// fewer transactions still), and is passed going up.
 pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
     let ends = |v: &Verdict| matches!(v, Verdict::PoolLimited { .. } | Verdict::Starved { .. });
-    if tried.iter().any(|(_, v)| ends(v)) || tried.len() >= s.max_levels {
+    // A stolen run is run again, and is not one of the levels asked for.
+    let judged = tried.iter().filter(|(_, v)| !matches!(v, Verdict::Stolen { .. })).count();
+    if tried.iter().any(|(_, v)| ends(v)) || judged >= s.max_levels {
         return None;
     }
     let stolen = |r: u32| tried.iter().filter(|(x, v)| *x == r && matches!(v, Verdict::Stolen { .. })).count();
@@ -818,6 +820,13 @@ mod tests {
         .collect();
         let a = answer(&levels, &o, 0.05);
         assert!(a.starts_with("Sustains 760 tps with p99 <= 20.0 ms (p99 was 11.7 ms)"), "{a}");
+        // Given rates: a stolen one runs again, and all the rates given still run.
+        let given = Search { given: vec![1000, 2000, 200_000], max_levels: 3, ..plan(1000) };
+        assert_eq!(next_rate(&given, &[(1000, stolen(7.0))]), Some(1000));
+        assert_eq!(
+            next_rate(&given, &[(1000, stolen(7.0)), (1000, Verdict::Met), (2000, Verdict::Met)]),
+            Some(200_000)
+        );
         let w = vec![(400, Verdict::Met), (800, stolen(9.0)), (800, stolen(12.0))];
         assert_eq!(next_rate(&s, &w), None);
         let levels: Vec<_> = w.iter().map(|(r, v)| (*r, level(*r, 5.0, 0.0, &o).1, v.clone())).collect();

@@ -24,7 +24,9 @@ fn a_rate_study_brackets_the_capacity_and_an_overload_falls_behind() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let (row, _) = study(&s, 1);
     assert_eq!(row.kind, "rate");
-    let levels = sizeup::study::rate_levels(&row, "oltp_point_select");
+    // A run the hypervisor stole from (steal) ran again: its rerun is the level.
+    let levels: Vec<_> =
+        sizeup::study::rate_levels(&row, "oltp_point_select").into_iter().filter(|(_, _, v)| !v.spoiled()).collect();
     let verdicts: Vec<(u32, &Verdict)> = levels.iter().map(|(r, _, v)| (*r, v)).collect();
     assert_eq!(verdicts[..2], [(1000, &Verdict::Met), (2000, &Verdict::Met)], "{verdicts:?}");
     let (rate, f, v) = &levels[2];
@@ -69,7 +71,8 @@ fn a_pool_too_small_for_its_rate_is_not_the_servers_limit() {
     let (code, stdout, stderr) = out(&s, &[&head[..], DATA, SHORT].concat());
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let (row, _) = study(&s, 1);
-    let levels = sizeup::study::rate_levels(&row, "oltp_point_select");
+    let levels: Vec<_> =
+        sizeup::study::rate_levels(&row, "oltp_point_select").into_iter().filter(|(_, _, v)| !v.spoiled()).collect();
     assert!(matches!(levels[0].2, Verdict::PoolLimited { connections: 1, needed: 5000 }), "{levels:?}");
     assert!(stdout.contains("the pool's limit, not the server's"), "{stdout}");
     assert!(stdout.contains("No rate tried met p99 <= 50.0 ms: at 100,000 tps the 1 connection(s)"), "{stdout}");
