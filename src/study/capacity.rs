@@ -387,6 +387,12 @@ pub fn disagreed(tried: &[(u32, Verdict)]) -> Vec<u32> {
 /// neighbours are busy for longer than a rerun waits.
 pub const MOST_STOLEN: usize = 2;
 
+/// Whether some rate ran stolen [`MOST_STOLEN`] times: the search stopped there.
+pub fn stopped_by_steal(tried: &[(u32, Verdict)]) -> bool {
+    let stolen = |r: u32| tried.iter().filter(|(x, v)| *x == r && matches!(v, Verdict::Stolen { .. })).count();
+    tried.iter().any(|(r, _)| stolen(*r) >= MOST_STOLEN)
+}
+
 /// The next rate to run, or `None` when the search is done. A starved level ends the
 /// search (the host is not the server's); a stolen one runs again, and ends it when
 /// stolen twice; a level too short to judge ends it going down (a lower rate finishes
@@ -398,9 +404,14 @@ pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
     if tried.iter().any(|(_, v)| ends(v)) || judged >= s.max_levels {
         return None;
     }
-    let stolen = |r: u32| tried.iter().filter(|(x, v)| *x == r && matches!(v, Verdict::Stolen { .. })).count();
-    if let Some((r, Verdict::Stolen { .. })) = tried.last() {
-        return (stolen(*r) < MOST_STOLEN).then_some(*r);
+    // Order-free (a resumed study's levels come back by rate): a rate stolen twice ends
+    // the search; one whose only runs were stolen runs again.
+    if stopped_by_steal(tried) {
+        return None;
+    }
+    let judged_at = |r: u32| tried.iter().filter(|(x, v)| *x == r && !matches!(v, Verdict::Stolen { .. })).count();
+    if let Some((r, _)) = tried.iter().find(|(r, v)| matches!(v, Verdict::Stolen { .. }) && judged_at(*r) == 0) {
+        return Some(*r);
     }
     if !s.given.is_empty() {
         if tried.iter().any(|(_, v)| matches!(v, Verdict::Behind { .. })) {
@@ -503,8 +514,8 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             )
         }
         (None, Some(hi)) => {
-            let low = tried.iter().map(|(r, _)| *r).min().unwrap_or(hi);
-            format!("No rate tried up to {} met {goal}: {}.", rate(hi), failure(low))
+            // hi is the lowest rate that broke it (a lower one tried was not judged).
+            format!("No rate tried up to {} met {goal}: {}.", rate(hi), failure(hi))
         }
         (None, None) => match &pool {
             Some(_) => format!("No rate tried met {goal}:"),
@@ -561,9 +572,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
         .collect();
     stolen.sort_by_key(|(r, _)| *r);
     if !stolen.is_empty() {
-        let ended = tried.last().is_some_and(|(r, v)| {
-            matches!(v, Verdict::Stolen { .. }) && stolen.iter().filter(|(x, _)| x == r).count() >= MOST_STOLEN
-        });
+        let ended = stopped_by_steal(&tried);
         out.push_str(&format!(
             " The hypervisor took {} of the host's CPU time (steal) in {} run(s) at {}: those runs count neither way \
              (a paused virtual CPU is latency no server causes){}.",
@@ -575,8 +584,8 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
                 r.join(" and ")
             },
             if ended {
-                "; the last rate was stolen twice, so the search stopped there: measure again when the host's \
-                 neighbours are quieter"
+                "; a rate stolen twice stopped the search there: measure again when the host's neighbours are \
+                 quieter"
             } else {
                 " and each ran again"
             }
@@ -840,7 +849,19 @@ mod tests {
             a.contains("The hypervisor took 9 %, 12 % of the host's CPU time (steal) in 2 run(s) at 800 tps"),
             "{a}"
         );
-        assert!(a.contains("stolen twice, so the search stopped there"), "{a}");
+        assert!(a.contains("a rate stolen twice stopped the search there"), "{a}");
+        // the_lowest_failure_is_the_one_quoted: studies/10 said "at 448 tps p99 was 33.3 ms"
+        // of a stolen run below its one failure, 896 tps.
+        let missed = |ms: f64| Verdict::Missed { objective: "p99".into(), ms, below_ms: 20.0 };
+        let x: Vec<_> = [(896, 120.0, missed(120.0)), (448, 33.3, stolen(13.0)), (448, 62.3, stolen(23.0))]
+            .into_iter()
+            .map(|(r, ms, v)| (r, level(r, ms, 0.0, &o).1, v))
+            .collect();
+        let tried_x: Vec<_> = x.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+        assert_eq!(next_rate(&s, &tried_x), None);
+        let a = answer(&x, &o, 0.05);
+        assert!(a.starts_with("No rate tried up to 896 tps met p99 <= 20.0 ms: at 896 tps p99 was 120.0 ms."), "{a}");
+        assert!(a.contains("a rate stolen twice stopped the search") && !a.contains("each ran again"), "{a}");
         assert_eq!(stolen(11.2).short(), "hypervisor took 11 % (steal): not judged");
     }
 
