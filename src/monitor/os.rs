@@ -416,6 +416,21 @@ impl OsSample {
             .then_some(Starved { other_cores: others, busy_cores })
     }
 
+    /// Whether programs outside the test still took a twentieth of a saturated host's
+    /// CPUs (at least 0.1 cores): after they starved a lighter level, more server threads
+    /// squeeze them to a smaller share, not away. Quiet runs here leave others under 0.05.
+    pub fn squeezed(&self) -> Option<Starved> {
+        self.server_cores?;
+        if self.server_stopped {
+            return None;
+        }
+        let others = self.other_cores?;
+        let busy_cores = self.busy_cores()?;
+        let cpus = self.host_cpus? as f64;
+        (self.busy()? > 90.0 && others >= 0.05 * cpus && others >= 0.1)
+            .then_some(Starved { other_cores: others, busy_cores })
+    }
+
     /// Whether programs outside the test took a quarter of the host's CPUs (at least
     /// 0.2 cores), busy or not: an open-loop level's latency is theirs too, since its
     /// transactions wait for a CPU they hold, long before the host saturates (studies/8

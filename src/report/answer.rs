@@ -310,9 +310,21 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
         else {
             continue;
         };
+        // Others' CPU at either peak (under the share that starves): the comparison is
+        // of a shared host, said so (studies/3 beside `stress --cpu 1`: 0.37 and 0.49).
+        let shared = |l: &LevelResult| l.os.as_ref().and_then(|o| o.squeezed()).map(|s| s.other_cores);
         for &(name, l) in peaks.iter().filter(|(n, _)| *n != best_name) {
             let c = saturation::change(l, best);
-            out.push(if saturation::same(l, best) {
+            let sharing = match (shared(best), shared(l)) {
+                (None, None) => String::new(),
+                (a, b) => format!(
+                    " Other programs took {:.2} and {:.2} cores at the two peaks: measured on a shared host, compare \
+                     again on a quiet one.",
+                    a.or(best.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0),
+                    b.or(l.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0)
+                ),
+            };
+            let mut line = if saturation::same(l, best) {
                 format!(
                     "{w}: {best_name} ({} {}) and {name} ({}) cannot be told apart at their peaks ({:+.1} %, inside the noise).",
                     fmt(best.throughput.mean),
@@ -330,7 +342,9 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
                     c.low,
                     c.high
                 )
-            });
+            };
+            line.push_str(&sharing);
+            out.push(line);
         }
     }
     out
@@ -651,6 +665,26 @@ mod tests {
         let a = series(&all, Kind::Sweep, "threads", &all.name);
         assert!(a.starts_with("oltp_read_write: no answer: other programs starved the server at every level"), "{a}");
         assert!(!a.contains("Recommendation"), "{a}");
+        // programs_that_starved_a_level_still_spoil_the_heavier_ones: beside `stress
+        // --cpu 1` studies/1 "peaked at 64 threads", where 64 server threads had squeezed
+        // stress from 0.99 cores (1 thread, starved) to 0.15; quiet, it peaked at 2.
+        let busy =
+            [(1, 1476.0, 0.02, 99.0), (8, 1500.0, 0.02, 99.0), (32, 1945.0, 0.02, 99.0), (64, 2019.0, 0.02, 99.0)];
+        let s = fixture_with_others(&busy, &[(1, 0.99), (8, 0.27), (32, 0.17), (64, 0.15)], "");
+        assert!(
+            s.levels.iter().all(|l| l.starved.is_some()),
+            "{:?}",
+            s.levels.iter().map(|l| l.starved).collect::<Vec<_>>()
+        );
+        assert!(s.only_starved() && s.peak.is_none(), "{:?}", s.peak);
+        assert!(
+            s.levels[3].notes.iter().any(|n| n.contains("squeezed by this one's threads")),
+            "{:?}",
+            s.levels[3].notes
+        );
+        // Quiet levels (others at 0.04) after a starved one still count.
+        let s = fixture_with_others(&busy, &[(1, 0.99), (8, 0.04), (32, 0.04), (64, 0.04)], "");
+        assert_eq!(s.peak, Some((64, 2019.0)));
         // cpu>80 reads the test's share: other programs' 1.4 cores on a host 95 % busy
         // left the server and sizeup 25 %, no saturation.
         let s = fixture_with_others(&[(1, 500.0, 0.02, 95.0), (2, 900.0, 0.02, 60.0)], &[(1, 0.0)], "cpu>80");
@@ -658,6 +692,30 @@ mod tests {
         let mut o = s.levels[0].os.clone().unwrap();
         o.other_cores = Some(1.4);
         assert!((o.test_busy().unwrap() - 25.0).abs() < 1e-9, "{:?}", o.test_busy());
+    }
+
+    /// a_comparison_on_a_shared_host_says_so (issue 61, 1): beside `stress --cpu 1`,
+    /// studies/3 said "big pool carried +128 % more than small pool" with other programs
+    /// at 0.37 and 0.49 cores on both peaks, under the share that marks a level starved.
+    #[test]
+    fn a_comparison_on_a_shared_host_says_so() {
+        let spec = StudySpec::from_toml(
+            "name = \"c\"\nkind = \"sweep\"\nworkloads = [\"oltp_read_write\"]\nlevels = [1, 2, 4]\nstep_time = 10\n\
+             [[configs]]\nname = \"big\"\n[[configs]]\nname = \"small\"\n",
+            "test",
+        )
+        .unwrap();
+        let side = |name: &str, x: f64, others: f64| {
+            let points = [(1, x / 2.0, 0.02, 60.0), (2, x, 0.02, 99.0), (4, x * 0.98, 0.02, 99.0)];
+            let mut s = fixture_with_others(&points, &[(2, others), (4, others)], "");
+            s.name = format!("oltp_read_write @ {name}");
+            s
+        };
+        let shared = configurations(&spec, &[side("big", 3000.0, 0.37), side("small", 1300.0, 0.45)]);
+        assert!(shared[0].contains("big carried"), "{shared:?}");
+        assert!(shared[0].ends_with("Other programs took 0.37 and 0.45 cores at the two peaks: measured on a shared host, compare again on a quiet one."), "{shared:?}");
+        let quiet = configurations(&spec, &[side("big", 3000.0, 0.02), side("small", 1300.0, 0.03)]);
+        assert!(!quiet[0].contains("Other programs"), "{quiet:?}");
     }
 
     #[test]
