@@ -219,14 +219,11 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
         let (Some(lo), hi) = crate::study::capacity::bracket(&tried) else {
             let spoiled: Vec<String> =
-                tried.iter().filter(|(_, v)| v.spoiled()).map(|(r, _)| format!("{r} tps")).collect();
+                tried.iter().filter(|(_, v)| v.spoiled()).map(|(r, v)| format!("{r} tps: {}", v.short())).collect();
             if spoiled.is_empty() {
                 out += &format!("warning: study {id} ({name}): no rate met its objective; nothing to size from\n");
             } else {
-                starved.push(format!(
-                    "study {id} ({name}): no rate was judged: other programs or the hypervisor spoiled the runs at {} ",
-                    spoiled.join(", ")
-                ));
+                starved.push(format!("study {id} ({name}): no rate was judged ({}) ", spoiled.join("; ")));
             }
             continue;
         };

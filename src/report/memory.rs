@@ -25,6 +25,9 @@ pub fn answers(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> {
         .iter()
         .map(|s| match memory::verdict(&s.levels) {
             Some(v) => format!("{}: {}", s.name, memory::answer(&v, &s.levels, vary, &s.unit, spec.level_name())),
+            // Every pool measured was starved (studies/9 beside `stress --cpu 1` said "no
+            // answer yet", as if levels were still to come).
+            None if s.only_starved() => format!("{}: {}", s.name, s.starved_words(spec.level_name())),
             None => format!(
                 "{}: fewer than two levels with their pool and data known finished: no answer yet{}",
                 s.name,
@@ -274,4 +277,27 @@ pub fn sizing_text(
         ),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::figures::tests::fixture_with_others;
+
+    /// a_starved_memory_study_says_so: beside `stress --cpu 1` studies/9 said "fewer
+    /// than two levels ... finished: no answer yet" of five finished, starved pools.
+    #[test]
+    fn a_starved_memory_study_says_so() {
+        let spec = StudySpec::from_toml(
+            "name = \"m\"\nkind = \"memory\"\nworkloads = [\"oltp_read_only\"]\nlevels = \"128M,64M\"\nstep_time = 10\n",
+            "test",
+        )
+        .unwrap();
+        let s =
+            fixture_with_others(&[(128, 1440.0, 0.02, 99.0), (64, 1390.0, 0.02, 99.0)], &[(128, 0.56), (64, 0.62)], "");
+        assert!(s.only_starved());
+        let a = answers(&spec, &[s]);
+        assert!(a[0].starts_with("oltp_read_write: no answer: other programs starved the server at every level measured (other processes took 0.62"), "{a:?}");
+        assert!(a[0].contains("at 64 MiB pool") && !a[0].contains("no answer yet"), "{a:?}");
+    }
 }

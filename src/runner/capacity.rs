@@ -125,10 +125,10 @@ fn run_series(
                 let verdict = match f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())) {
                     // The host's leftovers are no verdict on the server.
                     Some(s) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
-                    None => match f.os.as_ref().and_then(|o| o.stolen()) {
-                        Some(steal_pct) => Verdict::Stolen { steal_pct },
-                        None => capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms))),
-                    },
+                    None => capacity::verdict_with_steal(
+                        capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms))),
+                        f.os.as_ref().and_then(|o| o.stolen()),
+                    ),
                 };
                 f.rate = Some(RateLevel { figures: rf, verdict });
                 Some(f)
