@@ -404,31 +404,29 @@ impl OsSample {
     /// Whether programs outside the test starved the server (see [`Starved`]): the host
     /// over 90 % busy, others taking a quarter of its busy cores and at least 0.2.
     pub fn starved(&self) -> Option<Starved> {
-        // An unwatched server (not a managed instance) would be among the "others"; a
-        // stopped one was frozen, not starved (see frozen_note).
+        let (others, busy_cores) = self.others_on_a_saturated_host()?;
+        (others >= 0.25 * busy_cores && others >= 0.2).then_some(Starved { other_cores: others, busy_cores })
+    }
+
+    /// Other programs' cores and the busy cores, on a host over 90 % busy whose server
+    /// sizeup watches and was running. An unwatched server (not a managed instance)
+    /// would be among the "others"; a stopped one was frozen, not starved (see
+    /// frozen_note).
+    fn others_on_a_saturated_host(&self) -> Option<(f64, f64)> {
         self.server_cores?;
         if self.server_stopped {
             return None;
         }
-        let others = self.other_cores?;
-        let busy_cores = self.busy_cores()?;
-        (self.busy()? > 90.0 && others >= 0.25 * busy_cores && others >= 0.2)
-            .then_some(Starved { other_cores: others, busy_cores })
+        (self.busy()? > 90.0).then_some((self.other_cores?, self.busy_cores()?))
     }
 
     /// Whether programs outside the test still took a twentieth of a saturated host's
     /// CPUs (at least 0.1 cores): after they starved a lighter level, more server threads
     /// squeeze them to a smaller share, not away. Quiet runs here leave others under 0.05.
     pub fn squeezed(&self) -> Option<Starved> {
-        self.server_cores?;
-        if self.server_stopped {
-            return None;
-        }
-        let others = self.other_cores?;
-        let busy_cores = self.busy_cores()?;
+        let (others, busy_cores) = self.others_on_a_saturated_host()?;
         let cpus = self.host_cpus? as f64;
-        (self.busy()? > 90.0 && others >= 0.05 * cpus && others >= 0.1)
-            .then_some(Starved { other_cores: others, busy_cores })
+        (others >= 0.05 * cpus && others >= 0.1).then_some(Starved { other_cores: others, busy_cores })
     }
 
     /// Whether programs outside the test took a quarter of the host's CPUs (at least
