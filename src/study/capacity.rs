@@ -404,8 +404,12 @@ pub const MOST_STOLEN: usize = 2;
 
 /// Whether some rate ran stolen [`MOST_STOLEN`] times: the search stopped there.
 pub fn stopped_by_steal(tried: &[(u32, Verdict)]) -> bool {
-    let stolen = |r: u32| tried.iter().filter(|(x, v)| *x == r && matches!(v, Verdict::Stolen { .. })).count();
-    tried.iter().any(|(r, _)| stolen(*r) >= MOST_STOLEN)
+    tried.iter().any(|(r, _)| runs_at(tried, *r, |v| matches!(v, Verdict::Stolen { .. })) >= MOST_STOLEN)
+}
+
+/// The runs at rate `r` whose verdict `which` picks.
+fn runs_at(tried: &[(u32, Verdict)], r: u32, which: impl Fn(&Verdict) -> bool) -> usize {
+    tried.iter().filter(|(x, v)| *x == r && which(v)).count()
 }
 
 /// The next rate to run, or `None` when the search is done. A starved level ends the
@@ -424,7 +428,7 @@ pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
     if stopped_by_steal(tried) {
         return None;
     }
-    let judged_at = |r: u32| tried.iter().filter(|(x, v)| *x == r && !matches!(v, Verdict::Stolen { .. })).count();
+    let judged_at = |r: u32| runs_at(tried, r, |v| !matches!(v, Verdict::Stolen { .. }));
     if let Some((r, _)) = tried.iter().find(|(r, v)| matches!(v, Verdict::Stolen { .. }) && judged_at(*r) == 0) {
         return Some(*r);
     }
@@ -446,7 +450,7 @@ pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
         }
         (Some(lo), Some(hi)) => {
             if (hi - lo) as f64 <= (s.resolution * lo as f64).max(1.0) {
-                let runs = |r: u32| tried.iter().filter(|(x, v)| *x == r && !v.spoiled()).count();
+                let runs = |r: u32| runs_at(tried, r, |v| !v.spoiled());
                 return [lo, hi].into_iter().find(|r| s.repeat_bracket && runs(*r) < 2);
             }
             lo + (hi - lo) / 2
@@ -541,11 +545,8 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
         out.push_str(&format!(" {}{p}.", if lo.is_some() { "Then " } else { "" }));
     }
     let repeated: Vec<String> = {
-        let mut r: Vec<u32> = tried
-            .iter()
-            .map(|(r, _)| *r)
-            .filter(|r| tried.iter().filter(|(x, v)| x == r && !v.spoiled()).count() > 1)
-            .collect();
+        let mut r: Vec<u32> =
+            tried.iter().map(|(r, _)| *r).filter(|r| runs_at(&tried, *r, |v| !v.spoiled()) > 1).collect();
         r.sort_unstable();
         r.dedup();
         r.into_iter().map(rate).collect()
