@@ -7,11 +7,15 @@ source scripts/packages.sh
 log=$(mktemp)
 apt_log=$(mktemp)
 trap 'rm -f "$log" "$apt_log"' EXIT
-# The report rendering test draws the report in headless Chromium: installed while the
-# tests build, when absent.
+# The report rendering test draws the report in headless Chromium, and the server-metrics
+# tests scrape a node_exporter of their own (Debian's prometheus-node-exporter, started on
+# a loopback port, never the system service): installed while the tests build, when absent.
 apt=""
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
-  install chromium >"$apt_log" 2>&1 &
+pkgs=()
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || pkgs+=(chromium)
+command -v prometheus-node-exporter >/dev/null 2>&1 || pkgs+=(prometheus-node-exporter)
+if [ ${#pkgs[@]} -gt 0 ]; then
+  install "${pkgs[@]}" >"$apt_log" 2>&1 &
   apt=$!
 fi
 # The third-party MySQL-protocol servers (go-mysql-server, mysql-mimic) the suite runs
@@ -26,7 +30,7 @@ status=0
 cargo test --release --locked --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
 if [ -n "$apt" ] && ! wait "$apt"; then
   cat "$apt_log" >&2
-  echo "installing chromium failed (the lines above): the report rendering test needs it" >&2
+  echo "installing ${pkgs[*]} failed (the lines above): the report rendering and server-metrics tests need them" >&2
   status=1
 fi
 # Without them the other tests still run; the third_party tests fail, naming the

@@ -36,6 +36,11 @@ pub struct TargetArgs {
     /// Database (default: sbtest for OLTP, tpcc for TPC-C); created when missing.
     #[arg(long, alias = "mysql-db", help_heading = "Target")]
     pub database: Option<String>,
+    /// The server host's Prometheus node_exporter (http://HOST:9100/metrics), scraped
+    /// every interval: its CPU, disks, memory and network beside the server's figures,
+    /// and "what ran out" for a server on another host.
+    #[arg(long, value_name = "URL", help_heading = "Target")]
+    pub server_metrics: Option<String>,
     /// Managed instance to use when no host, port or socket is given anywhere.
     #[arg(long, default_value_t = 0, help_heading = "Target")]
     pub instance: u32,

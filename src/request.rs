@@ -271,6 +271,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         seed: seed(a.workload.oltp.rand_seed),
         server_pids: Vec::new(),
         data_dir: None,
+        server_metrics: None,
         start_line: None,
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,

@@ -72,6 +72,22 @@ impl RunConfig {
     pub fn server_fact(&self, name: &str) -> Option<String> {
         self.server.get(name).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
     }
+
+    /// Why the server's InnoDB settings do not apply to this run (its storage is not
+    /// InnoDB), when they do not: see [`crate::target::NO_INNODB`].
+    pub fn innodb_unused(&self) -> Option<String> {
+        self.server_fact(crate::target::NO_INNODB)
+    }
+
+    /// The buffer pool the run's data had, in bytes: None when the server did not say,
+    /// or when its storage is not InnoDB (go-mysql-server and Dolt report 128 MiB with
+    /// no pool underneath).
+    pub fn pool_bytes(&self) -> Option<u64> {
+        if self.innodb_unused().is_some() {
+            return None;
+        }
+        self.server_fact("innodb_buffer_pool_size")?.parse().ok().filter(|p| *p > 0)
+    }
 }
 
 /// The target as results record it.

@@ -5,7 +5,11 @@
 //! threads, no I/O, so they are tested alone.
 
 use super::pacing;
-use crate::monitor::{self, os::OsSample};
+use crate::monitor::{
+    self,
+    os::OsSample,
+    status::{Sent, Unmoved},
+};
 use crate::stats::{Interval, Recorder, Summary};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -228,6 +232,33 @@ pub struct CpuSpan {
 /// them in 10 ms ticks, so a run that failed or spent its --events within moments
 /// showed 5.7 cores used on a 2-CPU host.
 pub const MIN_CPU_SPAN: f64 = 1.0;
+
+/// Leaves out of `intervals` and `summary` the server's counters that did not move over
+/// the whole run (warm-up included) while the work they count was sent
+/// (`monitor::status::Unmoved`); returns which.
+pub fn forget_unmoved(intervals: &mut [Interval], summary: &mut Summary) -> Unmoved {
+    // The work sent over the intervals that have the server's figures (a gap is neither).
+    let read = || intervals.iter().filter(|iv| iv.status.is_some());
+    let sent = Sent {
+        reads: read().map(|iv| iv.reads_per_s * iv.duration).sum(),
+        other: read().map(|iv| iv.other_per_s * iv.duration).sum(),
+    };
+    let u = Unmoved::of(&intervals.iter().filter_map(|iv| iv.status.as_ref()).collect::<Vec<_>>(), sent);
+    if u.any() {
+        for s in intervals.iter_mut().filter_map(|iv| iv.status.as_mut()).chain(summary.status.as_mut()) {
+            s.forget(u);
+        }
+        summary.notes.push(format!(
+            "the server reports {} but they stayed 0 while {:.0} reads and {:.0} transaction statements ran: it \
+             does not keep them, so they are left out (not 0){}",
+            u.names(),
+            sent.reads,
+            sent.other,
+            if u.innodb { "; its InnoDB settings do not apply either" } else { "" }
+        ));
+    }
+    u
+}
 
 /// The run's summary: the steady-state tally, the host figures averaged over the
 /// same intervals, and CPU per transaction.

@@ -69,6 +69,9 @@ pub struct RunSpec {
     /// The server's data directory, when known: its device's I/O is sampled.
     #[serde(skip)]
     pub data_dir: Option<std::path::PathBuf>,
+    /// The server host's node_exporter, scraped every interval (`--server-metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<String>,
     /// Where watts come from (RAPL is used when the host has it and nothing was given).
     pub power: monitor::os::Power,
     /// Runs that must start measuring together (the client groups of a scale step).
@@ -155,6 +158,7 @@ impl Default for RunSpec {
             statement_timeout: Duration::from_secs_f64(DEFAULT_STATEMENT_TIMEOUT),
             server_pids: Vec::new(),
             data_dir: None,
+            server_metrics: None,
             power: monitor::os::Power::None,
             start_line: None,
             replica: false,
@@ -559,6 +563,8 @@ where
             spec.power.clone(),
         );
         let mut snapshot = monitor::os::Snapshot::take(&watch);
+        // The server host's node_exporter, scraped on a thread of its own from now on.
+        let mut node = spec.server_metrics.clone().map(|url| monitor::node::Scraper::start(url, spec.interval));
         let start = Instant::now();
         run_end::reset(spec.time.map(|t| (start + t).into_std()));
         go_tx.send_replace(Go::Start(start));
@@ -610,7 +616,9 @@ where
             iv.status = status.borrow_mut().close(at(t - duration), at(t));
             // OS figures over the same span, sampled as the interval is closed.
             let now = monitor::os::Snapshot::take(&watch);
-            iv.os = Some(monitor::os::OsSample::between(&snapshot, &now, &watch.power));
+            let mut os = monitor::os::OsSample::between(&snapshot, &now, &watch.power);
+            os.server_host = node.as_mut().and_then(|n| n.close());
+            iv.os = Some(os);
             snapshot = now;
             on_interval(&iv);
             if steady.warmup_ends_at(t, duration) {

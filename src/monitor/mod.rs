@@ -2,7 +2,9 @@
 //! and the host facts recorded with every result. Linux /proc only. Beside them, the
 //! server's own status counters ([`status`]), read over SQL.
 
+pub mod node;
 pub mod os;
+pub mod owner;
 pub mod status;
 
 /// CPU seconds (user + system) this process has used, all threads.

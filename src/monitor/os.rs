@@ -385,6 +385,9 @@ pub struct OsSample {
     pub watts: Option<f64>,
     #[serde(default)]
     pub power_source: String,
+    /// The server host's own figures, from its node_exporter (`--server-metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<super::node::NodeSample>,
 }
 
 impl OsSample {
@@ -565,6 +568,7 @@ pub fn mean(samples: &[&OsSample]) -> Option<OsSample> {
         mem_total_bytes: samples.iter().filter_map(|s| s.mem_total_bytes).max(),
         watts: avg_opt(&|s| s.watts),
         power_source: samples[0].power_source.clone(),
+        server_host: super::node::mean(&samples.iter().filter_map(|s| s.server_host.as_ref()).collect::<Vec<_>>()),
     })
 }
 

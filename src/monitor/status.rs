@@ -192,6 +192,80 @@ impl StatusSample {
     }
 }
 
+/// The work a run sent, over the same spans as its samples: what a counter that did
+/// not move is weighed against.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sent {
+    /// Read statements.
+    pub reads: f64,
+    /// Statements that are neither reads nor writes: BEGIN, COMMIT, ROLLBACK.
+    pub other: f64,
+}
+
+/// Counters that stayed at 0 over a whole run while the work they count was sent: the
+/// server reports them but does not keep them (go-mysql-server and Dolt report every
+/// `Innodb_*`, `Com_commit` and `Handler_read_*` as 0 with no InnoDB underneath). They
+/// are no measurement, so they are left out, never stored as 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unmoved {
+    /// Every InnoDB counter: the buffer pool served no page while rows were read, so
+    /// the server's storage is not InnoDB (its InnoDB settings do not apply either).
+    pub innodb: bool,
+    /// `Com_commit`, while the client sent BEGIN/COMMIT statements.
+    pub commits: bool,
+    /// `Handler_read_*`, while rows were read.
+    pub handler: bool,
+}
+
+impl Unmoved {
+    pub fn any(&self) -> bool {
+        self.innodb || self.commits || self.handler
+    }
+
+    /// The counters, as the server names them: "Innodb_*, Com_commit".
+    pub fn names(&self) -> String {
+        let all = [(self.innodb, "Innodb_*"), (self.commits, "Com_commit"), (self.handler, "Handler_read_*")];
+        all.iter().filter(|(on, _)| *on).map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Which counters did not move over `samples` (a run's, warm-up included) while
+    /// `sent` was sent. A counter no sample has is absent already, not unmoved.
+    pub fn of(samples: &[&StatusSample], sent: Sent) -> Unmoved {
+        let total = |f: Field| {
+            let v: Vec<f64> = samples.iter().filter_map(|s| f(s).map(|r| r * s.seconds)).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>())
+        };
+        // Ten statements at least: a reading taken a moment off the work is no evidence.
+        let still = |f: Field, work: f64| work >= 10.0 && total(f).is_some_and(|t| t < 0.5);
+        Unmoved {
+            innodb: still(|s| s.buffer_pool_read_requests_per_s, sent.reads),
+            commits: still(|s| s.commits_per_s, sent.other),
+            handler: still(|s| s.handler_read_per_s, sent.reads),
+        }
+    }
+}
+
+impl StatusSample {
+    /// The sample without the counters `u` found unmoved.
+    pub fn forget(&mut self, u: Unmoved) {
+        if u.innodb {
+            *self = StatusSample {
+                seconds: self.seconds,
+                threads_running: self.threads_running,
+                commits_per_s: self.commits_per_s,
+                handler_read_per_s: self.handler_read_per_s,
+                ..Default::default()
+            };
+        }
+        if u.commits {
+            self.commits_per_s = None;
+        }
+        if u.handler {
+            self.handler_read_per_s = None;
+        }
+    }
+}
+
 /// A field of a sample, for combining samples field by field.
 type Field = fn(&StatusSample) -> Option<f64>;
 
@@ -618,5 +692,48 @@ Innodb_row_lock_waits\t0\nThreads_running\t2\nHandler_read_key\t10\nHandler_read
         let json = serde_json::to_string(&s1).unwrap();
         assert!(!json.contains("commits_per_s"), "{json}");
         assert_eq!(serde_json::from_str::<StatusSample>(&json).unwrap(), s1);
+    }
+
+    #[test]
+    fn counters_that_never_move_are_absent_not_zero() {
+        // go-mysql-server: every counter there and 0, while 240 statements a second ran.
+        let zero = |s: f64| StatusSample {
+            seconds: s,
+            buffer_pool_read_requests_per_s: Some(0.0),
+            buffer_pool_reads_per_s: Some(0.0),
+            row_lock_waits_per_s: Some(0.0),
+            data_writes_per_s: Some(0.0),
+            threads_running: Some(2.0),
+            commits_per_s: Some(0.0),
+            handler_read_per_s: Some(0.0),
+            ..Default::default()
+        };
+        let (a, b) = (zero(1.0), zero(1.0));
+        let sent = Sent { reads: 180.0, other: 40.0 };
+        let u = Unmoved::of(&[&a, &b], sent);
+        assert_eq!(u, Unmoved { innodb: true, commits: true, handler: true });
+        let mut s = a.clone();
+        s.forget(u);
+        assert_eq!(s, StatusSample { seconds: 1.0, threads_running: Some(2.0), ..Default::default() });
+        // Nothing of the kind sent (autocommitted point selects: no COMMIT): a measured 0.
+        let reads_only = Unmoved::of(&[&a, &b], Sent { reads: 180.0, other: 0.0 });
+        assert!(!reads_only.commits && reads_only.innodb);
+        assert_eq!(Unmoved::of(&[&a, &b], Sent::default()), Unmoved::default());
+        // MariaDB: the pool served pages; its misses and lock waits stay 0 and are kept.
+        let moved = StatusSample {
+            buffer_pool_read_requests_per_s: Some(5000.0),
+            commits_per_s: Some(20.0),
+            handler_read_per_s: Some(900.0),
+            ..zero(1.0)
+        };
+        let u = Unmoved::of(&[&moved, &a], sent);
+        assert!(!u.any(), "{u:?}");
+        let mut kept = moved.clone();
+        kept.forget(u);
+        assert_eq!(kept, moved);
+        assert_eq!(kept.row_lock_waits_per_s, Some(0.0));
+        // A counter the server lacks is absent already, not unmoved.
+        let none = StatusSample { seconds: 1.0, ..Default::default() };
+        assert_eq!(Unmoved::of(&[&none], sent), Unmoved::default());
     }
 }

@@ -414,6 +414,12 @@ fn scale_out(plan: &PlanSpec, plan_id: i64, t: Timing, at: u32) -> Decision {
 
 fn memory(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> Decision {
     let pool_ran_out = p.has("pool");
+    if let Some(why) = &host.pool_unused {
+        return skip(format!(
+            "could not tell whether memory limits this server: its storage is not InnoDB ({why}), so its buffer pool \
+             setting holds nothing"
+        ));
+    }
     let (Some(data), Some(pool)) = (host.data_bytes, host.pool_bytes) else {
         return skip("the server did not say how large the data or the buffer pool is");
     };
@@ -586,6 +592,21 @@ pub(crate) mod tests {
         let named = Host { managed: false, ..big };
         let d = next(Stage::Memory, &cpu_bound(), &named);
         assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("--vary data"), "{d:?}");
+    }
+
+    #[test]
+    fn non_innodb_pool_is_not_applicable() {
+        // go-mysql-server reports a 128 MiB pool with no InnoDB underneath: the memory
+        // stage says it could not tell, not that memory does not limit the server.
+        let gms = Host {
+            pool_bytes: None,
+            pool_unused: Some("reading sbtest1's rows left Innodb_buffer_pool_read_requests at 0".into()),
+            ..host()
+        };
+        let d = next(Stage::Memory, &cpu_bound(), &gms);
+        assert!(matches!(d, Decision::Skip { .. }), "{d:?}");
+        assert!(said(&d).starts_with("could not tell whether memory limits this server"), "{d:?}");
+        assert!(!said(&d).contains("is not what limits"), "{d:?}");
     }
 
     #[test]

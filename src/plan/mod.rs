@@ -234,6 +234,10 @@ pub struct Host {
     /// The workload's data, and the server's buffer pool, in bytes.
     pub data_bytes: Option<u64>,
     pub pool_bytes: Option<u64>,
+    /// Why the server's buffer pool does not hold the data (its storage is not InnoDB),
+    /// when it does not: `pool_bytes` is None then, and no decision weighs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_unused: Option<String>,
     /// This host's memory, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<u64>,
@@ -426,6 +430,7 @@ mod tests {
             managed: true,
             data_bytes: Some(2_850_816),
             pool_bytes: Some(1 << 30),
+            pool_unused: None,
             memory_bytes: Some(25_276_510_208),
             storage: Some("vda".into()),
             path: Some("a unix socket".into()),

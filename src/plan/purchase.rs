@@ -456,11 +456,21 @@ pub fn purchase(
     let key = |c: &Candidate| (c.cost.as_ref().map_or(0.0, |c| c.total), c.plan.servers, c.plan.instances_per_server);
     candidates.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
     let chosen = candidates.remove(0);
-    let mut ran_out: Vec<&'static str> = peak.ran_out.iter().map(|f| resource(f.tag)).collect();
+    // Where the user named the server host's node_exporter, what ran out is its host's.
+    let remote = peak.level.os.as_ref().is_some_and(|o| o.server_host.is_some());
+    let mut ran_out: Vec<&'static str> = peak
+        .ran_out
+        .iter()
+        .map(|f| match (f.tag, remote) {
+            ("cpu", true) => "the server host's CPU (node_exporter)",
+            ("io", true) => "the server host's I/O (node_exporter)",
+            (tag, _) => resource(tag),
+        })
+        .collect();
     ran_out.dedup();
     Ok(Purchase {
         ran_out,
-        watched: peak.level.os.as_ref().is_some_and(|o| o.server_cores.is_some()),
+        watched: peak.level.os.as_ref().is_some_and(|o| o.server_cores.is_some() || o.server_host.is_some()),
         sweep_study: sweep_found.study,
         at_peak: peak.level.os.clone(),
         chosen,

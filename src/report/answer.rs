@@ -427,9 +427,9 @@ pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
     let what = c.server_fact("data").unwrap_or_default();
     let mut out =
         format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();
-    if let Some(pool) =
-        c.server_fact("innodb_buffer_pool_size").and_then(|p| p.parse::<f64>().ok()).filter(|p| *p > 0.0)
-    {
+    if let Some(why) = c.innodb_unused() {
+        out += &format!("; buffer pool: not applicable ({why})");
+    } else if let Some(pool) = c.pool_bytes().map(|p| p as f64) {
         out += &format!("; buffer pool {}: the data is {:.0} % of the pool", mib(pool), bytes / pool * 100.0);
     }
     Some(out)

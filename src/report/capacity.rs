@@ -45,15 +45,9 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
             if let (_, Some(hi)) = capacity::bracket(&tried) {
                 let os = completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.os);
-                if let Some((busy, o)) = os.as_ref().and_then(|o| Some((o.busy()?, o))) {
+                if let Some(o) = &os {
                     let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
-                    let _ = write!(
-                        a,
-                        " At {} the host's CPU was {busy:.0} % busy ({}){}.",
-                        capacity::rate_text(hi as f64, unit),
-                        crate::study::bottleneck::cpu_users(o),
-                        if busy >= 90.0 { ": the CPU ran out" } else { "" }
-                    );
+                    a += &ran_out_at(o, &capacity::rate_text(hi as f64, unit));
                 }
             }
             if let Some((threads, f)) = probe {
@@ -68,6 +62,32 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             a
         })
         .collect()
+}
+
+/// What the host's CPU says at the rate that broke the objective. The CPU ran out only
+/// for a server whose process sizeup watched: an unwatched one's CPU is among the
+/// "others", so a busy host says nothing of it (the_capacity_answer_blames_no_cpu_it_did_not_watch).
+fn ran_out_at(o: &crate::monitor::os::OsSample, rate: &str) -> String {
+    let Some(busy) = o.busy() else { return String::new() };
+    let users = crate::study::bottleneck::cpu_users(o);
+    match (&o.server_host, o.server_cores) {
+        (Some(h), _) => format!(
+            " At {rate} the server host's CPU was {:.0} % busy (node_exporter: {}){}.",
+            h.busy(),
+            h.words(),
+            if h.busy() >= 90.0 { ": the server host's CPU ran out" } else { "" }
+        ),
+        (None, Some(_)) => {
+            format!(
+                " At {rate} the host's CPU was {busy:.0} % busy ({users}){}.",
+                if busy >= 90.0 { ": the CPU ran out" } else { "" }
+            )
+        }
+        (None, None) => format!(
+            " At {rate} the host's CPU was {busy:.0} % busy ({users}); the server's process was not watched (not \
+             found on this host), so what ran out is not known."
+        ),
+    }
 }
 
 fn verdict_text(v: &Verdict) -> String {
@@ -215,5 +235,33 @@ pub fn html(out: &mut String, spec: &StudySpec, row: &StudyRow) {
             );
         }
         out.push_str("</table>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::os::OsSample;
+
+    #[test]
+    fn the_capacity_answer_blames_no_cpu_it_did_not_watch() {
+        // Dolt on a busy host: not found, so not watched; other programs used the CPU.
+        let host = OsSample {
+            usr: 90.0,
+            sys: 10.0,
+            host_cpus: Some(2),
+            client_cores: 0.09,
+            other_cores: Some(1.73),
+            ..Default::default()
+        };
+        let said = ran_out_at(&host, "1 tps");
+        assert!(!said.contains("ran out:") && !said.contains("the CPU ran out"), "{said}");
+        assert!(said.contains("what ran out is not known"), "{said}");
+        assert!(said.contains("the server's among them"), "{said}");
+        // The same host with the server's process watched: its CPU ran out.
+        let watched = OsSample { server_cores: Some(1.6), other_cores: Some(0.1), ..host };
+        let said = ran_out_at(&watched, "1 tps");
+        assert!(said.ends_with(": the CPU ran out."), "{said}");
+        assert!(said.contains("server 1.60"), "{said}");
     }
 }

@@ -278,6 +278,9 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
             let per = s.nopm.map_or(format!("{:.2} tps/W", s.tps / w), |n| format!("{:.1} NOPM/W", n / w));
             row("power", format!("{w:.0} W ({}), {per}", os.power_source));
         }
+        if let Some(h) = &os.server_host {
+            row("server host (node_exporter)", h.words());
+        }
     }
     for (k, v) in status_rows(s) {
         row(k, v);

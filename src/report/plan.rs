@@ -171,7 +171,10 @@ pub fn measured_on(spec: &PlanSpec, host: Option<&Host>, p: &Purchase) -> Vec<St
     };
     let data = match (h.data_bytes, h.pool_bytes) {
         (Some(d), Some(pool)) => format!("; {} of data in a {} buffer pool", gib(d), gib(pool)),
-        (Some(d), None) => format!("; {} of data", gib(d)),
+        (Some(d), None) => match &h.pool_unused {
+            Some(why) => format!("; {} of data, no buffer pool under it ({why})", gib(d)),
+            None => format!("; {} of data", gib(d)),
+        },
         _ => String::new(),
     };
     let path = h.path.as_deref().map_or(String::new(), |p| format!(", reached over {p}"));

@@ -70,7 +70,7 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
     for w in &spec.workloads {
         let req = spec.memory_request(w, 0, site.password.as_deref()).map_err(Error::Usage)?;
         runner::ensure_prepared(site.manager, &req)?;
-        let (bytes, _) = runner::data_and_pool(site.manager, &req)?;
+        let bytes = runner::data_and_pool(site.manager, &req)?.data;
         most = most.max(bytes.ok_or_else(|| {
             Error::Failed(format!(
                 "the server did not say how large {}'s data is: give the pools (--pools 128M,64M)",
@@ -166,7 +166,7 @@ pub fn step(
     let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(&measured))?;
     let fact = |name: &str| doc.config.server_fact(name);
     let level_facts = MemoryLevel {
-        pool_bytes: fact("innodb_buffer_pool_size").and_then(|v| v.parse().ok()),
+        pool_bytes: doc.config.pool_bytes(),
         data_bytes: fact("data_bytes").and_then(|v| v.parse().ok()),
         warmup_s,
         settled,

@@ -71,13 +71,38 @@ pub fn measure(
     let (target, instance, node) = (&servers[0].0, servers[0].1.as_ref(), servers[0].2.as_ref());
     // The first server's data device is sampled (a managed instance's).
     spec.data_dir = instance.map(|i| i.datadir());
-    spec.server_pids = servers
+    // A server sizeup did not start is watched when it listens on this host: found by
+    // its socket or loopback port (a_server_on_this_host_is_watched_not_other_processes).
+    let owners: Vec<Option<monitor::owner::Owner>> = servers
         .iter()
-        .map(|(_, i, n)| match n {
-            Some(n) => n.pid,
-            None => i.as_ref().and_then(|i| i.pid),
+        .map(|(t, i, n)| match i.is_none() && n.is_none() {
+            true => monitor::owner::find(t.socket.as_deref(), &t.host, t.port),
+            false => None,
         })
         .collect();
+    spec.server_pids = servers
+        .iter()
+        .zip(&owners)
+        .map(|((_, i, n), o)| match n {
+            Some(n) => n.pid,
+            None => i.as_ref().and_then(|i| i.pid).or(o.as_ref().map(|o| o.pid)),
+        })
+        .collect();
+    // The server host's node_exporter: one scrape now, so a wrong address is said before
+    // anything runs rather than found as gaps afterwards.
+    spec.server_metrics = places[0].server_metrics.clone();
+    if let Some(url) = &spec.server_metrics {
+        monitor::node::check_url(url).map_err(Error::Usage)?;
+        let r = monitor::node::scrape(url, std::time::Duration::from_secs(5)).map_err(|e| {
+            Error::Usage(format!("--server-metrics: {e}; start node_exporter there or leave the option out"))
+        })?;
+        if print.full() {
+            eprintln!("note: the server host's figures come from {url} ({} CPUs)", r.cpus);
+        }
+    }
+    if let Some(o) = owners[0].as_ref().filter(|_| print.full()) {
+        eprintln!("note: the server is {}: its CPU is watched as the server's", o.describe());
+    }
     let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
     // Any server of the run restarted after a crash moments ago: a cold figure.
     let cold = servers.iter().find_map(|(_, i, n)| {
@@ -128,6 +153,11 @@ pub fn measure(
                         map.insert("data_tables".into(), tables.to_string().into());
                         map.insert("data_bytes".into(), bytes.to_string().into());
                     }
+                    if let (Some(why), Some(map)) =
+                        (target::tables_not_innodb(&mut conn, &t.database).await, server.as_object_mut())
+                    {
+                        map.entry(target::NO_INNODB).or_insert(why.into());
+                    }
                     first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server));
                 }
                 let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
@@ -146,7 +176,7 @@ pub fn measure(
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = replica;
     let name = workload.name().to_string();
-    let config = RunConfig {
+    let mut config = RunConfig {
         sizeup_version: env!("CARGO_PKG_VERSION").into(),
         workload: name.clone(),
         options: ready.options(),
@@ -161,6 +191,12 @@ pub fn measure(
                 server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
             if let Some(label) = &emulated {
                 facts.insert("lab".into(), label.clone().into());
+            }
+            if let Some(o) = &owners[0] {
+                facts.insert("server_process".into(), o.describe().into());
+            }
+            if let Some(url) = &spec.server_metrics {
+                facts.insert("server_metrics".into(), url.clone().into());
             }
             facts
         },
@@ -221,6 +257,21 @@ pub fn measure(
         }
     };
     kind.add_figures(&mut outcome.summary);
+    workload.judge(&mut outcome.summary, spec.threads);
+    // Counters the server reports and never moved while their work ran are no figures:
+    // the intervals already stored lose them too, and an InnoDB that did nothing is no
+    // pool to weigh the data against (counters_that_never_move_are_absent_not_zero).
+    let unmoved = crate::exec::clock::forget_unmoved(&mut outcome.intervals, &mut outcome.summary);
+    if unmoved.any() {
+        if unmoved.innodb {
+            config.server.entry(target::NO_INNODB.to_string()).or_insert_with(|| {
+                "its InnoDB counters did not move while the run read rows: no InnoDB underneath".into()
+            });
+        }
+        if let Err(e) = store.settle_run(run_id, &config, &outcome.intervals) {
+            outcome.summary.notes.push(format!("the results store kept the counters that did not move: {e}"));
+        }
+    }
     // A lab node is held to its CPU quota: when it ran at the quota, that is its limit,
     // not a client starving it (the host-wide load-generator test cannot see quotas).
     // Round robin over lab nodes: their quotas together.
@@ -767,17 +818,32 @@ async fn size_found(conn: &mut mysql_async::Conn, sql: &str) -> Option<u64> {
     conn.query_first::<Option<u64>, _>(sql).await.ok().flatten().map(|v| v.unwrap_or(0))
 }
 
-/// The size of a request's data (its database's tables and indexes) and the server's
-/// buffer pool, in bytes; None for what the server did not say.
-pub fn data_and_pool(manager: &Manager, req: &RunRequest) -> Result<(Option<u64>, Option<u64>), Error> {
+/// A request's data beside the server's buffer pool.
+pub struct DataAndPool {
+    /// The data's size (its database's tables and indexes), bytes.
+    pub data: Option<u64>,
+    /// The buffer pool, bytes: None when the server did not say or `unused` says why.
+    pub pool: Option<u64>,
+    /// Why the pool does not hold the data: the storage is not InnoDB
+    /// (`target::innodb_unused`); a server's `innodb_buffer_pool_size` then is a
+    /// setting of nothing (non_innodb_pool_is_not_applicable).
+    pub unused: Option<String>,
+}
+
+/// The size of a request's data and the server's buffer pool.
+pub fn data_and_pool(manager: &Manager, req: &RunRequest) -> Result<DataAndPool, Error> {
     let (target, _) = resolve_target(manager, req.target(), req.workload.kind().default_database())?;
     runtime(1)?.block_on(async {
         use mysql_async::prelude::Queryable;
         let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, &*req.workload))?;
         let data = crate::target::data_size(&mut conn, &target.database).await.map(|(_, b)| b);
-        let pool: Option<u64> = conn.query_first("SELECT @@innodb_buffer_pool_size").await.ok().flatten();
+        let unused = crate::target::innodb_unused(&mut conn, &target.database).await;
+        let pool: Option<u64> = match unused {
+            Some(_) => None,
+            None => conn.query_first("SELECT @@innodb_buffer_pool_size").await.ok().flatten(),
+        };
         let _ = conn.disconnect().await;
-        Ok((data, pool))
+        Ok(DataAndPool { data, pool, unused })
     })
 }
 

@@ -188,7 +188,7 @@ fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
     study::prepare_sweep(site, &probe, &series[0])?;
     let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
     let managed = !probe.names_a_server() && !runner::complete_target(req.target())?.names_a_server();
-    let (data_bytes, pool_bytes) = runner::data_and_pool(site.manager, &req)?;
+    let found = runner::data_and_pool(site.manager, &req)?;
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let (target, _) = runner::resolve_target(site.manager, req.target(), req.workload.kind().default_database())?;
     let path = match &target.socket {
@@ -206,8 +206,9 @@ fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
     Ok(Host {
         cpus: runner::cpus(),
         managed,
-        data_bytes,
-        pool_bytes,
+        data_bytes: found.data,
+        pool_bytes: found.pool,
+        pool_unused: found.unused,
         memory_bytes: crate::monitor::os::parse_meminfo(&meminfo).map(|(total, _)| total),
         storage,
         path: Some(path),

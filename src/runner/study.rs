@@ -181,9 +181,68 @@ fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock
     Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind.name(), spec.name))?)
 }
 
+/// What named the server a study reaches when its own options do not.
+struct Named {
+    by: String,
+    /// How to reach the managed instance instead.
+    instead: &'static str,
+}
+
+/// The spec with the server that option files or the environment name (as the mysql
+/// client reads them) written into its options, and where that came from: whether a
+/// study may restart, resize or multiply a server is decided from the server it will
+/// reach, not from its own options alone (an_environment_named_server_is_not_resized).
+/// Host, port and socket only: a password is never stored.
+fn with_named_server(spec: &StudySpec) -> Result<(StudySpec, Option<Named>), Error> {
+    if spec.kind == Kind::ScaleOut || spec.names_a_server() || !spec.scale.targets.is_empty() {
+        return Ok((spec.clone(), None));
+    }
+    // A spec that cannot make a request is validate's to refuse, with its own words.
+    let Some(req) = spec.workloads.first().and_then(|w| spec.request(w, 1, None).ok()) else {
+        return Ok((spec.clone(), None));
+    };
+    let t = runner::complete_target(req.target())?;
+    if !t.names_a_server() {
+        return Ok((spec.clone(), None));
+    }
+    let mut named = spec.clone();
+    if let Some(h) = &t.host {
+        named.options.insert("host".into(), h.clone().into());
+    }
+    if let Some(p) = t.port {
+        named.options.insert("port".into(), p.into());
+    }
+    if let Some(s) = &t.socket {
+        named.options.insert("socket".into(), s.display().to_string().into());
+    }
+    let env: Vec<&str> = crate::option_file::environment()
+        .into_keys()
+        .filter(|k| matches!(*k, "MYSQL_HOST" | "MYSQL_TCP_PORT" | "MYSQL_UNIX_PORT"))
+        .collect();
+    let from = match env.is_empty() {
+        true => Named {
+            by: "an option file (~/.my.cnf, --defaults-file or --defaults-extra-file)".into(),
+            instead: "--no-defaults leaves it for the managed instance",
+        },
+        false => Named {
+            by: format!("{} in the environment", env.join(" and ")),
+            instead: "unset it for the managed instance",
+        },
+    };
+    Ok((named, Some(from)))
+}
+
 fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Option<i64>) -> Result<i32, Error> {
     let results = site.results;
-    spec.validate().map_err(Error::Usage)?;
+    let (named, from) = with_named_server(spec)?;
+    let spec = &named;
+    spec.validate().map_err(|e| match &from {
+        Some(n) => Error::Usage(format!("{e} ({} names a server; {})", n.by, n.instead)),
+        None => Error::Usage(e),
+    })?;
+    if let Some(n) = &from {
+        println!("server: {} names it; the study runs on it as it is (no restart, no resize)", n.by);
+    }
     // Before any server is started or resized for it.
     Store::check_writable(results)?;
     check_scale_memory(site, spec)?;

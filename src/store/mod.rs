@@ -425,6 +425,25 @@ impl Store {
         Ok(())
     }
 
+    /// What a run's end learned about its server, written over what its start stored:
+    /// the facts and the intervals (counters found not to move are left out of both).
+    pub fn settle_run(
+        &self,
+        run: i64,
+        config: &crate::result::RunConfig,
+        intervals: &[Interval],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let config = serde_json::to_string(config).expect("serialisable");
+        tx.execute("UPDATE runs SET config = ?2 WHERE id = ?1", params![run, config]).map_err(|e| self.err(e))?;
+        for (seq, iv) in intervals.iter().enumerate() {
+            let data = serde_json::to_string(iv).expect("serialisable");
+            tx.execute("UPDATE intervals SET data = ?3 WHERE run_id = ?1 AND seq = ?2", params![run, seq as i64, data])
+                .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     pub fn finish_run(
         &self,
         run: i64,

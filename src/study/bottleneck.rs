@@ -50,7 +50,9 @@ pub fn cpu_users(o: &os::OsSample) -> String {
     }
     parts.push(format!("sizeup {}", cores(o.client_cores)));
     if let Some(x) = o.other_cores {
-        parts.push(format!("other processes {}", cores(x)));
+        // An unwatched server's own CPU is counted there.
+        let whose = if o.server_cores.is_none() { " (the server's among them: not watched)" } else { "" };
+        parts.push(format!("other processes{whose} {}", cores(x)));
     }
     let of = o.host_cpus.map_or(String::new(), |n| format!(" of {n} cores"));
     format!("{}{of}", parts.join(", "))
@@ -68,7 +70,7 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
     }
     // The host's CPU and disks are the server's only when sizeup watched the server's
     // process here (a managed instance); a remote server's are not measured at all.
-    if let Some(o) = l.os.as_ref().filter(|o| o.server_cores.is_some()) {
+    if let Some(o) = l.os.as_ref().filter(|o| o.server_cores.is_some() && o.server_host.is_none()) {
         if let Some(busy) = o.busy().filter(|b| *b >= CPU_BUSY) {
             out.push(Finding { tag: "cpu", words: format!("the host's CPU ({busy:.0} % busy: {})", cpu_users(o)) });
         }
@@ -86,6 +88,17 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
                 w += &format!(", {r:.0} reads/s and {wr:.0} writes/s");
             }
             out.push(Finding { tag: "io", words: w + ")" });
+        }
+    }
+    // The server host's node_exporter, where the user named one: that host's CPU and
+    // disks are the server's, wherever it runs (a server elsewhere has no other).
+    if let Some(h) = l.os.as_ref().and_then(|o| o.server_host.as_ref()) {
+        if h.busy() >= CPU_BUSY {
+            out.push(Finding { tag: "cpu", words: format!("the server host's CPU (node_exporter: {})", h.words()) });
+        }
+        let disk = h.disk_busy_pct.filter(|d| *d >= DISK_BUSY);
+        if h.iowait >= IO_WAIT || disk.is_some() {
+            out.push(Finding { tag: "io", words: format!("the server host's I/O (node_exporter: {})", h.words()) });
         }
     }
     // Lab nodes are held to a CPU quota the host's figures do not show.
@@ -149,6 +162,9 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
 /// was checked: "CPU 62 % busy, I/O wait 0 %".
 pub fn headroom(l: &LevelResult) -> String {
     let Some(o) = &l.os else { return "no host figures were recorded".into() };
+    if let Some(h) = &o.server_host {
+        return format!("the server host (node_exporter): {}", h.words());
+    }
     if o.server_cores.is_none() {
         return "the server's process was not watched (not a managed instance): its CPU and disk are not \
                 measured here"
@@ -288,6 +304,26 @@ mod tests {
         assert!(findings(&l).is_empty());
         assert!(headroom(&l).contains("not watched"), "{}", headroom(&l));
         assert_eq!(os::other_processes_note(l.os.as_ref()), None, "the unwatched server is no other program");
+        // With its host's node_exporter (--server-metrics): what ran out there, named.
+        if let Some(o) = l.os.as_mut() {
+            o.server_host = Some(crate::monitor::node::NodeSample {
+                cpus: 16,
+                usr: 80.0,
+                sys: 15.0,
+                idle: 5.0,
+                busiest_disk: Some("nvme0n1".into()),
+                disk_busy_pct: Some(20.0),
+                ..Default::default()
+            });
+        }
+        let f = findings(&l);
+        assert_eq!(f.iter().map(|f| f.tag).collect::<Vec<_>>(), ["cpu"], "{f:?}");
+        assert!(
+            f[0].words.starts_with("the server host's CPU (node_exporter: CPU 95 % busy of 16 cores"),
+            "{}",
+            f[0].words
+        );
+        assert!(headroom(&l).starts_with("the server host (node_exporter): CPU 95 % busy"), "{}", headroom(&l));
     }
 
     /// an_interval_without_a_cpu_sample_is_a_gap: it read as 100 % busy (idle 0).

@@ -104,6 +104,48 @@ pub struct Measured {
     pub transactions: Option<u64>,
 }
 
+/// A queue still growing across a level: its mean latency and the transactions in the
+/// system rose together from the level's first half to its second, beyond the
+/// intervals' noise. The objective held over the level, but would not over a longer run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rising {
+    /// Mean latency (from each arrival's intended start) over the first and second half.
+    pub from_ms: f64,
+    pub to_ms: f64,
+    /// Transactions in the system (running or waiting for a connection) at interval
+    /// ends, on average over each half.
+    pub from_in_system: f64,
+    pub to_in_system: f64,
+}
+
+/// The least intervals a level needs before a trend is read (three per half).
+pub const TREND_INTERVALS: usize = 6;
+
+/// Whether a level's intervals, (mean latency ms, transactions in the system at the
+/// end) in order, show a growing queue: both halves' means apart by more than half
+/// again and by three standard errors (Welch) in latency and in the system together
+/// (a queue that grows shows both, by Little's law; one alone is noise or warming).
+/// None with fewer than [`TREND_INTERVALS`].
+pub fn rising(intervals: &[(f64, f64)]) -> Option<Rising> {
+    let n = intervals.len();
+    if n < TREND_INTERVALS {
+        return None;
+    }
+    let (a, b) = (&intervals[..n / 2], &intervals[n - n / 2..]);
+    let grew = |f: fn(&(f64, f64)) -> f64| {
+        let stats = |xs: &[(f64, f64)]| {
+            let m = xs.iter().map(f).sum::<f64>() / xs.len() as f64;
+            let var = xs.iter().map(|x| (f(x) - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
+            (m, var / xs.len() as f64)
+        };
+        let ((ma, va), (mb, vb)) = (stats(a), stats(b));
+        (mb > 1.5 * ma && mb - ma > 3.0 * (va + vb).sqrt()).then_some((ma, mb))
+    };
+    let (from_ms, to_ms) = grew(|x| x.0)?;
+    let (from_in_system, to_in_system) = grew(|x| x.1)?;
+    Some(Rising { from_ms, to_ms, from_in_system, to_in_system })
+}
+
 /// Transactions a level needs before its `percentile` is judged: at least 10 beyond
 /// it (1,000 for p99, 100 for p90), so one slow transaction is not the whole tail.
 pub fn transactions_to_judge(percentile: f64) -> u64 {
@@ -152,6 +194,9 @@ pub struct RateFigures {
     /// TPC-C: New-Orders per minute per transaction per second (to speak in NOPM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nopm_per_tps: Option<f64>,
+    /// The queue was still growing across the level (see [`rising`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rising: Option<Rising>,
 }
 
 impl RateFigures {
@@ -193,6 +238,10 @@ pub enum Verdict {
     /// (steal, in %): not judged either way, and the rate runs again (steal comes in
     /// bursts). See `verdict_with_steal`.
     Stolen { steal_pct: f64 },
+    /// The objective held over the level, but its queue was still growing (latency and
+    /// transactions in the system rising, [`Rising`]): a longer run would break it, so
+    /// it counts as a failure (a_met_level_must_be_sustained).
+    Unsteady { from_ms: f64, to_ms: f64 },
 }
 
 impl Verdict {
@@ -208,6 +257,9 @@ impl Verdict {
             }
             Verdict::Starved { .. } => "starved by other programs: not judged".into(),
             Verdict::Stolen { steal_pct } => format!("hypervisor took {steal_pct:.0} % (steal): not judged"),
+            Verdict::Unsteady { from_ms, to_ms } => {
+                format!("met, not steady (latency {} -> {}, queue growing)", ms_text(*from_ms), ms_text(*to_ms))
+            }
         }
     }
 
@@ -222,7 +274,7 @@ impl Verdict {
 
     /// A failure that says something about the server (not the pool).
     pub fn server_failed(&self) -> bool {
-        matches!(self, Verdict::Missed { .. } | Verdict::Behind { .. })
+        matches!(self, Verdict::Missed { .. } | Verdict::Behind { .. } | Verdict::Unsteady { .. })
     }
 }
 
@@ -280,9 +332,10 @@ pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe: O
     if let Some(v) = short {
         return v;
     }
-    match missed {
-        Some(m) => Verdict::Missed { objective: m.objective.clone(), ms: m.ms, below_ms: m.below_ms },
-        None => Verdict::Met,
+    match (missed, &f.rising) {
+        (Some(m), _) => Verdict::Missed { objective: m.objective.clone(), ms: m.ms, below_ms: m.below_ms },
+        (None, Some(r)) => Verdict::Unsteady { from_ms: r.from_ms, to_ms: r.to_ms },
+        (None, None) => Verdict::Met,
     }
 }
 
@@ -340,6 +393,13 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
         measured,
         types,
         nopm_per_tps: summary.nopm.filter(|_| summary.tps > 0.0).map(|n| n / summary.tps),
+        rising: rising(
+            &steady
+                .iter()
+                .filter(|iv| iv.transactions > 0)
+                .map(|iv| (iv.avg_ms, (iv.concurrency + iv.backlog) as f64))
+                .collect::<Vec<_>>(),
+        ),
     })
 }
 
@@ -499,6 +559,14 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             Verdict::Behind { pct } => {
                 format!("at {} it fell {pct:.0} % behind the arrivals ({})", rate(r), measured(f))
             }
+            Verdict::Unsteady { from_ms, to_ms } => format!(
+                "at {} the objective held ({}) but the queue was still growing (mean latency {} in the level's \
+                 first half, {} in its second): it would not hold over a longer run",
+                rate(r),
+                measured(f),
+                ms_text(*from_ms),
+                ms_text(*to_ms)
+            ),
             _ => format!("at {} {}", rate(r), measured(f)),
         }
     };
@@ -714,6 +782,35 @@ mod tests {
         assert!(check_types(&o, &types).is_ok());
         let e = check_types(&obj("p90[nosuch]<1s"), &types).unwrap_err();
         assert!(e.contains("'nosuch'") && e.contains("new_order, delivery"), "{e}");
+    }
+
+    #[test]
+    fn a_met_level_must_be_sustained() {
+        // A queue growing through a 10-s level: latency 2 -> 11 ms, in system 4 -> 22.
+        let growing: Vec<(f64, f64)> = (0..10).map(|i| (2.0 + i as f64, 4.0 + 2.0 * i as f64)).collect();
+        let r = rising(&growing).expect("rising");
+        assert_eq!((r.from_ms, r.to_ms), (4.0, 9.0));
+        let o = obj("p99<20ms");
+        let mut f = level(500, 15.0, 0.0, &o).1;
+        f.rising = Some(r);
+        let v = verdict(&f, 10.0, &o, None);
+        assert_eq!(v, Verdict::Unsteady { from_ms: 4.0, to_ms: 9.0 });
+        assert!(v.server_failed() && !v.met());
+        assert!(v.short().starts_with("met, not steady (latency 4.00 ms -> 9.00 ms"), "{}", v.short());
+        // The answer says the level was met but not steady.
+        let levels = vec![level(250, 5.0, 0.0, &o), (500, f, v)];
+        let a = answer(&levels, &o, 0.05);
+        assert!(a.contains("at 500 tps the objective held") && a.contains("the queue was still growing"), "{a}");
+        // Steady levels with noise, one slow interval, or latency alone drifting up
+        // while the system holds as many transactions: met.
+        let noisy: Vec<(f64, f64)> =
+            [3.0, 5.0, 2.5, 4.0, 6.0, 3.0, 2.8, 5.5, 3.2, 4.1].iter().map(|ms| (*ms, 5.0 + ms)).collect();
+        assert_eq!(rising(&noisy), None);
+        let spike: Vec<(f64, f64)> = (0..10).map(|i| if i == 9 { (40.0, 60.0) } else { (3.0, 6.0) }).collect();
+        assert_eq!(rising(&spike), None, "one slow interval is noise, not a trend");
+        let drift: Vec<(f64, f64)> = (0..10).map(|i| (2.0 + i as f64, 6.0 + (i % 2) as f64)).collect();
+        assert_eq!(rising(&drift), None);
+        assert_eq!(rising(&growing[..5]), None, "too few intervals to read a trend");
     }
 
     #[test]

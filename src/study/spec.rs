@@ -631,6 +631,15 @@ impl StudySpec {
         }
         if self.kind == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
+            // N client groups on one named server would be read as N instances
+            // (an_environment_named_server_is_not_multiplied).
+            if self.scale.targets.is_empty() && self.names_a_server() {
+                return Err(
+                    "a scale study starts 1 to N managed instances on this host; a server named by host, port \
+                            or socket is one server: name each instance with --target HOST:PORT (`[scale] targets`)"
+                        .into(),
+                );
+            }
             if self.scale.targets.is_empty() && most > crate::server::MAX_INSTANCES {
                 return Err(format!(
                     "levels go up to {most} instances; sizeup manages at most {} on one host",

@@ -719,7 +719,84 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
     if !absent.is_empty() {
         map.insert("absent".into(), absent.join(", ").into());
     }
+    if let Some(why) = innodb_missing(conn).await {
+        map.insert(NO_INNODB.into(), why.into());
+    }
     Ok(serde_json::Value::Object(map))
+}
+
+/// The server fact that says why InnoDB's settings (the buffer pool above all) do not
+/// apply: the server has no InnoDB, the run's tables are another engine's, or InnoDB's
+/// counters did not move while rows were read. Absent where InnoDB stores the data.
+pub const NO_INNODB: &str = "innodb_unused";
+
+/// Why InnoDB is not there, by `information_schema.ENGINES`; None when it is, or when
+/// the server will not say (its other facts then decide).
+async fn innodb_missing(conn: &mut Conn) -> Option<String> {
+    let rows: Vec<(String, String)> =
+        conn.query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES").await.ok()?;
+    if rows.is_empty() {
+        return None;
+    }
+    match rows.iter().find(|(e, _)| e.eq_ignore_ascii_case("InnoDB")) {
+        None => Some("the server has no InnoDB engine (information_schema.ENGINES)".into()),
+        Some((_, s)) if !matches!(s.to_ascii_uppercase().as_str(), "YES" | "DEFAULT") => {
+            Some(format!("InnoDB's support is {s} (information_schema.ENGINES)"))
+        }
+        Some(_) => None,
+    }
+}
+
+/// Why InnoDB's buffer pool does not hold `database`'s data, asked before anything is
+/// measured: no InnoDB engine, tables of another engine, or (go-mysql-server and Dolt
+/// say InnoDB in both places) a read of a table that left
+/// `Innodb_buffer_pool_read_requests` where it was. None: InnoDB serves it, or the
+/// server would not say.
+pub async fn innodb_unused(conn: &mut Conn, database: &str) -> Option<String> {
+    if let Some(why) = innodb_missing(conn).await {
+        return Some(why);
+    }
+    if let Some(why) = tables_not_innodb(conn, database).await {
+        return Some(why);
+    }
+    let table: Option<String> = conn
+        .query_first(format!(
+            "SELECT table_name FROM information_schema.TABLES WHERE table_schema = {} \
+             AND table_type = 'BASE TABLE' AND table_name <> 'sizeup_marks' LIMIT 1",
+            literal(database)
+        ))
+        .await
+        .ok()
+        .flatten();
+    let table = table?;
+    let requests = |rows: Vec<(String, String)>| rows.first().and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    let count = "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'";
+    let before = requests(conn.query(count).await.ok()?)?;
+    let read = format!("SELECT COUNT(*) FROM {}.{}", quote_ident(database), quote_ident(&table));
+    let rows: Option<u64> = conn.query_first(read).await.ok()?;
+    let after = requests(conn.query(count).await.ok()?)?;
+    (rows.unwrap_or(0) > 0 && after == before).then(|| {
+        format!("reading {table}'s rows left Innodb_buffer_pool_read_requests at {before}: no InnoDB underneath")
+    })
+}
+
+/// Why a run's tables in `database` are not InnoDB's: "the run's tables are
+/// ENGINE=MEMORY"; None when any is InnoDB or the server will not say. sizeup's marks
+/// table is not the run's data.
+pub async fn tables_not_innodb(conn: &mut Conn, database: &str) -> Option<String> {
+    let engines: Vec<Option<String>> = conn
+        .query(format!(
+            "SELECT DISTINCT ENGINE FROM information_schema.TABLES WHERE table_schema = {} \
+             AND table_type = 'BASE TABLE' AND table_name <> 'sizeup_marks'",
+            literal(database)
+        ))
+        .await
+        .ok()?;
+    let engines: Vec<String> = engines.into_iter().flatten().collect();
+    if engines.is_empty() || engines.iter().any(|e| e.eq_ignore_ascii_case("InnoDB")) {
+        return None;
+    }
+    Some(format!("the run's tables are ENGINE={}", engines.join(", ENGINE=")))
 }
 
 /// The settings that shape an OLTP measurement which the server does not have (a
@@ -782,6 +859,13 @@ pub async fn replication_lag(conn: &mut Conn) -> Option<Option<f64>> {
     };
     let row = rows.drain(..).next()?;
     let columns = row.columns();
+    // A row is no replica without a source: Dolt answers with an idle row whose
+    // Source_Host is empty (a_replica_where_there_is_none).
+    let source = columns.iter().position(|c| matches!(c.name_str().as_ref(), "Master_Host" | "Source_Host"))?;
+    let host: Option<String> = row.get_opt(source).and_then(Result::ok).flatten();
+    if host.is_none_or(|h| h.trim().is_empty()) {
+        return None;
+    }
     let at = columns
         .iter()
         .position(|c| matches!(c.name_str().as_ref(), "Seconds_Behind_Master" | "Seconds_Behind_Source"))?;

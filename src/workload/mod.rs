@@ -149,6 +149,9 @@ pub trait Workload: Send + Sync {
     fn statements_per_connection(&self) -> u32 {
         0
     }
+    /// What a finished run's figures say of the run itself, as notes: TPC-C's completed
+    /// mix against the specification's minimums. `connections` is the run's.
+    fn judge(&self, _summary: &mut Summary, _connections: u32) {}
     /// Creates and loads the tables with `loaders` connections sending rows as `load`
     /// says; says what it loaded.
     fn prepare<'a>(

@@ -97,3 +97,63 @@ fn my_cnf_defaults_file_and_environment_name_the_server() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.cnf"));
     assert!(!state.join("instances").exists(), "still no managed instance");
 }
+
+fn fails(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected a refusal: {text}");
+    text
+}
+
+/// Issue 62, 1: a MariaDB named by `MYSQL_UNIX_PORT` was taken for the managed
+/// instance: a memory study labelled its rows "32 MiB pool" and "16 MiB pool" while the
+/// server's pool stayed as it was, and a scale study ran 2 client groups on the one
+/// server as "2 instances". Whether a study may restart, resize or multiply a server
+/// is decided from the server it reaches. Named by `--defaults-file` too.
+#[test]
+fn an_environment_named_server_is_not_resized() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (state, home) = (dir.path().join("state"), dir.path().join("home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let pool = || s.sql("SELECT @@innodb_buffer_pool_size").trim().to_string();
+    let before = pool();
+    let socket = s.socket.display().to_string();
+    let env = [("MYSQL_UNIX_PORT", socket.as_str())];
+    let memory = [
+        "memory",
+        "oltp_read_only",
+        "--levels",
+        "32M,16M",
+        "--tables",
+        "1",
+        "--table-size",
+        "300",
+        "--step-time",
+        "1",
+        "--warmup",
+        "0",
+        "--max-warmup",
+        "1",
+    ];
+    let out = fails(&sizeup_in(&state, &home, &env, &memory));
+    assert!(out.contains("pool levels restart a managed instance"), "{out}");
+    assert!(out.contains("MYSQL_UNIX_PORT in the environment names a server; unset it"), "{out}");
+    let out = fails(&sizeup_in(
+        &state,
+        &home,
+        &env,
+        &["scale", "oltp_read_only", "--instances", "1,2", "--table-size", "300", "--step-time", "1"],
+    ));
+    assert!(out.contains("a scale study starts 1 to N managed instances"), "{out}");
+    // The same server named by an option file.
+    let cnf = dir.path().join("named.cnf");
+    std::fs::write(&cnf, format!("[client]\nsocket = {socket}\nuser = root\n")).unwrap();
+    let defaults = format!("--defaults-file={}", cnf.display());
+    let mut by_file = vec![memory[0], defaults.as_str()];
+    by_file.extend_from_slice(&memory[1..]);
+    let out = fails(&sizeup_in(&state, &home, &[], &by_file));
+    assert!(out.contains("an option file (~/.my.cnf, --defaults-file"), "{out}");
+    // Nothing was restarted or resized, and no managed instance was started.
+    assert_eq!(pool(), before);
+    assert!(!state.join("instances").exists(), "no managed instance was started");
+}

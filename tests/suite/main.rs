@@ -25,6 +25,7 @@ mod report;
 mod run_engine;
 mod script;
 mod server;
+mod server_metrics;
 mod server_status;
 mod study;
 mod sysbench_dropin;

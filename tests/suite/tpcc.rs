@@ -140,6 +140,33 @@ fn interrupted_run_leaves_the_database_consistent() {
     assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
 }
 
+/// A transaction that failed on a lock wait is retried as itself, with its own inputs:
+/// Dolt's aborted commits, retried as new cards from the deck, left Payment at 32.5 %
+/// of the completed transactions (clause 5.2.3's minimum is 43 %). Here every Payment
+/// waits on a warehouse row a holder keeps locked for 4 s of an 8-s run, and gives up
+/// after 1 s (innodb_lock_wait_timeout): redrawn cards would complete other types in
+/// its place.
+#[test]
+fn tpcc_retries_repeat_the_same_transaction() {
+    let s = TestServer::start_with(1, &["innodb_lock_wait_timeout=1"]);
+    assert_eq!(s.sizeup(&["prepare", "tpcc", "--warehouses=1"]).unwrap(), 0);
+    let doc = std::thread::scope(|scope| {
+        scope.spawn(|| s.hold("BEGIN; SELECT w_id FROM tpcc.warehouse FOR UPDATE; SELECT SLEEP(4); COMMIT"));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        run(&s, "retried", &["--users=4", "--time=8"])
+    });
+    let summary = &doc["summary"];
+    let types = summary["types"].as_array().unwrap();
+    let done: Vec<u64> = types.iter().map(|t| t["transactions"].as_u64().unwrap()).collect();
+    let total: u64 = done.iter().sum();
+    assert!(types[1]["errors"].as_u64().unwrap() > 0, "payments waited out the lock and were retried: {summary}");
+    // Retried as themselves: the completed mix is the deck's, within its rounding.
+    let notes = summary["notes"].to_string();
+    assert!(!notes.contains("missed clause 5.2.3"), "{notes}");
+    assert!(done[1] * 100 >= total * 38, "payment {} of {total}: {done:?}", done[1]);
+    assert_eq!(s.sizeup(&["check", "tpcc"]).unwrap(), 0);
+}
+
 #[test]
 fn warehouse_assignment() {
     let s = TestServer::start();

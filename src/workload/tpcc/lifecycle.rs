@@ -84,6 +84,11 @@ impl Workload for TpccWorkload {
     fn name(&self) -> &str {
         super::NAME
     }
+    fn judge(&self, summary: &mut Summary, connections: u32) {
+        if let Some(note) = super::mix_missed(summary, &self.mix, connections) {
+            summary.notes.push(note);
+        }
+    }
     fn kind(&self) -> &'static dyn Kind {
         &TPCC
     }

@@ -18,6 +18,7 @@ import (
 	"github.com/dolthub/go-mysql-server/memory"
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/binlogreplication"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/sirupsen/logrus"
 )
@@ -38,6 +39,7 @@ func main() {
 	flag.Var(&accounts, "user", "NAME:PASSWORD:PLUGIN, an account with all privileges (repeatable)")
 	var statements users
 	flag.Var(&statements, "sql", "a statement run as root before serving, e.g. a narrower account (repeatable)")
+	idleReplica := flag.Bool("idle-replica", false, "answer SHOW REPLICA STATUS with a row and no source, as Dolt does")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
 
@@ -45,6 +47,9 @@ func main() {
 	db.BaseDatabase.EnablePrimaryKeyIndexes()
 	pro := memory.NewDBProvider(db)
 	engine := sqle.NewDefault(pro)
+	if *idleReplica {
+		engine.Analyzer.Catalog.BinlogReplicaController = noSource{}
+	}
 
 	session := memory.NewSession(sql.NewBaseSessionWithClientServer("", sql.Client{User: "root", Address: "localhost"}, 0), pro)
 	ctx := sql.NewContext(context.Background(), sql.WithSession(session))
@@ -113,3 +118,23 @@ func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "gms-server: "+format+"\n", args...)
 	os.Exit(1)
 }
+
+// noSource is a replica controller with no source configured: go-mysql-server's
+// SHOW REPLICA STATUS then answers one idle row with an empty Source_Host, as Dolt
+// does on a server that replicates from nothing.
+type noSource struct{}
+
+func (noSource) StartReplica(*sql.Context) error {
+	return fmt.Errorf("no replication source is configured")
+}
+func (noSource) StopReplica(*sql.Context) error { return nil }
+func (noSource) SetReplicationSourceOptions(*sql.Context, []binlogreplication.ReplicationOption) error {
+	return fmt.Errorf("not supported")
+}
+func (noSource) SetReplicationFilterOptions(*sql.Context, []binlogreplication.ReplicationOption) error {
+	return fmt.Errorf("not supported")
+}
+func (noSource) GetReplicaStatus(*sql.Context) (*binlogreplication.ReplicaStatus, error) {
+	return &binlogreplication.ReplicaStatus{ReplicaIoRunning: "No", ReplicaSqlRunning: "No"}, nil
+}
+func (noSource) ResetReplica(*sql.Context, bool) error { return nil }
