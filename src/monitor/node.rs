@@ -37,8 +37,11 @@ fn is_disk(device: &str) -> bool {
     !(device.starts_with("loop") || device.starts_with("ram") || device.starts_with("sr") || device.starts_with("fd"))
 }
 
+/// One sample line: its name, its labels (name, value) and its value.
+type Sample<'a> = (&'a str, Vec<(&'a str, &'a str)>, f64);
+
 /// A sample's name, labels and value: `name{a="x",b="y"} 1.5e+03`.
-fn sample(line: &str) -> Option<(&str, Vec<(&str, &str)>, f64)> {
+fn sample(line: &str) -> Option<Sample<'_>> {
     let line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return None;
@@ -90,11 +93,11 @@ impl NodeReading {
                 }
                 "node_memory_MemAvailable_bytes" => r.mem_available = Some(value),
                 "node_memory_MemTotal_bytes" => r.mem_total = Some(value),
-                "node_network_receive_bytes_total" | "node_network_transmit_bytes_total" => {
-                    if label("device").is_some_and(|d| d != "lo") {
-                        let sum = if name.contains("receive") { &mut r.net_rx } else { &mut r.net_tx };
-                        *sum = Some(sum.unwrap_or(0.0) + value);
-                    }
+                "node_network_receive_bytes_total" | "node_network_transmit_bytes_total"
+                    if label("device").is_some_and(|d| d != "lo") =>
+                {
+                    let sum = if name.contains("receive") { &mut r.net_rx } else { &mut r.net_tx };
+                    *sum = Some(sum.unwrap_or(0.0) + value);
                 }
                 _ => {}
             }
