@@ -166,6 +166,19 @@ pub fn answered_or_starved(code: i32, results: &std::path::Path) -> bool {
     code == 0 || (code == 1 && last_study_starved(results))
 }
 
+/// Whether a study command answered: true on exit 0; false when other programs (a
+/// busy box, `stress --cpu 1` beside the suite) starved every level of the last study
+/// and it rightly answered nothing (exit 1): the caller then leaves out its checks of
+/// the answer. Any other outcome fails the test, with `said` (its output, if kept).
+#[track_caller]
+pub fn answered(code: i32, results: &std::path::Path, said: &str) -> bool {
+    if code == 0 {
+        return true;
+    }
+    assert!(code == 1 && last_study_starved(results), "exit {code}, and not starved: {said}");
+    false
+}
+
 /// The last stored study's every level was starved by other programs.
 pub fn last_study_starved(results: &std::path::Path) -> bool {
     let Ok(store) = sizeup::store::Store::open(results) else { return false };

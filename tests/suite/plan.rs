@@ -61,6 +61,12 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     let first = reader.join().unwrap();
+    // On a busy box other programs may starve every level of the sweep (or of the
+    // capacity search before the interrupt lands): "No plan", said so, is the right
+    // answer then.
+    if status.code() == Some(1) && first.contains("No plan") && first.contains("starved") {
+        return;
+    }
     assert!(probed.is_ok(), "the capacity search started within 300 s:\n{first}");
     assert_eq!(status.code(), Some(sizeup::EXIT_INTERRUPTED), "{first}");
     assert!(first.contains("sizeup plan --resume 1"), "{first}");

@@ -110,5 +110,10 @@ fn a_sweep_on_data_larger_than_the_pool_says_the_pool_ran_out() {
         assert!(tags.contains(&"pool"), "level {}: {tags:?}", l.level);
     }
     let answer = sizeup::report::answer::series(&series[0], sizeup::study::spec::Kind::Sweep, "threads", "ps");
+    // Starved at every level (a busy box), the answer rightly rests on none of them.
+    if series[0].only_starved() {
+        assert!(answer.contains("no answer"), "{answer}");
+        return;
+    }
     assert!(answer.contains("the buffer pool (") && answer.contains("missed it and went to disk"), "{answer}");
 }
