@@ -68,6 +68,8 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
 /// for a server whose process sizeup watched: an unwatched one's CPU is among the
 /// "others", so a busy host says nothing of it (the_capacity_answer_blames_no_cpu_it_did_not_watch).
 fn ran_out_at(o: &crate::monitor::os::OsSample, rate: &str) -> String {
+    // The threshold `bottleneck::findings` uses, so the answer and the tables agree.
+    use crate::study::bottleneck::CPU_BUSY;
     let Some(busy) = o.busy() else { return String::new() };
     let users = crate::study::bottleneck::cpu_users(o);
     match (&o.server_host, o.server_cores) {
@@ -75,12 +77,12 @@ fn ran_out_at(o: &crate::monitor::os::OsSample, rate: &str) -> String {
             " At {rate} the server host's CPU was {:.0} % busy (node_exporter: {}){}.",
             h.busy(),
             h.words(),
-            if h.busy() >= 90.0 { ": the server host's CPU ran out" } else { "" }
+            if h.busy() >= CPU_BUSY { ": the server host's CPU ran out" } else { "" }
         ),
         (None, Some(_)) => {
             format!(
                 " At {rate} the host's CPU was {busy:.0} % busy ({users}){}.",
-                if busy >= 90.0 { ": the CPU ran out" } else { "" }
+                if busy >= CPU_BUSY { ": the CPU ran out" } else { "" }
             )
         }
         (None, None) => format!(
