@@ -27,6 +27,7 @@ pub mod result;
 pub mod runner;
 pub mod server;
 pub mod stats;
+pub mod stdout;
 pub mod store;
 pub mod study;
 pub mod target;

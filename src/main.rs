@@ -19,7 +19,7 @@ fn main() {
             1
         }
     };
-    std::process::exit(code);
+    sizeup::stdout::exit(code);
 }
 
 /// The password options' values in argv, overwritten in place with `x` as the mysql

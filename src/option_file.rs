@@ -94,7 +94,7 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
             // As the mysql client: "Wrong group definition in config file".
             let Some((name, _)) = name.split_once(']') else {
                 return Err(format!(
-                    "option file {} line {}: '{raw}' is not a group header like [client]",
+                    "option file {} line {} is not a group header like [client] (no closing `]`)",
                     path.display(),
                     n + 1
                 ));
@@ -112,7 +112,11 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
         // the mysql client refuses it too (garbage_option_file_lines_are_ignored_silently).
         let name_ok = |k: &str| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if key.is_empty() || !name_ok(strip_comment(key).trim()) {
-            return Err(format!("option file {} line {}: '{raw}' is not key = value", path.display(), n + 1));
+            // Named by its line and first word only: the line may hold a password
+            // (secrets_kept_out_of_option_file_errors).
+            let word: String = key.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+            let starts = if word.is_empty() { String::new() } else { format!(" (it starts with `{word}`)") };
+            return Err(format!("option file {} line {}{starts} is not key = value", path.display(), n + 1));
         }
         let key = strip_comment(key).trim();
         by_group[g].insert(key.to_ascii_lowercase().replace('_', "-"), value);
@@ -202,6 +206,19 @@ mod tests {
         assert_eq!(s.get("user").map(String::as_str), Some("app"));
         assert_eq!(s.get("password").map(String::as_str), Some("p#ss word"));
         assert_eq!(s.get("skip-ssl").map(String::as_str), Some(""));
+    }
+
+    /// secrets_kept_out_of_option_file_errors: a line `password: S3cretPW` was shown
+    /// whole, "'password: S3cretPW' is not key = value".
+    #[test]
+    fn secrets_kept_out_of_option_file_errors() {
+        for text in ["[client]\npassword: S3cretPW\n", "[client]\npassword S3cretPW\n", "[client S3cretPW\n"] {
+            let e = merge(&mut Settings::new(), Path::new("/x/my.cnf"), text, 0).unwrap_err();
+            assert!(!e.contains("S3cretPW"), "{e}");
+            assert!(e.contains("/x/my.cnf line"), "{e}");
+        }
+        let e = merge(&mut Settings::new(), Path::new("/x/my.cnf"), "[client]\npassword: S3cretPW\n", 0).unwrap_err();
+        assert_eq!(e, "option file /x/my.cnf line 2 (it starts with `password`) is not key = value");
     }
 
     #[test]

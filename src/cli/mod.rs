@@ -232,7 +232,7 @@ fn script_options(
     }
     let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
     if text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", crate::workload::script::options::help(script, &defs));
+        crate::out!("{}", crate::workload::script::options::help(script, &defs));
     }
     let sizeup = sizeup_options(cmd, if command == "help" { "run" } else { &text[verb_at] });
     let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)?;
@@ -245,9 +245,9 @@ fn script_options(
 fn exit_as_sysbench(done: Result<(), String>) -> ! {
     if let Err(e) = done {
         eprintln!("FATAL: {e}");
-        std::process::exit(1)
+        crate::stdout::exit(1)
     }
-    std::process::exit(0)
+    crate::stdout::exit(0)
 }
 
 /// sysbench's `oltp_read_write help` for a built-in workload: the options of sysbench's
@@ -262,10 +262,10 @@ fn builtin_help(cmd: &clap::Command, name: &str) -> ! {
     let mut cmd = cmd.clone();
     cmd.build();
     match cmd.find_subcommand_mut("run") {
-        Some(run) => print!("{}", run.render_help()),
+        Some(run) => crate::out!("{}", run.render_help()),
         None => eprintln!("no help for {name}"),
     }
-    std::process::exit(0)
+    crate::stdout::exit(0)
 }
 
 /// `subcommand`'s option names and aliases, normalised as sysbench names options, in

@@ -343,15 +343,26 @@ fn sysbench_option(name: &str) -> Option<&'static (&'static str, bool, Option<&'
 pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<(Vec<OsString>, Vec<String>), String> {
     let mut out = Vec::with_capacity(args.len());
     let mut notes = Vec::new();
-    for arg in args {
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
         let Some(body) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
             out.push(arg);
             continue;
         };
         let (name, value) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
         };
+        // `--tables 2` as `--tables=2`: an option this verb does not use takes its value
+        // along when dropped (sysbench_options_take_both_spellings).
+        let takes_value = sysbench_option(&name).is_some_and(|o| !o.1) && !known(&name);
+        let value = match value {
+            None if takes_value && args.peek().and_then(|a| a.to_str()).is_some_and(|a| !a.starts_with("--")) => {
+                args.next().map(|a| a.to_string_lossy().into_owned())
+            }
+            v => v,
+        };
+        let (name, value) = (name.as_str(), value.as_deref());
         // An empty server list (`--mysql-socket=`, as scripts that build command lines
         // write it) is sysbench's default: none given.
         if value == Some("") && ["mysql-socket", "mysql-host", "mysql-port"].contains(&name.replace('_', "-").as_str())
@@ -400,7 +411,7 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
             "a config file is a few KiB",
         )
         .map_err(|e| format!("--config-file={path}: {e}"))?;
-        for line in text.lines() {
+        for (n, line) in text.lines().enumerate() {
             let Some((name, value)) = line.split_once('=') else { continue };
             let name = name.trim();
             if name.is_empty() || name.starts_with('#') {
@@ -410,7 +421,11 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
             let value = match value.chars().next() {
                 Some(q @ ('\'' | '"')) => match value[1..].find(q) {
                     Some(end) => &value[1..1 + end],
-                    None => return Err(format!("--config-file={path}: an unclosed quote in `{line}`")),
+                    // The key and line only: the value may be a password
+                    // (secrets_kept_out_of_option_file_errors).
+                    None => {
+                        return Err(format!("--config-file={path} line {}: {name}'s value has an unclosed quote", n + 1))
+                    }
                 },
                 _ => value.split('#').next().unwrap_or("").trim_end(),
             };
@@ -473,6 +488,21 @@ mod tests {
         assert!(drop_unused(args("--db-driver=mysql"), &known).unwrap().0.is_empty());
     }
 
+    /// sysbench_options_take_both_spellings: `cleanup W --tables 2` was a parse error
+    /// ("unexpected argument '2' found") where `--tables=2` worked.
+    #[test]
+    fn sysbench_options_take_both_spellings() {
+        let args = |s: &str| s.split(' ').map(OsString::from).collect::<Vec<_>>();
+        let known = |n: &str| n == "threads";
+        for given in ["--tables 2 --table-size 10 --threads 3", "--tables=2 --table_size=10 --threads 3"] {
+            let (out, _) = drop_unused(args(given), &known).unwrap();
+            assert_eq!(out, args("--threads 3"), "{given}");
+        }
+        // A switch takes no value; an option followed by an option has none.
+        let (out, _) = drop_unused(args("--mysql-dry-run word --tables --threads=2"), &known).unwrap();
+        assert_eq!(out, args("word --threads=2"));
+    }
+
     #[test]
     fn config_file_options_stand_where_the_file_was_named() {
         let dir = std::env::temp_dir().join(format!("sizeup-cfg-{}", std::process::id()));
@@ -483,6 +513,19 @@ mod tests {
             expand_config_files(given).unwrap().iter().map(|a| a.to_string_lossy().into_owned()).collect();
         std::fs::remove_file(&dir).unwrap();
         assert_eq!(out, ["sizeup", "--threads=4", "--mysql-db=my db", "--time=5", "--time=7"]);
+    }
+
+    /// secrets_kept_out_of_option_file_errors: a `--config-file=` line
+    /// `mysql-password='S3cretPW` gave "an unclosed quote in `mysql-password='S3cretPW`".
+    #[test]
+    fn secrets_kept_out_of_config_file_errors() {
+        let file = std::env::temp_dir().join(format!("sizeup-cfg-secret-{}", std::process::id()));
+        std::fs::write(&file, "threads=4\nmysql-password='S3cretPW\n").unwrap();
+        let given = vec![OsString::from("sizeup"), format!("--config-file={}", file.display()).into()];
+        let e = expand_config_files(given).unwrap_err();
+        std::fs::remove_file(&file).unwrap();
+        assert!(!e.contains("S3cretPW"), "{e}");
+        assert!(e.ends_with("line 2: mysql-password's value has an unclosed quote"), "{e}");
     }
 
     #[test]

@@ -12,8 +12,8 @@ pub fn run(cx: &Context, cmd: ClusterCommand) -> Result<i32, Error> {
             let spec = request::cluster_spec(&a).map_err(Error::Usage)?;
             let started = std::time::Instant::now();
             let cluster = Cluster::start(home, &spec)?;
-            print!("{}", report::cluster_table(&cluster, &cluster.status()));
-            println!(
+            crate::out!("{}", report::cluster_table(&cluster, &cluster.status()));
+            crate::outln!(
                 "{} cluster of {} node(s) ready in {:.1} s",
                 cluster.kind.name(),
                 spec.nodes,
@@ -24,19 +24,19 @@ pub fn run(cx: &Context, cmd: ClusterCommand) -> Result<i32, Error> {
         ClusterCommand::Stop(a) => {
             let lines = Cluster::stop(home, a.purge)?;
             if lines.is_empty() {
-                println!("no managed cluster to stop");
+                crate::outln!("no managed cluster to stop");
             }
             for l in lines {
-                println!("{l}");
+                crate::outln!("{l}");
             }
             Ok(0)
         }
         ClusterCommand::Status { json } => {
             let Some(cluster) = Cluster::load(home)? else {
                 if json {
-                    println!("null");
+                    crate::outln!("null");
                 } else {
-                    println!("no managed cluster (start one with `sizeup cluster start --galera --nodes 3` or `--replicas 2`)");
+                    crate::outln!("no managed cluster (start one with `sizeup cluster start --galera --nodes 3` or `--replicas 2`)");
                 }
                 return Ok(0);
             };
@@ -52,9 +52,9 @@ pub fn run(cx: &Context, cmd: ClusterCommand) -> Result<i32, Error> {
                     "settings": cluster.settings,
                     "nodes": status,
                 });
-                println!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+                crate::outln!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
             } else {
-                print!("{}", report::cluster_table(&cluster, &status));
+                crate::out!("{}", report::cluster_table(&cluster, &status));
             }
             Ok(0)
         }

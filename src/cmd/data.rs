@@ -46,7 +46,7 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Err
 fn say(line: &str, sysbench: bool) {
     match sysbench {
         true => eprintln!("{line}"),
-        false => println!("{line}"),
+        false => crate::outln!("{line}"),
     }
 }
 
@@ -77,16 +77,16 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     let outcomes = rt.block_on(w.check(&target, every)).map_err(Error::Failed)?;
     let mut failed = 0;
     for o in &outcomes {
-        println!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
+        crate::outln!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
         if !o.passed {
             failed += 1;
-            println!("              {} offending row(s), e.g.:", o.violations);
+            crate::outln!("              {} offending row(s), e.g.:", o.violations);
             for e in &o.examples {
-                println!("                {e}");
+                crate::outln!("                {e}");
             }
         }
     }
-    println!("{} of {} consistency conditions hold in {}", outcomes.len() - failed, outcomes.len(), target.database);
+    crate::outln!("{} of {} consistency conditions hold in {}", outcomes.len() - failed, outcomes.len(), target.database);
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -106,6 +106,6 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
     let started = std::time::Instant::now();
     runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::Failed)?;
-    println!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
+    crate::outln!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
     Ok(0)
 }

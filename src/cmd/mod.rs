@@ -14,7 +14,7 @@ mod studies;
 use crate::cli::{Cli, Command};
 use crate::server::Manager;
 use crate::Error;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where a command keeps its state: the managed instances and the results store.
 pub struct Context {
@@ -25,10 +25,11 @@ pub struct Context {
 pub fn run(cli: Cli) -> Result<i32, Error> {
     let home = cli.home.clone().filter(|h| !h.as_os_str().is_empty()).unwrap_or_else(crate::server::default_home);
     let results = cli.results.clone().unwrap_or_else(|| home.join("results.db"));
+    refuse_writing_the_store(&cli.command, &results)?;
     let cx = Context { manager: Manager::new(&home), results };
     let sysbench = cli.sysbench_output;
     if sysbench && matches!(cli.command, Command::Prepare(_) | Command::Cleanup(_) | Command::Prewarm(_)) {
-        println!("{}\n", crate::workload::script::version_line());
+        crate::outln!("{}\n", crate::workload::script::version_line());
     }
     match cli.command {
         Command::Server(cmd) => server::run(&cx, cmd),
@@ -54,12 +55,69 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     }
 }
 
+/// The files a command writes besides the results store, with the option naming each.
+fn outputs(command: &Command) -> Vec<(&'static str, &Path)> {
+    use crate::cli::RunsCommand;
+    let mut out: Vec<(&'static str, &Path)> = Vec::new();
+    match command {
+        Command::Run(a) => out.extend(a.options.json.as_deref().map(|p| ("--json", p))),
+        Command::Runs(RunsCommand::Export(a)) => out.extend(a.output.as_deref().map(|p| ("--output", p))),
+        Command::Report(a) => out.push(("--html", a.html.as_path())),
+        Command::Compare(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
+        Command::Plan(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
+        _ => {}
+    }
+    out
+}
+
+/// An output file that is the results store (or its journal) would overwrite it
+/// (an_output_file_that_is_the_results_store): refused before anything runs. Compared
+/// by file identity where both exist, else by the absolute path, so `./r.db`, `r.db`
+/// and a link to it are one file.
+fn refuse_writing_the_store(command: &Command, results: &Path) -> Result<(), Error> {
+    for (option, path) in outputs(command) {
+        if path.as_os_str() == "-" {
+            continue;
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut store = results.as_os_str().to_owned();
+            store.push(suffix);
+            if same_file(path, Path::new(&store)) {
+                return Err(Error::Usage(format!(
+                    "{option} {} is the results store{}: writing there would destroy the stored results; \
+                     give another file",
+                    path.display(),
+                    if suffix.is_empty() { String::new() } else { format!("'s {} file", &suffix[1..]) }
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name one file: the same device and inode where both exist, else
+/// the same absolute path (the directory resolved, links included).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let absolute = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+    };
+    matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Text to a file, or to standard output.
 fn write_out(path: Option<&std::path::Path>, text: &str) -> Result<(), Error> {
     match path {
         Some(p) => std::fs::write(p, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", p.display()))),
         None => {
-            print!("{text}");
+            crate::out!("{text}");
             Ok(())
         }
     }

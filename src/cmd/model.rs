@@ -40,10 +40,10 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
     let mut failed = 0;
     for (name, unit, pts) in sets {
         match model::usl::fit(&pts) {
-            Ok(f) => print!("{}", report::usl_text(&name, &unit, &f)),
+            Ok(f) => crate::out!("{}", report::usl_text(&name, &unit, &f)),
             Err(e) => {
                 failed += 1;
-                println!("{name}: cannot fit: {e}");
+                crate::outln!("{name}: cannot fit: {e}");
             }
         }
     }
@@ -289,7 +289,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         answered = true;
     }
     if !answered && !starved.is_empty() {
-        print!("{out}");
+        crate::out!("{out}");
         return Err(Error::Failed(format!(
             "nothing to size from: {}; measure again on a quiet host",
             starved.join("; ").trim_end().trim_end_matches('.')
@@ -305,6 +305,6 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
                 .into(),
         ));
     }
-    print!("{out}");
+    crate::out!("{out}");
     Ok(0)
 }

@@ -15,7 +15,7 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
     if a.list {
         let store = Store::open_read_only(&cx.results)?;
         for row in store.list_plans()? {
-            println!("{:>4}  {:<11} {}  {}", row.id, row.status, row.started_at, row.name);
+            crate::outln!("{:>4}  {:<11} {}  {}", row.id, row.status, row.started_at, row.name);
         }
         return Ok(0);
     }
@@ -35,7 +35,7 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
             let row = Store::open_read_only(&cx.results)?.load_plan(id)?;
             match row.status.as_str() {
                 "completed" => {
-                    println!("plan {id} is complete; nothing to resume");
+                    crate::outln!("plan {id} is complete; nothing to resume");
                     return show(cx, id, a.html.as_deref()).map(|(_, answered)| exit_code(answered));
                 }
                 "running" => {
@@ -66,7 +66,7 @@ pub fn run_spec(
     let (code, id) = runner::plan::run(site, spec, resume)?;
     let (_, answered) = show(cx, id, html)?;
     if code == crate::EXIT_INTERRUPTED {
-        println!("the finished studies are kept: `sizeup plan --resume {id}` continues it");
+        crate::outln!("the finished studies are kept: `sizeup plan --resume {id}` continues it");
         return Ok(code);
     }
     Ok(if code == 0 { exit_code(answered) } else { code })
@@ -135,7 +135,7 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<(PathBuf, bool), E
     found.earlier = runner::plan::earlier_runs(&store, id, &spec, &state)?;
     let pool = state.host.as_ref().and_then(|h| h.pool_bytes);
     let answer = purchase::purchase(&spec, &found, &state.stages, pool);
-    print!("{}", report::plan::text(id, &row.status, &spec, &state, &answer));
+    crate::out!("{}", report::plan::text(id, &row.status, &spec, &state, &answer));
     let items =
         state.stages.iter().filter_map(|r| r.study).map(|s| study_item(&store, s)).collect::<Result<Vec<_>, _>>()?;
     let preamble = report::plan::html(id, &row.status, &spec, &state, &answer);
@@ -145,6 +145,6 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<(PathBuf, bool), E
         None => cx.results.parent().unwrap_or(Path::new(".")).join(format!("plan-{id}.html")),
     };
     write_file(&path, &page)?;
-    println!("report: {} (open it in a browser)", path.display());
+    crate::outln!("report: {} (open it in a browser)", path.display());
     Ok((path, answer.is_ok()))
 }

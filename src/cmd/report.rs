@@ -19,7 +19,7 @@ pub fn report(cx: &Context, a: &ReportArgs) -> Result<i32, Error> {
     let sizing = a.target_tps.map(|target| report::html::Sizing { target, efficiency: a.efficiency });
     let html = report::html::report(&items, &now_utc(), sizing);
     write_file(&a.html, &html)?;
-    println!("wrote {} ({} item(s))", a.html.display(), items.len());
+    crate::outln!("wrote {} ({} item(s))", a.html.display(), items.len());
     Ok(0)
 }
 
@@ -93,6 +93,6 @@ pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
     if let Some(path) = &a.html {
         write_file(path, &report::compare::html(&comparison, items, &now_utc()))?;
     }
-    print!("{}", report::compare::table(&comparison));
+    crate::out!("{}", report::compare::table(&comparison));
     Ok(0)
 }

@@ -9,14 +9,14 @@ use crate::{report, store, Error};
 pub fn run(cx: &Context, cmd: RunsCommand) -> Result<i32, Error> {
     let store = store::Store::open_read_only(&cx.results)?;
     match cmd {
-        RunsCommand::List => print!("{}", report::runs_table(&store.list_runs()?)),
+        RunsCommand::List => crate::out!("{}", report::runs_table(&store.list_runs()?)),
         RunsCommand::Export(ExportArgs { id, format, output }) => {
             write_out(output.as_deref(), &report::export::run(&store.load_run(id)?, format))?
         }
         RunsCommand::Show { id, json } => {
             let doc = store.load_run(id)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
+                crate::outln!("{}", serde_json::to_string_pretty(&doc).expect("serialisable"));
             } else {
                 print_document(&doc);
             }
@@ -26,9 +26,9 @@ pub fn run(cx: &Context, cmd: RunsCommand) -> Result<i32, Error> {
 }
 
 fn print_document(doc: &RunDocument) {
-    println!("run {} — {} — {}", doc.id.unwrap_or(0), doc.config.workload, doc.status);
+    crate::outln!("run {} — {} — {}", doc.id.unwrap_or(0), doc.config.workload, doc.status);
     if let Some(e) = &doc.error {
-        println!("stopped by: {e}");
+        crate::outln!("stopped by: {e}");
     }
     let open_loop = doc.config.run.rate.is_some();
     let nopm = doc.kind().unit() == Unit::Nopm;
@@ -36,12 +36,12 @@ fn print_document(doc: &RunDocument) {
     // interval too: a stall after --time is in it.
     for iv in &doc.intervals {
         let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
-        println!("{line}{}", report::fault_tag(iv));
+        crate::outln!("{line}{}", report::fault_tag(iv));
     }
     if let Some(s) = &doc.summary {
-        print!("{}", report::summary_table(s, "summary"));
+        crate::out!("{}", report::summary_table(s, "summary"));
     }
     if let Some(d) = report::answer::data_vs_pool(&doc.config) {
-        println!("data: {d}");
+        crate::outln!("data: {d}");
     }
 }

@@ -20,7 +20,7 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             }
             let settings = request::server_settings(&a.server).map_err(Error::Usage)?;
             let status = manager.start_by_user(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
-            print!("{}", report::server_table(&status));
+            crate::out!("{}", report::server_table(&status));
             Ok(0)
         }
         ServerCommand::Stop(a) => {
@@ -33,19 +33,19 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             }
             let stopped = manager.stop(a.instance, a.purge)?;
             if stopped.is_empty() {
-                println!("no managed instances to stop");
+                crate::outln!("no managed instances to stop");
             }
             for s in stopped {
-                println!("instance {} stopped{}", s.index, if a.purge { " and removed" } else { "" });
+                crate::outln!("instance {} stopped{}", s.index, if a.purge { " and removed" } else { "" });
             }
             Ok(0)
         }
         ServerCommand::Status { json } => {
             let status = manager.status()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&status).expect("serialisable"));
+                crate::outln!("{}", serde_json::to_string_pretty(&status).expect("serialisable"));
             } else {
-                print!("{}", report::server_table(&status));
+                crate::out!("{}", report::server_table(&status));
             }
             let crashed: Vec<String> = status
                 .iter()

@@ -120,8 +120,8 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
             let (row, spec, series) = load_study(&store::Store::open_read_only(&cx.results)?, id)?;
             match row.status.as_str() {
                 "completed" => {
-                    println!("study {id} is complete; nothing to resume");
-                    print!("{}", report::study_text(&spec, &row, &series));
+                    crate::outln!("study {id} is complete; nothing to resume");
+                    crate::out!("{}", report::study_text(&spec, &row, &series));
                     Ok(0)
                 }
                 "running" => Err(Error::Usage(format!(
@@ -141,31 +141,31 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 })?,
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&store.load_study(id)?).expect("serialisable"));
+                crate::outln!("{}", serde_json::to_string_pretty(&store.load_study(id)?).expect("serialisable"));
                 return Ok(0);
             }
             let (row, spec, series) = load_study(&store, id)?;
-            println!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
+            crate::outln!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
             // Not only in --json: a failed study says why where it is shown.
             if let Some(e) = row.error() {
-                println!("it failed: {e}");
+                crate::outln!("it failed: {e}");
             }
             if !spec.description.is_empty() {
-                println!("{}", spec.description.trim());
+                crate::outln!("{}", spec.description.trim());
             }
             // The configuration it ran with, and what the reader must know beside it.
             let said = |k: &str| row.result.as_ref().and_then(|r| r.get(k).cloned());
             if let Some(c) = said("configuration").and_then(|c| c.as_str().map(str::to_string)) {
-                println!("configuration: {c}");
+                crate::outln!("configuration: {c}");
             }
             let notes: Vec<String> = said("notes").and_then(|n| serde_json::from_value(n).ok()).unwrap_or_default();
             for n in notes {
-                println!("note: {n}");
+                crate::outln!("note: {n}");
             }
-            print!("{}", report::study_text(&spec, &row, &series));
+            crate::out!("{}", report::study_text(&spec, &row, &series));
             let runs: Vec<i64> = row.steps.iter().flat_map(|s| s.runs.iter().copied()).collect();
             // In order: a step's groups store their runs as they finish ("runs: 59 61 60").
-            println!("\n{}", report::run_ids(&runs));
+            crate::outln!("\n{}", report::run_ids(&runs));
             Ok(0)
         }
         StudyCommand::Export(ExportArgs { id, format, output }) => {
@@ -175,7 +175,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
         }
         StudyCommand::List => {
             let store = store::Store::open_read_only(&cx.results)?;
-            print!("{}", report::studies_table(&store.list_studies()?));
+            crate::out!("{}", report::studies_table(&store.list_studies()?));
             Ok(0)
         }
     }
@@ -218,9 +218,9 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
             let path = cx.manager.home().join("demo-report.html");
             let html = crate::report::html::report(&[item], &super::report::now_utc(), None);
             super::report::write_file(&path, &html)?;
-            println!("report: {} (open it in a browser)", path.display());
+            crate::outln!("report: {} (open it in a browser)", path.display());
         }
-        println!("the managed server keeps running (`sizeup server stop`)");
+        crate::outln!("the managed server keeps running (`sizeup server stop`)");
     }
     Ok(code)
 }

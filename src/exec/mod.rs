@@ -1163,7 +1163,9 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
             _ = wake.changed() => break,
         }
         let now = Instant::now();
-        if stall_check(shard, now) {
+        // Woken far later than asked, sizeup itself was not running (stopped, starved):
+        // answers wait unread in their sockets, so the server is not judged this round.
+        if !overslept(next, now) && stall_check(shard, now) {
             break;
         }
         if now < until || last.is_some() {
@@ -1183,13 +1185,22 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
     // A stalled run ends at once: waiting longer only adds a long last interval of
     // nothing to its figures (the stall was already waited out past --statement-timeout).
     if !shard.control.stalled() {
-        let from = shard.deadline.map_or(Instant::now(), |d| d.min(Instant::now()));
-        // The drain is watched as the run was: a server that stalls after --time stalls
-        // the last interval, whose transactions wait through it.
-        let grace = from + END_GRACE;
-        while Instant::now() < grace {
-            crate::timer::sleep_until(grace.min(Instant::now() + STALL_CHECK)).await;
-            if stall_check(shard, Instant::now()) {
+        // The grace counts only time sizeup ran: from now, not the deadline, and longer
+        // by any sleep sizeup overslept (a_paused_client_is_not_a_stalled_server: after
+        // `kill -STOP`, the server's answers waited unread and were blamed on it). The
+        // drain is watched as the run was: a server that stalls after --time stalls the
+        // last interval, whose transactions wait through it.
+        let mut grace = Instant::now() + END_GRACE;
+        loop {
+            let next = grace.min(Instant::now() + STALL_CHECK);
+            if Instant::now() >= grace {
+                break;
+            }
+            crate::timer::sleep_until(next).await;
+            let now = Instant::now();
+            if overslept(next, now) {
+                grace += now - next;
+            } else if stall_check(shard, now) {
                 break;
             }
         }
@@ -1198,6 +1209,12 @@ async fn ticker(shard: &Shard, interval: Duration, tx: &mpsc::UnboundedSender<Ms
     if waiting > 0 {
         shard.control.abandon(waiting);
     }
+}
+
+/// Whether a sleep until `planned` ended so much later (`now`) that sizeup was not
+/// running meanwhile: stopped by a signal, or starved of CPU far beyond a timer's slack.
+fn overslept(planned: Instant, now: Instant) -> bool {
+    now.saturating_duration_since(planned) > Duration::from_millis(500)
 }
 
 /// One check at `now`: fails the run on a transaction past `--statement-timeout` (and

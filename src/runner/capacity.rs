@@ -30,7 +30,7 @@ pub fn run(site: &Site, spec: &StudySpec, id: i64, store: &Store, started: Insta
     let objectives = rate.objectives().map_err(Error::Usage)?;
     let given = spec.rates().map_err(Error::Usage)?;
     let bar = report::study_bar(0);
-    let say = |line: String| bar.suspend(|| println!("{line}"));
+    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
     say(format!(
         "study {id}: {} — rates {} against {}",
         spec.name,
@@ -61,7 +61,7 @@ fn run_series(
     given: &[u32],
 ) -> Result<Ending, Error> {
     let rate = spec.rate.as_ref().expect("validated");
-    let say = |line: String| bar.suspend(|| println!("{line}"));
+    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
     let row = store.load_study(id)?;
     let mut done = rate_levels(&row, &series.name);
     prepare_sweep(site, spec, series)?;
@@ -223,7 +223,7 @@ fn probe(
         },
     )?;
     bar.suspend(|| {
-        println!(
+        crate::outln!(
             "closed-loop probe at {threads} connections: {:.0} tps (p99 {}){}",
             f.tps,
             capacity::ms_text(f.latency_ms.p99),

@@ -48,15 +48,75 @@ pub(super) fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Opti
     server.settings_on(base).map(Some).map_err(Error::Usage)
 }
 
-/// Every level's pool fits the host, checked before the study is stored or an
-/// instance restarted for it.
-pub fn check_pools(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+/// Every level's pool fits the host and its connections the level's server, checked
+/// before the study is stored or an instance restarted for it
+/// (memory_checks_come_before_anything_runs: `--threads 9999` was refused after a restart).
+pub fn check_levels(site: &Site, spec: &StudySpec) -> Result<(), Error> {
+    let threads = spec.memory_spec().threads();
     for level in spec.level_values().map_err(Error::Usage)? {
         if let Some(s) = settings(site, spec, level)? {
             crate::server::check_memory(&s, 1, false).map_err(|e| Error::Usage(e.to_string()))?;
+            runner::connection_limit(threads, s.max_connections)?;
         }
     }
     Ok(())
+}
+
+/// What a memory study changes on its managed instance (the pool, direct I/O, a cold
+/// start), put back when the study ends however it ends (a_memory_study_leaves_its_pool:
+/// instance 0 stayed on the last level's 16 MiB pool and O_DIRECT, and a later plan on
+/// the same home found "the buffer pool ran out").
+pub struct Restore<'a> {
+    manager: &'a crate::server::Manager,
+    instance: u32,
+    before: ServerSettings,
+    was_running: bool,
+}
+
+impl<'a> Restore<'a> {
+    /// The instance's settings now, for a study that restarts a managed instance; None
+    /// for a server sizeup does not manage.
+    pub fn capture(site: &Site<'a>, spec: &StudySpec) -> Result<Option<Restore<'a>>, Error> {
+        let Some(first) = spec.level_values().map_err(Error::Usage)?.first().copied() else { return Ok(None) };
+        if settings(site, spec, first)?.is_none() {
+            return Ok(None);
+        }
+        let req = spec.memory_request(&spec.workloads[0], first, None).map_err(Error::Usage)?;
+        let instance = req.target().instance;
+        let running = site.manager.running(instance)?;
+        let before = match (&running, site.manager.settings_of(instance)?) {
+            (Some(i), _) => i.settings.clone(),
+            (None, Some(s)) => s,
+            (None, None) => super::study::study_base(site.manager)?.0,
+        };
+        Ok(Some(Restore { manager: site.manager, instance, before, was_running: running.is_some() }))
+    }
+}
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        let Ok(now) = self.manager.settings_of(self.instance) else { return };
+        if now.as_ref() == Some(&self.before) {
+            return;
+        }
+        let words = crate::server::settings_words(&self.before).join(", ");
+        let done = self.manager.start_with(self.instance + 1, &self.before).and_then(|_| match self.was_running {
+            true => Ok(()),
+            false => self.manager.stop(Some(self.instance), false).map(|_| ()),
+        });
+        match done {
+            Ok(_) => crate::outln!(
+                "instance {}: restored to the settings it had before the study ({words}){}",
+                self.instance,
+                if self.was_running { "" } else { ", and stopped again" }
+            ),
+            Err(e) => eprintln!(
+                "instance {} keeps the study's last settings: restoring {words} failed ({e}); \
+                 `sizeup server stop` then `sizeup server start` puts it back",
+                self.instance
+            ),
+        }
+    }
 }
 
 /// `auto` pool levels made concrete from the data's size (the largest of the study's
@@ -79,7 +139,7 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
         })?);
     }
     let pools = memory::auto_pools(most);
-    println!(
+    crate::outln!(
         "pools found from the data's {:.0} MiB: {}",
         most as f64 / (1u64 << 20) as f64,
         pools.iter().map(|p| format!("{p}M")).collect::<Vec<_>>().join(", ")
@@ -148,7 +208,7 @@ pub fn step(
     let warmup_s = summary.map_or(0.0, |s| s.seconds);
     let warmup_run = doc.id;
     bar.suspend(|| {
-        println!(
+        crate::outln!(
             "{label}: warm-up {warmup_s:.0} s ({}){}",
             if settled { "the hit ratio settled" } else { "its bound: the hit ratio had not settled" },
             warmup_run.map_or(String::new(), |r| format!(", run {r}"))

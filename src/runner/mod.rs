@@ -217,7 +217,7 @@ pub fn measure(
     let nopm = kind.unit() == Unit::Nopm;
     let sysbench = output.sysbench && print.full();
     if sysbench {
-        print!("{}", report::sysbench_header(&spec, output.interval_lines, output.rand_seed));
+        crate::out!("{}", report::sysbench_header(&spec, output.interval_lines, output.rand_seed));
     } else if print.full() {
         eprintln!(
             "running {name} on {} with {} {}{} (run {run_id})",
@@ -239,7 +239,7 @@ pub fn measure(
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
             let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
-            println!("{line}{}", report::fault_tag(iv));
+            crate::outln!("{line}{}", report::fault_tag(iv));
         }
         if let Print::Progress(show) = print {
             show(iv);
@@ -347,9 +347,9 @@ pub fn measure(
             // sysbench's closing block alone, its histogram before it; sizeup's summary
             // is one command away.
             if output.histogram {
-                print!("{}", report::sysbench_histogram(&all));
+                crate::out!("{}", report::sysbench_histogram(&all));
             }
-            print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
+            crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
             for note in &outcome.summary.notes {
                 eprintln!("note: {note}");
             }
@@ -357,13 +357,13 @@ pub fn measure(
             let ended = outcome.ended;
             return finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended);
         }
-        print!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
-        print!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
+        crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
+        crate::out!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
         if let Some(d) = report::answer::data_vs_pool(&config) {
-            println!("data: {d}");
+            crate::outln!("data: {d}");
         }
         if output.histogram {
-            print!("\n{}", report::latency_histogram(&all));
+            crate::out!("\n{}", report::latency_histogram(&all));
         }
     }
     let ended = outcome.ended;
@@ -399,7 +399,7 @@ fn finish(
     if let Some(path) = &output.json {
         let text = serde_json::to_string_pretty(&doc).expect("serialisable");
         if path.as_os_str() == "-" {
-            println!("{text}");
+            crate::outln!("{text}");
         } else {
             std::fs::write(path, text).map_err(|e| Error::Failed(format!("cannot write {}: {e}", path.display())))?;
         }
@@ -570,6 +570,11 @@ pub async fn check_data(
 /// Refuses a run the server cannot take a connection for each of its workers.
 fn check_connections(server: &serde_json::Value, threads: u32) -> Result<(), Error> {
     let max: u32 = server.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+    connection_limit(threads, max)
+}
+
+/// Refuses `threads` connections (and sizeup's own watcher) over `max` (0: unknown).
+pub fn connection_limit(threads: u32, max: u32) -> Result<(), Error> {
     if max > 0 && threads + 1 > max {
         return Err(Error::Usage(format!(
             "{threads} connections are more than the server allows ({max}, max_connections): give fewer \
@@ -898,7 +903,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
             let loaders = workload.default_loaders().unwrap_or_else(loaders);
             let load = LoadSettings { method: req.load_method, statement_timeout: req.spec.statement_timeout };
             let line = prepare(&target, workload, loaders, load, req.spec.seed)?;
-            report::above_bars(|| println!("{line}"));
+            report::above_bars(|| crate::outln!("{line}"));
             Ok(true)
         }
     }

@@ -52,7 +52,7 @@ fn run_stages(
     state: &mut PlanState,
     save: &dyn Fn(&PlanState, &str) -> Result<(), crate::store::StoreError>,
 ) -> Result<i32, Error> {
-    println!(
+    crate::outln!(
         "plan {id}: {:.0} {} of {}{} within {:.0} s{}",
         spec.target_tps,
         unit(spec),
@@ -73,7 +73,7 @@ fn run_stages(
         }
     };
     let timing = decide::timing(spec, &host);
-    println!(
+    crate::outln!(
         "host: {} CPUs, {} server{}; each study step measures {:.0} s after a {:.0} s warm-up (sized to the budget)",
         host.cpus,
         if host.managed { "a managed" } else { "a named" },
@@ -90,7 +90,7 @@ fn run_stages(
         let study = match state.record(stage).cloned() {
             Some(rec) => match rec.study {
                 None => {
-                    println!("{}: skipped — {}", stage.name(), rec.why);
+                    crate::outln!("{}: skipped — {}", stage.name(), rec.why);
                     continue;
                 }
                 Some(s) => Some(s),
@@ -101,7 +101,7 @@ fn run_stages(
         if let Some(sid) = study {
             let row = store.load_study(sid)?;
             if matches!(row.status.as_str(), "interrupted" | "abandoned") {
-                println!("{}: resuming study {sid}", stage.name());
+                crate::outln!("{}: resuming study {sid}", stage.name());
                 let stored = StudySpec::stored(&row).map_err(Error::Failed)?;
                 let t0 = Instant::now();
                 let (r, _) = study::run_with_id(site, &stored, Some(sid));
@@ -119,12 +119,12 @@ fn run_stages(
         let left = spec.budget_s - state.spent_s();
         match decide::decide(stage, spec, id, &host, timing, &found, left) {
             Decision::Skip { why, for_time } => {
-                println!("{}: skipped — {why}", stage.name());
+                crate::outln!("{}: skipped — {why}", stage.name());
                 state.stages.push(StageRecord { stage, study: None, why, for_time, seconds: 0.0 });
                 save(state, "running")?;
             }
             Decision::Run { spec: s, why } => {
-                println!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&s));
+                crate::outln!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&s));
                 let t0 = Instant::now();
                 let (r, sid) = study::run_with_id(site, &s, None);
                 let seconds = t0.elapsed().as_secs_f64();

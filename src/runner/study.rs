@@ -82,7 +82,7 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
             match running {
                 Some(k) => k,
                 None => {
-                    println!("starting the study's {} cluster of {} nodes", kind.name(), c.nodes);
+                    crate::outln!("starting the study's {} cluster of {} nodes", kind.name(), c.nodes);
                     Cluster::start(home, &ClusterSpec { kind, nodes: c.nodes, settings, base_port: None, lab })?
                 }
             }
@@ -241,15 +241,20 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         None => Error::Usage(e),
     })?;
     if let Some(n) = &from {
-        println!("server: {} names it; the study runs on it as it is (no restart, no resize)", n.by);
+        crate::outln!("server: {} names it; the study runs on it as it is (no restart, no resize)", n.by);
     }
     // Before any server is started or resized for it.
     Store::check_writable(results)?;
     check_scale_memory(site, spec)?;
     if spec.kind == Kind::Memory {
-        super::memory::check_pools(site, spec)?;
+        super::memory::check_levels(site, spec)?;
     }
     let _measuring = measurement_lock(site, spec)?;
+    // Dropped after the levels, however the study ends, before the lock is released.
+    let _restore = match spec.kind {
+        Kind::Memory => super::memory::Restore::capture(site, spec)?,
+        _ => None,
+    };
     // `auto` pools are found from the data before the study is stored with them.
     let pools = match resume {
         None => super::memory::resolve_levels(site, spec)?,
@@ -279,7 +284,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let configuration = configuration(site, spec, &spec.level_values().unwrap_or_default())?;
     if spec.kind == Kind::Rate {
         if let Some(c) = &configuration {
-            println!("configuration: {c}");
+            crate::outln!("configuration: {c}");
         }
         return run_rate(site, spec, id, &store, resume.is_some(), configuration);
     }
@@ -289,7 +294,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let total = all_series.len() * levels.len() * spec.repeat as usize;
     let started = Instant::now();
     let bar = report::study_bar(total as u64);
-    let say = |line: String| bar.suspend(|| println!("{line}"));
+    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
     say(format!(
         "study {id}: {} — {} series x {} levels{} ({})",
         spec.name,
@@ -446,14 +451,14 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         result["error"] = why.clone().into();
     }
     store.set_study_status(id, status, Some(&result))?;
-    print!("{}", report::study_text(spec, &row, &verdicts));
-    println!(
+    crate::out!("{}", report::study_text(spec, &row, &verdicts));
+    crate::outln!(
         "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
         started.elapsed().as_secs_f64(),
         results.display()
     );
     if outcome != Ended::Completed {
-        println!("finished steps are kept: `sizeup study resume {id}` continues it");
+        crate::outln!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
     Ok(no_answer_code(spec, &row, outcome.exit_code()))
 }
@@ -487,7 +492,7 @@ fn run_rate(
 ) -> Result<i32, Error> {
     let started = Instant::now();
     if resumed {
-        println!("study {id}: resumed; its finished levels are kept");
+        crate::outln!("study {id}: resumed; its finished levels are kept");
     }
     let ending = super::capacity::run(site, spec, id, store, started)?;
     let status = ending.outcome.status();
@@ -499,14 +504,14 @@ fn run_rate(
         result["error"] = why.clone().into();
     }
     store.set_study_status(id, status, Some(&result))?;
-    print!("{}", report::capacity::tables(spec, &store.load_study(id)?));
-    println!(
+    crate::out!("{}", report::capacity::tables(spec, &store.load_study(id)?));
+    crate::outln!(
         "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
         started.elapsed().as_secs_f64(),
         site.results.display()
     );
     if ending.outcome != Ended::Completed {
-        println!("finished steps are kept: `sizeup study resume {id}` continues it");
+        crate::outln!("finished steps are kept: `sizeup study resume {id}` continues it");
     }
     Ok(no_answer_code(spec, &store.load_study(id)?, ending.outcome.exit_code()))
 }
@@ -515,7 +520,7 @@ fn run_rate(
 /// exit 1, as a failed one does (its answer says why).
 fn no_answer_code(spec: &StudySpec, row: &crate::store::StudyRow, code: i32) -> i32 {
     if code == 0 && crate::study::starved_only(spec, row) {
-        println!("no answer: other programs (or the hypervisor) took the CPU the server needed at every level; measure again on a quiet host");
+        crate::outln!("no answer: other programs (or the hypervisor) took the CPU the server needed at every level; measure again on a quiet host");
         return 1;
     }
     code

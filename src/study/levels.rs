@@ -1,6 +1,15 @@
 //! Load levels of a sweep: `1,2,4,8` (a list), `32..256+32` (start, maximum, step) or
 //! `1..128x2` (start, maximum, factor).
 
+/// The most levels one study runs.
+const MOST: usize = 1000;
+
+fn too_many(s: &str, count: u64) -> String {
+    let shown: String = s.chars().take(40).collect();
+    let more = if shown.len() < s.len() { "..." } else { "" };
+    format!("'{shown}{more}' names {count} levels; at most {MOST}: use a larger step or factor")
+}
+
 /// The levels a `--threads`/`--users`/`--instances` value names, ascending as given.
 pub fn parse(s: &str) -> Result<Vec<u32>, String> {
     let s = s.trim();
@@ -19,6 +28,17 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
         if from == 0 || max < from || (op == '+' && by == 0) || (op == 'x' && by < 2) {
             return Err(format!("'{s}': the range must start at 1 or more, end at or above its start, and grow"));
         }
+        // Counted before it is written out: `1..4000000000` is refused, not allocated
+        // (level_ranges_counted_before_expanded).
+        let count = match op {
+            '+' => u64::from((max - from) / by) + 1,
+            _ => std::iter::successors(Some(u64::from(from)), |l| Some(l * u64::from(by)))
+                .take_while(|l| *l <= u64::from(max))
+                .count() as u64,
+        };
+        if count > MOST as u64 {
+            return Err(too_many(s, count));
+        }
         let mut v = vec![from];
         loop {
             let last = *v.last().expect("not empty");
@@ -30,6 +50,10 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
         }
         v
     } else {
+        let count = s.split(',').count();
+        if count > MOST {
+            return Err(too_many(s, count as u64));
+        }
         s.split(',').map(|p| p.trim().parse::<u32>().map_err(|_| bad())).collect::<Result<_, _>>()?
     };
     if levels.is_empty() || levels.contains(&0) {
@@ -37,11 +61,9 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
     }
     // Steps are stored and shown by level: a level twice would run twice and show one
     // figure for both (steps_sharing_a_level_collide).
-    if let Some(twice) = levels.iter().enumerate().find(|(i, l)| levels[..*i].contains(l)).map(|(_, l)| l) {
+    let mut seen = std::collections::HashSet::with_capacity(levels.len());
+    if let Some(twice) = levels.iter().find(|l| !seen.insert(**l)) {
         return Err(format!("'{s}' names level {twice} twice: give each level once"));
-    }
-    if levels.len() > 1000 {
-        return Err(format!("'{s}' names {} levels; at most 1000", levels.len()));
     }
     Ok(levels)
 }
@@ -75,5 +97,20 @@ mod tests {
         assert!(parse("8..4+1").unwrap_err().contains("grow"));
         assert!(parse("1..8x1").unwrap_err().contains("grow"));
         assert!(parse("1..100000+1").unwrap_err().contains("at most"));
+    }
+
+    /// level_ranges_counted_before_expanded: `--threads 1..3000000` ran for 20 s and more
+    /// (a quadratic duplicate check) and `--rates 1..4000000000` tried to allocate 16 GiB.
+    #[test]
+    fn level_ranges_counted_before_expanded() {
+        let e = parse("1..4000000000").unwrap_err();
+        assert!(e.contains("names 4000000000 levels; at most 1000"), "{e}");
+        assert!(parse("1..3000000").unwrap_err().contains("names 3000000 levels"));
+        assert!(parse("100..100000000+1").unwrap_err().contains("names 99999901 levels"));
+        assert_eq!(parse("1..4000000000x2").unwrap().len(), 32);
+        let list = (1..=1001).map(|l| l.to_string()).collect::<Vec<_>>().join(",");
+        assert!(parse(&list).unwrap_err().contains("names 1001 levels"));
+        let list = (1..=1000).map(|l| l.to_string()).collect::<Vec<_>>().join(",");
+        assert_eq!(parse(&list).unwrap().len(), 1000);
     }
 }

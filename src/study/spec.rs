@@ -828,6 +828,16 @@ impl StudySpec {
                     if !request::is_size(p) {
                         return Err(format!("buffer_pool (--buffer-pool) '{p}' is not a size; write it like 64M"));
                     }
+                    // Refused here, not by a server that fails to start after the study
+                    // was stored (memory_checks_come_before_anything_runs).
+                    let min = u64::from(super::memory::MIN_POOL_MIB) << 20;
+                    if crate::server::size_bytes(p).is_some_and(|b| b < min) {
+                        return Err(format!(
+                            "buffer_pool (--buffer-pool) {p} is below the {} MiB the server starts with: give a \
+                             larger pool",
+                            super::memory::MIN_POOL_MIB
+                        ));
+                    }
                     if self.names_a_server() {
                         return Err("buffer_pool (--buffer-pool) restarts a managed instance; a server named by \
                                     host, port or socket keeps its own pool: leave it out"

@@ -3,3 +3,156 @@
 
 use crate::common;
 use common::TestServer;
+
+const DATA: &[&str] = &["--tables", "1", "--table-size", "1000"];
+
+fn args<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(tail).copied().collect()
+}
+
+/// The sizeup binary on `s`'s state directory with its stdout a pipe nobody reads
+/// (the reader closed before it starts, as `| head -1` leaves it): its exit status and
+/// stderr.
+fn with_stdout_closed(s: &TestServer, a: &[&str]) -> (std::process::ExitStatus, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home()])
+        .args(a)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    (out.status, String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// standard_output_closed_by_its_reader: `sizeup run ... | head -1` panicked ("failed
+/// printing to stdout: Broken pipe", exit 101) and stored the run abandoned with no
+/// figures; `study show N | head -1` exited 101. Now printing stops, the run is measured
+/// and stored, and sizeup ends as a program killed by SIGPIPE.
+#[test]
+fn standard_output_closed_by_its_reader() {
+    use std::os::unix::process::ExitStatusExt;
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_read_only"], DATA)).unwrap(), 0);
+    let (status, err) = with_stdout_closed(&s, &args(&["run", "oltp_read_only", "--time", "2"], DATA));
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, "completed", "{err}");
+    assert!(runs[0].tps.is_some_and(|t| t > 0.0), "the run's figure was stored: {:?}", runs[0].tps);
+
+    // Commands that only print end the same way.
+    let sweep = ["sweep", "oltp_read_only", "--threads", "1", "--step-time", "1", "--warmup", "0"];
+    let _ = s.sizeup(&args(&sweep, DATA));
+    for show in [&["study", "show", "1"][..], &["runs", "show", "1"], &["runs", "list"]] {
+        let (status, err) = with_stdout_closed(&s, show);
+        assert_eq!(status.signal(), Some(libc::SIGPIPE), "{show:?}: {status:?}: {err}");
+        assert!(!err.contains("panicked"), "{show:?}: {err}");
+    }
+}
+
+/// an_output_file_that_is_the_results_store: `report s8 --html ow.db --results ow.db`
+/// left a file SQLite called "not a database", and `run --results ow2.db --json ow2.db`
+/// one "malformed", both exit 0. Any output that is the store or its journal files,
+/// however spelled, is refused before anything runs.
+#[test]
+fn an_output_file_that_is_the_results_store() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_read_only"], DATA)).unwrap(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let (fresh, store) = (at("ow2.db"), at("ow.db"));
+    let run = ["run", "oltp_read_only", "--time", "1"];
+    // Neither exists yet.
+    let e = s.sizeup(&args(&["--results", &fresh], &args(&run, &["--json", &fresh]))).unwrap_err().to_string();
+    assert!(e.contains("--json") && e.contains("is the results store"), "{e}");
+    assert!(!std::path::Path::new(&fresh).exists(), "nothing ran, nothing was stored");
+
+    assert_eq!(s.sizeup(&args(&["--results", &store], &args(&run, DATA))).unwrap(), 0);
+    let link = at("link.db");
+    std::os::unix::fs::symlink(&store, &link).unwrap();
+    let spelled = format!("{}/./ow.db", dir.path().display());
+    let wal = format!("{store}-wal");
+    let tries: [&[&str]; 4] = [
+        &["report", "1", "--html", &spelled],
+        &["runs", "export", "1", "-o", &link],
+        &["compare", "1", "1", "--html", &store],
+        &["run", "oltp_read_only", "--time", "1", "--tables", "1", "--table-size", "1000", "--json", &wal],
+    ];
+    for t in tries {
+        let e = s.sizeup(&args(&["--results", &store], t)).unwrap_err().to_string();
+        assert!(e.contains("is the results store"), "{t:?}: {e}");
+    }
+    let kept = sizeup::store::Store::open(std::path::Path::new(&store)).unwrap().list_runs().unwrap();
+    assert_eq!(kept.len(), 1, "the store holds its one run");
+}
+
+/// a_paused_client_is_not_a_stalled_server: `kill -STOP` of a `run --time 4` at 3 s and
+/// `kill -CONT` 8 s later failed the run, "4 transaction(s) still had no answer 5 s
+/// after the run's end (a stalled server)": the grace was timed from the deadline while
+/// sizeup was not running. Now it counts from when sizeup runs again; the pause shows
+/// as a late interval and the run stands.
+#[test]
+fn a_paused_client_is_not_a_stalled_server() {
+    use std::io::BufRead;
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_read_only"], DATA)).unwrap(), 0);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home()])
+        .args(args(&["run", "oltp_read_only", "--time", "4", "--threads", "4"], DATA))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // Paused once it measures, through the deadline.
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("[ 1s ]"), "{first}");
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{}", rest.join("\n"));
+    assert!(!err.contains("stalled server"), "{err}");
+    assert!(rest.iter().any(|l| l.contains("[client late]")), "the pause is marked: {}", rest.join("\n"));
+    let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
+    assert_eq!((runs.len(), runs[0].status.as_str()), (1, "completed"));
+}
+
+/// memory_checks_come_before_anything_runs and a_memory_study_leaves_its_pool: after a
+/// memory study instance 0 stayed on the last level's pool and O_DIRECT; `--threads
+/// 9999` was refused after the instance was restarted; `--vary data --buffer-pool 1M`
+/// failed only when the server would not start, after the study was stored. Now the
+/// checks come first and the study's end puts the instance back, saying so.
+#[test]
+fn a_memory_study_leaves_its_pool_and_checks_late() {
+    let s = TestServer::start();
+    let manager = sizeup::server::Manager::new(std::path::Path::new(&s.home()));
+    let before = manager.running(0).unwrap().expect("the test server runs");
+    let memory = ["memory", "oltp_read_only", "--tables", "1", "--table-size", "1000"];
+    let refused = |extra: &[&str], says: &str| {
+        let (code, out, err) = common::run_in(&s, &args(&memory, extra));
+        assert_eq!(code, 1, "{extra:?}: {out}{err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    };
+    refused(&["--pools", "64M", "--threads", "9999"], "9999 connections are more than the server allows");
+    refused(&["--vary", "data", "--levels", "1000", "--buffer-pool", "1M"], "below the 8 MiB");
+    refused(&["--vary", "data", "--levels", "1000", "--buffer-pool", "0"], "below the 8 MiB");
+    let now = manager.running(0).unwrap().expect("still running");
+    assert_eq!(now.pid, before.pid, "not restarted for a study that was refused");
+    let (_, list, _) = common::run_in(&s, &["study", "list"]);
+    assert!(!list.contains("memory"), "nothing stored: {list}");
+
+    let run = ["--pools", "16M", "--threads", "1", "--step-time", "1", "--warmup", "0", "--max-warmup", "1"];
+    let (code, out, err) = common::run_in(&s, &args(&memory, &run));
+    assert!(common::answered_or_starved(code, &s.results()), "{out}\n{err}");
+    assert!(out.contains("instance 0: restored to the settings it had before the study"), "{out}");
+    let after = manager.running(0).unwrap().expect("running again");
+    assert_eq!(after.settings, before.settings, "the pool and flush method the instance had");
+    assert_eq!(s.sql("SELECT @@innodb_buffer_pool_size").trim(), "134217728", "the test server's 128 MiB");
+}

@@ -155,7 +155,7 @@ pub fn option_defs(path: &str, command: &str) -> Result<(Vec<OptionDef>, bool), 
 /// sysbench's `SCRIPT` with no command: the script is loaded (its top-level code runs,
 /// with `sysbench.cmdline.command` nil) and nothing more.
 pub fn load_alone(path: &str) -> Result<(), String> {
-    println!("{}\n", version_line());
+    crate::outln!("{}\n", version_line());
     let loaded = Script::load(path, "", &WorkloadArgs::default());
     state::flush_c_stdout();
     loaded.map(drop)
@@ -165,7 +165,7 @@ pub fn load_alone(path: &str) -> Result<(), String> {
 /// `help` command) when it has one, else its options; a script with neither does not
 /// implement help, as sysbench says. `shown` is the name the user gave.
 pub fn help_command(path: &str, shown: &str) -> Result<(), String> {
-    println!("{}\n", version_line());
+    crate::outln!("{}\n", version_line());
     let (script, state) = Script::load_probed(path, "help", &WorkloadArgs::default())?;
     let name = shown.rsplit('/').next().unwrap_or(shown);
     let own = state.commands().iter().any(|(c, _)| c == "help");
@@ -185,7 +185,7 @@ pub fn help_command(path: &str, shown: &str) -> Result<(), String> {
     }
     match script.legacy || script.defs.is_empty() {
         false => {
-            print!("{}", options::help(shown, &script.defs));
+            crate::out!("{}", options::help(shown, &script.defs));
             Ok(())
         }
         true => Err(format!("'{name}' test does not implement the 'help' command.")),

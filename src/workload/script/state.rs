@@ -353,7 +353,7 @@ fn setup(lua: &Lua, script: &Script, env: &Env, tid: u32, ctx: &Rc<Ctx>) -> mlua
         "print",
         lua.create_function(|_, args: MultiValue| {
             let line: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_default()).collect();
-            println!("{}", line.join("\t"));
+            crate::outln!("{}", line.join("\t"));
             Ok(())
         })?,
     )?;
@@ -366,7 +366,7 @@ fn setup(lua: &Lua, script: &Script, env: &Env, tid: u32, ctx: &Rc<Ctx>) -> mlua
     raw.set(
         "print_options",
         lua.create_function(move |_, ()| {
-            print!("{help}");
+            crate::out!("{help}");
             Ok(())
         })?,
     )?;
