@@ -56,7 +56,14 @@ impl CostInputs {
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| format!("--cost '{part}': write key=value"))?;
             let value = match v.trim().parse::<f64>() {
-                Ok(n) if k.trim() == "devices" => serde_json::json!(n as u32),
+                // A count of devices, not rounded or clamped into one
+                // (cost_devices_are_a_count: -5, 2.7 and 1e20 became 0, 2 and 4294967295).
+                Ok(_) if k.trim() == "devices" => match v.trim().parse::<u32>() {
+                    Ok(n) => serde_json::json!(n),
+                    Err(_) => {
+                        return Err(format!("--cost devices={}: a whole number of devices, 0 or more", v.trim()))
+                    }
+                },
                 Ok(n) => serde_json::json!(n),
                 Err(_) => serde_json::json!(v.trim()),
             };
@@ -125,5 +132,17 @@ mod tests {
         assert_eq!(parsed, c);
         assert!(CostInputs::parse("server_capex=1,years=4").unwrap_err().contains("power_price_kwh"));
         assert!(CostInputs::parse("capex=1").unwrap_err().contains("keys are"));
+    }
+
+    /// cost_devices_are_a_count: `devices=-5`, `2.7` and `1e20` silently became 0, 2 and
+    /// 4294967295.
+    #[test]
+    fn cost_devices_are_a_count() {
+        let base = "server_capex=1,power_price_kwh=0.1,years=4";
+        for bad in ["-5", "2.7", "1e20"] {
+            let e = CostInputs::parse(&format!("{base},devices={bad}")).unwrap_err();
+            assert!(e.contains(&format!("devices={bad}: a whole number")), "{e}");
+        }
+        assert_eq!(CostInputs::parse(&format!("{base},devices=8")).unwrap().devices, 8);
     }
 }

@@ -257,7 +257,7 @@ pub struct SessionArgs {
     /// to 1 per CPU while connections are at most 2 per CPU, else 1 per 4 CPUs, the
     /// cheapest under load, but at least 1 per 16 connections up to 1 per CPU; with
     /// --rate: 1 per connection, the most faithful latency).
-    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_count_u32)]
     pub client_threads: Option<u32>,
     /// Server error codes that are counted and retried instead of stopping the run:
     /// a comma-separated list, `all` or `none` (sysbench's option and default).
@@ -333,10 +333,10 @@ pub struct RunOptions {
     #[serde(flatten)]
     pub workload: WorkloadArgs,
     /// Concurrent connections.
-    #[arg(long, alias = "num-threads", default_value_t = 1, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
+    #[arg(long, alias = "num-threads", default_value_t = 1, allow_negative_numbers = true, value_parser = parse_count_u32)]
     pub threads: u32,
     /// TPC-C virtual users (terminals), one connection each; the same as --threads.
-    #[arg(long, help_heading = "TPC-C", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=u32::MAX as i64))]
+    #[arg(long, help_heading = "TPC-C", allow_negative_numbers = true, value_parser = parse_count_u32)]
     pub users: Option<u32>,
     /// Seconds to run (0: no limit; then --events must be set).
     #[arg(long, alias = "max-time", default_value_t = 10.0, allow_negative_numbers = true)]
@@ -506,6 +506,17 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("'{s}' is not a count: give a whole number, 0 or more"))
 }
 
+/// A count given on the command line (threads, connections): a whole number, 0 or more,
+/// said in those words rather than as the integer type's range
+/// (a_negative_count_is_said_plainly: `--threads -3` gave "-3 is not in 0..=4294967295").
+pub fn parse_count_u32(v: &str) -> Result<u32, String> {
+    match v.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!("{n} is below 0: give a whole number, 0 or more")),
+        Ok(n) => u32::try_from(n).map_err(|_| format!("{n} is more than any server takes ({} at most)", u32::MAX)),
+        Err(_) => Err(format!("'{v}' is not a whole number")),
+    }
+}
+
 /// sysbench's boolean spellings.
 pub fn parse_switch(s: &str) -> Result<bool, String> {
     match s.to_ascii_lowercase().as_str() {
@@ -576,6 +587,15 @@ pub enum LoadMethod {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// a_negative_count_is_said_plainly: `--threads -3` named the integer type's range.
+    #[test]
+    fn a_negative_count_is_said_plainly() {
+        assert_eq!(parse_count_u32("-3").unwrap_err(), "-3 is below 0: give a whole number, 0 or more");
+        assert!(parse_count_u32("x").unwrap_err().contains("not a whole number"));
+        assert_eq!(parse_count_u32("16").unwrap(), 16);
+        assert!(!parse_count_u32("5000000000").unwrap_err().contains("0..="));
+    }
 
     #[test]
     fn every_run_option_name_and_alias_reads_from_a_study() {

@@ -361,9 +361,9 @@ pub struct PlanArgs {
     #[arg(long, allow_negative_numbers = true, required_unless_present_any = ["resume", "show", "list", "file"])]
     pub target_tps: Option<f64>,
     /// The latency objective each server must meet at its share: p99<50ms (several
-    /// with commas, all to be met).
-    #[arg(long, value_name = "OBJECTIVE")]
-    pub latency: Option<String>,
+    /// with commas or given again, all to be met).
+    #[arg(long, value_name = "OBJECTIVE", action = clap::ArgAction::Append)]
+    pub latency: Vec<String>,
     /// Workload name: tpcc, an OLTP workload, or a sysbench Lua script.
     #[arg(long, default_value = "oltp_read_write")]
     pub workload: String,
@@ -660,9 +660,9 @@ pub struct CapacityArgs {
     /// script (./my_test.lua).
     pub workload: String,
     /// The latency objective(s), all to be met: p99<20ms, p99.9<100ms, p90[delivery]<5s;
-    /// several with commas.
-    #[arg(long, value_name = "OBJECTIVE", help_heading = "Capacity")]
-    pub latency: String,
+    /// several with commas or given again.
+    #[arg(long, value_name = "OBJECTIVE", help_heading = "Capacity", required = true, action = clap::ArgAction::Append)]
+    pub latency: Vec<String>,
     /// Rates to run (tps), as levels are written (500,1000,2000 or 500..4000+500);
     /// `auto` finds them from a short closed-loop probe.
     #[arg(long, default_value = "auto", value_name = "RATES", help_heading = "Capacity")]

@@ -99,16 +99,18 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
         ..Default::default()
     }
     .changed();
+    // Given again, an objective adds to the others (a repeated one is refused when parsed).
+    let latency = (!a.latency.is_empty()).then(|| a.latency.join(","));
     let spec = PlanSpec {
         name: a.name.clone().unwrap_or_else(|| {
             format!(
                 "plan {} {target_tps}{}",
                 a.workload,
-                a.latency.as_deref().map_or(String::new(), |l| format!(" at {l}"))
+                latency.as_deref().map_or(String::new(), |l| format!(" at {l}"))
             )
         }),
         target_tps,
-        latency: a.latency.clone(),
+        latency,
         workload: a.workload.clone(),
         options,
         script_options: Default::default(),

@@ -46,10 +46,15 @@ pub fn sweep(cx: &Context, a: &SweepArgs) -> Result<i32, Error> {
 }
 
 pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
-    let name = format!("capacity {} {}", a.workload, a.latency);
+    // Given again, an objective adds to the others (a repeated one is refused when parsed).
+    let latency = a.latency.join(",");
+    if a.rates.trim().is_empty() {
+        return Err(Error::Usage("--rates is empty: give rates (500,1000 or 500..4000+500), or `auto`".into()));
+    }
+    let name = format!("capacity {} {latency}", a.workload);
     let mut spec = spec_of(Kind::Rate, &a.workload, &a.rates, &a.study, name);
     spec.rate = Some(spec::RateSpec {
-        latency: a.latency.clone(),
+        latency,
         resolution: a.resolution,
         connections: a.connections,
         probe_threads: a.probe_threads,

@@ -44,7 +44,19 @@ pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
     if parts.is_empty() {
         return Err("--latency: give an objective, e.g. 'p99<20ms' (several: 'p99<20ms,p50<5ms')".into());
     }
-    parts.into_iter().map(parse_one).collect()
+    let objectives: Vec<Objective> = parts.into_iter().map(parse_one).collect::<Result<_, _>>()?;
+    // One bound per objective: `p99<1ms` and `p99<2ms` together cannot both be meant
+    // (an_objective_given_twice).
+    if let Some((i, o)) = objectives.iter().enumerate().find(|(i, o)| objectives[..*i].iter().any(|p| p.name() == o.name())) {
+        let first = objectives[..i].iter().find(|p| p.name() == o.name()).expect("found");
+        return Err(format!(
+            "--latency names {} twice (<{}ms and <{}ms): give each objective once",
+            o.name(),
+            trim_number(first.below_ms),
+            trim_number(o.below_ms)
+        ));
+    }
+    Ok(objectives)
 }
 
 fn parse_one(p: &str) -> Result<Objective, String> {
@@ -765,6 +777,14 @@ mod tests {
         };
         let v = verdict(&f, 10.0, objectives, None);
         (rate, f, v)
+    }
+
+    #[test]
+    fn an_objective_given_twice() {
+        let e = parse_objectives("p99<1ms,p99<2ms").unwrap_err();
+        assert_eq!(e, "--latency names p99 twice (<1ms and <2ms): give each objective once");
+        assert_eq!(parse_objectives("p99<1ms,p50<500us").unwrap().len(), 2);
+        assert!(parse_objectives("p90[delivery]<5s,p90<1s").is_ok());
     }
 
     #[test]

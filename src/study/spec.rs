@@ -226,10 +226,13 @@ pub struct ScaleSpec {
 /// "0.2ms", "1 ms", "0.001s" in milliseconds.
 pub fn parse_ms(v: &str) -> Result<f64, String> {
     let t = v.trim();
-    let (num, scale) = match (t.strip_suffix("ms"), t.strip_suffix('s')) {
-        (Some(n), _) => (n, 1.0),
-        (None, Some(n)) => (n, 1000.0),
-        _ => return Err(format!("'{v}': give a time with its unit, e.g. 0.2ms")),
+    // Microseconds too: a point select's objective is in them (time_units_include_microseconds).
+    let micro = t.strip_suffix("us").or_else(|| t.strip_suffix("µs"));
+    let (num, scale) = match (micro, t.strip_suffix("ms"), t.strip_suffix('s')) {
+        (Some(n), _, _) => (n, 0.001),
+        (None, Some(n), _) => (n, 1.0),
+        (None, None, Some(n)) => (n, 1000.0),
+        _ => return Err(format!("'{v}': give a time with its unit, e.g. 0.2ms or 200us")),
     };
     num.trim()
         .parse::<f64>()

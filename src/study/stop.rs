@@ -74,13 +74,7 @@ fn parse_one(p: &str) -> Result<Condition, String> {
         if v == "spec" || v == "limit" {
             return Ok(Condition::P90 { above_ms: None, only });
         }
-        let ms = if let Some(ms) = v.strip_suffix("ms") {
-            number(ms)?
-        } else if let Some(s) = v.strip_suffix('s') {
-            number(s)? * 1000.0
-        } else {
-            return Err(bad("give the bound with its unit, e.g. 5s or 500ms"));
-        };
+        let ms = super::spec::parse_ms(v).map_err(|_| bad("give the bound with its unit, e.g. 5s, 500ms or 800us"))?;
         return if ms > 0.0 {
             Ok(Condition::P90 { above_ms: Some(ms), only })
         } else {
@@ -97,13 +91,7 @@ fn parse_one(p: &str) -> Result<Condition, String> {
     }
     if let Some(v) = p.strip_prefix("lag>") {
         let v = v.trim();
-        let s = if let Some(ms) = v.strip_suffix("ms") {
-            number(ms)? / 1000.0
-        } else if let Some(s) = v.strip_suffix('s') {
-            number(s)?
-        } else {
-            return Err(bad("give the lag with its unit, e.g. 5s"));
-        };
+        let s = super::spec::parse_ms(v).map_err(|_| bad("give the lag with its unit, e.g. 5s"))? / 1000.0;
         return if s >= 0.0 { Ok(Condition::Lag { above_s: s }) } else { Err(bad("the lag must be 0 or more")) };
     }
     if p == "kink" {
@@ -267,6 +255,9 @@ mod tests {
             ]
         );
         assert!(parse("p90>5").unwrap_err().contains("unit"));
+        // time_units_include_microseconds: `p90>1us` had no unit to be written in.
+        assert_eq!(parse("p90>800us").unwrap(), vec![Condition::P90 { above_ms: Some(0.8), only: None }]);
+        assert_eq!(parse("p90>2µs").unwrap(), vec![Condition::P90 { above_ms: Some(0.002), only: None }]);
         assert!(parse("cpu>180").is_err());
         assert!(parse("memory>1").unwrap_err().contains("unknown condition"));
         assert_eq!(parse("").unwrap(), vec![]);
