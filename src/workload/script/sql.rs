@@ -18,6 +18,7 @@ use crate::exec::errors::{classify, ErrorClass, RetryOn};
 use crate::random::{IdDistribution, SharedUniqueIds, SysbenchRng};
 use crate::stats::QueryCounts;
 use crate::target::stall::{self, Stalled};
+use crate::workload::ownership::Watched;
 use mlua::{Lua, LuaString, Table, UserData, UserDataRef, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -77,7 +78,9 @@ pub struct Ctx {
 #[derive(Debug)]
 pub struct Guard {
     pub database: String,
-    pub foreign: Vec<String>,
+    /// The tables, and what else decides how the server reads a statement (its stored
+    /// functions, ...).
+    pub watched: Watched,
     /// What the user can do about a refusal.
     pub remedy: &'static str,
 }
@@ -91,23 +94,27 @@ impl Guard {
     pub const COMMAND: &'static str =
         "sizeup's commands change only tables it made: use another --database, or drop or change it yourself";
 
+    /// `foreign`: as `ownership::foreign_tables` lists them (the tables first).
     pub fn new(database: &str, foreign: Vec<String>, remedy: &'static str) -> Option<Arc<Guard>> {
-        (!foreign.is_empty()).then(|| Arc::new(Guard { database: database.into(), foreign, remedy }))
+        let watched = Watched::from_list(foreign);
+        (!watched.tables.is_empty()).then(|| Arc::new(Guard { database: database.into(), watched, remedy }))
     }
 
     fn check(&self, ctx: &Ctx, sql: &[u8]) -> mlua::Result<()> {
         use crate::workload::ownership::{changes_foreign, Foreign};
-        let what = match changes_foreign(sql, &self.foreign) {
+        let what = match changes_foreign(sql, &self.watched) {
             None => return Ok(()),
             Some(Foreign::Changes(table)) => {
                 format!("it changes {}.{table}, which sizeup did not create", self.database)
             }
-            Some(Foreign::Unreadable) => format!(
-                "it runs SQL sizeup cannot read (from a variable or a procedure), and {} has tables sizeup did \
-                 not create ({})",
-                self.database,
-                self.foreign[..self.foreign.len().min(3)].join(", ")
-            ),
+            Some(Foreign::Unreadable(why)) => {
+                let tables = &self.watched.tables;
+                format!(
+                    "{why}, and {} has tables sizeup did not create ({})",
+                    self.database,
+                    tables[..tables.len().min(3)].join(", ")
+                )
+            }
         };
         let why = format!("refusing `{}`: {what}. {}", excerpt(sql), self.remedy);
         *ctx.refused.borrow_mut() = Some(why.clone());
