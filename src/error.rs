@@ -28,3 +28,10 @@ impl<E: LayerError> From<E> for Error {
 
 /// Exit code of a run stopped with Ctrl-C (as shells report SIGINT).
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code of a command stopped by SIGTERM (128 + 15).
+pub const EXIT_TERMINATED: i32 = 143;
+
+/// Whether `code` says the command was stopped by Ctrl-C or SIGTERM.
+pub fn interrupted(code: i32) -> bool {
+    code == EXIT_INTERRUPTED || code == EXIT_TERMINATED
+}

@@ -35,7 +35,7 @@ pub mod timer;
 pub mod user_file;
 pub mod workload;
 
-pub use error::{Error, EXIT_INTERRUPTED};
+pub use error::{interrupted, Error, EXIT_INTERRUPTED, EXIT_TERMINATED};
 
 /// Runs one command line; returns the process's exit code.
 pub fn run(cli: cli::Cli) -> Result<i32, Error> {

@@ -54,6 +54,7 @@ impl Cli {
             None => options_the_workload_ignores(&cmd, &args),
             Some(_) => Vec::new(),
         };
+        plan_defined_elsewhere(&cmd, &args)?;
         let group = args.iter().find_map(|a| a.to_str().filter(|a| names.contains(a)).map(str::to_string));
         let mut cli = Cli::try_parse_from(args).map_err(|e| match e.kind() {
             // `sizeup runs` alone: clap's help for the group (on stderr, exit 2), not that
@@ -146,6 +147,35 @@ fn negative_values_joined(cmd: &clap::Command, args: Vec<std::ffi::OsString>) ->
 }
 
 /// The command's option spelled `--name` (its long name or an alias).
+/// `plan --resume N` (or `--file F`) with options that define a plan: the stored request
+/// (or the file) says those, so they are refused rather than silently ignored
+/// (a_resumed_plan_ignored_its_options). The connection's options are taken: a password
+/// is never stored.
+fn plan_defined_elsewhere(cmd: &clap::Command, args: &[std::ffi::OsString]) -> Result<(), String> {
+    use clap::Args;
+    let text: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let Some(at) = text.iter().position(|a| *a == "plan") else { return Ok(()) };
+    let Some(plan) = cmd.find_subcommand("plan") else { return Ok(()) };
+    let name = |a: &str| a.strip_prefix("--").map(|b| b.split('=').next().unwrap_or(b).to_string());
+    let given: Vec<String> = text[at + 1..].iter().filter_map(|a| name(a)).collect();
+    let Some(by) = given.iter().find(|g| *g == "resume" || *g == "file") else { return Ok(()) };
+    let target = crate::options::TargetArgs::augment_args(clap::Command::new("target"));
+    let kept = ["resume", "file", "html", "help"];
+    let defining: Vec<String> = given
+        .iter()
+        .filter(|g| !kept.contains(&g.as_str()) && option_named(&target, g).is_none())
+        .filter_map(|g| option_named(plan, g).and_then(|a| a.get_long()).map(|l| format!("--{l}")))
+        .collect();
+    match defining.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "--{by} takes the plan as {}: leave out {} (a new plan takes them)",
+            if by == "resume" { "it was stored" } else { "the file says it" },
+            defining.join(", ")
+        )),
+    }
+}
+
 fn option_named<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a clap::Arg> {
     cmd.get_arguments().find(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name)))
 }
@@ -391,7 +421,8 @@ pub struct PlanArgs {
     /// A plan file (TOML, kind = "plan") instead of the options above.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["target_tps", "resume", "show", "list"])]
     pub file: Option<PathBuf>,
-    /// Continue an interrupted plan.
+    /// Continue an interrupted plan, as it was stored (the options that define a plan
+    /// are refused with it; the connection's are taken).
     #[arg(long, value_name = "ID", conflicts_with_all = ["target_tps", "show", "list"])]
     pub resume: Option<i64>,
     /// Show a stored plan (default: the latest) and write its report.
@@ -961,6 +992,20 @@ mod tests {
         let args = ["sizeup", "oltp_read_write", "--threads=3", "--threads=4", "run"].map(std::ffi::OsString::from);
         let Command::Run(r) = Cli::parse_args(args.to_vec()).unwrap().command else { panic!() };
         assert_eq!((r.workload.as_str(), r.options.threads), ("oltp_read_write", 4));
+    }
+
+    /// a_resumed_plan_ignored_its_options: `plan --resume N --budget 99h --workload ...`
+    /// silently ran the stored plan without them.
+    #[test]
+    fn a_resumed_plan_ignored_its_options() {
+        let parse = |s: &str| Cli::parse_args(s.split(' ').map(std::ffi::OsString::from).collect());
+        let e = parse("sizeup plan --resume 3 --budget 99h --workload=tpcc --tables 2").unwrap_err();
+        assert_eq!(e, "--resume takes the plan as it was stored: leave out --budget, --workload, --tables (a new plan takes them)");
+        let e = parse("sizeup plan --file p.toml --latency p99<1ms").unwrap_err();
+        assert!(e.contains("leave out --latency"), "{e}");
+        // The connection is not stored (a password never is): it is taken.
+        assert!(parse("sizeup plan --resume 3 --password x --socket /tmp/s --html p.html").is_ok());
+        assert!(parse("sizeup plan --target-tps 100 --budget 1h --tables 2").is_ok());
     }
 
     #[test]

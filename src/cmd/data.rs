@@ -31,6 +31,15 @@ pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Err
 pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Error> {
     let options = WorkloadArgs { script_options: a.script_options.clone(), ..WorkloadArgs::default() };
     let w = workload(&a.workload, &options)?;
+    // A study measuring this server may be using these very tables
+    // (cleanup_waits_for_a_running_study: one dropped a plan's table mid-sweep).
+    let key = crate::runner::study::measurement_key(&a.target)?;
+    if let Some(holder) = cx.manager.measured_by(&key) {
+        return Err(Error::Usage(format!(
+            "refusing to drop tables while {holder} measures this server: it may be using them. Clean up when it \
+             has ended"
+        )));
+    }
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::Failed)?;
     let mut said = format!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());

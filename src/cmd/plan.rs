@@ -65,7 +65,7 @@ pub fn run_spec(
 ) -> Result<i32, Error> {
     let (code, id) = runner::plan::run(site, spec, resume)?;
     let (_, answered) = show(cx, id, html)?;
-    if code == crate::EXIT_INTERRUPTED {
+    if crate::interrupted(code) {
         crate::outln!("the finished studies are kept: `sizeup plan --resume {id}` continues it");
         return Ok(code);
     }

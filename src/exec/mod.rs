@@ -231,7 +231,7 @@ impl Ended {
     pub fn exit_code(self) -> i32 {
         match self {
             Ended::Completed => 0,
-            Ended::Interrupted if TERMINATED.load(std::sync::atomic::Ordering::Relaxed) => 143,
+            Ended::Interrupted if TERMINATED.load(std::sync::atomic::Ordering::Relaxed) => crate::EXIT_TERMINATED,
             Ended::Interrupted => crate::EXIT_INTERRUPTED,
             Ended::Failed => 1,
         }
@@ -267,7 +267,7 @@ mod signals {
         if before > HANDLED.load(Ordering::SeqCst) {
             // Nobody took the first one: the user asked twice; go now.
             // SAFETY: _exit is async-signal-safe.
-            unsafe { libc::_exit(if sig == libc::SIGTERM { 143 } else { crate::EXIT_INTERRUPTED }) };
+            unsafe { libc::_exit(if sig == libc::SIGTERM { crate::EXIT_TERMINATED } else { crate::EXIT_INTERRUPTED }) };
         }
     }
 

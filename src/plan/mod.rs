@@ -87,6 +87,7 @@ fn default_workload() -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlanFile {
+    /// "plan", checked before the rest is read.
     #[allow(dead_code)]
     kind: String,
     #[serde(default)]
@@ -162,6 +163,18 @@ impl PlanSpec {
 
     /// A plan file's spec (`kind = "plan"`); errors name the file.
     pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, String> {
+        // A study file is no plan, whatever else it holds (a_file_of_another_kind_is_no_plan:
+        // `kind = "sweep"` ran a whole plan).
+        let table: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+        match table.get("kind").and_then(|k| k.as_str()) {
+            Some("plan") => {}
+            Some(other) => {
+                return Err(format!(
+                    "{origin} is a {other} study file, not a plan (kind = \"plan\"): run it with `sizeup study run {origin}`"
+                ))
+            }
+            None => return Err(format!("{origin}: a plan file says kind = \"plan\"")),
+        }
         let f: PlanFile = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
         let budget_s = match &f.budget {
             Value::String(s) => parse_budget(s),
@@ -500,6 +513,10 @@ years = 4
         assert_eq!(p.cluster, ClusterChoice::Galera);
         assert_eq!(p.cost.unwrap().server_capex, 9000.0);
         assert_eq!(p.workload, "oltp_read_write");
+        let e = PlanSpec::from_toml("kind = \"sweep\"\ntarget_tps = 5\nbudget = \"1m\"", "s.toml").unwrap_err();
+        assert!(e.starts_with("s.toml is a sweep study file, not a plan"), "a_file_of_another_kind_is_no_plan: {e}");
+        let e = PlanSpec::from_toml("kind = \"sweep\"\nlevels = \"1,2\"\nworkloads = [\"x\"]", "s.toml").unwrap_err();
+        assert!(e.contains("not a plan"), "{e}");
         let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nbudget = \"1m\"", "g.toml").unwrap_err();
         assert!(e.starts_with("g.toml: --budget 60s"), "{e}");
         let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nlevels = 3", "h.toml").unwrap_err();

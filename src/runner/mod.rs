@@ -884,12 +884,14 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         let Some(size) = workload.size_check() else { return Ok(None) };
         let found = size_found(&mut conn, size.sql).await;
         let _ = conn.disconnect().await;
-        Ok(match found {
-            Some(f) if f.abs_diff(size.want) * 10 > size.want => {
-                Some(Some(format!("holds {f} {}, not the {} asked for", size.what, size.want)))
+        match found.map(|f| size.judge(&target.database, f, workload.name())) {
+            Some(Err(refused)) => Err(Error::Usage(refused)),
+            Some(Ok(Some(note))) => {
+                report::above_bars(|| eprintln!("note: {note}"));
+                Ok(None)
             }
-            _ => None,
-        })
+            _ => Ok(None),
+        }
     })?;
     match mismatch {
         None => Ok(false),

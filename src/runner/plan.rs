@@ -21,7 +21,18 @@ pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i6
     let (id, mut state) = match resume {
         Some(id) => {
             let row = store.load_plan(id)?;
-            let state: PlanState = serde_json::from_value(row.state).unwrap_or_default();
+            // A state that cannot be read is said, not silently dropped
+            // (a_corrupted_plan_state_is_said): the stages are decided again.
+            let state = match serde_json::from_value::<PlanState>(row.state) {
+                Ok(state) => state,
+                Err(e) => {
+                    eprintln!(
+                        "note: plan {id}'s stored progress cannot be read ({e}): its stages are decided and run \
+                         again (the studies it stored stay in the store)"
+                    );
+                    PlanState::default()
+                }
+            };
             (id, state)
         }
         None => {
@@ -32,9 +43,20 @@ pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i6
         store.set_plan(id, status, &serde_json::to_value(state).expect("serialisable"))
     };
     save(&state, "running")?;
-    let r = run_stages(site, spec, id, &store, &mut state, &save);
+    // Counted from here, so Ctrl-C in the setup (the data's load) interrupts the plan
+    // rather than failing it (ctrl_c_in_a_plans_setup_interrupts_it).
+    crate::exec::install_signal_handler();
+    let signals_at = crate::exec::signals_received();
+    let mut r = run_stages(site, spec, id, &store, &mut state, &save);
+    if let Err(e) = &r {
+        if crate::exec::signals_received() > signals_at {
+            eprintln!("interrupted: {e}");
+            crate::exec::interrupt_pending();
+            r = Ok(crate::exec::Ended::Interrupted.exit_code());
+        }
+    }
     match &r {
-        Ok(code) if *code == crate::EXIT_INTERRUPTED => save(&state, "interrupted")?,
+        Ok(code) if crate::interrupted(*code) => save(&state, "interrupted")?,
         Ok(_) => save(&state, "completed")?,
         Err(e) => {
             state.error = Some(e.to_string());
@@ -150,7 +172,7 @@ fn run_stages(
 
 /// The plan stops here: interrupted (Ctrl-C) between or during a study.
 fn stopped(r: &Result<i32, Error>) -> bool {
-    matches!(r, Ok(code) if *code == crate::EXIT_INTERRUPTED)
+    matches!(r, Ok(code) if crate::interrupted(*code))
 }
 
 /// A stage's record gains the seconds since `t0` (a resumed study).

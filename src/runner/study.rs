@@ -172,13 +172,19 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
 /// server its options name (by socket, else host and port), held until it ends.
 fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock, Error> {
     let req = spec.request(&spec.workloads[0], 1, None).map_err(Error::Usage)?;
-    let t = runner::complete_target(req.target())?;
-    let key = match (&t.socket, &t.host) {
+    let key = measurement_key(req.target())?;
+    Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind.name(), spec.name))?)
+}
+
+/// The measurement lock's name for the server `target` reaches: "managed" for the
+/// managed instances, else its socket or address.
+pub fn measurement_key(target: &crate::options::TargetArgs) -> Result<String, Error> {
+    let t = runner::complete_target(target)?;
+    Ok(match (&t.socket, &t.host) {
         _ if !t.names_a_server() => "managed".to_string(),
         (Some(s), _) => format!("socket {}", s.display()),
         (None, h) => format!("{}:{}", h.as_deref().unwrap_or("localhost"), t.port.unwrap_or(3306)),
-    };
-    Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind.name(), spec.name))?)
+    })
 }
 
 /// What named the server a study reaches when its own options do not.

@@ -126,6 +126,32 @@ pub struct SizeCheck {
     pub sql: &'static str,
 }
 
+impl SizeCheck {
+    /// One rule for data whose size differs from the size asked, for a run and a study
+    /// alike (the_data_size_rule_is_one: a sweep refused tables `run` took without a
+    /// word). Smaller by more than a tenth is refused: the ids drawn past what is there
+    /// find nothing, and the figures would be of empty lookups. Larger by more than a
+    /// tenth (oltp_insert grew them) is measured, with a note. Err: the refusal;
+    /// Ok(Some): the note.
+    pub fn judge(&self, database: &str, found: u64, workload: &str) -> Result<Option<String>, String> {
+        let (want, what) = (self.want, self.what);
+        if found.abs_diff(want) * 10 <= want {
+            return Ok(None);
+        }
+        match found < want {
+            true => Err(format!(
+                "{database} holds {found} {what}, not the {want} asked for: what is drawn past {found} finds nothing. \
+                 Give the size the data was prepared with, this its own database (--database), or \
+                 `sizeup cleanup {workload}` first"
+            )),
+            false => Ok(Some(format!(
+                "{database} holds {found} {what}, more than the {want} asked for (grown by inserts?): the run draws \
+                 from the first {want}"
+            ))),
+        }
+    }
+}
+
 /// One workload with its options.
 pub trait Workload: Send + Sync {
     /// The name it was built from, e.g. `oltp_read_write`.

@@ -156,3 +156,100 @@ fn a_memory_study_leaves_its_pool_and_checks_late() {
     assert_eq!(after.settings, before.settings, "the pool and flush method the instance had");
     assert_eq!(s.sql("SELECT @@innodb_buffer_pool_size").trim(), "134217728", "the test server's 128 MiB");
 }
+
+/// the_data_size_rule_is_one: `sweep` refused tables whose row count had changed (after
+/// oltp_insert grew them) while `run` took the same tables without a word. Both now
+/// measure grown tables with the same note, and both refuse tables smaller than asked
+/// with the same words.
+#[test]
+fn the_data_size_rule_is_one() {
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_point_select"], DATA)).unwrap(), 0);
+    // Grown to twice the rows, as inserts would.
+    s.sql("INSERT INTO sbtest.sbtest1 (k, c, pad) SELECT k, c, pad FROM sbtest.sbtest1");
+    let run = ["run", "oltp_point_select", "--time", "1"];
+    let sweep = ["sweep", "oltp_point_select", "--threads", "1", "--step-time", "1", "--warmup", "0"];
+    let grown = "sbtest holds 2000 rows per table, more than the 1000 asked for (grown by inserts?)";
+    for command in [&run[..], &sweep[..]] {
+        let (code, out, err) = common::run_in(&s, &args(command, DATA));
+        assert!(common::answered_or_starved(code, &s.results()), "{command:?}: {out}\n{err}");
+        assert!(err.contains(grown), "{command:?}: {err}");
+    }
+    let short = "sbtest holds 2000 rows per table, not the 5000 asked for";
+    for command in [&run[..], &sweep[..]] {
+        let (code, out, err) = common::run_in(&s, &args(command, &["--tables", "1", "--table-size", "5000"]));
+        assert_eq!(code, 1, "{command:?}: {out}\n{err}");
+        assert!(err.contains(short), "{command:?}: {err}");
+    }
+}
+
+/// cleanup_waits_for_a_running_study: `cleanup`, which takes no lock, dropped a plan's
+/// table in the middle of its sweep. Now it is refused while a study measures that
+/// server, naming the study.
+#[test]
+fn cleanup_waits_for_a_running_study() {
+    use std::io::BufRead;
+    let s = TestServer::start();
+    assert_eq!(s.sizeup(&args(&["prepare", "oltp_read_only"], DATA)).unwrap(), 0);
+    let sweep = ["sweep", "oltp_read_only", "--threads", "1,2", "--step-time", "30", "--warmup", "0"];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home()])
+        .args(args(&sweep, DATA))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let started = lines.by_ref().map_while(Result::ok).find(|l| l.starts_with("study 1:"));
+    let (code, out, err) = common::run_in(&s, &["cleanup", "oltp_read_only"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(started.is_some(), "the sweep started");
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("refusing to drop tables while") && err.contains("sweep study"), "{err}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim(), "1000", "the study's table stays");
+}
+
+/// a_corrupted_plan_state_is_said and ctrl_c_in_a_plans_setup_interrupts_it: a stored
+/// plan whose state could not be read was silently started over; Ctrl-C while a plan
+/// loaded its data exited 1 and stored the plan "failed".
+#[test]
+fn a_plans_state_and_setup_faults_are_said() {
+    let s = TestServer::start();
+    let results = s.results();
+    {
+        let store = sizeup::store::Store::open(&results).unwrap();
+        let spec = sizeup::plan::PlanSpec::from_toml(
+            // A server that is not there: the resumed plan ends at once after the note.
+            "kind = \"plan\"\ntarget_tps = 100\nbudget = \"2m\"\n[options]\nsocket = \"/nonexistent/x.sock\"\n",
+            "p.toml",
+        )
+        .unwrap();
+        let id = store.begin_plan("broken", &serde_json::to_value(&spec).unwrap()).unwrap();
+        store.set_plan(id, "interrupted", &serde_json::json!({"stages": "not a list"})).unwrap();
+    }
+    let (_, out, err) = common::run_in(&s, &["plan", "--resume", "1"]);
+    assert!(err.contains("note: plan 1's stored progress cannot be read"), "{out}\n{err}");
+
+    // Ctrl-C while the plan loads a large data set.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home()])
+        .args(["plan", "--target-tps", "100", "--budget", "10m", "--database", "big"])
+        .args(["--tables", "4", "--table-size", "2000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(sizeup::EXIT_INTERRUPTED), "{err}");
+    let store = sizeup::store::Store::open_read_only(&results).unwrap();
+    assert_eq!(store.list_plans().unwrap().last().unwrap().status, "interrupted", "{err}");
+}

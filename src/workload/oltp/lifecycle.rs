@@ -208,19 +208,14 @@ impl Workload for OltpWorkload {
                     self.name()
                 )));
             }
-            if let Some(Some(max_id)) = max_id.filter(|_| warn) {
-                let size = self.options.table_size as u64;
-                if size > max_id + max_id / 10 {
-                    eprintln!(
-                        "warning: {database}.sbtest1 holds ids up to {max_id} but --table-size is {size}: the run draws ids from 1..{size}, \
-                         many of them absent; pass the --table-size the tables were prepared with"
-                    );
-                } else if size * 2 < max_id {
-                    // Rows oltp_insert added lie beyond the prepared size too: only a hint.
-                    eprintln!(
-                        "note: {database}.sbtest1 holds ids up to {max_id} and the run draws ids from 1..{size} (--table-size); \
-                         if the tables were prepared with more rows, pass that --table-size"
-                    );
+            // The rule a study's data check follows too (SizeCheck::judge); oltp_insert
+            // draws no ids from the rows there.
+            if let (Some(Some(max_id)), Some(size)) = (max_id, self.size_check()) {
+                match size.judge(database, max_id, self.name()) {
+                    Err(refused) if self.variant != super::Variant::Insert => return Err(Error::Usage(refused)),
+                    Err(_) => {}
+                    Ok(Some(note)) if warn => eprintln!("note: {note}"),
+                    Ok(_) => {}
                 }
             }
             let options = serde_json::to_value(&self.options).expect("serialisable");
