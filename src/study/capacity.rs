@@ -254,6 +254,10 @@ pub enum Verdict {
     /// transactions in the system rising, [`Rising`]): a longer run would break it, so
     /// it counts as a failure (a_met_level_must_be_sustained).
     Unsteady { from_ms: f64, to_ms: f64 },
+    /// No interval after the warm-up counted (sizeup itself not running on time, or
+    /// steps shorter than an interval): not judged either way, and the search stops
+    /// there as at a starved level (a_rate_level_without_a_counted_interval).
+    NotCounted { why: String },
 }
 
 impl Verdict {
@@ -268,6 +272,7 @@ impl Verdict {
                 format!("too short to judge ({transactions} of {needed} transactions)")
             }
             Verdict::Starved { .. } => "starved by other programs: not judged".into(),
+            Verdict::NotCounted { .. } => "no interval counted: not judged".into(),
             Verdict::Stolen { steal_pct } => format!("hypervisor took {steal_pct:.0} % (steal): not judged"),
             Verdict::Unsteady { from_ms, to_ms } => {
                 format!("met, not steady (latency {} -> {}, queue growing)", ms_text(*from_ms), ms_text(*to_ms))
@@ -281,7 +286,7 @@ impl Verdict {
 
     /// Spoiled by something outside the test (other programs, the hypervisor).
     pub fn spoiled(&self) -> bool {
-        matches!(self, Verdict::Starved { .. } | Verdict::Stolen { .. })
+        matches!(self, Verdict::Starved { .. } | Verdict::Stolen { .. } | Verdict::NotCounted { .. })
     }
 
     /// A failure that says something about the server (not the pool).
@@ -489,7 +494,8 @@ fn runs_at(tried: &[(u32, Verdict)], r: u32, which: impl Fn(&Verdict) -> bool) -
 /// stolen twice; a level too short to judge ends it going down (a lower rate finishes
 /// fewer transactions still), and is passed going up.
 pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
-    let ends = |v: &Verdict| matches!(v, Verdict::PoolLimited { .. } | Verdict::Starved { .. });
+    let ends =
+        |v: &Verdict| matches!(v, Verdict::PoolLimited { .. } | Verdict::Starved { .. } | Verdict::NotCounted { .. });
     // A stolen run is run again, and is not one of the levels asked for.
     let judged = tried.iter().filter(|(_, v)| !matches!(v, Verdict::Stolen { .. })).count();
     if tried.iter().any(|(_, v)| ends(v)) || judged >= s.max_levels {
@@ -649,6 +655,10 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
                  so that rate counts neither way{}.",
                 rate(*r),
                 if hi.is_some() || lo.is_none() { "; a longer --step-time judges lower rates" } else { "" }
+            )),
+            Verdict::NotCounted { why } => out.push_str(&format!(
+                " At {} {why}: the search stopped there and that rate counts neither way.",
+                rate(*r)
             )),
             Verdict::Starved { other_cores, busy_cores } => out.push_str(&format!(
                 " At {} other programs starved the server ({}): the search stopped there and that rate counts \
@@ -893,6 +903,14 @@ mod tests {
         let starved = Verdict::Starved { other_cores: 1.05, busy_cores: 2.0 };
         assert_eq!(next_rate(&plan(400), &[(400, Verdict::Met), (800, starved.clone())]), None);
         assert_eq!(bracket(&[(400, Verdict::Met), (800, starved)]), (Some(400), None));
+        // a_rate_level_without_a_counted_interval: such a level failed the study whole;
+        // now it ends the search as a starved one does, and the answer says why.
+        let late = Verdict::NotCounted { why: "no interval after the warm-up counted: 3 were counted off schedule".into() };
+        assert_eq!(next_rate(&plan(400), &[(400, Verdict::Met), (800, late.clone())]), None);
+        assert!(late.spoiled() && !late.met() && !late.server_failed());
+        let levels = vec![(400, f.clone(), Verdict::Met), (800, f.clone(), late)];
+        let a = answer(&levels, &o, 0.05);
+        assert!(a.contains("At 800 tps no interval after the warm-up counted"), "{a}");
     }
 
     /// the_bracket_is_repeated_and_its_range_holds_both_runs (issue 61, 4): one sample

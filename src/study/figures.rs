@@ -94,6 +94,27 @@ fn servers_cores(each: &[(String, f64)]) -> Option<f64> {
 
 /// The figures of one step from its runs' documents.
 pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, String> {
+    figures_of(docs, interval, steady_last, false).map(|(f, _)| f)
+}
+
+/// The figures of one step, or, where no interval after the warm-up counted, the
+/// figures with the whole run's throughput standing in and why none counted: a rate
+/// level judged "not counted" rather than a study failed whole
+/// (a_rate_level_without_a_counted_interval).
+pub fn step_figures_or_whole(
+    docs: &[RunDocument],
+    interval: f64,
+    steady_last: f64,
+) -> Result<(StepFigures, Option<String>), String> {
+    figures_of(docs, interval, steady_last, true)
+}
+
+fn figures_of(
+    docs: &[RunDocument],
+    interval: f64,
+    steady_last: f64,
+    whole_ok: bool,
+) -> Result<(StepFigures, Option<String>), String> {
     let first = docs.first().ok_or("a step without runs")?;
     let unit = first.kind().unit().label().to_string();
     // Total throughput per interval: the groups started together, so interval k of
@@ -109,12 +130,21 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         })
         .collect();
     let late = super::steady::late(&samples);
-    let throughput = steady(&samples, interval, steady_last).ok_or_else(|| match late {
+    let uncounted = || match late {
         0 => "no interval after the warm-up was long enough to count: lengthen step_time".to_string(),
         n => format!(
             "no interval after the warm-up counted: {n} were counted off schedule (sizeup was not running on time)"
         ),
-    })?;
+    };
+    let (throughput, why) = match steady(&samples, interval, steady_last) {
+        Some(t) => (t, None),
+        None if whole_ok => {
+            let tps: f64 = docs.iter().filter_map(|d| d.summary.as_ref()).map(|s| s.tps).sum();
+            let whole = super::steady::Steady { median: tps, mean: tps, min: tps, max: tps, cv: 0.0, samples: 0, n_eff: None };
+            (whole, Some(uncounted()))
+        }
+        None => return Err(uncounted()),
+    };
     let mut instances = Vec::new();
     let mut types: Vec<(String, hdrhistogram::Histogram<u64>)> = Vec::new();
     let mut tps = 0.0;
@@ -231,7 +261,7 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
     let summaries = || docs.iter().filter_map(|d| d.summary.as_ref());
     let max_lag_s = summaries().filter_map(|s| s.max_lag_s).reduce(f64::max);
     let conflicts = summaries().filter_map(|s| s.conflicts).reduce(|a, b| a + b);
-    Ok(StepFigures {
+    let figures = StepFigures {
         unit,
         throughput,
         tps,
@@ -246,7 +276,8 @@ pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Re
         node_cpus: docs.iter().find_map(node_quota),
         rate: None,
         memory: None,
-    })
+    };
+    Ok((figures, why))
 }
 
 /// One level: its repeats combined.
