@@ -60,9 +60,7 @@ impl CostInputs {
                 // (cost_devices_are_a_count: -5, 2.7 and 1e20 became 0, 2 and 4294967295).
                 Ok(_) if k.trim() == "devices" => match v.trim().parse::<u32>() {
                     Ok(n) => serde_json::json!(n),
-                    Err(_) => {
-                        return Err(format!("--cost devices={}: a whole number of devices, 0 or more", v.trim()))
-                    }
+                    Err(_) => return Err(format!("--cost devices={}: a whole number of devices, 0 or more", v.trim())),
                 },
                 Ok(n) => serde_json::json!(n),
                 Err(_) => serde_json::json!(v.trim()),

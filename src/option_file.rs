@@ -114,7 +114,8 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
         if key.is_empty() || !name_ok(strip_comment(key).trim()) {
             // Named by its line and first word only: the line may hold a password
             // (secrets_kept_out_of_option_file_errors).
-            let word: String = key.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+            let word: String =
+                key.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
             let starts = if word.is_empty() { String::new() } else { format!(" (it starts with `{word}`)") };
             return Err(format!("option file {} line {}{starts} is not key = value", path.display(), n + 1));
         }

@@ -424,7 +424,10 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
                     // The key and line only: the value may be a password
                     // (secrets_kept_out_of_option_file_errors).
                     None => {
-                        return Err(format!("--config-file={path} line {}: {name}'s value has an unclosed quote", n + 1))
+                        return Err(format!(
+                            "--config-file={path} line {}: {name}'s value has an unclosed quote",
+                            n + 1
+                        ))
                     }
                 },
                 _ => value.split('#').next().unwrap_or("").trim_end(),

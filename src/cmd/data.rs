@@ -95,7 +95,12 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
             }
         }
     }
-    crate::outln!("{} of {} consistency conditions hold in {}", outcomes.len() - failed, outcomes.len(), target.database);
+    crate::outln!(
+        "{} of {} consistency conditions hold in {}",
+        outcomes.len() - failed,
+        outcomes.len(),
+        target.database
+    );
     Ok(if failed > 0 { 1 } else { 0 })
 }
 

@@ -150,7 +150,14 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 return Ok(0);
             }
             let (row, spec, series) = load_study(&store, id)?;
-            crate::outln!("study {} — {} — {} ({}, started {})", row.id, row.name, row.status, row.kind, row.started_at);
+            crate::outln!(
+                "study {} — {} — {} ({}, started {})",
+                row.id,
+                row.name,
+                row.status,
+                row.kind,
+                row.started_at
+            );
             // Not only in --json: a failed study says why where it is shown.
             if let Some(e) = row.error() {
                 crate::outln!("it failed: {e}");

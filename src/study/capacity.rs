@@ -47,7 +47,9 @@ pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
     let objectives: Vec<Objective> = parts.into_iter().map(parse_one).collect::<Result<_, _>>()?;
     // One bound per objective: `p99<1ms` and `p99<2ms` together cannot both be meant
     // (an_objective_given_twice).
-    if let Some((i, o)) = objectives.iter().enumerate().find(|(i, o)| objectives[..*i].iter().any(|p| p.name() == o.name())) {
+    if let Some((i, o)) =
+        objectives.iter().enumerate().find(|(i, o)| objectives[..*i].iter().any(|p| p.name() == o.name()))
+    {
         let first = objectives[..i].iter().find(|p| p.name() == o.name()).expect("found");
         return Err(format!(
             "--latency names {} twice (<{}ms and <{}ms): give each objective once",
@@ -905,7 +907,8 @@ mod tests {
         assert_eq!(bracket(&[(400, Verdict::Met), (800, starved)]), (Some(400), None));
         // a_rate_level_without_a_counted_interval: such a level failed the study whole;
         // now it ends the search as a starved one does, and the answer says why.
-        let late = Verdict::NotCounted { why: "no interval after the warm-up counted: 3 were counted off schedule".into() };
+        let late =
+            Verdict::NotCounted { why: "no interval after the warm-up counted: 3 were counted off schedule".into() };
         assert_eq!(next_rate(&plan(400), &[(400, Verdict::Met), (800, late.clone())]), None);
         assert!(late.spoiled() && !late.met() && !late.server_failed());
         let levels = vec![(400, f.clone(), Verdict::Met), (800, f.clone(), late)];

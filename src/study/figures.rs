@@ -140,7 +140,8 @@ fn figures_of(
         Some(t) => (t, None),
         None if whole_ok => {
             let tps: f64 = docs.iter().filter_map(|d| d.summary.as_ref()).map(|s| s.tps).sum();
-            let whole = super::steady::Steady { median: tps, mean: tps, min: tps, max: tps, cv: 0.0, samples: 0, n_eff: None };
+            let whole =
+                super::steady::Steady { median: tps, mean: tps, min: tps, max: tps, cv: 0.0, samples: 0, n_eff: None };
             (whole, Some(uncounted()))
         }
         None => return Err(uncounted()),

@@ -137,7 +137,10 @@ fn a_study_after_a_memory_study_runs_at_its_own_named_pool() {
         "{stdout}"
     );
     assert!(stdout.contains("with the study's each level's buffer pool, innodb_flush_method=O_DIRECT"), "{stdout}");
-    assert!(stdout.contains("instance 0: restored to the settings it had before the study (buffer pool 128M"), "{stdout}");
+    assert!(
+        stdout.contains("instance 0: restored to the settings it had before the study (buffer pool 128M"),
+        "{stdout}"
+    );
     let sweep = ["sweep", "--step-time", "1", "--warmup", "0"];
     let (code, stdout, stderr) = out(&s, &[&sweep[..], &data[..]].concat());
     // Starved or not, the sweep ran at its own pool: the checks below hold either way.

@@ -134,7 +134,8 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     // a busy box the search went 179, 89, 44, 66, 55, 49 and a `> 100` bound failed).
     let rates: Vec<u32> = found.rates.iter().map(|r| r.0).collect();
     assert!(rates.len() >= 3, "a search, not two rates: {rates:?}");
-    let hi = sizeup::study::capacity::bracket(&found.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect::<Vec<_>>()).1;
+    let hi =
+        sizeup::study::capacity::bracket(&found.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect::<Vec<_>>()).1;
     assert!(lo.is_some() && hi.is_none_or(|h| lo.unwrap() < h), "a bracket, met below broken: {rates:?}");
     // the_repeat_keeps_both_runs: the bracket's repeat was stored over its first run. A
     // search that ended on its bracket (not on its level limit) ran its rates twice.
