@@ -130,8 +130,15 @@ mod tests {
     #[test]
     fn own_cpu_time_grows() {
         let t = thread_cpu_seconds();
-        let h = std::thread::spawn(|| (0..5_000_000u64).fold(0u64, |a, b| a.wrapping_add(b * b)));
+        // The thread waits until its clock is taken: on a busy box a short one could
+        // end before (own_cpu_time_grows failed beside stress: no clock to read).
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            let _ = wait.recv();
+            (0..5_000_000u64).fold(0u64, |a, b| a.wrapping_add(b * b))
+        });
         let clock = thread_clock(&h);
+        let _ = go.send(());
         let _ = h.join();
         assert!(thread_cpu_seconds() >= t);
         // A finished thread's clock no longer reads (once the kernel has reaped the

@@ -883,14 +883,18 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         // since a sweep over other data measures something else.
         let Some(size) = workload.size_check() else { return Ok(None) };
         let found = size_found(&mut conn, size.sql).await;
+        let judged = match found {
+            Some(f) => size.judge_on(&mut conn, f, &target.database, workload.name()).await,
+            None => Ok(None),
+        };
         let _ = conn.disconnect().await;
-        match found.map(|f| size.judge(&target.database, f, workload.name())) {
-            Some(Err(refused)) => Err(Error::Usage(refused)),
-            Some(Ok(Some(note))) => {
+        match judged {
+            Err(refused) => Err(Error::Usage(refused)),
+            Ok(Some(note)) => {
                 report::above_bars(|| eprintln!("note: {note}"));
                 Ok(None)
             }
-            _ => Ok(None),
+            Ok(None) => Ok(None),
         }
     })?;
     match mismatch {

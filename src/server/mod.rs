@@ -340,11 +340,10 @@ impl Manager {
     pub fn measuring(&self, key: &str, what: &str) -> Result<Lock, ServerError> {
         use std::io::{Read, Seek, Write};
         use std::os::fd::AsRawFd;
-        let dir = self.home.join("locks");
-        std::fs::create_dir_all(&dir)
+        let path = self.lock_path(key);
+        let dir = path.parent().expect("in locks/");
+        std::fs::create_dir_all(dir)
             .map_err(|e| ServerError::State(format!("cannot create {}: {e}", dir.display())))?;
-        let name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
-        let path = dir.join(format!("{name}.lock"));
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -377,6 +376,10 @@ impl Manager {
     /// Who holds the measurement lock `key` (as [`Manager::measuring`] wrote it), if a
     /// live sizeup does; takes nothing.
     pub fn measured_by(&self, key: &str) -> Option<String> {
+        // No lock file: nobody measures it, and asking leaves nothing behind.
+        if !self.lock_path(key).exists() {
+            return None;
+        }
         match self.measuring(key, "a check") {
             Ok(_released) => None,
             Err(ServerError::Measuring(m)) => {
@@ -385,6 +388,12 @@ impl Manager {
             }
             Err(_) => None,
         }
+    }
+
+    /// The measurement lock file of `key`.
+    fn lock_path(&self, key: &str) -> PathBuf {
+        let name: String = key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        self.home.join("locks").join(format!("{name}.lock"))
     }
 
     fn state_path(&self) -> PathBuf {

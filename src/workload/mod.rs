@@ -124,6 +124,9 @@ pub struct SizeCheck {
     pub what: &'static str,
     /// One number from the database: how big its data set is.
     pub sql: &'static str,
+    /// A count that confirms `sql` before data is refused as too small (MAX(id) is
+    /// cheap, but a server may not compare ids as numbers: mysql-mimic said 9 of 50).
+    pub confirm: Option<&'static str>,
 }
 
 impl SizeCheck {
@@ -149,6 +152,26 @@ impl SizeCheck {
                  from the first {want}"
             ))),
         }
+    }
+}
+
+impl SizeCheck {
+    /// [`SizeCheck::judge`] of `found`, a refusal confirmed by `confirm` on `conn`.
+    pub async fn judge_on(
+        &self,
+        conn: &mut mysql_async::Conn,
+        found: u64,
+        database: &str,
+        workload: &str,
+    ) -> Result<Option<String>, String> {
+        use mysql_async::prelude::Queryable;
+        let judged = self.judge(database, found, workload);
+        if let (Err(_), Some(sql)) = (&judged, self.confirm) {
+            if let Ok(Some(counted)) = conn.query_first::<u64, _>(sql).await {
+                return self.judge(database, counted, workload);
+            }
+        }
+        judged
     }
 }
 

@@ -127,6 +127,7 @@ impl Workload for OltpWorkload {
             want: self.options.table_size as u64,
             what: "rows per table",
             sql: "SELECT MAX(id) FROM sbtest1",
+            confirm: Some("SELECT COUNT(*) FROM sbtest1"),
         })
     }
     fn prepare_hint(&self) -> String {
@@ -211,7 +212,7 @@ impl Workload for OltpWorkload {
             // The rule a study's data check follows too (SizeCheck::judge); oltp_insert
             // draws no ids from the rows there.
             if let (Some(Some(max_id)), Some(size)) = (max_id, self.size_check()) {
-                match size.judge(database, max_id, self.name()) {
+                match size.judge_on(conn, max_id, database, self.name()).await {
                     Err(refused) if self.variant != super::Variant::Insert => return Err(Error::Usage(refused)),
                     Err(_) => {}
                     Ok(Some(note)) if warn => eprintln!("note: {note}"),

@@ -103,7 +103,7 @@ impl Workload for TpccWorkload {
     }
     fn size_check(&self) -> Option<SizeCheck> {
         let want = self.asked? as u64;
-        Some(SizeCheck { want, what: "warehouses", sql: "SELECT COUNT(*) FROM warehouse" })
+        Some(SizeCheck { want, what: "warehouses", sql: "SELECT COUNT(*) FROM warehouse", confirm: None })
     }
     fn prepare_hint(&self) -> String {
         "sizeup prepare tpcc --warehouses W".into()
