@@ -122,11 +122,11 @@ fn run_series(
                     .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
                 let rf = capacity::rate_figures(&docs[0], level as f64, objectives).map_err(Error::Failed)?;
                 let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-                let verdict = match f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())) {
+                let verdict = match (f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
                     // The host's leftovers are no verdict on the server.
-                    Some(s) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
-                    None if uncounted.is_some() => Verdict::NotCounted { why: uncounted.unwrap_or_default() },
-                    None => capacity::verdict_with_steal(
+                    (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
+                    (None, Some(why)) => Verdict::NotCounted { why },
+                    (None, None) => capacity::verdict_with_steal(
                         capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms))),
                         f.os.as_ref().and_then(|o| o.stolen()),
                     ),

@@ -153,9 +153,7 @@ impl SizeCheck {
             ))),
         }
     }
-}
 
-impl SizeCheck {
     /// [`SizeCheck::judge`] of `found`, a refusal confirmed by `confirm` on `conn`.
     pub async fn judge_on(
         &self,
