@@ -26,6 +26,8 @@ pub struct RunRequest {
     pub load_method: crate::options::LoadMethod,
     /// `--write-foreign-tables`: a writing run may change tables sizeup did not create.
     pub write_foreign_tables: bool,
+    /// Runs that must start measuring together (the client groups of a scale step).
+    pub start_line: Option<std::sync::Arc<crate::exec::StartLine>>,
 }
 
 /// What a run prints and writes besides the store.
@@ -66,6 +68,7 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, String>
             sysbench: false,
             rand_seed: o.workload.oltp.rand_seed,
         },
+        start_line: None,
     })
 }
 
@@ -269,17 +272,13 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, String> {
         delay: (!delay.is_zero()).then_some(delay),
         client_threads,
         seed: seed(a.workload.oltp.rand_seed),
-        server_pids: Vec::new(),
-        data_dir: None,
         server_metrics: None,
-        start_line: None,
         power: power(a.power.power_model.as_deref(), a.power.watts)?,
         percentile: a.percentile,
         retry_on: a.session.mysql_ignore_errors.parse()?,
         server_lost_timeout,
         statement_timeout,
         replica: false,
-        foreign_tables: Vec::new(),
         settle: None,
     })
 }

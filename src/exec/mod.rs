@@ -62,34 +62,36 @@ pub struct RunSpec {
     /// How long one transaction may wait for the server before the run ends as failed.
     #[serde(with = "seconds", skip_serializing_if = "is_default_statement_timeout")]
     pub statement_timeout: Duration,
-    /// Each target's server process (in the targets' order), when sizeup manages it:
-    /// the servers' CPU per transaction is reported.
-    #[serde(skip)]
-    pub server_pids: Vec<Option<i32>>,
-    /// The server's data directory, when known: its device's I/O is sampled.
-    #[serde(skip)]
-    pub data_dir: Option<std::path::PathBuf>,
     /// The server host's node_exporter, scraped every interval (`--server-metrics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<String>,
     /// Where watts come from (RAPL is used when the host has it and nothing was given).
     pub power: monitor::os::Power,
-    /// Runs that must start measuring together (the client groups of a scale step).
-    #[serde(skip)]
-    pub start_line: Option<Arc<StartLine>>,
     /// A target is a replica: replication lag is sampled on every target each interval
     /// (a primary or a Galera node has none), and the largest kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replica: bool,
-    /// Tables of the run's database that its statements must not change: sizeup did not
-    /// make them. Only a script's run has any (a built-in knows its tables and checks
-    /// them before it starts).
-    #[serde(skip)]
-    pub foreign_tables: Vec<String>,
     /// A warm-up run that ends as soon as the buffer pool's hit ratio settles (within
     /// `time`, its bound): the memory study's, before each measured run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<clock::Settle>,
+}
+
+/// What one run learns about its place before it starts, beside the validated
+/// [`RunSpec`] (which results store): nothing here is stored.
+#[derive(Clone, Debug, Default)]
+pub struct RunContext {
+    /// Each target's server process (in the targets' order), when sizeup manages it:
+    /// the servers' CPU per transaction is reported.
+    pub server_pids: Vec<Option<i32>>,
+    /// The server's data directory, when known: its device's I/O is sampled.
+    pub data_dir: Option<std::path::PathBuf>,
+    /// Runs that must start measuring together (the client groups of a scale step).
+    pub start_line: Option<Arc<StartLine>>,
+    /// Tables of the run's database that its statements must not change: sizeup did not
+    /// make them. Only a script's run has any (a built-in knows its tables and checks
+    /// them before it starts).
+    pub foreign_tables: Vec<String>,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -156,13 +158,9 @@ impl Default for RunSpec {
             retry_on: errors::RetryOn::default(),
             server_lost_timeout: Duration::from_secs_f64(DEFAULT_SERVER_LOST_TIMEOUT),
             statement_timeout: Duration::from_secs_f64(DEFAULT_STATEMENT_TIMEOUT),
-            server_pids: Vec::new(),
-            data_dir: None,
             server_metrics: None,
             power: monitor::os::Power::None,
-            start_line: None,
             replica: false,
-            foreign_tables: Vec::new(),
             settle: None,
         }
     }
@@ -467,6 +465,7 @@ pub fn run<W>(
     workload: Arc<W>,
     targets: &Targets,
     spec: &RunSpec,
+    ctx: &RunContext,
     mut on_interval: impl FnMut(&Interval),
 ) -> Result<RunResult, String>
 where
@@ -520,7 +519,7 @@ where
                 m = rx.recv() => m,
                 _ = signals::recv(&mut seen) => {
                     go_tx.send_replace(Go::Abort);
-                    if let Some(line) = &spec.start_line {
+                    if let Some(line) = &ctx.start_line {
                         line.interrupt();
                     }
                     // Interrupted, not failed: the caller stops as for any Ctrl-C.
@@ -544,7 +543,7 @@ where
         // reading is taken as soon as the run starts.
         let status_conns = status_probe::connect(targets.all()).await;
         // Blocking here is fine: the client threads run on their own runtimes.
-        if let Some(line) = &spec.start_line {
+        if let Some(line) = &ctx.start_line {
             match line.arrive() {
                 Ok(()) => {}
                 Err(Ended::Interrupted) => {
@@ -558,8 +557,8 @@ where
             }
         }
         let watch = monitor::os::Watch::new(
-            spec.server_pids.iter().flatten().copied().collect(),
-            spec.data_dir.as_deref(),
+            ctx.server_pids.iter().flatten().copied().collect(),
+            ctx.data_dir.as_deref(),
             spec.power.clone(),
         );
         let mut snapshot = monitor::os::Snapshot::take(&watch);
@@ -573,13 +572,13 @@ where
         // This process's CPU, and each target's server's (None where not watched).
         let cpu_now = || {
             let servers: Vec<Option<f64>> =
-                spec.server_pids.iter().map(|p| p.and_then(monitor::process_cpu_seconds)).collect();
+                ctx.server_pids.iter().map(|p| p.and_then(monitor::process_cpu_seconds)).collect();
             (monitor::self_cpu_seconds(), servers)
         };
         let mut cpu_start = cpu_now();
         // Several client groups share this process (a scale step's start line): each
         // counts its own threads' CPU, this one's and its client threads'.
-        let group = RefCell::new(spec.start_line.as_ref().map(|_| GroupCpu::start(&handles)));
+        let group = RefCell::new(ctx.start_line.as_ref().map(|_| GroupCpu::start(&handles)));
         let mut intervals = Vec::new();
         let mut clock = clock::IntervalClock::new(shards, names.len());
         let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
@@ -737,8 +736,8 @@ where
         let per_server: Vec<Option<f64>> =
             cpu_start.1.iter().zip(&cpu_end.1).map(|(a, b)| a.zip(*b).map(|(a, b)| b - a)).collect();
         // The servers' CPU when every watched one could be read.
-        let server = match spec.server_pids.iter().any(Option::is_some) {
-            true => spec.server_pids.iter().zip(&per_server).filter(|(p, _)| p.is_some()).map(|(_, c)| *c).sum(),
+        let server = match ctx.server_pids.iter().any(Option::is_some) {
+            true => ctx.server_pids.iter().zip(&per_server).filter(|(p, _)| p.is_some()).map(|(_, c)| *c).sum(),
             false => None,
         };
         let cpu = match group.borrow().as_ref() {

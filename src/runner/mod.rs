@@ -51,7 +51,8 @@ pub fn measure(
     req: RunRequest,
     print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
-    let RunRequest { workload, targets: places, mut spec, output, .. } = req;
+    let RunRequest { workload, targets: places, mut spec, output, start_line, .. } = req;
+    let mut ctx = crate::exec::RunContext { start_line, ..Default::default() };
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
@@ -70,7 +71,7 @@ pub fn measure(
     let targets = target::Targets::new(servers.iter().map(|s| s.0.clone()).collect());
     let (target, instance, node) = (&servers[0].0, servers[0].1.as_ref(), servers[0].2.as_ref());
     // The first server's data device is sampled (a managed instance's).
-    spec.data_dir = instance.map(|i| i.datadir());
+    ctx.data_dir = instance.map(|i| i.datadir());
     // A server sizeup did not start is watched when it listens on this host: found by
     // its socket or loopback port (a_server_on_this_host_is_watched_not_other_processes).
     let owners: Vec<Option<monitor::owner::Owner>> = servers
@@ -80,7 +81,7 @@ pub fn measure(
             false => None,
         })
         .collect();
-    spec.server_pids = servers
+    ctx.server_pids = servers
         .iter()
         .zip(&owners)
         .map(|((_, i, n), o)| match n {
@@ -172,7 +173,7 @@ pub fn measure(
         let (ready, server) = first.expect("a run has a server");
         Ok::<_, Error>((ready, server, conflicts, replica, guarded))
     })?;
-    spec.foreign_tables = foreign_tables;
+    ctx.foreign_tables = foreign_tables;
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = replica;
     let name = workload.name().to_string();
@@ -235,7 +236,7 @@ pub fn measure(
     let writer = store::IntervalWriter::start(results, run_id)?;
     raise_open_files_limit();
     let step = spec.interval.as_secs_f64();
-    let outcome = ready.run(&targets, &spec, &mut |iv| {
+    let outcome = ready.run(&targets, &spec, &ctx, &mut |iv| {
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
             let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };

@@ -913,7 +913,7 @@ fn scale_step(
             .into_iter()
             .enumerate()
             .map(|(i, mut req)| {
-                req.spec.start_line = Some(line.clone());
+                req.start_line = Some(line.clone());
                 let line = line.clone();
                 s.spawn(move || {
                     let print = if i == 0 { Print::Progress(show) } else { Print::Quiet };

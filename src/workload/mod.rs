@@ -17,7 +17,7 @@ pub mod ownership;
 pub mod script;
 pub mod tpcc;
 
-use crate::exec::{RunResult, RunSpec};
+use crate::exec::{RunContext, RunResult, RunSpec};
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
 use crate::target::{Target, Targets};
@@ -284,9 +284,10 @@ impl<W: Sessions + Send + Sync + 'static> Runnable for Ready<W> {
         self: Box<Self>,
         targets: &Targets,
         spec: &RunSpec,
+        ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String> {
-        crate::exec::run(Arc::new(self.sessions), targets, spec, on_interval)
+        crate::exec::run(Arc::new(self.sessions), targets, spec, ctx, on_interval)
     }
 }
 
@@ -299,6 +300,7 @@ pub trait Runnable: Send {
         self: Box<Self>,
         targets: &Targets,
         spec: &RunSpec,
+        ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String>;
     /// Asked for sysbench's output: whether the run prints its interval lines itself

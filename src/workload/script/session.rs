@@ -17,7 +17,7 @@ use super::state::{Env, Outcome, State, Watch};
 use super::Script;
 use crate::client::{Conn, Error};
 use crate::exec::errors::{classify, ErrorClass, RetryOn};
-use crate::exec::{RunResult, RunSpec};
+use crate::exec::{RunContext, RunResult, RunSpec};
 use crate::random::SharedUniqueIds;
 use crate::stats::{Interval, QueryCounts};
 use crate::target::Targets;
@@ -230,13 +230,14 @@ impl Runnable for ScriptRun {
         self: Box<Self>,
         targets: &Targets,
         spec: &RunSpec,
+        ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
     ) -> Result<RunResult, String> {
         // The script's main state (init, done) talks to the first server.
         let target = targets.first();
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
         let unique = Arc::new(SharedUniqueIds::new(spec.seed as u32));
-        let guard = Guard::new(&target.database, spec.foreign_tables.clone(), Guard::RUN);
+        let guard = Guard::new(&target.database, ctx.foreign_tables.clone(), Guard::RUN);
         let env = Env {
             opt: opt.clone(),
             command: "run".into(),
@@ -312,7 +313,7 @@ impl Runnable for ScriptRun {
             }
             on_interval(iv)
         };
-        let result = crate::exec::run(Arc::new(sessions), targets, spec, &mut report);
+        let result = crate::exec::run(Arc::new(sessions), targets, spec, ctx, &mut report);
         let done = call_main(&rt, &main, "done");
         super::state::flush_c_stdout();
         done?;
