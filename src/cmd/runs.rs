@@ -31,7 +31,7 @@ fn print_document(doc: &RunDocument) {
         crate::outln!("stopped by: {e}");
     }
     let open_loop = doc.config.run.rate.is_some();
-    let nopm = doc.kind().unit() == Unit::Nopm;
+    let nopm = doc.config.unit() == Unit::Nopm;
     // Tagged as they were live (runs_show_drops_the_fault_tag), the last partial
     // interval too: a stall after --time is in it.
     for iv in &doc.intervals {

@@ -169,52 +169,7 @@ impl SteadyState {
     }
 }
 
-/// A warm-up that lasts until the buffer pool's hit ratio settles, not a fixed time
-/// (the memory study: a cold pool's misses are no steady state). Settled when the
-/// miss ratio (1 - hit ratio) of the last `window` intervals differs from the window
-/// before it by at most `relative` of itself or `absolute`; a server without the
-/// counters is judged on throughput the same way. Never before two windows have run.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Settle {
-    pub window: usize,
-    pub relative: f64,
-    pub absolute: f64,
-}
-
-impl Settle {
-    /// `window_s` seconds a window, at `interval` seconds an interval.
-    pub fn new(window_s: f64, interval: f64) -> Settle {
-        Settle { window: (window_s / interval.max(1e-3)).ceil().max(2.0) as usize, relative: 0.10, absolute: 0.001 }
-    }
-
-    /// Whether `intervals` (all so far) show the hit ratio settled.
-    pub fn settled(&self, intervals: &[Interval]) -> bool {
-        let n = self.window;
-        if intervals.len() < 2 * n {
-            return false;
-        }
-        let (before, last) = intervals[intervals.len() - 2 * n..].split_at(n);
-        let misses = |w: &[Interval]| -> Option<f64> {
-            let ratios: Vec<f64> =
-                w.iter().filter_map(|iv| iv.status.as_ref()?.buffer_pool_hit_ratio).map(|h| 1.0 - h).collect();
-            (ratios.len() == w.len()).then(|| ratios.iter().sum::<f64>() / w.len() as f64)
-        };
-        let tps = |w: &[Interval]| w.iter().map(|iv| iv.tps).sum::<f64>() / w.len() as f64;
-        match (misses(before), misses(last)) {
-            (Some(a), Some(b)) => (a - b).abs() <= self.absolute.max(self.relative * a.max(b)),
-            // No counters (or a gap): throughput must settle instead; an interval without
-            // any transaction (an outage) settles nothing.
-            _ => {
-                let (a, b) = (tps(before), tps(last));
-                all_answered(before) && all_answered(last) && (a - b).abs() <= self.relative * a.max(b)
-            }
-        }
-    }
-}
-
-fn all_answered(w: &[Interval]) -> bool {
-    w.iter().all(|iv| iv.transactions > 0)
-}
+pub use sizeup_model::run::Settle;
 
 /// CPU seconds the client (and the server, when sizeup watches its process) used over
 /// the steady state.

@@ -17,37 +17,7 @@ pub enum ErrorClass {
     Fatal,
 }
 
-/// Which server errors are retried (sysbench's `--mysql-ignore-errors`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RetryOn {
-    /// These codes; sysbench's default is 1213, 1020, 1205.
-    Codes(Vec<u16>),
-    /// Every server error (`all`): nothing but a protocol fault stops the run.
-    All,
-}
-
-impl Default for RetryOn {
-    fn default() -> Self {
-        RetryOn::Codes(vec![1213, 1020, 1205])
-    }
-}
-
-impl std::str::FromStr for RetryOn {
-    type Err = String;
-    /// `all`, `none`, or a comma-separated list of error codes.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "all" => Ok(RetryOn::All),
-            "none" | "" => Ok(RetryOn::Codes(Vec::new())),
-            list => list
-                .split(',')
-                .map(|c| c.trim().parse::<u16>().map_err(|_| format!("--mysql-ignore-errors: '{c}' is not an error code; give codes like 1213,1205, or all, or none")))
-                .collect::<Result<Vec<_>, _>>()
-                .map(RetryOn::Codes),
-        }
-    }
-}
+pub use sizeup_model::run::RetryOn;
 
 /// Server error codes sent as a connection is being closed by the server.
 const CONNECTION_CODES: [u16; 7] = [

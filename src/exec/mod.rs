@@ -28,54 +28,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use worker::{Control, Shard};
 
-/// How to run: the parameters of the one worker loop, as results record them.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct RunSpec {
-    pub threads: u32,
-    /// Stop starting transactions after this long (`--time`); `None` for no limit.
-    #[serde(with = "seconds_opt")]
-    pub time: Option<Duration>,
-    /// Stop after this many transactions (`--events`).
-    pub events: Option<u64>,
-    #[serde(with = "seconds")]
-    pub warmup: Duration,
-    /// Open-loop arrivals per second (`--rate`).
-    pub rate: Option<f64>,
-    /// Sampling interval: one stored interval each.
-    #[serde(with = "seconds")]
-    pub interval: Duration,
-    /// Fixed pause between a worker's transactions.
-    #[serde(with = "seconds_opt")]
-    pub delay: Option<Duration>,
-    /// OS threads that drive the workers.
-    pub client_threads: u32,
-    pub seed: u64,
-    /// The latency percentile shown in interval lines (sysbench's `--percentile`).
-    pub percentile: f64,
-    /// Server errors that are retried rather than fatal.
-    pub retry_on: errors::RetryOn,
-    /// How long a lost server may stay away before the run ends as failed (stored
-    /// when not the default, so results and exports read as before).
-    #[serde(with = "seconds", skip_serializing_if = "is_default_lost_timeout")]
-    pub server_lost_timeout: Duration,
-    /// How long one transaction may wait for the server before the run ends as failed.
-    #[serde(with = "seconds", skip_serializing_if = "is_default_statement_timeout")]
-    pub statement_timeout: Duration,
-    /// The server host's node_exporter, scraped every interval (`--server-metrics`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_metrics: Option<String>,
-    /// Where watts come from (RAPL is used when the host has it and nothing was given).
-    pub power: monitor::os::Power,
-    /// A target is a replica: replication lag is sampled on every target each interval
-    /// (a primary or a Galera node has none), and the largest kept.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub replica: bool,
-    /// A warm-up run that ends as soon as the buffer pool's hit ratio settles (within
-    /// `time`, its bound): the memory study's, before each measured run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settle: Option<clock::Settle>,
-}
+pub use sizeup_model::run::{RunSpec, DEFAULT_SERVER_LOST_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT};
+
 
 /// What one run learns about its place before it starts, beside the validated
 /// [`RunSpec`] (which results store): nothing here is stored.
@@ -136,76 +90,6 @@ impl StartLine {
     }
 }
 
-/// Default `--server-lost-timeout`: how long a run waits for a lost server to come back.
-pub const DEFAULT_SERVER_LOST_TIMEOUT: f64 = 30.0;
-/// Default `--statement-timeout`: the longest a transaction may wait for the server.
-pub const DEFAULT_STATEMENT_TIMEOUT: f64 = 60.0;
-
-impl Default for RunSpec {
-    /// What a result stored without run parameters reads as.
-    fn default() -> Self {
-        RunSpec {
-            threads: 1,
-            time: None,
-            events: None,
-            warmup: Duration::ZERO,
-            rate: None,
-            interval: Duration::from_secs(1),
-            delay: None,
-            client_threads: 1,
-            seed: 0,
-            percentile: 95.0,
-            retry_on: errors::RetryOn::default(),
-            server_lost_timeout: Duration::from_secs_f64(DEFAULT_SERVER_LOST_TIMEOUT),
-            statement_timeout: Duration::from_secs_f64(DEFAULT_STATEMENT_TIMEOUT),
-            server_metrics: None,
-            power: monitor::os::Power::None,
-            replica: false,
-            settle: None,
-        }
-    }
-}
-
-fn is_default_lost_timeout(d: &Duration) -> bool {
-    d.as_secs_f64() == DEFAULT_SERVER_LOST_TIMEOUT
-}
-
-fn is_default_statement_timeout(d: &Duration) -> bool {
-    d.as_secs_f64() == DEFAULT_STATEMENT_TIMEOUT
-}
-
-/// Durations appear in results as seconds, the unit users give them in.
-mod seconds {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let v = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
-    }
-}
-
-mod seconds_opt {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_some(&d.as_secs_f64()),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        Option::<f64>::deserialize(d)?
-            .map(|v| Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom))
-            .transpose()
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

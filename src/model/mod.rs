@@ -2,4 +2,4 @@
 //! fit, and servers needed for a target. Pure, no I/O.
 
 pub mod sizing;
-pub mod usl;
+pub use sizeup_model::usl;

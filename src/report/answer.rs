@@ -480,7 +480,7 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
 
 /// The opening sentence for a run.
 pub fn run(doc: &RunDocument) -> String {
-    let kind = doc.kind();
+    let kind = crate::workload::kind_of_result(&doc.config.workload);
     let Some(s) = &doc.summary else {
         return format!("Run {} did not finish ({}): there is no figure to quote.", doc.id.unwrap_or(0), doc.status);
     };

@@ -106,9 +106,9 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
         a.summary.as_ref().ok_or("run A has no summary (it did not finish)")?,
         b.summary.as_ref().ok_or("run B has no summary (it did not finish)")?,
     );
-    let unit = a.kind().unit().label();
-    if unit != b.kind().unit().label() {
-        return Err(format!("run A counts {unit} and run B {}: compare runs of one kind", b.kind().unit().label()));
+    let unit = a.config.unit().label();
+    if unit != b.config.unit().label() {
+        return Err(format!("run A counts {unit} and run B {}: compare runs of one kind", b.config.unit().label()));
     }
     let (ia, ib) = (steady(a), steady(b));
     let series = |d: &RunDocument, ivs: &[&Interval], f: &dyn Fn(&RunDocument, &Interval) -> f64| {

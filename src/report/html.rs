@@ -791,7 +791,7 @@ fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
 
 fn run_section(out: &mut String, doc: &RunDocument) {
     let workload = doc.config.workload.as_str();
-    let kind = doc.kind();
+    let kind = crate::workload::kind_of_result(&doc.config.workload);
     let id = doc.id.unwrap_or(0);
     let threads = doc.config.run.threads;
     let _ = writeln!(

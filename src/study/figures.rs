@@ -116,7 +116,7 @@ fn figures_of(
     whole_ok: bool,
 ) -> Result<(StepFigures, Option<String>), String> {
     let first = docs.first().ok_or("a step without runs")?;
-    let unit = first.kind().unit().label().to_string();
+    let unit = first.config.unit().label().to_string();
     // Total throughput per interval: the groups started together, so interval k of
     // each covers the same span.
     let n = docs.iter().map(|d| d.intervals.len()).min().unwrap_or(0);

@@ -725,10 +725,7 @@ pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_as
     Ok(serde_json::Value::Object(map))
 }
 
-/// The server fact that says why InnoDB's settings (the buffer pool above all) do not
-/// apply: the server has no InnoDB, the run's tables are another engine's, or InnoDB's
-/// counters did not move while rows were read. Absent where InnoDB stores the data.
-pub const NO_INNODB: &str = "innodb_unused";
+pub use sizeup_model::result::NO_INNODB;
 
 /// Why InnoDB is not there, by `information_schema.ENGINES`; None when it is, or when
 /// the server will not say (its other facts then decide).

@@ -23,7 +23,7 @@ mod tx;
 
 use crate::client::Conn;
 use crate::random::{rng_from_seed, WorkerRng};
-use crate::stats::{per_second, Interval, QueryCounts, Summary};
+use crate::stats::{per_second, QueryCounts, Summary};
 use crate::workload::{Done, Failed, Session, Sessions};
 use random::Constants;
 use std::sync::Arc;
@@ -32,11 +32,11 @@ use terminal::Terminal;
 use tx::{Prepared, Tx};
 
 /// The workload's name, as users type it.
-pub const NAME: &str = "tpcc";
+pub const NAME: &str = sizeup_model::unit::TPCC;
 
 /// The transaction types, in the order of `--mix` and of the results.
 pub const TRANSACTIONS: [&str; 5] = ["new_order", "payment", "order_status", "delivery", "stock_level"];
-pub const NEW_ORDER: usize = 0;
+pub const NEW_ORDER: usize = sizeup_model::unit::NEW_ORDER;
 pub const PAYMENT: usize = 1;
 pub const ORDER_STATUS: usize = 2;
 pub const DELIVERY: usize = 3;
@@ -290,17 +290,7 @@ impl Input {
     }
 }
 
-/// Committed New-Orders per minute in an interval.
-pub fn interval_nopm(iv: &Interval) -> f64 {
-    let no = iv.types.get(NEW_ORDER).map_or(0, |t| t.transactions - t.rollbacks);
-    per_second(no, iv.duration) * 60.0
-}
-
-/// All committed transactions per minute in an interval.
-pub fn interval_tpm(iv: &Interval) -> f64 {
-    let committed: u64 = iv.types.iter().map(|t| t.transactions - t.rollbacks).sum();
-    per_second(committed, iv.duration) * 60.0
-}
+pub use sizeup_model::unit::{interval_nopm, interval_tpm};
 
 /// Adds TPC-C's figures to a run's summary: NOPM, TPM, and each type's p90 against
 /// the spec's bound.

@@ -3,13 +3,18 @@
 //! `intervals`, `histograms`. Every field of the config has a default, so results
 //! stored by earlier releases (which lacked some) still load.
 
-use crate::exec::RunSpec;
 pub use crate::monitor::HostFacts;
+use crate::run::RunSpec;
 use crate::stats::{Interval, Summary};
-use crate::workload::{self, Kind};
+use crate::unit::Unit;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+
+/// The server fact that says why InnoDB's settings (the buffer pool above all) do not
+/// apply: the server has no InnoDB, the run's tables are another engine's, or InnoDB's
+/// counters did not move while rows were read. Absent where InnoDB stores the data.
+pub const NO_INNODB: &str = "innodb_unused";
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunDocument {
@@ -29,14 +34,9 @@ pub struct RunDocument {
 }
 
 impl RunDocument {
-    /// The workload this run measured, known by its name.
-    pub fn kind(&self) -> &'static dyn Kind {
-        self.config.kind()
-    }
-
     /// An interval's throughput in the workload's unit (tps, or NOPM).
     pub fn throughput(&self, iv: &Interval) -> f64 {
-        self.kind().throughput(iv)
+        self.config.unit().throughput(iv)
     }
 }
 
@@ -64,8 +64,9 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    pub fn kind(&self) -> &'static dyn Kind {
-        workload::kind_of_result(&self.workload)
+    /// What the run's throughput is counted in.
+    pub fn unit(&self) -> Unit {
+        Unit::of(&self.workload)
     }
 
     /// A server variable or fact as text.
@@ -74,9 +75,9 @@ impl RunConfig {
     }
 
     /// Why the server's InnoDB settings do not apply to this run (its storage is not
-    /// InnoDB), when they do not: see [`crate::target::NO_INNODB`].
+    /// InnoDB), when they do not: see [`NO_INNODB`].
     pub fn innodb_unused(&self) -> Option<String> {
-        self.server_fact(crate::target::NO_INNODB)
+        self.server_fact(NO_INNODB)
     }
 
     /// The buffer pool the run's data had, in bytes: None when the server did not say,
@@ -141,7 +142,7 @@ mod tests {
             "summary": null, "intervals": [], "histograms": {}
         });
         let doc: RunDocument = serde_json::from_value(doc).unwrap();
-        assert_eq!(doc.kind().unit(), workload::Unit::Nopm);
+        assert_eq!(doc.config.unit(), Unit::Nopm);
         assert_eq!(doc.config.run.threads, 8);
         assert_eq!(doc.config.run.warmup, std::time::Duration::from_secs(10));
         assert_eq!(doc.config.target.place(), "socket /s/mysqld.sock");
@@ -149,6 +150,6 @@ mod tests {
         assert_eq!(doc.config.host.cpus, 2);
         // An empty config (the oldest runs) reads as defaults.
         let bare: RunConfig = serde_json::from_str("{}").unwrap();
-        assert_eq!((bare.run.threads, bare.kind().unit()), (1, workload::Unit::Tps));
+        assert_eq!((bare.run.threads, bare.unit()), (1, Unit::Tps));
     }
 }
