@@ -15,7 +15,10 @@ mod cmd;
 pub use sizeup_model::cost;
 mod error;
 pub mod exec;
-pub mod model;
+/// Models and sizing arithmetic over measured results (the model crate's).
+pub mod model {
+    pub use sizeup_model::{sizing, usl};
+}
 pub mod monitor;
 pub mod option_file;
 pub mod options;

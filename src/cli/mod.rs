@@ -726,7 +726,7 @@ pub struct MemoryArgs {
     pub levels: String,
     /// What the levels are: pool (buffer-pool sizes, the data fixed) or data (data
     /// sizes, the pool fixed).
-    #[arg(long, value_enum, default_value_t, help_heading = "Memory")]
+    #[arg(long, default_value = "pool", help_heading = "Memory", value_parser = vary_values())]
     pub vary: crate::study::spec::Vary,
     /// With --vary data: the buffer pool every level runs with.
     #[arg(long, value_name = "SIZE", help_heading = "Memory")]
@@ -914,6 +914,18 @@ pub struct DemoArgs {
     /// Rows per table (4 tables).
     #[arg(long, default_value_t = 50_000)]
     pub table_size: u32,
+}
+
+/// `--vary`'s values, each with its meaning in `--help`.
+fn vary_values() -> impl clap::builder::TypedValueParser<Value = crate::study::spec::Vary> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("pool").help("Buffer-pool sizes (`128M,64M,32M` or `auto`), the data fixed"),
+        PossibleValue::new("data").help(
+            "Data sizes in the workload's size option (rows per table, warehouses), the pool fixed; each size in a database of its own",
+        ),
+    ])
+    .map(|s| s.parse().expect("one of the values listed"))
 }
 
 #[cfg(test)]

@@ -452,7 +452,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::monitor::status::StatusSample;
     use crate::plan::Found;
-    use crate::study::figures::tests::fixture;
+    use crate::study::figures::fixtures::fixture;
     use crate::study::saturation::Shape;
     use std::collections::BTreeMap;
 

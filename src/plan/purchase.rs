@@ -532,7 +532,7 @@ mod tests {
     use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
     use crate::plan::{Found, Stage};
     use crate::study::capacity::{RateFigures, Verdict};
-    use crate::study::figures::tests::fixture;
+    use crate::study::figures::fixtures::fixture;
 
     fn rates(study: i64, levels: &[(u32, Verdict)]) -> Found {
         Found {

@@ -512,7 +512,7 @@ pub fn run(doc: &RunDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::figures::tests::{bare_level, fixture, fixture_with_others};
+    use crate::study::figures::fixtures::{bare_level, fixture, fixture_with_others};
 
     fn level(level: u32, tps: f64, cv: f64, samples: usize) -> LevelResult {
         let mut l = bare_level(level, tps);

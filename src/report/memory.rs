@@ -282,7 +282,7 @@ pub fn sizing_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::figures::tests::fixture_with_others;
+    use crate::study::figures::fixtures::fixture_with_others;
 
     /// a_starved_memory_study_says_so: beside `stress --cpu 1` studies/9 said "fewer
     /// than two levels ... finished: no answer yet" of five finished, starved pools.

@@ -372,7 +372,7 @@ mod tests {
     use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
     use crate::plan::purchase::purchase;
     use crate::study::capacity::{RateFigures, Verdict};
-    use crate::study::figures::tests::fixture;
+    use crate::study::figures::fixtures::fixture;
 
     fn capacity(f: &mut crate::plan::Findings) {
         let missed = Verdict::Missed { objective: "p99".into(), ms: 80.0, below_ms: 50.0 };

@@ -954,19 +954,7 @@ fn memory_fits(given: &str, pool: u64, count: u32, mem: u64, swap: u64) -> Resul
     }))
 }
 
-/// A size as the server options take it (512M, 2G; a bare number is bytes).
-pub fn size_bytes(v: &str) -> Option<u64> {
-    let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return None,
-    };
-    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
+pub use sizeup_model::size_bytes;
 
 /// The instance's datadir, initialised if it has none. Initialisation goes into a
 /// temporary directory renamed into place when complete, so a kill part-way leaves

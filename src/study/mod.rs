@@ -7,15 +7,8 @@
 //! conditions, figures, and the verdicts read back from the store. Running a study is
 //! `runner::study`'s job.
 
-pub mod bottleneck;
-pub mod capacity;
-pub mod figures;
-pub mod levels;
-pub mod memory;
-pub mod saturation;
+pub use sizeup_model::study::{bottleneck, capacity, figures, levels, memory, saturation, steady, stop};
 pub mod spec;
-pub mod steady;
-pub mod stop;
 
 use crate::store::StudyRow;
 use figures::{SeriesResult, StepFigures};

@@ -7,6 +7,9 @@
 use crate::options::{RunOptions, ServerArgs};
 use crate::request::{self, RunRequest};
 use crate::workload;
+pub use sizeup_model::study::levels::Levels;
+pub use sizeup_model::study::memory::Vary;
+pub use sizeup_model::study::parse_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -62,27 +65,6 @@ pub enum Route {
     /// One client group whose connections are dealt over the nodes in turn (connection
     /// i to node i mod N), as a connection pool or a proxy in round-robin mode does.
     RoundRobin,
-}
-
-/// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Levels {
-    List(Vec<u32>),
-    Text(String),
-}
-
-impl Levels {
-    pub fn resolve(&self) -> Result<Vec<u32>, String> {
-        match self {
-            // A list is checked as the same list written out (a level twice, too many).
-            Levels::List(v) if !v.is_empty() && !v.contains(&0) => {
-                super::levels::parse(&v.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
-            }
-            Levels::List(_) => Err("levels must be a non-empty list of numbers, 1 or more".into()),
-            Levels::Text(s) => super::levels::parse(s),
-        }
-    }
 }
 
 /// Settings of managed instances (as `sizeup server start`).
@@ -223,25 +205,6 @@ pub struct ScaleSpec {
     pub write_threads: Option<u32>,
 }
 
-/// "0.2ms", "1 ms", "0.001s" in milliseconds.
-pub fn parse_ms(v: &str) -> Result<f64, String> {
-    let t = v.trim();
-    // Microseconds too: a point select's objective is in them (time_units_include_microseconds).
-    let micro = t.strip_suffix("us").or_else(|| t.strip_suffix("µs"));
-    let (num, scale) = match (micro, t.strip_suffix("ms"), t.strip_suffix('s')) {
-        (Some(n), _, _) => (n, 0.001),
-        (None, Some(n), _) => (n, 1.0),
-        (None, None, Some(n)) => (n, 1000.0),
-        _ => return Err(format!("'{v}': give a time with its unit, e.g. 0.2ms or 200us")),
-    };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| *x >= 0.0 && x.is_finite())
-        .map(|x| x * scale)
-        .ok_or_else(|| format!("'{v}': give a time with its unit, e.g. 0.2ms"))
-}
-
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
@@ -306,18 +269,6 @@ impl RateSpec {
     pub fn resolution(&self) -> f64 {
         self.resolution.unwrap_or(DEFAULT_RESOLUTION_PCT) / 100.0
     }
-}
-
-/// What a memory study's levels are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Vary {
-    /// Buffer-pool sizes (`128M,64M,32M` or `auto`), the data fixed.
-    #[default]
-    Pool,
-    /// Data sizes in the workload's size option (rows per table, warehouses), the
-    /// pool fixed; each size in a database of its own.
-    Data,
 }
 
 /// A memory study's settings (`[memory]`, `sizeup memory`).

@@ -5,9 +5,26 @@
 //! its tests need no server.
 
 pub mod cost;
+pub mod sizing;
 pub mod monitor;
 pub mod result;
 pub mod run;
 pub mod stats;
+pub mod study;
 pub mod unit;
 pub mod usl;
+
+/// A size as the server options take it (512M, 2G; a bare number is bytes).
+pub fn size_bytes(v: &str) -> Option<u64> {
+    let (digits, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+

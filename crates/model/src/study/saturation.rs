@@ -223,7 +223,7 @@ pub(crate) mod tests {
 
     /// A level measured once: `tps`, its samples' cv, 10 effective samples.
     pub fn level(level: u32, tps: f64, cv: f64) -> LevelResult {
-        let mut l = crate::study::figures::tests::bare_level(level, tps);
+        let mut l = crate::study::figures::fixtures::bare_level(level, tps);
         l.sample_cv = cv;
         l.sample_se = Some(median_standard_error(tps, cv, 10.0));
         l

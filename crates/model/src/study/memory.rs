@@ -14,7 +14,7 @@
 
 use super::figures::LevelResult;
 use super::saturation::{self, Change, Measured};
-use super::spec::{Levels, Vary};
+use super::levels::Levels;
 use crate::monitor::os::OsSample;
 use crate::monitor::status::StatusSample;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,29 @@ use serde::{Deserialize, Serialize};
 pub const MIN_POOL_MIB: u32 = 8;
 /// The most pool levels `auto` picks (each halves the one before).
 const AUTO_LEVELS: usize = 6;
+
+/// What a memory study's levels are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vary {
+    /// Buffer-pool sizes (`128M,64M,32M` or `auto`), the data fixed.
+    #[default]
+    Pool,
+    /// Data sizes in the workload's size option (rows per table, warehouses), the
+    /// pool fixed; each size in a database of its own.
+    Data,
+}
+
+impl std::str::FromStr for Vary {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Vary, String> {
+        match s {
+            "pool" => Ok(Vary::Pool),
+            "data" => Ok(Vary::Data),
+            _ => Err(format!("'{s}': vary pool or data")),
+        }
+    }
+}
 
 /// Pool levels in MiB, in the order given: sizes (`128M,64M,1G`), a list of MiB
 /// (`[128, 64]`), or none for `auto` (found from the data's size when the study runs).
@@ -33,7 +56,7 @@ pub fn parse_pools(levels: &Levels) -> Result<Vec<u32>, String> {
             .split(',')
             .map(|p| {
                 let bad = || format!("pool '{}': give sizes like 128M,64M,32M (or auto)", p.trim());
-                let bytes = crate::server::size_bytes(p.trim()).ok_or_else(bad)?;
+                let bytes = crate::size_bytes(p.trim()).ok_or_else(bad)?;
                 if !p.trim().ends_with(|c: char| c.is_ascii_alphabetic()) || bytes % (1 << 20) != 0 {
                     return Err(bad());
                 }

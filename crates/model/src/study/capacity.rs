@@ -81,7 +81,7 @@ fn parse_one(p: &str) -> Result<Objective, String> {
         return Err(bad("the percentile lies between 0 and 100 (p50, p99, p99.9)"));
     }
     let bound = bound.trim().trim_start_matches('=').trim();
-    let below_ms = super::spec::parse_ms(bound).map_err(|_| bad("give the bound with its unit, e.g. 20ms or 5s"))?;
+    let below_ms = super::parse_ms(bound).map_err(|_| bad("give the bound with its unit, e.g. 20ms or 5s"))?;
     if !(below_ms > 0.0 && below_ms <= 86_400_000.0) {
         return Err(bad("the bound must be above 0 and at most a day"));
     }

@@ -195,7 +195,7 @@ pub fn headroom(l: &LevelResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::figures::tests::bare_level;
+    use crate::study::figures::fixtures::bare_level;
 
     fn with_os(busy: f64, iowait: f64, server: f64, client: f64, other: f64) -> LevelResult {
         let mut l = bare_level(2, 1000.0);

@@ -1,6 +1,29 @@
 //! Load levels of a sweep: `1,2,4,8` (a list), `32..256+32` (start, maximum, step) or
 //! `1..128x2` (start, maximum, factor).
 
+use serde::{Deserialize, Serialize};
+
+/// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Levels {
+    List(Vec<u32>),
+    Text(String),
+}
+
+impl Levels {
+    pub fn resolve(&self) -> Result<Vec<u32>, String> {
+        match self {
+            // A list is checked as the same list written out (a level twice, too many).
+            Levels::List(v) if !v.is_empty() && !v.contains(&0) => {
+                parse(&v.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
+            }
+            Levels::List(_) => Err("levels must be a non-empty list of numbers, 1 or more".into()),
+            Levels::Text(s) => parse(s),
+        }
+    }
+}
+
 /// The most levels one study runs.
 const MOST: usize = 1000;
 

@@ -659,8 +659,10 @@ fn finish(mut out: SeriesResult, complete: bool) -> SeriesResult {
     out
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// Series of known shapes that tests of every layer pin answers on (the feature
+/// `fixtures` lends them to the other crates' tests).
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures {
     use super::*;
 
     /// A level measured once at `tps`, no spread, no OS figures: fixtures start here.
@@ -764,6 +766,12 @@ pub(crate) mod tests {
             memory: None,
         }
     }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::fixtures::*;
+    use super::*;
 
     #[test]
     fn a_series_stops_at_its_first_condition_and_names_saturation() {
@@ -828,7 +836,7 @@ pub(crate) mod tests {
     /// programs had starved the host.
     #[test]
     fn scale_step_counted_its_own_servers_as_other_programs() {
-        let base: RunDocument = serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let base: RunDocument = serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
         let group = |port: u16, server: f64, others: f64| {
             let mut d = base.clone();
             d.config.target.port = port;

@@ -74,7 +74,7 @@ fn parse_one(p: &str) -> Result<Condition, String> {
         if v == "spec" || v == "limit" {
             return Ok(Condition::P90 { above_ms: None, only });
         }
-        let ms = super::spec::parse_ms(v).map_err(|_| bad("give the bound with its unit, e.g. 5s, 500ms or 800us"))?;
+        let ms = super::parse_ms(v).map_err(|_| bad("give the bound with its unit, e.g. 5s, 500ms or 800us"))?;
         return if ms > 0.0 {
             Ok(Condition::P90 { above_ms: Some(ms), only })
         } else {
@@ -91,7 +91,7 @@ fn parse_one(p: &str) -> Result<Condition, String> {
     }
     if let Some(v) = p.strip_prefix("lag>") {
         let v = v.trim();
-        let s = super::spec::parse_ms(v).map_err(|_| bad("give the lag with its unit, e.g. 5s"))? / 1000.0;
+        let s = super::parse_ms(v).map_err(|_| bad("give the lag with its unit, e.g. 5s"))? / 1000.0;
         return if s >= 0.0 { Ok(Condition::Lag { above_s: s }) } else { Err(bad("the lag must be 0 or more")) };
     }
     if p == "kink" {
