@@ -13,7 +13,7 @@ pub mod cli;
 pub mod client;
 mod cmd;
 pub use sizeup_model::cost;
-mod error;
+pub use sizeup_model::error;
 pub mod exec;
 /// Models and sizing arithmetic over measured results (the model crate's).
 pub mod model {
@@ -31,7 +31,7 @@ pub mod runner;
 pub mod server;
 pub use sizeup_model::stats;
 pub mod stdout;
-pub mod store;
+pub use sizeup_store as store;
 pub mod study;
 pub mod target;
 pub mod timer;

@@ -5,6 +5,7 @@
 //! its tests need no server.
 
 pub mod cost;
+pub mod error;
 pub mod sizing;
 pub mod monitor;
 pub mod result;

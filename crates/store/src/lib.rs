@@ -5,8 +5,8 @@
 //! Passwords never reach it: configs are built from `Target`'s serialised form, which
 //! leaves the password out.
 
-use crate::result::RunDocument;
-use crate::stats::{Interval, Summary};
+use sizeup_model::result::RunDocument;
+use sizeup_model::stats::{Interval, Summary};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ pub enum StoreError {
     Writer { path: String, reason: String },
 }
 
-impl crate::error::LayerError for StoreError {}
+impl sizeup_model::error::LayerError for StoreError {}
 
 /// A study as stored: its spec, status, and the steps finished so far.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -402,7 +402,7 @@ impl Store {
         &self,
         workload: &str,
         target: &str,
-        config: &crate::result::RunConfig,
+        config: &sizeup_model::result::RunConfig,
     ) -> Result<i64, StoreError> {
         let config = serde_json::to_string(config).expect("serialisable");
         self.conn
@@ -430,7 +430,7 @@ impl Store {
     pub fn settle_run(
         &self,
         run: i64,
-        config: &crate::result::RunConfig,
+        config: &sizeup_model::result::RunConfig,
         intervals: &[Interval],
     ) -> Result<(), StoreError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
@@ -478,7 +478,7 @@ impl Store {
             .query_map([], |r| {
                 let config: String = r.get(5)?;
                 let summary: Option<String> = r.get(6)?;
-                let config: crate::result::RunConfig = serde_json::from_str(&config).unwrap_or_default();
+                let config: sizeup_model::result::RunConfig = serde_json::from_str(&config).unwrap_or_default();
                 let summary: Option<Summary> = summary.and_then(|s| serde_json::from_str(&s).ok());
                 Ok(RunRow {
                     id: r.get(0)?,
@@ -760,14 +760,14 @@ fn unwritable(path: &Path, dir: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{Recorder, Summary};
+    use sizeup_model::stats::{Recorder, Summary};
 
     #[test]
     fn a_run_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.db");
         let store = Store::open(&path).unwrap();
-        let mut config = crate::result::RunConfig::default();
+        let mut config = sizeup_model::result::RunConfig::default();
         config.run.threads = 8;
         let id = store.begin_run("oltp_read_write", "socket /x as root", &config).unwrap();
         let mut rec = Recorder::new(1);
