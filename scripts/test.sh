@@ -27,7 +27,7 @@ trap 'rm -f "$log" "$apt_log" "$servers_log"' EXIT
   bash scripts/third_party.sh ) >"$servers_log" 2>&1 &
 servers=$!
 status=0
-cargo test --release --locked --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
+cargo test --release --locked --workspace --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
 if [ -n "$apt" ] && ! wait "$apt"; then
   cat "$apt_log" >&2
   echo "installing ${pkgs[*]} failed (the lines above): the report rendering and server-metrics tests need them" >&2
@@ -43,7 +43,7 @@ fi
 # One test at a time: a second test's server and client on this 2-core box are "other
 # programs" to the first, which starve it, and a study then rightly answers nothing
 # (issue 61). Tests still accept that answer where a busy box gives it.
-cargo test --release --locked --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-1}" 2>&1 | tee "$log" || status=$?
+cargo test --release --locked --workspace --all-targets --no-fail-fast -- --test-threads="${SIZEUP_TEST_THREADS:-1}" 2>&1 | tee "$log" || status=$?
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit "$status"

@@ -10,35 +10,36 @@
 //! family). README's "Architecture" says more.
 
 pub mod cli;
-pub mod client;
+pub use sizeup_engine::client;
 mod cmd;
+pub use sizeup_engine::exec;
 pub use sizeup_model::cost;
 pub use sizeup_model::error;
-pub mod exec;
 /// Models and sizing arithmetic over measured results (the model crate's).
 pub mod model {
     pub use sizeup_model::{sizing, usl};
 }
-pub mod monitor;
+pub use sizeup_engine::monitor;
 pub mod option_file;
-pub mod options;
+pub use sizeup_engine::options;
 pub mod plan;
-pub mod random;
+pub use sizeup_engine::random;
 pub mod report;
 pub mod request;
 pub use sizeup_model::result;
 pub mod runner;
-pub mod server;
+pub use sizeup_engine::server;
+pub use sizeup_engine::stdout;
 pub use sizeup_model::stats;
-pub mod stdout;
 pub use sizeup_store as store;
 pub mod study;
-pub mod target;
-pub mod timer;
-pub mod user_file;
-pub mod workload;
+pub use sizeup_engine::target;
+pub use sizeup_engine::timer;
+pub use sizeup_engine::user_file;
+pub use sizeup_engine::workload;
 
 pub use error::{interrupted, Error, EXIT_INTERRUPTED, EXIT_TERMINATED};
+pub use sizeup_engine::{out, outln};
 
 /// Runs one command line; returns the process's exit code.
 pub fn run(cli: cli::Cli) -> Result<i32, Error> {

@@ -962,7 +962,7 @@ mod tests {
                 index: 0,
                 settings: left.clone(),
                 user_settings: user,
-                ..crate::server::tests::inst()
+                ..crate::server::fixtures::inst()
             };
             manager.remember(vec![inst]);
         };
@@ -1017,7 +1017,7 @@ mod tests {
         assert!(line.contains("buffer pool 8M (now 128M)"), "{line}");
         // Nothing to reset on an instance already at the study's configuration.
         remember(None);
-        let inst = crate::server::Instance { index: 0, ..crate::server::tests::inst() };
+        let inst = crate::server::Instance { index: 0, ..crate::server::fixtures::inst() };
         manager.remember(vec![crate::server::Instance { settings: ServerSettings::default(), ..inst }]);
         assert!(!configuration(&site, &plain, &[1, 2]).unwrap().unwrap().contains("resets"));
     }

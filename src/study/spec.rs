@@ -7,11 +7,11 @@
 use crate::options::{RunOptions, ServerArgs};
 use crate::request::{self, RunRequest};
 use crate::workload;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 pub use sizeup_model::study::levels::Levels;
 pub use sizeup_model::study::memory::Vary;
 pub use sizeup_model::study::parse_ms;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,7 +239,7 @@ pub struct ClusterSection {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateSpec {
-    /// The latency objective(s), all to be met: "p99<20ms", "p99<20ms,p90[delivery]<5s".
+    /// The latency objective(s), all to be met: `p99<20ms`, `p99<20ms,p90[delivery]<5s`.
     pub latency: String,
     /// How close the search brackets the capacity, in percent of the rate (default 5).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,8 @@
-//! The top-level modules import one another without a cycle, counting every `crate::`
-//! path in the code, function bodies included. `scripts/layers.sh` (cargo-modules, in
-//! CI) checks the resolved graph of every module, but it reads `use` items and
-//! signatures only: a `crate::report::...` call inside a function is seen here alone.
+//! The layers. Between crates the compiler keeps them: a crate cannot name one that
+//! depends on it, and the model crate depends on no client, runtime, store or command
+//! line (checked here on `cargo tree`'s whole graph). Within each crate, its top-level
+//! modules import one another without a cycle, counting every `crate::` path in the
+//! code, function bodies included.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -51,13 +52,30 @@ fn named(code: &str) -> BTreeSet<String> {
     out
 }
 
+/// Every crate's source directory: the binary's and each member's.
+fn crate_sources() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("src")];
+    for e in std::fs::read_dir(root.join("crates")).unwrap() {
+        dirs.push(e.unwrap().path().join("src"));
+    }
+    dirs
+}
+
 #[test]
 fn top_level_modules_import_without_a_cycle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let dirs = crate_sources();
+    assert!(dirs.len() >= 4, "the workspace has its crates: {dirs:?}");
+    for src in dirs {
+        modules_without_a_cycle(&src);
+    }
+}
+
+fn modules_without_a_cycle(src: &Path) {
     let mut files = Vec::new();
-    sources(&src, &mut files);
+    sources(src, &mut files);
     let top = |p: &Path| {
-        let rel = p.strip_prefix(&src).unwrap();
+        let rel = p.strip_prefix(src).unwrap();
         let first = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
         first.trim_end_matches(".rs").to_string()
     };
@@ -75,7 +93,9 @@ fn top_level_modules_import_without_a_cycle() {
                 .map(|m| if m == "Error" { "error".into() } else { m });
         uses.get_mut(&from).unwrap().extend(to.filter(|m| modules.contains(m) && *m != from));
     }
-    assert!(uses["cmd"].contains("runner") && uses["runner"].contains("exec"), "the scan finds the imports: {uses:?}");
+    if modules.contains("cmd") {
+        assert!(uses["cmd"].contains("runner"), "the scan finds the imports: {uses:?}");
+    }
     // Peel off modules that import nothing left; whatever cannot be peeled is a cycle.
     let mut left = uses.clone();
     while let Some(leaf) = left.iter().find(|(_, to)| to.iter().all(|t| !left.contains_key(t))).map(|(m, _)| m.clone())
@@ -86,8 +106,46 @@ fn top_level_modules_import_without_a_cycle() {
         left.iter().map(|(m, to)| (m, to.iter().filter(|t| left.contains_key(*t)).collect())).collect();
     assert!(
         left.is_empty(),
-        "these top-level modules import one another in a cycle (module: what it imports of them): {cycle:?}"
+        "{}: these top-level modules import one another in a cycle (module: what it imports of them): {cycle:?}",
+        src.display()
     );
+}
+
+/// Every package a workspace crate builds on, directly or not (normal dependencies).
+fn dependencies_of(package: &str) -> BTreeSet<String> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", package, "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree -p {package}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != package)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_crates_depend_downwards_only() {
+    // The model: measurement types and their arithmetic, testable without a server.
+    let model = dependencies_of("sizeup-model");
+    for banned in ["tokio", "mysql_async", "rusqlite", "mlua", "clap", "sizeup-engine", "sizeup-store", "sizeup"] {
+        assert!(!model.contains(banned), "sizeup-model depends on {banned}: {model:?}");
+    }
+    assert!(model.contains("serde"), "the scan reads cargo tree's lines: {model:?}");
+    // The store and the engine stand on the model, not on each other.
+    let store = dependencies_of("sizeup-store");
+    assert!(store.contains("sizeup-model") && store.contains("rusqlite"), "{store:?}");
+    for banned in ["sizeup-engine", "tokio", "mysql_async", "mlua", "clap"] {
+        assert!(!store.contains(banned), "sizeup-store depends on {banned}: {store:?}");
+    }
+    let engine = dependencies_of("sizeup-engine");
+    assert!(engine.contains("sizeup-model") && engine.contains("mysql_async"), "{engine:?}");
+    for banned in ["sizeup-store", "rusqlite"] {
+        assert!(!engine.contains(banned), "sizeup-engine depends on {banned}: {engine:?}");
+    }
 }
 
 #[test]

@@ -6,10 +6,10 @@
 
 pub mod cost;
 pub mod error;
-pub mod sizing;
 pub mod monitor;
 pub mod result;
 pub mod run;
+pub mod sizing;
 pub mod stats;
 pub mod study;
 pub mod unit;
@@ -28,4 +28,3 @@ pub fn size_bytes(v: &str) -> Option<u64> {
     };
     digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
-

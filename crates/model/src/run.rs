@@ -202,4 +202,3 @@ impl Settle {
 fn all_answered(w: &[Interval]) -> bool {
     w.iter().all(|iv| iv.transactions > 0)
 }
-

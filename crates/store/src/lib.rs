@@ -5,9 +5,9 @@
 //! Passwords never reach it: configs are built from `Target`'s serialised form, which
 //! leaves the password out.
 
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use sizeup_model::result::RunDocument;
 use sizeup_model::stats::{Interval, Summary};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

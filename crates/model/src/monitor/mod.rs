@@ -18,7 +18,6 @@ pub struct HostFacts {
     pub client_io: Option<String>,
 }
 
-
 /// CPU seconds (user + system) this process has used, all threads.
 pub fn self_cpu_seconds() -> f64 {
     // SAFETY: getrusage writes into the struct we pass and nothing else.
@@ -85,4 +84,3 @@ fn clock_ticks() -> f64 {
         100.0
     }
 }
-

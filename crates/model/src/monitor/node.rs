@@ -6,7 +6,7 @@
 //! A [`NodeReading`] is one scrape's counters (node_exporter's text format); a
 //! [`NodeSample`] the per-second figures between two readings, as `os::OsSample` has
 //! them for this host. The parsing and the arithmetic are pure and tested on captured
-//! text; [`Scraper`] fetches on a thread of its own (a slow exporter never holds up
+//! text; the engine's `Scraper` fetches on a thread of its own (a slow exporter never holds up
 //! the worker loop), and a scrape that fails is a gap, never 0.
 
 use serde::{Deserialize, Serialize};

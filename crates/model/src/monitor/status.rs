@@ -8,7 +8,7 @@
 //! counter, when a reading is missing (a gap, never 0), or when a counter or the uptime
 //! went backwards (the server restarted between the readings). Which readings go with
 //! which interval is [`Track`]'s. The parsing and the arithmetic are pure and tested on
-//! captured rows; the query itself is [`read`], called by `exec`.
+//! captured rows; the query itself is the engine's `monitor::status::read`, called by `exec`.
 //!
 //! What it does not do: judge the figures (reports and studies do), read
 //! `performance_schema` or `information_schema.innodb_metrics`, or keep counters other
@@ -441,7 +441,6 @@ pub fn statement() -> String {
     let names: Vec<String> = KEPT.iter().map(|k| format!("'{k}'")).collect();
     format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({}) OR Variable_name LIKE '{HANDLER_READ}%'", names.join(", "))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -13,8 +13,8 @@
 //! The hot set is the share below which misses leave their floor.
 
 use super::figures::LevelResult;
-use super::saturation::{self, Change, Measured};
 use super::levels::Levels;
+use super::saturation::{self, Change, Measured};
 use crate::monitor::os::OsSample;
 use crate::monitor::status::StatusSample;
 use serde::{Deserialize, Serialize};

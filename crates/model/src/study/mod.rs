@@ -29,4 +29,3 @@ pub fn parse_ms(v: &str) -> Result<f64, String> {
         .map(|x| x * scale)
         .ok_or_else(|| format!("'{v}': give a time with its unit, e.g. 0.2ms"))
 }
-

@@ -69,4 +69,3 @@ impl Drop for Scraper {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
-

@@ -55,7 +55,6 @@ pub fn build(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, St
 
 pub use sizeup_model::unit::Unit;
 
-
 /// A workload known by its name.
 pub trait Kind: Sync {
     /// The names it answers to (for messages).

@@ -415,8 +415,8 @@ impl Manager {
 
     /// Remembers these instances as the state file would (unit tests of what a
     /// study asks for, without a server).
-    #[cfg(test)]
-    pub(crate) fn remember(&self, instances: Vec<Instance>) {
+    #[cfg(any(test, feature = "fixtures"))]
+    pub fn remember(&self, instances: Vec<Instance>) {
         self.save(&StateFile { instances }).unwrap();
     }
 
@@ -1192,8 +1192,40 @@ pub(crate) fn free_port_range(from: u16, count: u32) -> Result<u16, ServerError>
     Err(ServerError::PortInUse { port: from })
 }
 
+/// Instances for the other crates' unit tests of what a study asks for.
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures {
+    use super::*;
+
+    /// An instance as a state file would hold it (no server behind it).
+    pub fn inst() -> Instance {
+        Instance {
+            index: 1,
+            dir: PathBuf::from("/state/instances/1"),
+            socket: PathBuf::from("/state/instances/1/mysqld.sock"),
+            port: 13307,
+            pid: None,
+            should_run: false,
+            settings: ServerSettings {
+                extra: vec![("innodb_io_capacity".into(), "2000".into())],
+                ..Default::default()
+            },
+            binary: PathBuf::from("/usr/sbin/mariadbd"),
+            started_at: 0,
+            recovered: false,
+            address: loopback(),
+            role_options: Vec::new(),
+            placement: lab::Placement::default(),
+            path_first: Vec::new(),
+            log_from: 0,
+            user_settings: None,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
+    pub(crate) use super::fixtures::inst;
     use super::*;
 
     /// scale_with_a_buffer_pool_the_host_cannot_hold_leaves_the_instance_running: a
@@ -1231,30 +1263,6 @@ pub(crate) mod tests {
         assert_eq!(got, "0 [ERROR] InnoDB: Cannot map innodb_buffer_pool_size_max");
         std::fs::write(&log, "a\nb\n").unwrap();
         assert_eq!(start_failure(&log, 0), "a\nb");
-    }
-
-    pub(crate) fn inst() -> Instance {
-        Instance {
-            index: 1,
-            dir: PathBuf::from("/state/instances/1"),
-            socket: PathBuf::from("/state/instances/1/mysqld.sock"),
-            port: 13307,
-            pid: None,
-            should_run: false,
-            settings: ServerSettings {
-                extra: vec![("innodb_io_capacity".into(), "2000".into())],
-                ..Default::default()
-            },
-            binary: PathBuf::from("/usr/sbin/mariadbd"),
-            started_at: 0,
-            recovered: false,
-            address: loopback(),
-            role_options: Vec::new(),
-            placement: lab::Placement::default(),
-            path_first: Vec::new(),
-            log_from: 0,
-            user_settings: None,
-        }
     }
 
     #[test]

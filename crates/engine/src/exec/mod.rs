@@ -30,7 +30,6 @@ use worker::{Control, Shard};
 
 pub use sizeup_model::run::{RunSpec, DEFAULT_SERVER_LOST_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT};
 
-
 /// What one run learns about its place before it starts, beside the validated
 /// [`RunSpec`] (which results store): nothing here is stored.
 #[derive(Clone, Debug, Default)]
@@ -89,7 +88,6 @@ impl StartLine {
         self.cv.notify_all();
     }
 }
-
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
