@@ -205,16 +205,16 @@ pub fn measure(
     };
     let store = store::Store::open(results)?;
     let run_id = store.begin_run(&name, &targets.describe(), &config)?;
-    {
-        // A script's call that outlives its bound ends the process: the run says why.
+    // A script's call that outlives its bound ends the process: the run says why.
+    let last_words = {
         let results = results.to_path_buf();
-        crate::exec::last_words::set(move |why, interrupted| {
+        crate::exec::last_words::hold(move |why, interrupted| {
             if let Ok(store) = store::Store::open(&results) {
                 let status = if interrupted { "interrupted" } else { "failed" };
                 let _ = store.finish_run(run_id, status, Some(why), None, &BTreeMap::new());
             }
-        });
-    }
+        })
+    };
     let nopm = kind.unit() == Unit::Nopm;
     let sysbench = output.sysbench && print.full();
     if sysbench {
@@ -248,7 +248,7 @@ pub fn measure(
         writer.add(seq, iv);
         seq += 1;
     });
-    crate::exec::last_words::clear();
+    drop(last_words);
     let store_error = writer.finish();
     let mut outcome = match outcome {
         Ok(o) => o,

@@ -219,29 +219,68 @@ pub fn signals_received() -> u64 {
     signals::received()
 }
 
-/// What to do before the process is ended at once (a script's call that outlived its
-/// bound cannot be stopped otherwise): the run in progress records why, so it is not
-/// left to read as abandoned (a process that died).
+/// What every run in progress stores if the process must end at once (a script's call
+/// that outlived its bound: `libc::_exit`, nothing unwinds). Each run holds its own
+/// words while it is stored; the runs of a scale step run side by side in one process,
+/// and an end of the process ends every one of them, so each says why.
 pub mod last_words {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Mutex;
 
     type Words = Box<dyn Fn(&str, bool) + Send>;
-    static HOOK: Mutex<Option<Words>> = Mutex::new(None);
+    static HOOKS: Mutex<BTreeMap<u64, Words>> = Mutex::new(BTreeMap::new());
+    static NEXT: AtomicU64 = AtomicU64::new(0);
 
-    /// Set while a run is stored: `f(why, interrupted)`.
-    pub fn set(f: impl Fn(&str, bool) + Send + 'static) {
-        *HOOK.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
+    /// A run's words, held until it is dropped (the run stored its own ending).
+    #[must_use = "the words are withdrawn when this is dropped"]
+    pub struct Held(u64);
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            HOOKS.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+        }
     }
 
-    pub fn clear() {
-        HOOK.lock().unwrap_or_else(|p| p.into_inner()).take();
+    /// Holds `f(why, interrupted)` for the run in progress.
+    pub fn hold(f: impl Fn(&str, bool) + Send + 'static) -> Held {
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        HOOKS.lock().unwrap_or_else(|p| p.into_inner()).insert(id, Box::new(f));
+        Held(id)
     }
 
-    /// Says them, once, if a run is in progress.
+    /// Every run in progress says them, once.
     pub fn say(why: &str, interrupted: bool) {
-        let hook = HOOK.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(f) = hook {
+        let hooks = std::mem::take(&mut *HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
+        for f in hooks.values() {
             f(why, interrupted);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::sync::{Arc, Mutex};
+
+        /// last_words_of_a_scale_step: each of a step's runs set one global slot, the
+        /// last set won and the first to finish cleared it for the others, so a bound
+        /// firing left the other instances' runs to read as abandoned.
+        #[test]
+        fn last_words_of_a_scale_step() {
+            let said = Arc::new(Mutex::new(Vec::new()));
+            let hold_as = |name: &'static str| {
+                let said = said.clone();
+                hold(move |why, _| said.lock().unwrap().push(format!("{name}: {why}")))
+            };
+            let (a, b, c) = (hold_as("a"), hold_as("b"), hold_as("c"));
+            // `b` finished first: its words go, the others' stay.
+            drop(b);
+            say("the bound", false);
+            say("again", false);
+            let mut got = said.lock().unwrap().clone();
+            got.sort();
+            assert_eq!(got, ["a: the bound", "c: the bound"]);
+            drop((a, c));
         }
     }
 }
