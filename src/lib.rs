@@ -1,13 +1,16 @@
 //! sizeup: measures how much OLTP work a MySQL-family server can carry.
 //!
 //! A table of contents. `run` is the whole tool behind the command line, so tests
-//! drive it in-process the way a user drives the binary. The layers, bottom up (a
-//! module imports only modules earlier in this list; `scripts/layers.sh` checks it):
-//! `timer`, `random`, `error`, `cost` -> `client` -> `monitor`, `target` -> `stats`,
-//! `server` -> `exec` (the one worker loop) -> `options` -> `workload`, `option_file`
-//! -> `request` (options validated into a typed request), `result` -> `store` -> `study`
-//! -> `model` -> `plan` (the purchase planner, pure) -> `report` -> `runner`, `cli` -> `cmd` (one module per command
-//! family). README's "Architecture" says more.
+//! drive it in-process the way a user drives the binary. The workspace's crates are
+//! the layers, and the compiler keeps them (a crate cannot name one above it):
+//! `sizeup-model` (measurement types, statistics, verdicts, the capacity search,
+//! sizing, cost: pure) <- `sizeup-store` (the SQLite results store) and
+//! `sizeup-engine` (client, the one worker loop, workloads, targets, monitors,
+//! managed servers) <- this crate: `option_file`, `request` (options validated into a
+//! typed request), `study::spec` (study files), `plan`, `report`, `runner`, `cli`,
+//! `cmd` (one module per command family). The lower crates' modules are re-exported
+//! here at the paths they had (`crate::stats`, `crate::exec`, ...). README's
+//! "Architecture" says more.
 
 pub mod cli;
 pub use sizeup_engine::client;

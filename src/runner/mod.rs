@@ -45,25 +45,103 @@ impl Print<'_> {
 }
 
 /// Runs a request, storing the run as it goes; returns its document and how it ended.
+/// Four stages: place it (the servers and what is watched of them), check the servers
+/// and the data, execute (store the run, the worker loop, each interval stored as it
+/// comes), enrich the outcome, then store and show it.
 pub fn measure(
     manager: &Manager,
     results: &Path,
     req: RunRequest,
     print: Print,
 ) -> Result<(RunDocument, Ended), Error> {
-    let RunRequest { workload, targets: places, mut spec, output, start_line, .. } = req;
-    let mut ctx = crate::exec::RunContext { start_line, ..Default::default() };
+    let RunRequest { workload, targets: places, mut spec, output, start_line, write_foreign_tables, .. } = req;
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
     // A store the run cannot be written to is refused before anything runs.
     store::Store::check_writable(results)?;
+    let mut placed = place(manager, &places, &*workload, &mut spec, print)?;
+    placed.ctx.start_line = start_line;
+    let checked = check_servers(&placed.targets, &*workload, &spec, print, write_foreign_tables)?;
+    placed.ctx.foreign_tables = checked.foreign_tables.clone();
+    // A replica's lag is sampled every interval (and can stop a study: lag>5s).
+    spec.replica = checked.replica;
+    let mut config = run_config(&placed, &checked, &*workload, &spec);
+    let store = store::Store::open(results)?;
+    let name = workload.name().to_string();
+    let run_id = store.begin_run(&name, &placed.targets.describe(), &config)?;
+    let sysbench = output.sysbench && print.full();
+    let (outcome, store_error) = execute(&placed, checked.ready, &*workload, &spec, &output, print, results, run_id)?;
+    let mut outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
+            return Err(Error::Failed(e));
+        }
+    };
+    enrich(&mut outcome, &mut config, &placed, &checked.conflicts_before, &*workload, &spec, &store, run_id)?;
+    let histograms: BTreeMap<String, String> =
+        outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
+    let status = outcome.ended.status();
+    // A store that fails (a full disk) must not lose the measurement: the summary is
+    // printed and --json written all the same, and the failure said after them.
+    let json = if output.json.is_some() { " and --json" } else { "" };
+    let stored = match store_error {
+        Some((n, t, e)) => {
+            let _ = store.finish_run(run_id, "failed", Some(&format!("results store failed: {e}")), None, &histograms);
+            Err(format!(
+                "the results store failed ({e}): run {run_id} holds its first {n} interval(s), up to {t:.1} s, \
+                 and no summary; the summary above{json} has the whole run"
+            ))
+        }
+        None => store
+            .finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)
+            .map_err(|e| {
+                format!(
+                    "the results store failed ({e}): run {run_id} holds all its intervals but not its summary; \
+                     the summary above{json} has it"
+                )
+            }),
+    };
+    if print.full() {
+        show_summary(&outcome, &config, &spec, &output, sysbench, &name, run_id, status);
+    }
+    let ended = outcome.ended;
+    finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended)
+}
+
+/// Where a run goes: each server, what sizeup manages or watches of it, and what the
+/// run learns of its place.
+struct Placed {
+    /// Each server, its managed instance, and its node of this state directory's
+    /// managed cluster.
+    servers: Vec<(Target, Option<server::Instance>, Option<crate::server::cluster::Node>)>,
+    targets: target::Targets,
+    /// A server sizeup did not start, found listening on this host.
+    owners: Vec<Option<monitor::owner::Owner>>,
+    /// The lab's label of the first server's node (its CPU quota, its link).
+    emulated: Option<String>,
+    /// Any server of the run restarted after a crash moments ago: a cold figure.
+    cold: Option<String>,
+    ctx: crate::exec::RunContext,
+}
+
+/// Resolves the run's servers and what is watched of them; says what the user should
+/// know before it runs.
+fn place(
+    manager: &Manager,
+    places: &[TargetArgs],
+    workload: &dyn Workload,
+    spec: &mut crate::exec::RunSpec,
+    print: Print,
+) -> Result<Placed, Error> {
     let kind = workload.kind();
+    let mut ctx = crate::exec::RunContext::default();
     // Each server, and what sizeup manages of it: an instance (its CPU and disk are
     // watched), or a node of this state directory's managed cluster (its CPU is
     // watched, and a lab node's result says it was emulated).
     let mut servers = Vec::new();
-    for place in &places {
+    for place in places {
         let (target, instance) = resolve_target(manager, place, kind.default_database())?;
         let node = cluster_node(manager, &target);
         servers.push((target, instance, node));
@@ -105,7 +183,6 @@ pub fn measure(
         eprintln!("note: the server is {}: its CPU is watched as the server's", o.describe());
     }
     let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
-    // Any server of the run restarted after a crash moments ago: a cold figure.
     let cold = servers.iter().find_map(|(_, i, n)| {
         i.as_ref().and_then(|i| i.cold_note()).or_else(|| n.as_ref().and_then(|n| n.cold_note.clone()))
     });
@@ -117,18 +194,43 @@ pub fn measure(
             eprintln!("warning: {w}");
         }
     }
+    Ok(Placed { servers, targets, owners, emulated, cold, ctx })
+}
+
+/// What checking the servers and the data found.
+struct Checked {
+    /// The workload, started against the first server's data.
+    ready: Box<dyn crate::workload::Runnable>,
+    /// The first server's facts (version, settings, the data's size).
+    server: serde_json::Value,
+    /// Each Galera node's certification conflicts before the run.
+    conflicts_before: Vec<Option<u64>>,
+    replica: bool,
+    /// Tables of the run's database that sizeup did not make.
+    foreign_tables: Vec<String>,
+}
+
+/// Checks every server (connections, prepared statements, the data) and starts the
+/// workload on the first; each server's checks are watched for a stall.
+fn check_servers(
+    targets: &target::Targets,
+    workload: &dyn Workload,
+    spec: &crate::exec::RunSpec,
+    print: Print,
+    write_foreign_tables: bool,
+) -> Result<Checked, Error> {
     // Round robin: each server takes its share of the connections.
     let share = spec.threads.div_ceil(targets.len() as u32);
-    let (mut ready, server, conflicts_before, replica, foreign_tables) = runtime(1)?.block_on(async {
+    runtime(1)?.block_on(async {
         if targets.len() > 1 {
-            refuse_writes_to_replicas(targets.all(), &*workload, ROUND_ROBIN_WRITES).await?;
+            refuse_writes_to_replicas(targets.all(), workload, ROUND_ROBIN_WRITES).await?;
         }
         let mut conflicts = Vec::new();
         let mut guarded = Vec::new();
         let mut replica = false;
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
-            let mut conn = t.connect().await.map_err(|e| missing_database(e, t, &*workload))?;
+            let mut conn = t.connect().await.map_err(|e| missing_database(e, t, workload))?;
             let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
             // Watched: a table another session holds, or a server that stops answering,
             // fails the run here after a statement timeout instead of holding it forever.
@@ -137,7 +239,7 @@ pub fn measure(
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
                 target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
                 check_connections(&server, share)?;
-                let foreign = check_data(&mut conn, &t.database, &*workload, req.write_foreign_tables).await?;
+                let foreign = check_data(&mut conn, &t.database, workload, write_foreign_tables).await?;
                 for f in foreign {
                     if !guarded.contains(&f) {
                         guarded.push(f);
@@ -159,7 +261,7 @@ pub fn measure(
                     {
                         map.entry(target::NO_INNODB).or_insert(why.into());
                     }
-                    first = Some((workload.start(&mut conn, &t.database, &spec, print.full()).await?, server));
+                    first = Some((workload.start(&mut conn, &t.database, spec, print.full()).await?, server));
                 }
                 let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
                 conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
@@ -171,29 +273,30 @@ pub fn measure(
             let _ = conn.disconnect().await;
         }
         let (ready, server) = first.expect("a run has a server");
-        Ok::<_, Error>((ready, server, conflicts, replica, guarded))
-    })?;
-    ctx.foreign_tables = foreign_tables;
-    // A replica's lag is sampled every interval (and can stop a study: lag>5s).
-    spec.replica = replica;
-    let name = workload.name().to_string();
-    let mut config = RunConfig {
+        Ok::<_, Error>(Checked { ready, server, conflicts_before: conflicts, replica, foreign_tables: guarded })
+    })
+}
+
+/// How the run is made, as its result records it.
+fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec: &crate::exec::RunSpec) -> RunConfig {
+    let targets = &placed.targets;
+    RunConfig {
         sizeup_version: env!("CARGO_PKG_VERSION").into(),
-        workload: name.clone(),
-        options: ready.options(),
+        workload: workload.name().to_string(),
+        options: checked.ready.options(),
         run: spec.clone(),
-        target: facts_of(target),
+        target: facts_of(&placed.servers[0].0),
         round_robin: match targets.len() {
             1 => Vec::new(),
             _ => targets.all().iter().map(facts_of).collect(),
         },
         server: {
             let mut facts: BTreeMap<String, serde_json::Value> =
-                server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
-            if let Some(label) = &emulated {
+                checked.server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
+            if let Some(label) = &placed.emulated {
                 facts.insert("lab".into(), label.clone().into());
             }
-            if let Some(o) = &owners[0] {
+            if let Some(o) = &placed.owners[0] {
                 facts.insert("server_process".into(), o.describe().into());
             }
             if let Some(url) = &spec.server_metrics {
@@ -202,9 +305,27 @@ pub fn measure(
             facts
         },
         host: monitor::host_facts(),
-    };
-    let store = store::Store::open(results)?;
-    let run_id = store.begin_run(&name, &targets.describe(), &config)?;
+    }
+}
+
+/// What the worker loop returned, and where the interval writer failed if it did.
+type Executed = (Result<crate::exec::RunResult, String>, Option<(usize, f64, store::StoreError)>);
+
+/// Runs the worker loop on the stored run `run_id`: each interval is printed as asked
+/// and stored as it comes.
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    placed: &Placed,
+    mut ready: Box<dyn crate::workload::Runnable>,
+    workload: &dyn Workload,
+    spec: &crate::exec::RunSpec,
+    output: &crate::request::Output,
+    print: Print,
+    results: &Path,
+    run_id: i64,
+) -> Result<Executed, Error> {
+    let kind = workload.kind();
+    let name = workload.name();
     // A script's call that outlives its bound ends the process: the run says why.
     let last_words = {
         let results = results.to_path_buf();
@@ -218,11 +339,11 @@ pub fn measure(
     let nopm = kind.unit() == Unit::Nopm;
     let sysbench = output.sysbench && print.full();
     if sysbench {
-        crate::out!("{}", report::sysbench_header(&spec, output.interval_lines, output.rand_seed));
+        crate::out!("{}", report::sysbench_header(spec, output.interval_lines, output.rand_seed));
     } else if print.full() {
         eprintln!(
             "running {name} on {} with {} {}{} (run {run_id})",
-            targets.describe(),
+            placed.targets.describe(),
             spec.threads,
             if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
@@ -236,7 +357,7 @@ pub fn measure(
     let writer = store::IntervalWriter::start(results, run_id)?;
     raise_open_files_limit();
     let step = spec.interval.as_secs_f64();
-    let outcome = ready.run(&targets, &spec, &ctx, &mut |iv| {
+    let outcome = ready.run(&placed.targets, spec, &placed.ctx, &mut |iv| {
         // sysbench prints whole intervals only; the last, partial one is still stored.
         if print_lines && iv.duration > step * 0.999 {
             let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
@@ -249,15 +370,24 @@ pub fn measure(
         seq += 1;
     });
     drop(last_words);
-    let store_error = writer.finish();
-    let mut outcome = match outcome {
-        Ok(o) => o,
-        Err(e) => {
-            let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
-            return Err(Error::Failed(e));
-        }
-    };
-    kind.add_figures(&mut outcome.summary);
+    Ok((outcome, writer.finish()))
+}
+
+/// Adds to the outcome what the worker loop cannot know: the workload's own figures
+/// and judgement, counters that never moved, a lab node's quota, Galera's conflicts,
+/// a cold server.
+#[allow(clippy::too_many_arguments)]
+fn enrich(
+    outcome: &mut crate::exec::RunResult,
+    config: &mut RunConfig,
+    placed: &Placed,
+    conflicts_before: &[Option<u64>],
+    workload: &dyn Workload,
+    spec: &crate::exec::RunSpec,
+    store: &store::Store,
+    run_id: i64,
+) -> Result<(), Error> {
+    workload.kind().add_figures(&mut outcome.summary);
     workload.judge(&mut outcome.summary, spec.threads);
     // Counters the server reports and never moved while their work ran are no figures:
     // the intervals already stored lose them too, and an InnoDB that did nothing is no
@@ -269,14 +399,14 @@ pub fn measure(
                 "its InnoDB counters did not move while the run read rows: no InnoDB underneath".into()
             });
         }
-        if let Err(e) = store.settle_run(run_id, &config, &outcome.intervals) {
+        if let Err(e) = store.settle_run(run_id, config, &outcome.intervals) {
             outcome.summary.notes.push(format!("the results store kept the counters that did not move: {e}"));
         }
     }
     // A lab node is held to its CPU quota: when it ran at the quota, that is its limit,
     // not a client starving it (the host-wide load-generator test cannot see quotas).
     // Round robin over lab nodes: their quotas together.
-    let quota: Option<f64> = servers.iter().map(|s| s.2.as_ref()?.lab.as_ref()?.cpu_quota).sum();
+    let quota: Option<f64> = placed.servers.iter().map(|s| s.2.as_ref()?.lab.as_ref()?.cpu_quota).sum();
     let busy = outcome.summary.os.as_ref().and_then(|o| o.server_cores);
     if let (Some(q), Some(b)) = (quota, busy) {
         if b >= 0.8 * q {
@@ -288,7 +418,7 @@ pub fn measure(
         // Galera: each node's certification conflicts over the run (warm-up included).
         let after: Vec<Option<u64>> = runtime(1)?.block_on(async {
             let mut all = Vec::new();
-            for (t, before) in targets.all().iter().zip(&conflicts_before) {
+            for (t, before) in placed.targets.all().iter().zip(conflicts_before) {
                 let n = match (before, t.connect_server().await) {
                     (Some(before), Ok(mut conn)) => {
                         let n = target::galera_conflicts(&mut conn).await.map(|a| a.saturating_sub(*before));
@@ -308,67 +438,54 @@ pub fn measure(
     }
     // A just-recovered server is cold: the result says so wherever it is shown (a study
     // step's line and level, the report), not only on this terminal.
-    if let Some(note) = &cold {
+    if let Some(note) = &placed.cold {
         outcome.summary.notes.push(note.clone());
     }
-    let histograms: BTreeMap<String, String> =
-        outcome.histograms.iter().map(|(n, h)| (n.clone(), stats::encode_histogram(h))).collect();
-    let status = outcome.ended.status();
-    // A store that fails (a full disk) must not lose the measurement: the summary is
-    // printed and --json written all the same, and the failure said after them.
-    let stored = match store_error {
-        Some((n, t, e)) => {
-            let _ = store.finish_run(run_id, "failed", Some(&format!("results store failed: {e}")), None, &histograms);
-            Err(format!(
-                "the results store failed ({e}): run {run_id} holds its first {n} interval(s), up to {t:.1} s, \
-                 and no summary; the summary above{} has the whole run",
-                if output.json.is_some() { " and --json" } else { "" }
-            ))
-        }
-        None => store
-            .finish_run(run_id, status, outcome.fatal.as_deref(), Some(&outcome.summary), &histograms)
-            .map_err(|e| {
-                format!(
-                    "the results store failed ({e}): run {run_id} holds all its intervals but not its summary; \
-                     the summary above{} has it",
-                    if output.json.is_some() { " and --json" } else { "" }
-                )
-            }),
-    };
-    if print.full() {
-        if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
-            eprintln!("warning: the warm-up covered the whole run: nothing was measured");
-        }
-        let mut all = stats::new_histogram();
-        for (_, h) in &outcome.histograms {
-            all.add(h).expect("same bounds");
-        }
-        let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
-        if sysbench {
-            // sysbench's closing block alone, its histogram before it; sizeup's summary
-            // is one command away.
-            if output.histogram {
-                crate::out!("{}", report::sysbench_histogram(&all));
-            }
-            crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
-            for note in &outcome.summary.notes {
-                eprintln!("note: {note}");
-            }
-            eprintln!("sizeup: stored as run {run_id} ({status}); `sizeup runs show {run_id}` has sizeup's summary");
-            let ended = outcome.ended;
-            return finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended);
+    Ok(())
+}
+
+/// The closing block: sysbench's layout alone, or sysbench's figures then sizeup's
+/// summary table, the data beside the pool and the histogram.
+#[allow(clippy::too_many_arguments)]
+fn show_summary(
+    outcome: &crate::exec::RunResult,
+    config: &RunConfig,
+    spec: &crate::exec::RunSpec,
+    output: &crate::request::Output,
+    sysbench: bool,
+    name: &str,
+    run_id: i64,
+    status: &str,
+) {
+    if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
+        eprintln!("warning: the warm-up covered the whole run: nothing was measured");
+    }
+    let mut all = stats::new_histogram();
+    for (_, h) in &outcome.histograms {
+        all.add(h).expect("same bounds");
+    }
+    let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
+    if sysbench {
+        // sysbench's closing block alone, its histogram before it; sizeup's summary
+        // is one command away.
+        if output.histogram {
+            crate::out!("{}", report::sysbench_histogram(&all));
         }
         crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
-        crate::out!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
-        if let Some(d) = report::answer::data_vs_pool(&config) {
-            crate::outln!("data: {d}");
+        for note in &outcome.summary.notes {
+            eprintln!("note: {note}");
         }
-        if output.histogram {
-            crate::out!("\n{}", report::latency_histogram(&all));
-        }
+        eprintln!("sizeup: stored as run {run_id} ({status}); `sizeup runs show {run_id}` has sizeup's summary");
+        return;
     }
-    let ended = outcome.ended;
-    finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended)
+    crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
+    crate::out!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
+    if let Some(d) = report::answer::data_vs_pool(config) {
+        crate::outln!("data: {d}");
+    }
+    if output.histogram {
+        crate::out!("\n{}", report::latency_histogram(&all));
+    }
 }
 
 /// The run's document.
