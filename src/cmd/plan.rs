@@ -7,7 +7,7 @@ use super::Context;
 use crate::cli::PlanArgs;
 use crate::plan::{purchase, PlanSpec, PlanState};
 use crate::runner::study::Site;
-use crate::store::Store;
+use crate::store::{self, Store};
 use crate::{report, runner, Error};
 use std::path::{Path, PathBuf};
 
@@ -33,12 +33,12 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
     let (spec, resume) = match (a.resume, &a.file) {
         (Some(id), _) => {
             let row = Store::open_read_only(&cx.results)?.load_plan(id)?;
-            match row.status.as_str() {
-                "completed" => {
+            match row.status {
+                store::Status::Completed => {
                     crate::outln!("plan {id} is complete; nothing to resume");
                     return show(cx, id, a.html.as_deref()).map(|(_, answered)| exit_code(answered));
                 }
-                "running" => {
+                store::Status::Running => {
                     return Err(Error::Usage(format!(
                         "plan {id} is still running in another sizeup process; stop that one first"
                     )))
@@ -137,10 +137,10 @@ fn show(cx: &Context, id: i64, html: Option<&Path>) -> Result<(PathBuf, bool), E
     found.earlier = runner::plan::earlier_runs(&store, id, &spec, &state)?;
     let pool = state.host.as_ref().and_then(|h| h.pool_bytes);
     let answer = purchase::purchase(&spec, &found, &state.stages, pool);
-    crate::out!("{}", report::plan::text(id, &row.status, &spec, &state, &answer));
+    crate::out!("{}", report::plan::text(id, row.status, &spec, &state, &answer));
     let items =
         state.stages.iter().filter_map(|r| r.study).map(|s| study_item(&store, s)).collect::<Result<Vec<_>, _>>()?;
-    let preamble = report::plan::html(id, &row.status, &spec, &state, &answer);
+    let preamble = report::plan::html(id, row.status, &spec, &state, &answer);
     let page = report::html::report_with(&format!("sizeup plan {id}"), &preamble, &items, &now_utc(), None);
     let path = match html {
         Some(p) => p.to_path_buf(),

@@ -78,7 +78,7 @@ pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
                 let Item::Study { row, .. } = &item else { unreachable!("a study item") };
                 // Each level's steps (repeats), each with its runs (instances).
                 let mut steps = Steps::new();
-                for st in row.steps.iter().filter(|s| s.status == "completed") {
+                for st in row.steps.iter().filter(|s| s.status == crate::store::Status::Completed) {
                     let runs = st.runs.iter().map(|&r| store.load_run(r)).collect::<Result<Vec<_>, _>>()?;
                     steps.entry((st.series.clone(), st.level)).or_default().push(runs);
                 }

@@ -123,13 +123,13 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
         }
         StudyCommand::Resume { id } => {
             let (row, spec, series) = load_study(&store::Store::open_read_only(&cx.results)?, id)?;
-            match row.status.as_str() {
-                "completed" => {
+            match row.status {
+                store::Status::Completed => {
                     crate::outln!("study {id} is complete; nothing to resume");
                     crate::out!("{}", report::study_text(&spec, &row, &series));
                     Ok(0)
                 }
-                "running" => Err(Error::Usage(format!(
+                store::Status::Running => Err(Error::Usage(format!(
                     "study {id} is still running in another sizeup process; stop that one first"
                 ))),
                 _ => study::run(&site(cx, None), &spec, Some(id)),

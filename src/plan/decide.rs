@@ -527,7 +527,7 @@ pub(crate) mod tests {
     }
 
     pub fn found(study: i64, s: SeriesResult) -> Found {
-        Found { study, status: "completed".into(), series: vec![s], ..Default::default() }
+        Found { study, status: crate::store::Status::Completed, series: vec![s], ..Default::default() }
     }
 
     fn next(stage: Stage, f: &Findings, h: &Host) -> Decision {
@@ -669,7 +669,7 @@ pub(crate) mod tests {
     #[test]
     fn nothing_is_built_on_a_sweep_that_measured_nothing() {
         let failed = Findings {
-            sweep: Some(Found { study: 1, status: "failed".into(), ..Default::default() }),
+            sweep: Some(Found { study: 1, status: crate::store::Status::Failed, ..Default::default() }),
             ..Default::default()
         };
         for stage in [Stage::Capacity, Stage::ScaleUp, Stage::ScaleOut, Stage::Memory] {

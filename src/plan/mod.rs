@@ -311,7 +311,7 @@ impl Stage {
 pub struct Found {
     pub study: i64,
     /// completed, interrupted, failed, abandoned.
-    pub status: String,
+    pub status: crate::store::Status,
     /// Why it failed, when it did.
     pub error: Option<String>,
     /// Its series' verdicts (none for a rate study).
@@ -326,7 +326,7 @@ pub struct Found {
 
 impl Found {
     pub fn completed(&self) -> bool {
-        self.status == "completed"
+        self.status == crate::store::Status::Completed
     }
     /// The first series (a plan's studies run one workload).
     pub fn first(&self) -> Option<&SeriesResult> {

@@ -8,6 +8,7 @@
 
 use super::{Findings, PlanSpec, StageRecord, DEFAULT_EFFICIENCY};
 use crate::model::sizing::{self, Plan, ScaleOut};
+use crate::store::Status;
 use crate::study::capacity;
 use crate::study::figures::LevelResult;
 use crate::study::saturation::{self, Shape};
@@ -153,11 +154,11 @@ pub fn purchase(
         (!f.completed()).then(|| {
             format!(
                 "{}{}",
-                match f.status.as_str() {
-                    "abandoned" => "was abandoned",
-                    "interrupted" => "was interrupted",
-                    "running" => "is still running",
-                    _ => "failed",
+                match f.status {
+                    Status::Abandoned => "was abandoned",
+                    Status::Interrupted => "was interrupted",
+                    Status::Running => "is still running",
+                    Status::Completed | Status::Failed => "failed",
                 },
                 f.error.as_deref().map_or(String::new(), |e| format!(" ({e})"))
             )
@@ -537,7 +538,7 @@ mod tests {
     fn rates(study: i64, levels: &[(u32, Verdict)]) -> Found {
         Found {
             study,
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             rates: levels.iter().map(|(r, v)| (*r, RateFigures::default(), v.clone())).collect(),
             ..Default::default()
         }
@@ -714,7 +715,7 @@ mod tests {
         // A failed sweep: no plan, whatever it finished.
         let mut f = cpu_bound();
         capacity_met(&mut f);
-        f.sweep.as_mut().unwrap().status = "failed".into();
+        f.sweep.as_mut().unwrap().status = crate::store::Status::Failed;
         f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
         assert!(e.contains("the connection sweep (study 1) failed (the server stalled): a plan is not priced"), "{e}");
@@ -724,7 +725,7 @@ mod tests {
         assert!(e.contains("leave out --latency"), "{e}");
         let mut f = cpu_bound();
         capacity_met(&mut f);
-        f.capacity.as_mut().unwrap().status = "failed".into();
+        f.capacity.as_mut().unwrap().status = crate::store::Status::Failed;
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
         assert!(e.contains("the capacity search (study 2) failed"), "{e}");
         // Without an objective the peak is the figure, and a stage left out is said.
@@ -737,7 +738,7 @@ mod tests {
         capacity_met(&mut f);
         f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
         assert_eq!(purchase(&plan(), &f, &[], None).unwrap().chosen.plan.instances_per_server, 2);
-        f.scale_up.as_mut().unwrap().status = "failed".into();
+        f.scale_up.as_mut().unwrap().status = crate::store::Status::Failed;
         let p = purchase(&plan(), &f, &[], None).unwrap();
         assert!(p.beaten.is_empty() && p.chosen.plan.instances_per_server == 1, "{:?}", p.chosen);
         assert!(
@@ -816,7 +817,7 @@ mod tests {
         let f = Findings {
             sweep: Some(Found {
                 study: 4,
-                status: "completed".into(),
+                status: crate::store::Status::Completed,
                 series: vec![fixture(&[], "")],
                 ..Default::default()
             }),

@@ -496,7 +496,7 @@ pub fn run(doc: &RunDocument) -> String {
         s.latency_ms.avg,
         s.latency_ms.p95
     );
-    if doc.status != "completed" {
+    if doc.status != crate::store::Status::Completed {
         out += &format!(
             " The run ended {}{}.",
             doc.status,

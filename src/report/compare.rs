@@ -232,7 +232,7 @@ fn settings_warning(differ: &[String]) -> String {
 fn side_warnings(side: &str, d: &RunDocument, s: &crate::stats::Summary) -> Vec<String> {
     let id = d.id.unwrap_or(0);
     let mut w: Vec<String> = s.not_capacity().map(|why| format!("{side} (run {id}): {why}")).into_iter().collect();
-    if d.status != "completed" {
+    if d.status != crate::store::Status::Completed {
         let why = d.error.as_deref().map_or(String::new(), |e| format!(": {e}"));
         w.push(format!("{side} (run {id}) {}{why}: its figures cover only part of the run", d.status));
     }
@@ -372,7 +372,7 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     // A step whose server was lost or stalled has no figures; a study that stopped
     // early, or a level over its own bound, is said beside the table.
     for (side, row, series) in [("A", row_a, sa), ("B", row_b, sb)] {
-        if row.status != "completed" {
+        if row.status != crate::store::Status::Completed {
             warnings.push(format!("{side} ({}) is {}: its levels stop where it stopped", label(row), row.status));
         }
         for l in series.iter().flat_map(|s| s.levels.iter().filter(|l| l.over_bound).map(move |l| (s, l))) {

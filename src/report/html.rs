@@ -799,7 +799,7 @@ fn run_section(out: &mut String, doc: &RunDocument) {
         "<section class=\"run\" data-run=\"{id}\"><h2>Run {id} — {} at {threads} {}, {}</h2>",
         esc(workload),
         kind.level_name(),
-        esc(&doc.status)
+        esc(doc.status.as_str())
     );
     let unit = kind.unit().label();
     let value = |iv: &crate::stats::Interval| kind.throughput(iv);
@@ -989,7 +989,7 @@ mod tests {
         summary.status = Some(sample);
         let doc = RunDocument {
             id: Some(3),
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             error: None,
             config: serde_json::from_value(serde_json::json!({"workload": "oltp_point_select", "run": {"threads": 2}}))
                 .unwrap(),
@@ -1046,7 +1046,7 @@ mod tests {
             kind: "sweep".into(),
             started_at: "t".into(),
             finished_at: None,
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             spec: serde_json::Value::Null,
             result: None,
             steps: vec![],

@@ -439,7 +439,7 @@ pub fn runs_table(rows: &[RunRow]) -> String {
     // A run whose server was lost or stalled says so where its tps is read.
     let status = |r: &RunRow| match r.fault {
         Some(f) => format!("{}, {f}", r.status),
-        None => r.status.clone(),
+        None => r.status.to_string(),
     };
     let w = rows.iter().map(|r| r.workload.chars().count()).max().unwrap_or(0).max(22);
     let sw = rows.iter().map(|r| status(r).len()).max().unwrap_or(0).max(11);
@@ -809,7 +809,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
 pub fn studies_table(rows: &[crate::store::StudyRow]) -> String {
     let mut out = format!("{:>4}  {:<20}  {:<6}  {:<11}  {:>5}  name\n", "id", "started", "kind", "status", "steps");
     for r in rows {
-        let done = r.steps.iter().filter(|s| s.status == "completed").count();
+        let done = r.steps.iter().filter(|s| s.status == crate::store::Status::Completed).count();
         let _ = writeln!(
             out,
             "{:>4}  {:<20}  {:<6}  {:<11}  {:>5}  {}",

@@ -231,7 +231,13 @@ pub fn measured_on(spec: &PlanSpec, host: Option<&Host>, p: &Purchase) -> Vec<St
 }
 
 /// The terminal form: the headline, the ways weighed, the stages, the caveats.
-pub fn text(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &Result<Purchase, String>) -> String {
+pub fn text(
+    id: i64,
+    status: crate::store::Status,
+    spec: &PlanSpec,
+    state: &PlanState,
+    answer: &Result<Purchase, String>,
+) -> String {
     let mut out = format!("\nplan {id} — {} — {status}\n", spec.name);
     match answer {
         Ok(p) => {
@@ -291,7 +297,13 @@ pub fn text(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &
 }
 
 /// The HTML that opens the plan's report, above the studies' sections.
-pub fn html(id: i64, status: &str, spec: &PlanSpec, state: &PlanState, answer: &Result<Purchase, String>) -> String {
+pub fn html(
+    id: i64,
+    status: crate::store::Status,
+    spec: &PlanSpec,
+    state: &PlanState,
+    answer: &Result<Purchase, String>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "<section class=\"answer\"><h2>Plan {id} — {}</h2>", esc(&spec.name));
     match answer {
@@ -379,7 +391,7 @@ mod tests {
         let levels = [(900, Verdict::Met), (1800, missed.clone()), (1350, Verdict::Met), (1575, missed)];
         f.capacity = Some(crate::plan::Found {
             study: 2,
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             rates: levels.into_iter().map(|(r, v)| (r, RateFigures::default(), v)).collect(),
             ..Default::default()
         });
@@ -443,7 +455,13 @@ mod tests {
         assert_eq!(p.efficiency_words, "0.9, assumed (none was measured or given)");
         assert_eq!(p.chosen.plan.efficiency_source, "assumed");
         assert!(p.caveats.iter().any(|c| c.starts_with("--memory-price was not used: the memory study was skipped")));
-        let t = text(1, "completed", &spec, &PlanState { host: Some(host), ..Default::default() }, &Ok(p));
+        let t = text(
+            1,
+            crate::store::Status::Completed,
+            &spec,
+            &PlanState { host: Some(host), ..Default::default() },
+            &Ok(p),
+        );
         assert!(t.contains("reached over a unix socket"), "{t}");
     }
 
@@ -461,7 +479,7 @@ mod tests {
         assert!(a.contains("$27,000 over 4 years (servers; energy not counted)"), "{a}");
         assert!(b.contains("row locks ran out (study 1)"), "{b}");
         assert!(b.ends_with("it beat 5 servers (range 4-5) x 1 instance ($45,000)."), "{b}");
-        let t = text(1, "completed", &spec, &Default::default(), &Ok(p));
+        let t = text(1, crate::store::Status::Completed, &spec, &Default::default(), &Ok(p));
         assert!(t.contains("2 instances per server") && t.contains("<- chosen"), "{t}");
     }
 
@@ -471,14 +489,14 @@ mod tests {
         let missed = Verdict::Missed { objective: "p99".into(), ms: 80.0, below_ms: 50.0 };
         f.capacity = Some(crate::plan::Found {
             study: 2,
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             rates: vec![(400, RateFigures::default(), missed)],
             ..Default::default()
         });
         let answer = purchase(&plan(), &f, &[], None);
-        let t = text(1, "completed", &plan(), &Default::default(), &answer);
+        let t = text(1, crate::store::Status::Completed, &plan(), &Default::default(), &answer);
         assert!(t.contains("No plan: no rate met p99<50ms (study 2; the lowest tried, 400 tps, broke it)"), "{t}");
-        let h = html(1, "completed", &plan(), &Default::default(), &answer);
+        let h = html(1, crate::store::Status::Completed, &plan(), &Default::default(), &answer);
         assert!(h.contains("No plan: no rate met p99&lt;50ms"), "{h}");
     }
 }

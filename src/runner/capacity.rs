@@ -218,7 +218,7 @@ fn probe(
             series: name,
             level: threads,
             repeat: 1,
-            status: "completed".into(),
+            status: crate::store::Status::Completed,
             runs: docs.iter().filter_map(|d| d.id).collect(),
             figures: Some(serde_json::to_value(&f).expect("serialisable")),
         },

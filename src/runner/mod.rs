@@ -75,7 +75,7 @@ pub fn measure(
     let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            let _ = store.finish_run(run_id, "failed", Some(&e), None, &BTreeMap::new());
+            let _ = store.finish_run(run_id, crate::store::Status::Failed, Some(&e), None, &BTreeMap::new());
             return Err(Error::Failed(e));
         }
     };
@@ -88,7 +88,13 @@ pub fn measure(
     let json = if output.json.is_some() { " and --json" } else { "" };
     let stored = match store_error {
         Some((n, t, e)) => {
-            let _ = store.finish_run(run_id, "failed", Some(&format!("results store failed: {e}")), None, &histograms);
+            let _ = store.finish_run(
+                run_id,
+                crate::store::Status::Failed,
+                Some(&format!("results store failed: {e}")),
+                None,
+                &histograms,
+            );
             Err(format!(
                 "the results store failed ({e}): run {run_id} holds its first {n} interval(s), up to {t:.1} s, \
                  and no summary; the summary above{json} has the whole run"
@@ -331,7 +337,7 @@ fn execute(
         let results = results.to_path_buf();
         crate::exec::last_words::hold(move |why, interrupted| {
             if let Ok(store) = store::Store::open(&results) {
-                let status = if interrupted { "interrupted" } else { "failed" };
+                let status = if interrupted { store::Status::Interrupted } else { store::Status::Failed };
                 let _ = store.finish_run(run_id, status, Some(why), None, &BTreeMap::new());
             }
         })
@@ -455,7 +461,7 @@ fn show_summary(
     sysbench: bool,
     name: &str,
     run_id: i64,
-    status: &str,
+    status: store::Status,
 ) {
     if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
         eprintln!("warning: the warm-up covered the whole run: nothing was measured");
@@ -491,14 +497,14 @@ fn show_summary(
 /// The run's document.
 fn doc_of(
     run_id: i64,
-    status: &str,
+    status: store::Status,
     outcome: crate::exec::RunResult,
     config: RunConfig,
     histograms: BTreeMap<String, String>,
 ) -> RunDocument {
     RunDocument {
         id: Some(run_id),
-        status: status.to_string(),
+        status,
         error: outcome.fatal,
         config,
         summary: Some(outcome.summary),

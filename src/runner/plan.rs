@@ -8,7 +8,7 @@ use super::study::{self, Site};
 use crate::plan::decide::{self, Decision};
 use crate::plan::{Earlier, Findings, Found, Host, PlanSpec, PlanState, Stage, StageRecord};
 use crate::runner;
-use crate::store::Store;
+use crate::store::{Status, Store};
 use crate::study::spec::{Kind, StudySpec};
 use crate::Error;
 use std::time::Instant;
@@ -39,10 +39,10 @@ pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i6
             (store.begin_plan(&spec.name, &serde_json::to_value(spec).expect("serialisable"))?, PlanState::default())
         }
     };
-    let save = |state: &PlanState, status: &str| {
+    let save = |state: &PlanState, status: Status| {
         store.set_plan(id, status, &serde_json::to_value(state).expect("serialisable"))
     };
-    save(&state, "running")?;
+    save(&state, Status::Running)?;
     // Counted from here, so Ctrl-C in the setup (the data's load) interrupts the plan
     // rather than failing it (ctrl_c_in_a_plans_setup_interrupts_it).
     crate::exec::install_signal_handler();
@@ -56,11 +56,11 @@ pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i6
         }
     }
     match &r {
-        Ok(code) if crate::interrupted(*code) => save(&state, "interrupted")?,
-        Ok(_) => save(&state, "completed")?,
+        Ok(code) if crate::interrupted(*code) => save(&state, Status::Interrupted)?,
+        Ok(_) => save(&state, Status::Completed)?,
         Err(e) => {
             state.error = Some(e.to_string());
-            save(&state, "failed")?
+            save(&state, Status::Failed)?
         }
     }
     r.map(|code| (code, id))
@@ -72,7 +72,7 @@ fn run_stages(
     id: i64,
     store: &Store,
     state: &mut PlanState,
-    save: &dyn Fn(&PlanState, &str) -> Result<(), crate::store::StoreError>,
+    save: &dyn Fn(&PlanState, Status) -> Result<(), crate::store::StoreError>,
 ) -> Result<i32, Error> {
     crate::outln!(
         "plan {id}: {:.0} {} of {}{} within {:.0} s{}",
@@ -90,7 +90,7 @@ fn run_stages(
             let h = host_facts(site, spec)?;
             state.setup_s += t0.elapsed().as_secs_f64();
             state.host = Some(h.clone());
-            save(state, "running")?;
+            save(state, Status::Running)?;
             h
         }
     };
@@ -122,13 +122,13 @@ fn run_stages(
         };
         if let Some(sid) = study {
             let row = store.load_study(sid)?;
-            if matches!(row.status.as_str(), "interrupted" | "abandoned") {
+            if row.status.cut_short() {
                 crate::outln!("{}: resuming study {sid}", stage.name());
                 let stored = StudySpec::stored(&row).map_err(Error::Failed)?;
                 let t0 = Instant::now();
                 let (r, _) = study::run_with_id(site, &stored, Some(sid));
                 add_seconds(state, stage, sid, t0, " and resumed");
-                save(state, "running")?;
+                save(state, Status::Running)?;
                 if stopped(&r) {
                     return r;
                 }
@@ -143,7 +143,7 @@ fn run_stages(
             Decision::Skip { why, for_time } => {
                 crate::outln!("{}: skipped — {why}", stage.name());
                 state.stages.push(StageRecord { stage, study: None, why, for_time, seconds: 0.0 });
-                save(state, "running")?;
+                save(state, Status::Running)?;
             }
             Decision::Run { spec: s, why } => {
                 crate::outln!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&s));
@@ -157,7 +157,7 @@ fn run_stages(
                     _ => why,
                 };
                 state.stages.push(StageRecord { stage, study: sid, why, for_time: false, seconds });
-                save(state, "running")?;
+                save(state, Status::Running)?;
                 if stopped(&r) {
                     return r;
                 }
@@ -301,7 +301,9 @@ const EARLIER_RUNS: usize = 3;
 pub fn earlier_runs(store: &Store, id: i64, spec: &PlanSpec, state: &PlanState) -> Result<Vec<Earlier>, Error> {
     let Some(host) = state.host.as_ref() else { return Ok(Vec::new()) };
     let mut out = Vec::new();
-    for row in store.list_plans()?.into_iter().rev().filter(|r| r.id < id && r.status == "completed") {
+    for row in
+        store.list_plans()?.into_iter().rev().filter(|r| r.id < id && r.status == crate::store::Status::Completed)
+    {
         let (Ok(s), Ok(st)) = (
             serde_json::from_value::<PlanSpec>(row.spec.clone()),
             serde_json::from_value::<PlanState>(row.state.clone()),
@@ -331,7 +333,7 @@ pub fn earlier_runs(store: &Store, id: i64, spec: &PlanSpec, state: &PlanState) 
 /// The lab label of a study's runs ("emulated (node CPU quota 0.3, ...)"), when they ran
 /// on lab nodes.
 pub fn emulated(store: &Store, row: &crate::store::StudyRow) -> Option<String> {
-    let run = row.steps.iter().find(|s| s.status == "completed")?.runs.first()?;
+    let run = row.steps.iter().find(|s| s.status == crate::store::Status::Completed)?.runs.first()?;
     let doc = store.load_run(*run).ok()?;
     doc.config.server_fact("lab").filter(|l| l.starts_with("emulated"))
 }

@@ -41,7 +41,11 @@ pub fn run_with_id(site: &Site, spec: &StudySpec, resume: Option<i64>) -> (Resul
     let r = run_study(site, spec, resume, &mut study);
     if let (Err(e), Some(id)) = (&r, study) {
         if let Ok(store) = Store::open(site.results) {
-            let _ = store.set_study_status(id, "failed", Some(&serde_json::json!({ "error": e.to_string() })));
+            let _ = store.set_study_status(
+                id,
+                crate::store::Status::Failed,
+                Some(&serde_json::json!({ "error": e.to_string() })),
+            );
         }
     }
     (r, study)
@@ -276,7 +280,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let store = Store::open(results)?;
     let id = match resume {
         Some(id) => {
-            store.set_study_status(id, "running", None)?;
+            store.set_study_status(id, crate::store::Status::Running, None)?;
             id
         }
         None => store.begin_study(
@@ -330,7 +334,10 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         for &level in &levels {
             for repeat in 1..=spec.repeat {
                 if row.steps.iter().any(|s| {
-                    s.series == series.name && s.level == level && s.repeat == repeat && s.status == "completed"
+                    s.series == series.name
+                        && s.level == level
+                        && s.repeat == repeat
+                        && s.status == crate::store::Status::Completed
                 }) {
                     bar.inc(1);
                     continue;

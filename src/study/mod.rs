@@ -85,7 +85,7 @@ pub fn probe_series(series: &str) -> String {
 pub fn completed_steps(row: &StudyRow, series: &str) -> Vec<(u32, StepFigures)> {
     row.steps
         .iter()
-        .filter(|s| s.series == series && s.status == "completed")
+        .filter(|s| s.series == series && s.status == crate::store::Status::Completed)
         .filter_map(|s| Some((s.level, serde_json::from_value(s.figures.clone()?).ok()?)))
         .collect()
 }

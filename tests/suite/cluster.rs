@@ -598,7 +598,7 @@ fn round_robin_over_a_replica_reads_only() {
     }
     let store = sizeup::store::Store::open(&c.path().join("results.db")).unwrap();
     let row = store.list_studies().unwrap().pop().unwrap();
-    assert_eq!(row.status, "completed");
+    assert_eq!(row.status, sizeup::store::Status::Completed);
     let run = store.load_run(row.steps[0].runs[0]).unwrap();
     let s = run.summary.as_ref().unwrap();
     assert_eq!(s.nodes.len(), 2);

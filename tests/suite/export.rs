@@ -74,7 +74,7 @@ fn fixture_run() -> RunDocument {
     assert_ne!(summary.latency_ms, LatencyMs::default());
     RunDocument {
         id: Some(7),
-        status: "completed".into(),
+        status: sizeup::store::Status::Completed,
         error: None,
         config: serde_json::from_value(serde_json::json!({"workload": "tpcc", "run": {"threads": 4}})).unwrap(),
         summary: Some(summary),
@@ -145,7 +145,7 @@ fn study_exports_match_their_fixtures() {
         kind: "sweep".into(),
         started_at: "2026-11-22T00:00:00Z".into(),
         finished_at: None,
-        status: "completed".into(),
+        status: sizeup::store::Status::Completed,
         spec: serde_json::Value::Null,
         result: None,
         steps: vec![],

@@ -197,7 +197,7 @@ fn dead_server_kill_9_fails_the_run_after_the_lost_timeout_and_marks_the_outage(
     assert!(doc["summary"]["reconnect_failures"].as_u64().unwrap() > 0, "failed reconnects are counted");
     assert!(doc["summary"]["outage_intervals"].as_u64().unwrap() > 0);
     let stored = store_run(&s, last_run_id(&s));
-    assert_eq!(stored.status, "failed");
+    assert_eq!(stored.status, sizeup::store::Status::Failed);
     assert!(stored.error.unwrap().contains("lost"));
     assert!(stored.intervals.iter().any(|iv| iv.outage));
 }
@@ -420,7 +420,7 @@ fn stalled_server_statement_timeout_fails_the_run_and_a_second_ctrl_c_ends_it_at
     assert!(p.stderr().contains("interrupted again"), "{}", p.stderr());
     signal(s.pid, libc::SIGCONT);
     let stored = store_run(&s, last_run_id(&s));
-    assert_eq!(stored.status, "interrupted");
+    assert_eq!(stored.status, sizeup::store::Status::Interrupted);
     assert!(!stored.intervals.is_empty(), "what was recorded is kept");
 }
 
@@ -583,7 +583,7 @@ fn sigterm_does_what_ctrl_c_does_and_exits_143() {
     assert_eq!(code, 143, "{}", p.stderr());
     assert!(p.stdout().contains("summary"), "the summary is printed: {}", p.stdout());
     let stored = store_run(&s, last_run_id(&s));
-    assert_eq!(stored.status, "interrupted");
+    assert_eq!(stored.status, sizeup::store::Status::Interrupted);
     assert!(stored.summary.is_some());
 }
 
@@ -796,7 +796,7 @@ fn failed_study_is_recorded_as_failed_with_the_reason_not_abandoned() {
     assert_ne!(p.exit_within(Duration::from_secs(30)), 0);
     let store = sizeup::store::Store::open(&state.path().join("results.db")).unwrap();
     let study = store.load_study(1).unwrap();
-    assert_eq!(study.status, "failed", "{}", p.stderr());
+    assert_eq!(study.status, sizeup::store::Status::Failed, "{}", p.stderr());
     let result = serde_json::to_string(&study.result).unwrap();
     assert!(result.contains("cannot connect"), "the reason is stored: {result}");
 }
@@ -829,9 +829,9 @@ fn sweep_under_way(s: &TestServer, step_time: u32, options: &str) -> Proc {
 fn study_stopped_at_its_first_step(s: &TestServer, why: &str) {
     let store = sizeup::store::Store::open(&s.results()).unwrap();
     let row = store.load_study(1).unwrap();
-    assert_eq!(row.status, "failed");
+    assert_eq!(row.status, sizeup::store::Status::Failed);
     assert_eq!(row.steps.len(), 1, "the study stopped at the faulty step");
-    assert_eq!(row.steps[0].status, "failed");
+    assert_eq!(row.steps[0].status, sizeup::store::Status::Failed);
     assert!(row.steps[0].figures.is_none(), "no figure from a faulty step");
     assert!(serde_json::to_string(&row.result).unwrap().contains(why), "the study says why");
 }

@@ -40,7 +40,7 @@ fn standard_output_closed_by_its_reader() {
     assert!(!err.contains("panicked"), "{err}");
     let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, "completed", "{err}");
+    assert_eq!(runs[0].status, sizeup::store::Status::Completed, "{err}");
     assert!(runs[0].tps.is_some_and(|t| t > 0.0), "the run's figure was stored: {:?}", runs[0].tps);
 
     // Commands that only print end the same way.
@@ -226,7 +226,7 @@ fn a_plans_state_and_setup_faults_are_said() {
         )
         .unwrap();
         let id = store.begin_plan("broken", &serde_json::to_value(&spec).unwrap()).unwrap();
-        store.set_plan(id, "interrupted", &serde_json::json!({"stages": "not a list"})).unwrap();
+        store.set_plan(id, sizeup::store::Status::Interrupted, &serde_json::json!({"stages": "not a list"})).unwrap();
     }
     let (_, out, err) = common::run_in(&s, &["plan", "--resume", "1"]);
     assert!(err.contains("note: plan 1's stored progress cannot be read"), "{out}\n{err}");
@@ -251,5 +251,5 @@ fn a_plans_state_and_setup_faults_are_said() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(sizeup::EXIT_INTERRUPTED), "{err}");
     let store = sizeup::store::Store::open_read_only(&results).unwrap();
-    assert_eq!(store.list_plans().unwrap().last().unwrap().status, "interrupted", "{err}");
+    assert_eq!(store.list_plans().unwrap().last().unwrap().status, sizeup::store::Status::Interrupted, "{err}");
 }

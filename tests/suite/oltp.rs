@@ -90,7 +90,7 @@ fn prepare_run_every_workload_and_cleanup() {
     let store = sizeup::store::Store::open(&s.results()).unwrap();
     let runs = store.list_runs().unwrap();
     assert_eq!(runs.len(), expected.len());
-    assert!(runs.iter().all(|r| r.status == "completed"));
+    assert!(runs.iter().all(|r| r.status == sizeup::store::Status::Completed));
     let back = store.load_run(runs[0].id).unwrap();
     assert_eq!(
         back.summary.unwrap().transactions as f64,

@@ -72,7 +72,7 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     assert!(first.contains("sizeup plan --resume 1"), "{first}");
     let store = sizeup::store::Store::open(&s.results()).unwrap();
     let row = store.load_plan(1).unwrap();
-    assert_eq!(row.status, "interrupted");
+    assert_eq!(row.status, sizeup::store::Status::Interrupted);
     let state: sizeup::plan::PlanState = serde_json::from_value(row.state).unwrap();
     assert_eq!(state.stages[0].stage, sizeup::plan::Stage::Sweep);
     assert_eq!(state.stages[0].study, Some(1));
@@ -81,7 +81,7 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
         host.managed && host.cpus >= 1 && host.data_bytes.is_some() && host.pool_bytes == Some(128 << 20),
         "{host:?}"
     );
-    assert_eq!(store.load_study(2).unwrap().status, "interrupted");
+    assert_eq!(store.load_study(2).unwrap().status, sizeup::store::Status::Interrupted);
     drop(store);
 
     // Resumed: the sweep is kept, the capacity study continued under its own id.
@@ -96,9 +96,9 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     // beside this one); each study once.
     assert_eq!(names[..2], ["plan 1: connection sweep", "plan 1: capacity at the objective"], "no study run twice");
     assert!(names[2..].iter().all(|n| *n == "plan 1: scale-up") && names.len() <= 3, "{names:?}");
-    assert!(studies.iter().all(|r| r.status == "completed"), "{studies:?}");
+    assert!(studies.iter().all(|r| r.status == sizeup::store::Status::Completed), "{studies:?}");
     let row = store.load_plan(1).unwrap();
-    assert_eq!(row.status, "completed");
+    assert_eq!(row.status, sizeup::store::Status::Completed);
     let state: sizeup::plan::PlanState = serde_json::from_value(row.state).unwrap();
     let stages: Vec<_> = state.stages.iter().map(|r| r.stage).collect();
     use sizeup::plan::Stage;
@@ -171,11 +171,11 @@ fn a_short_plan_runs_its_studies_resumes_after_an_interruption_and_answers() {
     assert!(stdout.contains("Measured in one run"), "{stdout}");
     let row = store.load_plan(1).unwrap();
     let again_id = store.begin_plan("the same plan again", &row.spec).unwrap();
-    store.set_plan(again_id, "completed", &row.state).unwrap();
+    store.set_plan(again_id, sizeup::store::Status::Completed, &row.state).unwrap();
     let mut elsewhere: sizeup::plan::PlanState = serde_json::from_value(row.state.clone()).unwrap();
     elsewhere.host.as_mut().unwrap().cpus += 1;
     let other_id = store.begin_plan("on another host", &row.spec).unwrap();
-    store.set_plan(other_id, "completed", &serde_json::to_value(&elsewhere).unwrap()).unwrap();
+    store.set_plan(other_id, sizeup::store::Status::Completed, &serde_json::to_value(&elsewhere).unwrap()).unwrap();
     let (code, second, _) = out(&s, &["plan", "--show", &again_id.to_string()]);
     assert_eq!(code, 0, "{second}");
     assert!(!second.contains("Measured in one run"), "{second}");

@@ -355,7 +355,7 @@ fn a_fatal_error_stops_the_run_with_the_statement_and_keeps_the_results() {
     assert!(doc["summary"]["transactions"].as_u64().unwrap() > 0);
     assert!(doc["summary"]["seconds"].as_f64().unwrap() < 10.0);
     let stored = sizeup::store::Store::open(&s.results()).unwrap().load_run(doc["id"].as_i64().unwrap()).unwrap();
-    assert_eq!(stored.status, "failed");
+    assert_eq!(stored.status, sizeup::store::Status::Failed);
     assert!(!stored.intervals.is_empty());
 
     // fatal_errors_are_not_counted_as_ignored: the error that ended the run was shown

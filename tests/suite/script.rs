@@ -401,7 +401,7 @@ fn sweeps_and_study_files_run_a_script() {
     assert_eq!(study.spec["script_options"]["table_size"], "500");
     let runs = store.list_runs().unwrap();
     assert_eq!(runs.len(), 2);
-    assert!(runs.iter().all(|r| r.status == "completed"), "{runs:?}");
+    assert!(runs.iter().all(|r| r.status == sizeup::store::Status::Completed), "{runs:?}");
 
     // A study file naming the script, its options in [script_options].
     let file = s.home.path().join("script-study.toml");
@@ -417,7 +417,7 @@ fn sweeps_and_study_files_run_a_script() {
     assert!(crate::common::answered_or_starved(s.sizeup(&["study", "run", &f]).unwrap(), &s.results()));
     let runs = sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap();
     assert_eq!(runs.len(), 4);
-    assert!(runs.iter().all(|r| r.status == "completed"));
+    assert!(runs.iter().all(|r| r.status == sizeup::store::Status::Completed));
 
     // A study file's unknown script option is refused before anything runs.
     std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replace("skip_trx", "skip_trax")).unwrap();
@@ -597,7 +597,7 @@ fn lua_that_never_returns_outlasts_every_bound() {
     // says why first (abandoned means a process that died).
     let last = || sizeup::store::Store::open(&s.results()).unwrap().list_runs().unwrap().pop().unwrap();
     let run = last();
-    assert_eq!(run.status, "failed", "{run:?}");
+    assert_eq!(run.status, sizeup::store::Status::Failed, "{run:?}");
     let doc = sizeup::store::Store::open(&s.results()).unwrap().load_run(run.id).unwrap();
     assert!(doc.error.as_deref().unwrap_or("").contains("did not return within 5 s"), "{:?}", doc.error);
     let slow = write("slow.lua", "function event()\n  jit.off()\n  local n = 0\n  while true do n = n + 1 end\nend\n");
@@ -660,7 +660,7 @@ fn lua_that_never_returns_outlasts_every_bound() {
         }
         said(&err, what, "the interrupt");
         if name == "event.lua" {
-            assert_eq!(last().status, "interrupted", "{name}");
+            assert_eq!(last().status, sizeup::store::Status::Interrupted, "{name}");
         }
     }
 }

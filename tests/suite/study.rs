@@ -366,14 +366,14 @@ table-size = 2000
 
     let store = Store::open(&s.results()).unwrap();
     let before = store.list_studies().unwrap().pop().unwrap();
-    assert_eq!(before.status, "interrupted");
+    assert_eq!(before.status, sizeup::store::Status::Interrupted);
     let done: Vec<(u32, &str)> = before.steps.iter().map(|st| (st.level, st.status.as_str())).collect();
     assert_eq!(done, [(1, "completed"), (2, "interrupted")]);
     let first_run = before.steps[0].runs[0];
 
     assert!(common::answered_or_starved(s.sizeup(&["study", "resume", &before.id.to_string()]).unwrap(), &s.results()));
     let after = store.load_study(before.id).unwrap();
-    assert_eq!(after.status, "completed");
+    assert_eq!(after.status, sizeup::store::Status::Completed);
     let done: Vec<(u32, &str)> = after.steps.iter().map(|st| (st.level, st.status.as_str())).collect();
     assert_eq!(done, [(1, "completed"), (2, "completed"), (3, "completed")]);
     assert_eq!(after.steps[0].runs[0], first_run, "the finished step was kept, not rerun");
@@ -490,8 +490,8 @@ fn a_signal_between_study_steps_is_not_swallowed() {
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
     assert_eq!(child.wait().unwrap().code(), Some(sizeup::EXIT_INTERRUPTED), "{rest:?}");
     let study = Store::open(&s.results()).unwrap().list_studies().unwrap().pop().unwrap();
-    assert_eq!(study.status, "interrupted");
-    assert!(study.steps.iter().filter(|st| st.status == "completed").count() < 4);
+    assert_eq!(study.status, sizeup::store::Status::Interrupted);
+    assert!(study.steps.iter().filter(|st| st.status == sizeup::store::Status::Completed).count() < 4);
 }
 
 /// Two client groups share one sizeup process in a scale step: each stores its own

@@ -390,7 +390,7 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
     for r in runs {
         let doc = store.load_run(r.id).unwrap();
         assert_eq!(doc.config.server_fact("tls").as_deref(), Some("on"), "run {}", r.id);
-        assert_eq!(doc.status, "completed");
+        assert_eq!(doc.status, sizeup::store::Status::Completed);
     }
 }
 

@@ -11,6 +11,7 @@ pub mod result;
 pub mod run;
 pub mod sizing;
 pub mod stats;
+pub mod status;
 pub mod study;
 pub mod unit;
 pub mod usl;

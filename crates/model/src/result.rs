@@ -21,8 +21,7 @@ pub struct RunDocument {
     /// The run's id in the results store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    /// running, completed, interrupted or failed.
-    pub status: String,
+    pub status: crate::status::Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub config: RunConfig,

@@ -8,6 +8,7 @@
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use sizeup_model::result::RunDocument;
 use sizeup_model::stats::{Interval, Summary};
+pub use sizeup_model::status::Status;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ pub struct StudyRow {
     pub kind: String,
     pub started_at: String,
     pub finished_at: Option<String>,
-    pub status: String,
+    pub status: Status,
     pub spec: serde_json::Value,
     pub result: Option<serde_json::Value>,
     pub steps: Vec<StepRow>,
@@ -71,7 +72,7 @@ pub struct PlanRow {
     pub started_at: String,
     pub finished_at: Option<String>,
     /// running, completed, interrupted, failed, abandoned (its process died).
-    pub status: String,
+    pub status: Status,
     pub spec: serde_json::Value,
     pub state: serde_json::Value,
 }
@@ -83,7 +84,7 @@ pub struct StepRow {
     pub level: u32,
     pub repeat: u32,
     /// completed, interrupted or failed.
-    pub status: String,
+    pub status: Status,
     pub runs: Vec<i64>,
     pub figures: Option<serde_json::Value>,
 }
@@ -166,10 +167,11 @@ pub struct Store {
 
 /// A run still marked running whose recording process is gone was cut off (killed, or
 /// the machine stopped): it reads as `abandoned`. Its intervals so far are kept.
-fn live_status(status: String, pid: Option<i64>) -> String {
+fn live_status(status: String, pid: Option<i64>) -> Status {
+    let status = Status::stored(&status);
     let gone = |pid: i64| pid != std::process::id() as i64 && std::fs::metadata(format!("/proc/{pid}")).is_err();
     match pid {
-        Some(pid) if status == "running" && gone(pid) => "abandoned".into(),
+        Some(pid) if status == Status::Running && gone(pid) => Status::Abandoned,
         _ => status,
     }
 }
@@ -192,7 +194,7 @@ pub struct RunRow {
     pub started_at: String,
     pub workload: String,
     pub target: String,
-    pub status: String,
+    pub status: Status,
     pub threads: Option<u64>,
     pub tps: Option<f64>,
     pub p95_ms: Option<f64>,
@@ -447,7 +449,7 @@ impl Store {
     pub fn finish_run(
         &self,
         run: i64,
-        status: &str,
+        status: Status,
         error: Option<&str>,
         summary: Option<&Summary>,
         histograms: &BTreeMap<String, String>,
@@ -456,7 +458,7 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         tx.execute(
             "UPDATE runs SET status = ?2, error = ?3, summary = ?4, finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
-            params![run, status, error, summary],
+            params![run, status.as_str(), error, summary],
         )
         .map_err(|e| self.err(e))?;
         for (name, hdr) in histograms {
@@ -510,15 +512,15 @@ impl Store {
     pub fn set_study_status(
         &self,
         id: i64,
-        status: &str,
+        status: Status,
         result: Option<&serde_json::Value>,
     ) -> Result<(), StoreError> {
-        let finished = status != "running";
+        let finished = status.finished();
         self.conn
             .execute(
                 "UPDATE studies SET status = ?2, result = COALESCE(?3, result), pid = ?4, \
                  finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
-                params![id, status, result.map(|r| r.to_string()), std::process::id(), finished],
+                params![id, status.as_str(), result.map(|r| r.to_string()), std::process::id(), finished],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -535,7 +537,7 @@ impl Store {
                     step.series,
                     step.level,
                     step.repeat,
-                    step.status,
+                    step.status.as_str(),
                     serde_json::to_string(&step.runs).expect("serialisable"),
                     step.figures.as_ref().map(|f| f.to_string())
                 ],
@@ -555,13 +557,13 @@ impl Store {
     }
 
     /// Stores a plan's state and status (running again from this process, or finished).
-    pub fn set_plan(&self, id: i64, status: &str, state: &serde_json::Value) -> Result<(), StoreError> {
-        let finished = status != "running";
+    pub fn set_plan(&self, id: i64, status: Status, state: &serde_json::Value) -> Result<(), StoreError> {
+        let finished = status.finished();
         self.conn
             .execute(
                 "UPDATE plans SET status = ?2, state = ?3, pid = ?4, \
                  finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
-                params![id, status, state.to_string(), std::process::id(), finished],
+                params![id, status.as_str(), state.to_string(), std::process::id(), finished],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -616,7 +618,7 @@ impl Store {
     }
 
     pub fn load_study(&self, id: i64) -> Result<StudyRow, StoreError> {
-        type Head = (String, String, String, Option<String>, String, String, Option<String>);
+        type Head = (String, String, String, Option<String>, Status, String, Option<String>);
         let head: Option<Head> = self
             .conn
             .query_row(
@@ -652,7 +654,7 @@ impl Store {
                     series: r.get(0)?,
                     level: r.get(1)?,
                     repeat: r.get(2)?,
-                    status: r.get(3)?,
+                    status: Status::stored(&r.get::<_, String>(3)?),
                     runs: serde_json::from_str(&runs).unwrap_or_default(),
                     figures: figures.and_then(|f| serde_json::from_str(&f).ok()),
                 })
@@ -675,7 +677,7 @@ impl Store {
 
     /// A stored run as the same document `--json` writes.
     pub fn load_run(&self, id: i64) -> Result<RunDocument, StoreError> {
-        let row: Option<(String, Option<String>, String, Option<String>)> = self
+        let row: Option<(Status, Option<String>, String, Option<String>)> = self
             .conn
             .query_row("SELECT status, error, config, summary, pid FROM runs WHERE id = ?1", [id], |r| {
                 Ok((live_status(r.get(0)?, r.get(4)?), r.get(1)?, r.get(2)?, r.get(3)?))
@@ -777,11 +779,11 @@ mod tests {
         store.add_interval(id, 0, &iv).unwrap();
         // Until finished, the run is there with its intervals (a crash loses nothing).
         let doc = Store::open(&path).unwrap().load_run(id).unwrap();
-        assert_eq!(doc.status, "running");
+        assert_eq!(doc.status, Status::Running);
         assert_eq!(doc.intervals, vec![iv.clone()]);
         let summary = Summary::from_recorder(&rec, &names, 1.0, 0);
         let hist: BTreeMap<_, _> = [("oltp_read_write".to_string(), "abc".to_string())].into();
-        store.finish_run(id, "completed", None, Some(&summary), &hist).unwrap();
+        store.finish_run(id, Status::Completed, None, Some(&summary), &hist).unwrap();
         let doc = store.load_run(id).unwrap();
         assert_eq!(doc.summary, Some(summary));
         assert_eq!(doc.histograms, hist);
@@ -797,11 +799,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("r.db")).unwrap();
         let id = store.begin_run("oltp_point_select", "t", &Default::default()).unwrap();
-        assert_eq!(store.load_run(id).unwrap().status, "running", "our own process is alive");
+        assert_eq!(store.load_run(id).unwrap().status, Status::Running, "our own process is alive");
         // A pid that cannot exist (above the kernel's pid_max).
         store.conn.execute("UPDATE runs SET pid = 99999999 WHERE id = ?1", [id]).unwrap();
-        assert_eq!(store.load_run(id).unwrap().status, "abandoned");
-        assert_eq!(store.list_runs().unwrap()[0].status, "abandoned");
+        assert_eq!(store.load_run(id).unwrap().status, Status::Abandoned);
+        assert_eq!(store.list_runs().unwrap()[0].status, Status::Abandoned);
     }
 
     #[test]
@@ -815,7 +817,7 @@ mod tests {
             .unwrap();
         drop(c);
         let store = Store::open(&path).unwrap();
-        assert_eq!(store.list_runs().unwrap()[0].status, "completed");
+        assert_eq!(store.list_runs().unwrap()[0].status, Status::Completed);
         let v: i64 = store.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(v, SCHEMA_VERSION);
     }
@@ -845,15 +847,15 @@ mod tests {
         let store = Store::open(&dir.path().join("r.db")).unwrap();
         let id = store.begin_plan("plan 5000", &serde_json::json!({ "target_tps": 5000.0 })).unwrap();
         let state = serde_json::json!({ "stages": [{ "stage": "sweep", "study": 3 }] });
-        store.set_plan(id, "running", &state).unwrap();
+        store.set_plan(id, Status::Running, &state).unwrap();
         let row = store.load_plan(id).unwrap();
-        assert_eq!((row.status.as_str(), row.state.clone(), row.finished_at), ("running", state.clone(), None));
+        assert_eq!((row.status, row.state.clone(), row.finished_at), (Status::Running, state.clone(), None));
         assert_eq!(row.spec["target_tps"], 5000.0);
         store.conn.execute("UPDATE plans SET pid = 99999999 WHERE id = ?1", [id]).unwrap();
-        assert_eq!(store.load_plan(id).unwrap().status, "abandoned");
-        store.set_plan(id, "completed", &state).unwrap();
+        assert_eq!(store.load_plan(id).unwrap().status, Status::Abandoned);
+        store.set_plan(id, Status::Completed, &state).unwrap();
         let row = store.load_plan(id).unwrap();
-        assert!(row.status == "completed" && row.finished_at.is_some());
+        assert!(row.status == Status::Completed && row.finished_at.is_some());
         assert_eq!(store.list_plans().unwrap().len(), 1);
         assert!(matches!(store.load_plan(9), Err(StoreError::NoSuchPlan(9))));
         // A plan's studies are found by name.
@@ -871,20 +873,20 @@ mod tests {
             series: "oltp_read_only".into(),
             level: 1,
             repeat: 1,
-            status: "interrupted".into(),
+            status: Status::Interrupted,
             runs: vec![7],
             figures: None,
         };
         store.record_step(id, &step).unwrap();
         // The rerun of an interrupted step replaces it.
         let done =
-            StepRow { status: "completed".into(), runs: vec![8], figures: Some(serde_json::json!({"x": 1})), ..step };
+            StepRow { status: Status::Completed, runs: vec![8], figures: Some(serde_json::json!({"x": 1})), ..step };
         store.record_step(id, &done).unwrap();
         let s = store.load_study(id).unwrap();
-        assert_eq!((s.status.as_str(), s.steps.clone()), ("running", vec![done]));
-        store.set_study_status(id, "completed", Some(&serde_json::json!({"peak": 2}))).unwrap();
+        assert_eq!((s.status, s.steps.clone()), (Status::Running, vec![done]));
+        store.set_study_status(id, Status::Completed, Some(&serde_json::json!({"peak": 2}))).unwrap();
         let s = store.load_study(id).unwrap();
-        assert_eq!(s.status, "completed");
+        assert_eq!(s.status, Status::Completed);
         assert!(s.finished_at.is_some());
         assert_eq!(s.result, Some(serde_json::json!({"peak": 2})));
         assert_eq!(store.list_studies().unwrap().len(), 1);
@@ -897,7 +899,7 @@ mod tests {
         let path = dir.path().join("r.db");
         let id = Store::open(&path).unwrap().begin_run("w", "t", &Default::default()).unwrap();
         let store = Store::open_read_only(&path).unwrap();
-        assert_eq!(store.load_run(id).unwrap().status, "running");
+        assert_eq!(store.load_run(id).unwrap().status, Status::Running);
         assert!(store.conn.is_readonly(rusqlite::MAIN_DB).unwrap());
         let e = store.begin_run("w", "t", &Default::default()).unwrap_err().to_string();
         assert!(e.contains("readonly"), "{e}");

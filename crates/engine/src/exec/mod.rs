@@ -99,11 +99,11 @@ pub enum Ended {
 
 impl Ended {
     /// The status the store and reports show.
-    pub fn status(self) -> &'static str {
+    pub fn status(self) -> sizeup_model::status::Status {
         match self {
-            Ended::Completed => "completed",
-            Ended::Interrupted => "interrupted",
-            Ended::Failed => "failed",
+            Ended::Completed => sizeup_model::status::Status::Completed,
+            Ended::Interrupted => sizeup_model::status::Status::Interrupted,
+            Ended::Failed => sizeup_model::status::Status::Failed,
         }
     }
 
