@@ -144,7 +144,7 @@ fn run_series(
                 // The bracket's rates run twice: each run is a step of its own (with
                 // repeat 1 the second replaced the first: the_repeat_keeps_both_runs).
                 repeat: done.iter().filter(|(r, ..)| *r == level).count() as u32 + 1,
-                status: ended.status().into(),
+                status: ended.status(),
                 runs: runs.clone(),
                 figures: figures.as_ref().map(|f| serde_json::to_value(f).expect("serialisable")),
             },

@@ -264,7 +264,7 @@ pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
     let series = crate::study::results_of(&spec, &row).map_err(Error::Failed)?;
     let mut f = Found {
         study: id,
-        status: row.status.clone(),
+        status: row.status,
         error: row.error().map(str::to_string),
         series,
         emulated: emulated(store, &row),

@@ -413,7 +413,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
                     series: series.name.clone(),
                     level,
                     repeat,
-                    status: status.into(),
+                    status,
                     runs: runs.clone(),
                     figures: figures.as_ref().map(|f| serde_json::to_value(f).expect("serialisable")),
                 };
