@@ -570,7 +570,7 @@ fn saturation_table(out: &mut String, s: &SeriesResult, at: u32, why: &str, what
         "<table class=\"saturation\"><tr><th class=\"l\">saturation</th><th>{what}</th><th>{}</th><th>mean ms</th>",
         esc(&s.unit)
     );
-    let types: Vec<String> = s.levels[0].p90.iter().map(|p| p.0.clone()).collect();
+    let types: Vec<String> = s.levels[0].p90.iter().map(|p| p.name.clone()).collect();
     for t in &types {
         let _ = write!(out, "<th>{} p90 ms</th>", esc(t));
     }
@@ -585,7 +585,7 @@ fn saturation_table(out: &mut String, s: &SeriesResult, at: u32, why: &str, what
             num(l.latency_avg_ms)
         );
         for t in &types {
-            let v = l.p90.iter().find(|p| &p.0 == t).map_or(0.0, |p| p.1);
+            let v = l.p90.iter().find(|p| &p.name == t).map_or(0.0, |p| p.ms);
             let _ = write!(out, "<td>{}</td>", num(v));
         }
         out.push_str("</tr>");
@@ -1013,31 +1013,14 @@ mod tests {
         .unwrap();
         let step = StepFigures {
             unit: "tps".into(),
-            throughput: Steady {
-                median: 2000.0,
-                mean: 2000.0,
-                min: 2000.0,
-                max: 2000.0,
-                cv: 0.0,
-                samples: 4,
-                n_eff: None,
-            },
+            throughput: Steady::flat(2000.0, 4),
             tps: 2000.0,
-            latency_ms: LatencyMs::default(),
-            p90: vec![],
             os: Some(crate::monitor::os::OsSample {
                 watts: Some(200.0),
                 power_source: "given".into(),
                 ..Default::default()
             }),
-            instances: vec![],
-            notes: vec![],
-            max_lag_s: None,
-            conflicts: None,
-            status: None,
-            node_cpus: None,
-            rate: None,
-            memory: None,
+            ..Default::default()
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];
         let row = StudyRow {

@@ -751,7 +751,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
         }
         if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
             let _ = write!(out, "  p90 at {} {level_name}:", l.level);
-            for (name, ms, _) in &l.p90 {
+            for crate::stats::TypeP90 { name, ms, .. } in &l.p90 {
                 // A sub-millisecond p90 printed as "0 ms" read as none.
                 let _ = write!(out, " {name} {} ms", if *ms < 10.0 { format!("{ms:.2}") } else { format!("{ms:.0}") });
             }
@@ -1125,32 +1125,17 @@ mod tests {
         .unwrap();
         let step = |x: f64, r: f64| figures::StepFigures {
             unit: "tps".into(),
-            throughput: crate::study::steady::Steady {
-                median: x,
-                mean: x,
-                min: x,
-                max: x,
-                cv: 0.0,
-                samples: 5,
-                n_eff: None,
-            },
+            throughput: crate::study::steady::Steady::flat(x, 5),
             tps: x,
             latency_ms: crate::stats::LatencyMs { avg: r, p95: r, ..Default::default() },
-            p90: vec![("oltp_read_write".into(), r, None)],
+            p90: vec![crate::stats::TypeP90::new("oltp_read_write", r, None)],
             os: Some(crate::monitor::os::OsSample {
                 idle: 50.0,
                 watts: Some(100.0),
                 power_source: "given".into(),
                 ..Default::default()
             }),
-            instances: vec![],
-            notes: vec![],
-            max_lag_s: None,
-            conflicts: None,
-            status: None,
-            node_cpus: None,
-            rate: None,
-            memory: None,
+            ..Default::default()
         };
         let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];
         let r = figures::series_result("rw", &[1, 2, 4], 1, &steps, &stop::parse("plateau<5%").unwrap());

@@ -118,7 +118,7 @@ fn study_exports_match_their_fixtures() {
         throughput: Steady { median: x, mean: x, min: x * 0.95, max: x * 1.05, cv: 0.02, samples: 10, n_eff: None },
         tps: x,
         latency_ms: LatencyMs { avg: r, p95: r * 1.5, p99: r * 2.0, ..Default::default() },
-        p90: vec![("oltp_read_write".into(), r * 1.3, None)],
+        p90: vec![sizeup::stats::TypeP90::new("oltp_read_write", r * 1.3, None)],
         os: Some(OsSample {
             usr: 60.0,
             sys: 30.0,
@@ -128,13 +128,7 @@ fn study_exports_match_their_fixtures() {
             ..Default::default()
         }),
         instances: vec![InstanceFigures { run: 1, throughput: x, latency_avg_ms: r, server_cores: None }],
-        max_lag_s: None,
-        conflicts: None,
-        status: None,
-        node_cpus: None,
-        rate: None,
-        memory: None,
-        notes: vec![],
+        ..Default::default()
     };
     let steps = vec![(1, step(500.0, 2.0, 10.0)), (2, step(900.0, 2.2, 5.0)), (4, step(910.0, 4.4, 2.0))];
     let stop = sizeup::study::stop::parse("plateau<5%").unwrap();

@@ -361,19 +361,10 @@ mod tests {
                     n,
                     StepFigures {
                         unit: "tps".into(),
-                        throughput: Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples: 5, n_eff: None },
+                        throughput: Steady::flat(x, 5),
                         tps: x,
                         latency_ms: crate::stats::LatencyMs { p95, ..Default::default() },
-                        p90: vec![],
-                        os: None,
-                        instances: vec![],
-                        notes: vec![],
-                        max_lag_s: None,
-                        conflicts: None,
-                        status: None,
-                        node_cpus: None,
-                        rate: None,
-                        memory: None,
+                        ..Default::default()
                     },
                 )
             })

@@ -640,9 +640,48 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// One transaction type's p90 over a step or level: what `p90[type]` stop conditions
+/// and TPC-C's bounds read. Stored as `[name, ms, bound]`, as every release stored it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "(String, f64, Option<f64>)", into = "(String, f64, Option<f64>)")]
+pub struct TypeP90 {
+    pub name: String,
+    pub ms: f64,
+    /// The type's specified bound in ms (TPC-C's 5 s and 20 s), if it has one.
+    pub bound_ms: Option<f64>,
+}
+
+impl TypeP90 {
+    pub fn new(name: impl Into<String>, ms: f64, bound_ms: Option<f64>) -> TypeP90 {
+        TypeP90 { name: name.into(), ms, bound_ms }
+    }
+}
+
+impl From<(String, f64, Option<f64>)> for TypeP90 {
+    fn from((name, ms, bound_ms): (String, f64, Option<f64>)) -> TypeP90 {
+        TypeP90 { name, ms, bound_ms }
+    }
+}
+
+impl From<TypeP90> for (String, f64, Option<f64>) {
+    fn from(t: TypeP90) -> Self {
+        (t.name, t.ms, t.bound_ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A type's p90 is a named struct in code and the same `[name, ms, bound]` array in
+    /// the store: steps stored by earlier releases read back.
+    #[test]
+    fn type_p90_is_stored_as_before() {
+        let t = TypeP90::new("new_order", 4000.0, Some(5000.0));
+        assert_eq!(serde_json::to_string(&t).unwrap(), r#"["new_order",4000.0,5000.0]"#);
+        let back: Vec<TypeP90> = serde_json::from_str(r#"[["t",1.5,null]]"#).unwrap();
+        assert_eq!(back, [TypeP90::new("t", 1.5, None)]);
+    }
 
     #[test]
     fn merge_adds_counts_and_latencies() {

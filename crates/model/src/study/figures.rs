@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// What one step (one repeat of one level) measured; with several instances, their
 /// client groups ran at the same time and are summed (throughput) or merged (latency).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepFigures {
     /// `tps`, or `NOPM` for TPC-C.
     pub unit: String,
@@ -22,7 +22,7 @@ pub struct StepFigures {
     pub tps: f64,
     pub latency_ms: LatencyMs,
     /// Per type: name, p90 ms, its specified bound.
-    pub p90: Vec<(String, f64, Option<f64>)>,
+    pub p90: Vec<crate::stats::TypeP90>,
     /// Host figures; server cores summed over the instances.
     pub os: Option<OsSample>,
     pub instances: Vec<InstanceFigures>,
@@ -200,7 +200,7 @@ fn figures_of(
     for (_, h) in &types {
         all.add(h).map_err(|e| format!("merging histograms: {e:?}"))?;
     }
-    let p90 = types.iter().map(|(name, h)| (name.clone(), LatencyMs::of(h).p90, limits(name))).collect();
+    let p90 = types.iter().map(|(name, h)| stats::TypeP90::new(name, LatencyMs::of(h).p90, limits(name))).collect();
     let mut os = first.summary.as_ref().and_then(|s| s.os.clone());
     if let Some(os) = os.as_mut() {
         let each: Vec<(String, f64)> =
@@ -301,7 +301,7 @@ pub struct LevelResult {
     pub latency_avg_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
-    pub p90: Vec<(String, f64, Option<f64>)>,
+    pub p90: Vec<crate::stats::TypeP90>,
     pub os: Option<OsSample>,
     /// Mean throughput of each instance (scale studies).
     pub per_instance: Vec<f64>,
@@ -486,11 +486,11 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
     let instances = steps.iter().map(|s| s.instances.len()).max().unwrap_or(0);
     let per_instance =
         (0..instances).map(|i| mean(steps.iter().filter_map(|s| s.instances.get(i)).map(|f| f.throughput))).collect();
-    let mut p90: Vec<(String, f64, Option<f64>)> = Vec::new();
+    let mut p90 = Vec::new();
     if let Some(first) = steps.first() {
-        for (name, _, limit) in &first.p90 {
-            let v = mean(steps.iter().filter_map(|s| s.p90.iter().find(|p| &p.0 == name)).map(|p| p.1));
-            p90.push((name.clone(), v, *limit));
+        for t in &first.p90 {
+            let v = mean(steps.iter().filter_map(|s| s.p90.iter().find(|p| p.name == t.name)).map(|p| p.ms));
+            p90.push(stats::TypeP90::new(&t.name, v, t.bound_ms));
         }
     }
     let per_watt = os.as_ref().and_then(|o| o.watts).filter(|w| *w > 0.0).map(|w| throughput.mean / w);
@@ -749,7 +749,7 @@ pub mod fixtures {
             throughput: Steady { median, mean: median, min: median, max: median, cv: 0.01, samples: 10, n_eff: None },
             tps: median,
             latency_ms: LatencyMs { avg: latency, p95: latency * 2.0, ..Default::default() },
-            p90: vec![("t".into(), latency * 1.5, None)],
+            p90: vec![stats::TypeP90::new("t", latency * 1.5, None)],
             os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
             instances: vec![InstanceFigures {
                 run: 1,
@@ -757,13 +757,7 @@ pub mod fixtures {
                 latency_avg_ms: latency,
                 server_cores: None,
             }],
-            notes: vec![],
-            max_lag_s: None,
-            conflicts: None,
-            status: None,
-            node_cpus: None,
-            rate: None,
-            memory: None,
+            ..Default::default()
         }
     }
 }
@@ -827,7 +821,7 @@ pub(crate) mod tests {
         assert_eq!((l.throughput.mean, l.throughput.min, l.throughput.max, l.throughput.n), (105.0, 100.0, 110.0, 2));
         assert!((l.throughput.stddev - 50f64.sqrt()).abs() < 1e-9);
         assert_eq!(l.latency_avg_ms, 2.0);
-        assert_eq!(l.p90[0].1, 3.0);
+        assert_eq!(l.p90[0].ms, 3.0);
         assert_eq!(l.samples, 20);
     }
 

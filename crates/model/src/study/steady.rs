@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The samples of one run that count, and what they say.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Steady {
     pub median: f64,
     pub mean: f64,
@@ -19,6 +19,13 @@ pub struct Steady {
     /// in steps stored before it was kept (then `samples` stands in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_eff: Option<f64>,
+}
+
+impl Steady {
+    /// `samples` samples all at `x`: no spread (fixtures start here).
+    pub fn flat(x: f64, samples: usize) -> Steady {
+        Steady { median: x, mean: x, min: x, max: x, cv: 0.0, samples, n_eff: None }
+    }
 }
 
 /// One interval's throughput, its length in seconds, whether it was warm-up, and

@@ -128,7 +128,7 @@ pub struct Figures {
     pub throughput: f64,
     pub mean_latency_ms: f64,
     /// Per type: name, p90 in ms, the type's specified bound in ms if it has one.
-    pub p90: Vec<(String, f64, Option<f64>)>,
+    pub p90: Vec<crate::stats::TypeP90>,
     /// Host busy share in percent.
     pub cpu_busy_pct: Option<f64>,
     /// Replicas' largest replication lag, seconds.
@@ -148,13 +148,15 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
             let busy = cur.cpu_busy_pct?;
             (busy > *above_pct).then(|| format!("CPU {busy:.1} % > {above_pct} %"))
         }
-        Condition::P90 { above_ms, only } => cur.p90.iter().find_map(|(name, p90, spec)| {
-            if only.as_ref().is_some_and(|o| o != name) {
-                return None;
-            }
-            let bound = above_ms.or(*spec)?;
-            (*p90 > bound).then(|| format!("{name} p90 {} > {}", seconds(*p90), seconds(bound)))
-        }),
+        Condition::P90 { above_ms, only } => {
+            cur.p90.iter().find_map(|crate::stats::TypeP90 { name, ms: p90, bound_ms: spec }| {
+                if only.as_ref().is_some_and(|o| o != name) {
+                    return None;
+                }
+                let bound = above_ms.or(*spec)?;
+                (*p90 > bound).then(|| format!("{name} p90 {} > {}", seconds(*p90), seconds(bound)))
+            })
+        }
         Condition::Plateau { gain_below_pct } => {
             let prev = previous?;
             if prev.throughput <= 0.0 {
@@ -211,6 +213,7 @@ pub fn saturation(levels: &[u32], stopped_at: Option<usize>) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::TypeP90;
 
     fn fig(level: u32, x: f64, r: f64) -> Figures {
         Figures { level, throughput: x, mean_latency_ms: r, ..Default::default() }
@@ -307,7 +310,8 @@ mod tests {
     fn cpu_and_p90_bounds() {
         let mut f = fig(4, 100.0, 1.0);
         f.cpu_busy_pct = Some(85.0);
-        f.p90 = vec![("new_order".into(), 4000.0, Some(5000.0)), ("stock_level".into(), 12000.0, Some(20000.0))];
+        f.p90 =
+            vec![TypeP90::new("new_order", 4000.0, Some(5000.0)), TypeP90::new("stock_level", 12000.0, Some(20000.0))];
         assert_eq!(tripped(&parse("cpu>80").unwrap(), None, &f).unwrap(), "CPU 85.0 % > 80 %");
         assert_eq!(tripped(&parse("cpu>90").unwrap(), None, &f), None);
         // Spec bounds: Stock-Level's 12 s is within its own 20 s.
@@ -317,7 +321,7 @@ mod tests {
         assert_eq!(tripped(&parse("p90[new_order]>5s").unwrap(), None, &f), None);
         assert!(tripped(&parse("p90[new_order]>3s").unwrap(), None, &f).is_some());
         // A workload without specified bounds never trips p90>spec.
-        f.p90 = vec![("oltp_read_write".into(), 9e9, None)];
+        f.p90 = vec![TypeP90::new("oltp_read_write", 9e9, None)];
         assert_eq!(tripped(&parse("p90>spec").unwrap(), None, &f), None);
         // No previous level: plateau and kink wait.
         assert_eq!(tripped(&parse("plateau<5%,kink").unwrap(), None, &f), None);
