@@ -63,7 +63,7 @@ pub fn measure(
     let mut placed = place(manager, &places, &*workload, &mut spec, print)?;
     placed.ctx.start_line = start_line;
     let checked = check_servers(&placed.targets, &*workload, &spec, print, write_foreign_tables)?;
-    placed.ctx.foreign_tables = checked.foreign_tables.clone();
+    placed.ctx.watched = checked.watched.clone();
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = checked.replica;
     let mut config = run_config(&placed, &checked, &*workload, &spec);
@@ -212,8 +212,9 @@ struct Checked {
     /// Each Galera node's certification conflicts before the run.
     conflicts_before: Vec<Option<u64>>,
     replica: bool,
-    /// Tables of the run's database that sizeup did not make.
-    foreign_tables: Vec<String>,
+    /// Tables of the run's database that sizeup did not make, and what the script
+    /// guard must know of the server besides.
+    watched: ownership::Watched,
 }
 
 /// Checks every server (connections, prepared statements, the data) and starts the
@@ -232,7 +233,7 @@ fn check_servers(
             refuse_writes_to_replicas(targets.all(), workload, ROUND_ROBIN_WRITES).await?;
         }
         let mut conflicts = Vec::new();
-        let mut guarded = Vec::new();
+        let mut guarded = ownership::Watched::default();
         let mut replica = false;
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
@@ -245,12 +246,7 @@ fn check_servers(
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
                 target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
                 check_connections(&server, share)?;
-                let foreign = check_data(&mut conn, &t.database, workload, write_foreign_tables).await?;
-                for f in foreign {
-                    if !guarded.contains(&f) {
-                        guarded.push(f);
-                    }
-                }
+                guarded.merge(check_data(&mut conn, &t.database, workload, write_foreign_tables).await?);
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
                 if i == 0 {
                     let mut server = server.clone();
@@ -279,7 +275,7 @@ fn check_servers(
             let _ = conn.disconnect().await;
         }
         let (ready, server) = first.expect("a run has a server");
-        Ok::<_, Error>(Checked { ready, server, conflicts_before: conflicts, replica, foreign_tables: guarded })
+        Ok::<_, Error>(Checked { ready, server, conflicts_before: conflicts, replica, watched: guarded })
     })
 }
 
@@ -664,11 +660,11 @@ pub async fn check_data(
     database: &str,
     workload: &dyn Workload,
     write_foreign: bool,
-) -> Result<Vec<String>, Error> {
+) -> Result<ownership::Watched, Error> {
     let names = workload.tables();
     if names.is_empty() {
         return match write_foreign || !workload.writes() {
-            true => Ok(Vec::new()),
+            true => Ok(Default::default()),
             false => ownership::foreign_tables(conn, database).await.map_err(Error::Failed),
         };
     }
@@ -688,7 +684,7 @@ pub async fn check_data(
             workload.name()
         )));
     }
-    Ok(Vec::new())
+    Ok(Default::default())
 }
 
 /// Refuses a run the server cannot take a connection for each of its workers.

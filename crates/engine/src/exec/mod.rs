@@ -41,10 +41,10 @@ pub struct RunContext {
     pub data_dir: Option<std::path::PathBuf>,
     /// Runs that must start measuring together (the client groups of a scale step).
     pub start_line: Option<Arc<StartLine>>,
-    /// Tables of the run's database that its statements must not change: sizeup did not
-    /// make them. Only a script's run has any (a built-in knows its tables and checks
-    /// them before it starts).
-    pub foreign_tables: Vec<String>,
+    /// Tables of the run's database that its statements must not change (sizeup did not
+    /// make them), and what the script guard must know of the server besides. Only a
+    /// script's run has any (a built-in knows its tables and checks them before it starts).
+    pub watched: crate::workload::ownership::Watched,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when

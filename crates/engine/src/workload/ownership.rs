@@ -536,17 +536,21 @@ pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Op
 
 /// The tables of `database` sizeup did not make (its marks table aside): those a
 /// script's statements must not change unless the user says so. An unknown database
-/// has none. Where there are some, the list goes on with what the script's guard must
-/// know of the server besides ([`Watched`]); a connection whose statements sizeup cannot
-/// read (its client character set, its sql_mode), or a server whose stored functions
-/// it cannot list, is refused.
-pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Vec<String>, String> {
+/// has none. Where there are some, the guard also learns what it must know of the
+/// server besides ([`Watched`]); a connection whose statements sizeup cannot read (its
+/// client character set, its sql_mode), or a server whose stored functions it cannot
+/// list, is refused.
+pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Watched, String> {
     let rows = comments(conn, database)
         .await
         .map_err(|e| format!("reading the table list of {database}: {}", short_error(&e)))?;
-    let mut watched: Vec<String> = rows.into_iter().filter(|(_, c)| !c.starts_with(MARK)).map(|(n, _)| n).collect();
-    if !watched.is_empty() {
-        let tables: Vec<&str> = watched.iter().map(String::as_str).collect();
+    let mut watched = Watched {
+        tables: rows.into_iter().filter(|(_, c)| !c.starts_with(MARK)).map(|(n, _)| n).collect(),
+        ..Default::default()
+    };
+    if !watched.tables.is_empty() {
+        let names = watched.tables.clone();
+        let tables: Vec<&str> = names.iter().map(String::as_str).collect();
         let refuse = |why: String| {
             format!(
                 "{why}, and {database} has tables sizeup did not create ({}): refusing to run a script's \
@@ -555,8 +559,7 @@ pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Vec<Strin
                 list(&tables)
             )
         };
-        let more = reading(conn).await.map_err(refuse)?;
-        watched.extend(more);
+        reading(conn, &mut watched).await.map_err(refuse)?;
     }
     Ok(watched)
 }
@@ -594,11 +597,9 @@ pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], scrip
 }
 
 /// What a script's guard watches in a database that holds tables sizeup did not make:
-/// those tables, and what else decides how the server reads a statement there. It
-/// travels as the one list [`foreign_tables`] returns (a run's spec carries it): the
-/// table names, then entries that begin with a NUL (which no table name holds) and a
-/// letter saying what they are.
-#[derive(Debug, Default, PartialEq)]
+/// those tables, and what else decides how the server reads a statement there
+/// ([`foreign_tables`] finds it; a run's context carries it).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Watched {
     /// The tables sizeup did not make.
     pub tables: Vec<String>,
@@ -612,31 +613,31 @@ pub struct Watched {
     default_charset: Option<String>,
 }
 
-/// The tags of [`Watched`]'s entries after the table names.
-const STORED: &str = "\0F";
-const LOADABLE: &str = "\0L";
-const PACKAGE: &str = "\0P";
-const DEFAULT_CHARSET: &str = "\0D";
-
 impl Watched {
-    /// From the list [`foreign_tables`] returns.
-    pub fn from_list(list: Vec<String>) -> Watched {
-        let mut w = Watched::default();
-        for entry in list {
-            let tagged = |tag: &str| entry.strip_prefix(tag).map(str::to_lowercase);
-            if let Some(name) = tagged(STORED) {
-                w.functions.push((name, "a stored function"));
-            } else if let Some(name) = tagged(LOADABLE) {
-                w.functions.push((name, "a loadable function"));
-            } else if let Some(name) = tagged(PACKAGE) {
-                w.packages.push(name);
-            } else if let Some(charset) = tagged(DEFAULT_CHARSET) {
-                w.default_charset = Some(charset);
-            } else {
-                w.tables.push(entry);
+    /// No table to guard: the guard has nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Adds what another server of the run watches (round robin): each table and
+    /// function once.
+    pub fn merge(&mut self, other: Watched) {
+        for t in other.tables {
+            if !self.tables.contains(&t) {
+                self.tables.push(t);
             }
         }
-        w
+        for f in other.functions {
+            if !self.functions.contains(&f) {
+                self.functions.push(f);
+            }
+        }
+        for p in other.packages {
+            if !self.packages.contains(&p) {
+                self.packages.push(p);
+            }
+        }
+        self.default_charset = self.default_charset.take().or(other.default_charset);
     }
 }
 
@@ -644,8 +645,7 @@ impl Watched {
 /// stored and loadable functions, and the client character set `DEFAULT` means where
 /// sizeup cannot read statements in it. Err: why sizeup cannot read this connection's
 /// statements at all (its character set or sql_mode), or cannot list the functions.
-async fn reading(conn: &mut Conn) -> Result<Vec<String>, String> {
-    let mut more = Vec::new();
+async fn reading(conn: &mut Conn, watched: &mut Watched) -> Result<(), String> {
     // A server that cannot say (a third-party one) is taken at its handshake: utf8mb4,
     // and strings and names as the default sql_mode reads them.
     let session: Option<(Option<String>, Option<String>, Option<String>)> = conn
@@ -666,7 +666,7 @@ async fn reading(conn: &mut Conn) -> Result<Vec<String>, String> {
             return Err(format!("the server's sql_mode has {flag}, with which sizeup cannot read statements"));
         }
         if let Some(g) = global.filter(|g| !readable_charset(g.as_bytes())) {
-            more.push(format!("{DEFAULT_CHARSET}{g}"));
+            watched.default_charset = Some(g.to_lowercase());
         }
     }
     let routines = "SELECT ROUTINE_TYPE, ROUTINE_NAME FROM information_schema.ROUTINES \
@@ -679,17 +679,22 @@ async fn reading(conn: &mut Conn) -> Result<Vec<String>, String> {
         )
     })?;
     for (kind, name) in routines {
-        more.push(format!("{}{name}", if kind.eq_ignore_ascii_case("PACKAGE") { PACKAGE } else { STORED }));
+        match kind.eq_ignore_ascii_case("PACKAGE") {
+            true => watched.packages.push(name.to_lowercase()),
+            false => watched.functions.push((name.to_lowercase(), "a stored function")),
+        }
     }
     // Loadable functions, where the user may read their list (MySQL's is in both).
     for sql in ["SELECT name FROM mysql.func", "SELECT UDF_NAME FROM performance_schema.user_defined_functions"] {
         if let Ok(names) = conn.query::<String, _>(sql).await {
-            more.extend(names.into_iter().map(|n| format!("{LOADABLE}{n}")));
+            watched.functions.extend(names.into_iter().map(|n| (n.to_lowercase(), "a loadable function")));
         }
     }
-    more.sort();
-    more.dedup();
-    Ok(more)
+    watched.functions.sort();
+    watched.functions.dedup();
+    watched.packages.sort();
+    watched.packages.dedup();
+    Ok(())
 }
 
 /// Client character sets in which the server reads a statement's bytes as sizeup does:
@@ -1000,6 +1005,29 @@ fn list(names: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Watched {
+        /// Tables, then tagged entries: `\0F` a stored function, `\0L` a loadable one,
+        /// `\0P` a package, `\0D` the default character set.
+        pub(crate) fn from_list(list: Vec<String>) -> Watched {
+            let mut w = Watched::default();
+            for entry in list {
+                let tagged = |tag: &str| entry.strip_prefix(tag).map(str::to_lowercase);
+                if let Some(name) = tagged("\0F") {
+                    w.functions.push((name, "a stored function"));
+                } else if let Some(name) = tagged("\0L") {
+                    w.functions.push((name, "a loadable function"));
+                } else if let Some(name) = tagged("\0P") {
+                    w.packages.push(name);
+                } else if let Some(charset) = tagged("\0D") {
+                    w.default_charset = Some(charset);
+                } else {
+                    w.tables.push(entry);
+                }
+            }
+            w
+        }
+    }
 
     fn t(name: &str, ours: bool) -> ExistingTable {
         ExistingTable { name: name.into(), ours, complete: true }

@@ -86,10 +86,10 @@ async fn command(
 
 /// The tables of the target's database sizeup did not make, which a command's
 /// statements must not change (none in a database that does not exist yet).
-async fn foreign_tables(target: &Target) -> Result<Vec<String>, String> {
+async fn foreign_tables(target: &Target) -> Result<crate::workload::ownership::Watched, String> {
     let mut conn = match target.connect().await {
         Ok(c) => c,
-        Err(e) if e.is_unknown_database() => return Ok(Vec::new()),
+        Err(e) if e.is_unknown_database() => return Ok(Default::default()),
         Err(e) => return Err(e.to_string()),
     };
     let foreign = crate::workload::ownership::foreign_tables(&mut conn, &target.database).await;

@@ -237,7 +237,7 @@ impl Runnable for ScriptRun {
         let target = targets.first();
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
         let unique = Arc::new(SharedUniqueIds::new(spec.seed as u32));
-        let guard = Guard::new(&target.database, ctx.foreign_tables.clone(), Guard::RUN);
+        let guard = Guard::new(&target.database, ctx.watched.clone(), Guard::RUN);
         let env = Env {
             opt: opt.clone(),
             command: "run".into(),

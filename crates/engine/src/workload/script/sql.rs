@@ -94,10 +94,9 @@ impl Guard {
     pub const COMMAND: &'static str =
         "sizeup's commands change only tables it made: use another --database, or drop or change it yourself";
 
-    /// `foreign`: as `ownership::foreign_tables` lists them (the tables first).
-    pub fn new(database: &str, foreign: Vec<String>, remedy: &'static str) -> Option<Arc<Guard>> {
-        let watched = Watched::from_list(foreign);
-        (!watched.tables.is_empty()).then(|| Arc::new(Guard { database: database.into(), watched, remedy }))
+    /// `watched`: as `ownership::foreign_tables` finds it.
+    pub fn new(database: &str, watched: Watched, remedy: &'static str) -> Option<Arc<Guard>> {
+        (!watched.is_empty()).then(|| Arc::new(Guard { database: database.into(), watched, remedy }))
     }
 
     fn check(&self, ctx: &Ctx, sql: &[u8]) -> mlua::Result<()> {
