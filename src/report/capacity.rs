@@ -26,8 +26,13 @@ fn series(spec: &StudySpec, row: &StudyRow) -> Vec<SeriesLevels> {
         .collect()
 }
 
-fn objectives(spec: &StudySpec) -> Vec<Objective> {
-    spec.rate.as_ref().and_then(|r| r.objectives().ok()).unwrap_or_default()
+/// The study's stored objectives. Validated when the study was made, so an error here
+/// is a study a later or earlier release stored: said, never read as "no objective".
+fn objectives(spec: &StudySpec) -> Result<Vec<Objective>, String> {
+    match &spec.rate {
+        Some(r) => r.objectives().map_err(|e| format!("the study's stored objective cannot be read: {e}")),
+        None => Ok(Vec::new()),
+    }
 }
 
 fn resolution(spec: &StudySpec) -> f64 {
@@ -36,7 +41,10 @@ fn resolution(spec: &StudySpec) -> f64 {
 
 /// The answer per series, with the closed-loop probe beside it.
 pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
-    let objectives = objectives(spec);
+    let objectives = match objectives(spec) {
+        Ok(o) => o,
+        Err(e) => return vec![format!("{e}: no capacity is answered")],
+    };
     series(spec, row)
         .into_iter()
         .map(|(name, levels, probe)| {
@@ -104,7 +112,10 @@ fn worst(f: &RateFigures) -> (f64, f64, f64, f64) {
 /// The text tables `study run` and `study show` print.
 pub fn tables(spec: &StudySpec, row: &StudyRow) -> String {
     let mut out = String::new();
-    let goal: Vec<String> = objectives(spec).iter().map(Objective::label).collect();
+    let goal: Vec<String> = match objectives(spec) {
+        Ok(o) => o.iter().map(Objective::label).collect(),
+        Err(e) => vec![format!("(an objective that cannot be read: {e})")],
+    };
     for (name, levels, _) in series(spec, row) {
         let _ = writeln!(out, "\n{name} against {} (latency from each arrival's intended start)", goal.join(" and "));
         let _ = writeln!(
@@ -159,7 +170,13 @@ fn step_cpu(row: &StudyRow, series: &str, rate: u32) -> Option<f64> {
 
 /// The HTML section of a rate study: chart, then table.
 pub fn html(out: &mut String, spec: &StudySpec, row: &StudyRow) {
-    let objectives = objectives(spec);
+    let objectives = match objectives(spec) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(&e));
+            return;
+        }
+    };
     let Some(first) = objectives.first() else { return };
     for (i, (name, levels, _)) in series(spec, row).into_iter().enumerate() {
         let _ = writeln!(out, "<h3>{}</h3>", esc(&name));
@@ -265,5 +282,29 @@ mod tests {
         let said = ran_out_at(&watched, "1 tps");
         assert!(said.ends_with(": the CPU ran out."), "{said}");
         assert!(said.contains("server 1.60"), "{said}");
+    }
+
+    /// an_unreadable_objective_is_said: a stored objective that did not parse was
+    /// dropped, and the capacity answered against no objective at all.
+    #[test]
+    fn an_unreadable_objective_is_said() {
+        let mut spec = StudySpec::from_toml(
+            "name = \"c\"\nkind = \"rate\"\nworkloads = [\"oltp_point_select\"]\nlevels = \"auto\"\n\
+             step_time = 10\n[rate]\nlatency = \"p99<20ms\"\n",
+            "c",
+        )
+        .unwrap();
+        spec.rate.as_mut().unwrap().latency = "p99 under 20 ms".into();
+        let row = StudyRow::default();
+        let said = answers(&spec, &row);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("the study's stored objective cannot be read: --latency 'p99 under 20 ms'"),
+            "{said:?}"
+        );
+        assert!(said[0].ends_with("no capacity is answered"), "{said:?}");
+        let mut html_out = String::new();
+        html(&mut html_out, &spec, &row);
+        assert!(html_out.contains("cannot be read"), "{html_out}");
     }
 }
