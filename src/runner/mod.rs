@@ -298,6 +298,9 @@ fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec:
             if let Some(label) = &placed.emulated {
                 facts.insert("lab".into(), label.clone().into());
             }
+            if let Some(q) = placed.servers[0].2.as_ref().and_then(|n| n.lab.as_ref()?.cpu_quota) {
+                facts.insert(crate::study::figures::LAB_CPU_QUOTA.into(), q.into());
+            }
             if let Some(o) = &placed.owners[0] {
                 facts.insert("server_process".into(), o.describe().into());
             }

@@ -48,8 +48,15 @@ pub struct StepFigures {
     pub memory: Option<super::memory::MemoryLevel>,
 }
 
-/// The CPU quota in a lab label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
+/// The server fact a lab node's CPU quota is stored in, in cores.
+pub const LAB_CPU_QUOTA: &str = "lab_cpu_quota";
+
+/// A lab node's CPU quota: the stored fact, or in runs stored before it was kept, the
+/// lab's label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
 fn node_quota(d: &RunDocument) -> Option<f64> {
+    if let Some(q) = d.config.server.get(LAB_CPU_QUOTA) {
+        return q.as_f64();
+    }
     let lab = d.config.server_fact("lab")?;
     let rest = lab.split("node CPU quota ").nth(1)?;
     rest.split(|c: char| !(c.is_ascii_digit() || c == '.')).next()?.parse().ok()
@@ -766,6 +773,18 @@ pub mod fixtures {
 pub(crate) mod tests {
     use super::fixtures::*;
     use super::*;
+
+    /// lab_quota_is_a_fact_not_a_label: the quota was read back out of the label's
+    /// words; it is stored as a number, and runs stored before still read.
+    #[test]
+    fn lab_quota_is_a_fact_not_a_label() {
+        let mut d: RunDocument = serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
+        d.config.server.insert("lab".into(), "emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
+        assert_eq!(node_quota(&d), Some(0.4));
+        d.config.server.insert(LAB_CPU_QUOTA.into(), 0.75.into());
+        d.config.server.insert("lab".into(), "a label worded otherwise".into());
+        assert_eq!(node_quota(&d), Some(0.75));
+    }
 
     #[test]
     fn a_series_stops_at_its_first_condition_and_names_saturation() {
