@@ -423,7 +423,7 @@ fn mib(bytes: f64) -> String {
 /// The data a run read beside the buffer pool it had: "4 table(s) x 50000 rows, 45.6 MiB
 /// on disk; buffer pool 128.0 MiB: the data is 36 % of the pool".
 pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
-    let bytes: f64 = c.server_fact("data_bytes")?.parse().ok()?;
+    let bytes = c.data_bytes()? as f64;
     let what = c.server_fact("data").unwrap_or_default();
     let mut out =
         format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();

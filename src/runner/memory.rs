@@ -227,7 +227,7 @@ pub fn step(
     let fact = |name: &str| doc.config.server_fact(name);
     let level_facts = MemoryLevel {
         pool_bytes: doc.config.pool_bytes(),
-        data_bytes: fact("data_bytes").and_then(|v| v.parse().ok()),
+        data_bytes: doc.config.data_bytes(),
         warmup_s,
         settled,
         warmup_run,

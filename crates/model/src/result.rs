@@ -79,6 +79,12 @@ impl RunConfig {
         self.server_fact(NO_INNODB)
     }
 
+    /// The run's data on disk, in bytes, as the server estimated it before the run
+    /// (stored as text, as every release stored it, or as a number).
+    pub fn data_bytes(&self) -> Option<u64> {
+        self.server_fact("data_bytes")?.parse().ok()
+    }
+
     /// The buffer pool the run's data had, in bytes: None when the server did not say,
     /// or when its storage is not InnoDB (go-mysql-server and Dolt report 128 MiB with
     /// no pool underneath).
@@ -150,5 +156,19 @@ mod tests {
         // An empty config (the oldest runs) reads as defaults.
         let bare: RunConfig = serde_json::from_str("{}").unwrap();
         assert_eq!((bare.run.threads, bare.unit()), (1, Unit::Tps));
+    }
+
+    /// data_bytes_read_in_one_place: the memory study and the answer each parsed the
+    /// fact's text; one accessor reads it, as text or as a number.
+    #[test]
+    fn data_bytes_read_in_one_place() {
+        let mut c = RunConfig::default();
+        assert_eq!(c.data_bytes(), None);
+        c.server.insert("data_bytes".into(), "47841280".into());
+        assert_eq!(c.data_bytes(), Some(47841280));
+        c.server.insert("data_bytes".into(), 1024.into());
+        assert_eq!(c.data_bytes(), Some(1024));
+        c.server.insert("data_bytes".into(), "unknown".into());
+        assert_eq!(c.data_bytes(), None);
     }
 }
