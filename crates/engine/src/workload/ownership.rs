@@ -622,21 +622,16 @@ impl Watched {
     /// Adds what another server of the run watches (round robin): each table and
     /// function once.
     pub fn merge(&mut self, other: Watched) {
-        for t in other.tables {
-            if !self.tables.contains(&t) {
-                self.tables.push(t);
+        fn add_new<T: PartialEq>(to: &mut Vec<T>, from: Vec<T>) {
+            for x in from {
+                if !to.contains(&x) {
+                    to.push(x);
+                }
             }
         }
-        for f in other.functions {
-            if !self.functions.contains(&f) {
-                self.functions.push(f);
-            }
-        }
-        for p in other.packages {
-            if !self.packages.contains(&p) {
-                self.packages.push(p);
-            }
-        }
+        add_new(&mut self.tables, other.tables);
+        add_new(&mut self.functions, other.functions);
+        add_new(&mut self.packages, other.packages);
         self.default_charset = self.default_charset.take().or(other.default_charset);
     }
 }
@@ -1005,6 +1000,17 @@ fn list(names: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Round robin: each server's watched facts, once each.
+    #[test]
+    fn watched_facts_of_several_servers_merge_once() {
+        let mut a = Watched::from_list(vec!["t1".into(), "\0Ff1".into()]);
+        a.merge(Watched::from_list(vec!["t1".into(), "t2".into(), "\0Ff1".into(), "\0Pp".into(), "\0Dgbk".into()]));
+        assert_eq!(
+            a,
+            Watched::from_list(vec!["t1".into(), "\0Ff1".into(), "t2".into(), "\0Pp".into(), "\0Dgbk".into()])
+        );
+    }
 
     impl Watched {
         /// Tables, then tagged entries: `\0F` a stored function, `\0L` a loadable one,
