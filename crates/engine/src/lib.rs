@@ -13,6 +13,7 @@ pub mod stdout;
 pub mod target;
 pub mod timer;
 pub mod user_file;
+pub mod watched;
 pub mod workload;
 
 pub use sizeup_model::error::{self, interrupted, Error, EXIT_INTERRUPTED, EXIT_TERMINATED};

@@ -44,7 +44,7 @@ pub struct RunContext {
     /// Tables of the run's database that its statements must not change (sizeup did not
     /// make them), and what the script guard must know of the server besides. Only a
     /// script's run has any (a built-in knows its tables and checks them before it starts).
-    pub watched: crate::workload::ownership::Watched,
+    pub watched: crate::watched::Watched,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
