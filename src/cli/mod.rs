@@ -867,7 +867,9 @@ pub struct SizeArgs {
     /// --efficiency measured; sweeps answer --at-connections.
     #[arg(long = "from", required = true)]
     pub from: Vec<String>,
-    /// Latency requirement, e.g. "p95<50" (milliseconds).
+    /// Latency objective(s) each level must meet, as `capacity --latency` writes them:
+    /// p95<50ms, p99<20ms, p90[delivery]<5s (several: comma-separated); a bare number
+    /// is milliseconds (p95<50).
     #[arg(long)]
     pub latency: Option<String>,
     /// Scale-out efficiency E (0..1]: the share of one server's throughput each added

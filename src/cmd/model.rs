@@ -61,15 +61,9 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             Error::Usage(format!("--efficiency {v}: give a number above 0 and at most 1, or measured"))
         })?),
     };
-    let bound = match &a.latency {
-        None => None,
-        Some(l) => Some(
-            l.trim()
-                .strip_prefix("p95<")
-                .and_then(|v| v.trim().trim_end_matches("ms").parse::<f64>().ok())
-                .filter(|v| *v > 0.0)
-                .ok_or_else(|| Error::Usage(format!("--latency '{l}': write p95<MS, e.g. p95<50")))?,
-        ),
+    let objectives = match &a.latency {
+        None => Vec::new(),
+        Some(l) => model::sizing::parse_level_objectives(l).map_err(Error::Usage)?,
     };
     let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
     let store = Store::open_read_only(&cx.results)?;
@@ -197,9 +191,9 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     scale_ups.retain(|(_, s, _)| !s.only_starved());
     for (id, s, cost) in &scale_ups {
         let plans = if nodes_only {
-            model::sizing::node_per_server(s, a.target_tps, &e, bound)
+            model::sizing::node_per_server(s, a.target_tps, &e, &objectives)
         } else {
-            model::sizing::plans(s, a.target_tps, &e, bound)
+            model::sizing::plans(s, a.target_tps, &e, &objectives)
         }
         .map_err(Error::Failed)?;
         out += &report::sizing_text(
@@ -207,7 +201,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             &s.unit,
             a.target_tps,
             &e,
-            bound,
+            &objectives,
             &plans,
             given_cost.as_ref().or(cost.as_ref()),
         );
@@ -228,7 +222,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             continue;
         };
         let goal = spec.rate.as_ref().map_or(String::new(), |r| r.latency.clone());
-        if bound.is_some() {
+        if !objectives.is_empty() {
             out += &format!("warning: study {id} is sized at its own objective ({goal}), not --latency\n");
         }
         let watts = watts.iter().find(|(l, _)| *l == lo).map(|(_, w)| *w);
@@ -249,7 +243,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             "tps",
             a.target_tps,
             &e,
-            None,
+            &[],
             &[plan],
             given_cost.as_ref().or(spec.cost.as_ref()),
         );

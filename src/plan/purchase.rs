@@ -329,7 +329,7 @@ pub fn purchase(
     // More instances per server: the scale-up's gain on one instance's figure.
     if let Some(f) = finished(&found.scale_up) {
         if let Some(s) = f.first() {
-            if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, None), s.capacity().find(|l| l.level == 1)) {
+            if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, &[]), s.capacity().find(|l| l.level == 1)) {
                 let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
                 if k > 1 && !saturation::same(best, one) && best.throughput.mean > one.throughput.mean {
                     let (r, r_low, r_high) = gain(best, one);

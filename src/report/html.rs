@@ -687,7 +687,7 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
         if let Some(why) = super::answer::unfinished(s, spec.level_name()) {
             warnings(out, &[format!("{why}: the plan uses the levels it finished")]);
         }
-        match crate::model::sizing::plans(s, q.target, &crate::model::sizing::ScaleOut::Given(q.efficiency), None) {
+        match crate::model::sizing::plans(s, q.target, &crate::model::sizing::ScaleOut::Given(q.efficiency), &[]) {
             Ok(plans) => {
                 let _ = writeln!(
                     out,

@@ -873,14 +873,17 @@ pub fn sizing_text(
     unit: &str,
     target: f64,
     e: &crate::model::sizing::ScaleOut,
-    bound: Option<f64>,
+    objectives: &[crate::study::capacity::Objective],
     plans: &[crate::model::sizing::Plan],
     cost: Option<&crate::cost::CostInputs>,
 ) -> String {
     let mut out = format!(
         "\n{name}: {target:.0} {unit} with {}{}\n",
         scale_out_words(e),
-        bound.map_or(String::new(), |b| format!(", p95 <= {b} ms"))
+        match objectives.is_empty() {
+            true => String::new(),
+            false => format!(", {}", crate::model::sizing::objectives_text(objectives)),
+        }
     );
     let _ = writeln!(
         out,
@@ -1183,9 +1186,8 @@ mod sizing_tests {
             years: 4.0,
             currency: "$".into(),
         };
-        let text = |a: Plan, b: Plan| {
-            super::sizing_text("s", "tps", 1000.0, &ScaleOut::Given(1.0), None, &[a, b], Some(&cost))
-        };
+        let text =
+            |a: Plan, b: Plan| super::sizing_text("s", "tps", 1000.0, &ScaleOut::Given(1.0), &[], &[a, b], Some(&cost));
         let same = text(plan("scale-up first", 1000.0, 1), plan("one per server", 1000.0, 1));
         assert!(same.contains("both plans cost the same over 4 years"), "{same}");
         let less = text(plan("scale-up first", 1000.0, 1), plan("one per server", 500.0, 2));

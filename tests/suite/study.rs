@@ -281,6 +281,14 @@ fn one_to_three_instances_scale_up() {
         return;
     }
     assert_eq!(s.sizeup(&["size", "--target-tps", "10000", "--from", &sid, "--efficiency", "0.9"]).unwrap(), 0);
+    // size_reads_every_objective_a_level_keeps: capacity's grammar (p99, p90[type]), not
+    // only p95<N; a percentile no level keeps is refused before anything is read.
+    let size_at = |latency: &str| s.sizeup(&["size", "--target-tps", "10000", "--from", &sid, "--latency", latency]);
+    assert_eq!(size_at("p99<60s,p95<60000").unwrap(), 0);
+    let e = size_at("p99<1us").unwrap_err().to_string();
+    assert!(e.contains("no instance count meets p99 <="), "{e}");
+    let e = size_at("p50<5ms").unwrap_err().to_string();
+    assert!(e.contains("p95, p99 and p90"), "{e}");
     let (lv, peak) = r.peak.unwrap();
     let want = (10000.0 / (peak * 0.9)).ceil() as u64;
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,7 @@
 //! throughput, scale-up first against one instance per server, and which measured
 //! configurations meet a requirement. Pure arithmetic on study results.
 
+use crate::study::capacity::Objective;
 use crate::study::figures::{efficiency_at, Efficiency, LevelResult, SeriesResult};
 use serde::{Deserialize, Serialize};
 
@@ -185,23 +186,73 @@ pub fn plan_at(
     })
 }
 
-/// The instance count to run per server from a scale study: the peak, or with a
-/// latency bound the highest-throughput count whose p95 meets it. Returns (count,
-/// total throughput, p95, watts).
-pub fn best_instances(s: &SeriesResult, p95_bound_ms: Option<f64>) -> Option<(u32, f64, f64, Option<f64>)> {
+/// A latency objective as `size` reads it against closed-loop levels (the grammar of
+/// `capacity --latency`, `study::capacity::parse_objectives`; a bare number is
+/// milliseconds, as `p95<50` always was). A level keeps its p95, its p99 and each
+/// transaction type's p90: an objective on another percentile could never be checked.
+pub fn parse_level_objectives(text: &str) -> Result<Vec<Objective>, String> {
+    let with_units: Vec<String> = text
+        .split(',')
+        .map(|p| match p.split_once('<') {
+            Some((head, bound)) if bound.trim().parse::<f64>().is_ok() => format!("{head}<{}ms", bound.trim()),
+            _ => p.to_string(),
+        })
+        .collect();
+    let objectives = crate::study::capacity::parse_objectives(&with_units.join(","))?;
+    for o in &objectives {
+        if level_ms(o, None).is_none() {
+            return Err(format!(
+                "--latency {}: a study's levels keep p95, p99 and p90 per transaction type; bound one of those \
+                 (e.g. p95<50ms, p99<20ms, p90[delivery]<5s)",
+                o.name()
+            ));
+        }
+    }
+    Ok(objectives)
+}
+
+/// A level's figure for an objective (ms), when the level keeps it; with no level, 0
+/// for every objective a level can answer (the parser's check).
+fn level_ms(o: &Objective, l: Option<&LevelResult>) -> Option<f64> {
+    let p90s = |only: Option<&str>| -> Option<f64> {
+        let Some(l) = l else { return Some(0.0) };
+        l.p90.iter().filter(|t| only.is_none_or(|o| t.name == o)).map(|t| t.ms).reduce(f64::max)
+    };
+    match (o.percentile, o.only.as_deref()) {
+        (95.0, None) => Some(l.map_or(0.0, |l| l.p95_ms)),
+        (99.0, None) => Some(l.map_or(0.0, |l| l.p99_ms)),
+        (90.0, only) => p90s(only),
+        _ => None,
+    }
+}
+
+/// Whether a level meets every objective (a figure it lacks does not meet one).
+pub fn meets(objectives: &[Objective], l: &LevelResult) -> bool {
+    objectives.iter().all(|o| level_ms(o, Some(l)).is_some_and(|ms| ms <= o.below_ms))
+}
+
+/// The objectives in words: "p95 <= 50 ms and p99 <= 80 ms".
+pub fn objectives_text(objectives: &[Objective]) -> String {
+    objectives.iter().map(Objective::label).collect::<Vec<_>>().join(" and ")
+}
+
+/// The instance count to run per server from a scale study: the peak, or with latency
+/// objectives the highest-throughput count that meets them. Returns (count, total
+/// throughput, p95, watts).
+pub fn best_instances(s: &SeriesResult, objectives: &[Objective]) -> Option<(u32, f64, f64, Option<f64>)> {
     s.capacity()
-        .filter(|l| p95_bound_ms.is_none_or(|b| l.p95_ms <= b))
+        .filter(|l| meets(objectives, l))
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
         .map(|l| (l.level, l.throughput.mean, l.p95_ms, l.os.as_ref().and_then(|o| o.watts)))
 }
 
 /// Scale-up first (the best instance count per server) against one instance per
 /// server, for target `t` at efficiency `e`.
-pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
-    let (n, ..) = best_instances(s, p95_bound_ms).ok_or_else(|| match p95_bound_ms {
-        Some(b) => format!("{}: no instance count meets p95 <= {b} ms", s.name),
-        None if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
-        None => format!("{}: no finished level", s.name),
+pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, String> {
+    let (n, ..) = best_instances(s, objectives).ok_or_else(|| match objectives.is_empty() {
+        false => format!("{}: no instance count meets {}", s.name, objectives_text(objectives)),
+        true if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
+        true => format!("{}: no finished level", s.name),
     })?;
     let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
     let best = s.capacity().find(|l| l.level == n).ok_or_else(|| format!("{}: level {n} not measured", s.name))?;
@@ -221,11 +272,12 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) 
 
 /// One node per server, from a scale-out study alone: one node's throughput is what
 /// one server delivers.
-pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, p95_bound_ms: Option<f64>) -> Result<Vec<Plan>, String> {
+pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, String> {
     let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-node level measured", s.name))?;
     // One node's latency is what each server of the plan would give.
-    if let Some(b) = p95_bound_ms.filter(|b| one.p95_ms > *b) {
-        return Err(format!("{}: one node's p95 is {:.2} ms, over p95 <= {b} ms", s.name, one.p95_ms));
+    if let Some(o) = objectives.iter().find(|o| !meets(std::slice::from_ref(o), one)) {
+        let had = level_ms(o, Some(one)).map_or("no figure".into(), |ms| format!("{ms:.2} ms"));
+        return Err(format!("{}: one node's {} is {had}, over {}", s.name, o.name(), o.label()));
     }
     Ok(vec![plan_of("one node per server", 1, one, t, e, weak_level(one, "nodes"))?])
 }
@@ -339,6 +391,36 @@ pub fn requirement(series: &[SeriesResult], required: f64, at: u32) -> Vec<Verdi
 mod tests {
     use super::*;
 
+    fn bound(text: &str) -> Vec<Objective> {
+        parse_level_objectives(text).unwrap()
+    }
+
+    /// `size --latency` has capacity's grammar: p99 and p90[type] too, not only p95<N;
+    /// a bare number is milliseconds as before; a percentile no level keeps is refused.
+    #[test]
+    fn size_reads_every_objective_a_level_keeps() {
+        assert_eq!(bound("p95<50"), bound("p95<50ms"));
+        assert_eq!(bound("p95<0.05s")[0].below_ms, 50.0);
+        assert_eq!(bound("p99<20ms,p90[delivery]<5s").len(), 2);
+        let e = parse_level_objectives("p50<5ms").unwrap_err();
+        assert!(e.contains("p95, p99 and p90"), "{e}");
+        assert!(parse_level_objectives("p95>5").is_err());
+        assert!(parse_level_objectives("p95<50,p95<60").unwrap_err().contains("twice"));
+
+        let mut l = crate::study::figures::fixtures::bare_level(4, 1000.0);
+        l.p95_ms = 10.0;
+        l.p99_ms = 30.0;
+        l.p90 = vec![
+            crate::stats::TypeP90::new("delivery", 4000.0, None),
+            crate::stats::TypeP90::new("payment", 9.0, None),
+        ];
+        assert!(meets(&bound("p95<20"), &l));
+        assert!(!meets(&bound("p99<20ms"), &l), "the p99 is read, not the p95");
+        assert!(meets(&bound("p99<40ms,p90[delivery]<5s"), &l));
+        assert!(!meets(&bound("p90<5s,p90[payment]<5ms"), &l));
+        assert!(!meets(&bound("p90[new_order]<5s"), &l), "a type the level does not keep meets nothing");
+    }
+
     #[test]
     fn spec_study_6_worked_example() {
         // 17,000 TPS with P = 5,700 at 6 instances and E = 0.9: 4 servers; one instance
@@ -378,15 +460,17 @@ mod tests {
         // The paper's scale-up: 2,231 at 1 instance, 5,702 at 6, less at 7 and 8.
         let s =
             series(&[(1, 2231.0, 20.0), (2, 3900.0, 25.0), (4, 5200.0, 40.0), (6, 5702.0, 60.0), (8, 5400.0, 90.0)]);
-        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), None).unwrap();
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), &[]).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (6, 4));
         assert_eq!((p[1].instances_per_server, p[1].servers), (1, 9));
         assert_eq!((p[0].servers_range, p[0].servers_text()), ((Some(4), Some(4)), "4".to_string()));
         assert!(p[0].weak.is_empty(), "{:?}", p[0].weak);
         // A p95 bound of 50 ms rules out 6 instances: 4 it is, and 4 servers still.
-        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(50.0)).unwrap();
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), &bound("p95<50")).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (4, 4));
-        assert!(plans(&s, 17_000.0, &ScaleOut::Given(0.9), Some(5.0)).unwrap_err().contains("no instance count meets"));
+        assert!(plans(&s, 17_000.0, &ScaleOut::Given(0.9), &bound("p95<5"))
+            .unwrap_err()
+            .contains("no instance count meets"));
     }
 
     /// noisy_peak_sized_as_certain: a peak at 7 instances with cv 44 % went straight
@@ -398,7 +482,7 @@ mod tests {
             l.sample_cv = 0.44;
             l.sample_se = Some(crate::study::saturation::median_standard_error(l.throughput.mean, 0.44, 5.0));
         }
-        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), None).unwrap();
+        let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), &[]).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (7, 7));
         let (few, many) = p[0].servers_range;
         assert!(few.unwrap() < 7 && many.is_none_or(|m| m > 7), "{:?}", p[0].servers_range);
@@ -435,13 +519,13 @@ mod tests {
         let s = series(&[(1, 100.0, 5.0), (2, 180.0, 5.0), (3, 240.0, 5.0)]);
         let m = |nodes, e| Efficiency { nodes, e, low: e, high: e };
         let e = ScaleOut::Measured { study: 1, points: vec![m(1, 1.0), m(2, 0.9), m(3, 0.8)], fit: None };
-        let p = node_per_server(&s, 240.0, &e, None).unwrap();
+        let p = node_per_server(&s, 240.0, &e, &[]).unwrap();
         assert_eq!(p.len(), 1);
         assert_eq!((p[0].per_server, p[0].servers, p[0].efficiency_source.as_str()), (100.0, 3, "measured"));
         // size_latency_is_ignored_for_scale_out: the plan claimed "p95 <= 0.01 ms" that no
         // node met. (The helper's p95 is the third figure, 5 ms here.)
-        assert!(node_per_server(&s, 240.0, &e, Some(1.0)).unwrap_err().contains("over p95 <= 1 ms"));
-        assert!(node_per_server(&s, 240.0, &e, Some(50.0)).is_ok());
+        assert!(node_per_server(&s, 240.0, &e, &bound("p95<1")).unwrap_err().contains("over p95 <= 1.00 ms"));
+        assert!(node_per_server(&s, 240.0, &e, &bound("p95<50")).is_ok());
     }
 
     #[test]

@@ -64,28 +64,35 @@ pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
 fn parse_one(p: &str) -> Result<Objective, String> {
     let bad =
         |why: &str| format!("--latency '{p}': {why}; write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s");
-    let rest = p.strip_prefix('p').ok_or_else(|| bad("it starts with p and a percentile"))?;
-    let (head, bound) = rest.split_once('<').ok_or_else(|| bad("the bound follows <"))?;
-    let (pct, only) = match head.split_once('[') {
-        Some((pct, t)) => {
-            let t = t.strip_suffix(']').ok_or_else(|| bad("close the type with ]"))?.trim();
-            if t.is_empty() {
-                return Err(bad("name the transaction type"));
-            }
-            (pct, Some(t.to_string()))
-        }
-        None => (head, None),
-    };
-    let percentile: f64 = pct.trim().parse().map_err(|_| bad("the percentile is not a number"))?;
-    if !(percentile > 0.0 && percentile < 100.0) {
-        return Err(bad("the percentile lies between 0 and 100 (p50, p99, p99.9)"));
-    }
+    let (head, bound) = p.split_once('<').ok_or_else(|| bad("the bound follows <"))?;
+    let (percentile, only) = percentile_of(head).map_err(bad)?;
     let bound = bound.trim().trim_start_matches('=').trim();
     let below_ms = super::parse_ms(bound).map_err(|_| bad("give the bound with its unit, e.g. 20ms or 5s"))?;
     if !(below_ms > 0.0 && below_ms <= 86_400_000.0) {
         return Err(bad("the bound must be above 0 and at most a day"));
     }
     Ok(Objective { percentile, only, below_ms })
+}
+
+/// A latency figure's name as objectives and stop conditions write it: `p99`,
+/// `p99.9`, `p90[delivery]` (the percentile, and the one transaction type it bounds).
+pub fn percentile_of(head: &str) -> Result<(f64, Option<String>), &'static str> {
+    let rest = head.trim().strip_prefix('p').ok_or("it starts with p and a percentile")?;
+    let (pct, only) = match rest.split_once('[') {
+        Some((pct, t)) => {
+            let t = t.trim().strip_suffix(']').ok_or("close the type with ]")?.trim();
+            if t.is_empty() {
+                return Err("name the transaction type");
+            }
+            (pct, Some(t.to_string()))
+        }
+        None => (rest, None),
+    };
+    let percentile: f64 = pct.trim().parse().map_err(|_| "the percentile is not a number")?;
+    if !(percentile > 0.0 && percentile < 100.0) {
+        return Err("the percentile lies between 0 and 100 (p50, p99, p99.9)");
+    }
+    Ok((percentile, only))
 }
 
 /// Refuses an objective on a type no workload of the study reports: it could never be

@@ -62,14 +62,14 @@ fn parse_one(p: &str) -> Result<Condition, String> {
         let v = number(v)?;
         return if v > 0.0 && v <= 100.0 { Ok(Condition::Cpu { above_pct: v }) } else { Err(bad("give a percentage")) };
     }
-    if let Some(rest) = p.strip_prefix("p90") {
-        let (only, v) = match rest.strip_prefix('[') {
-            Some(r) => {
-                let (name, v) = r.split_once("]>").ok_or_else(|| bad("write p90[type]>20s"))?;
-                (Some(name.trim().to_string()), v)
-            }
-            None => (None, rest.strip_prefix('>').ok_or_else(|| bad("write p90>5s"))?),
-        };
+    if p.starts_with('p') && !p.starts_with("plateau") {
+        let (head, v) = p.split_once('>').ok_or_else(|| bad("write p90>5s"))?;
+        // The grammar of latency objectives (`study::capacity::percentile_of`); a step
+        // keeps each type's p90, so that is the percentile a condition bounds.
+        let (percentile, only) = super::capacity::percentile_of(head).map_err(bad)?;
+        if percentile != 90.0 {
+            return Err(bad("a step keeps each type's p90: bound p90 (p90>5s, p90[type]>20s)"));
+        }
         let v = v.trim();
         if v == "spec" || v == "limit" {
             return Ok(Condition::P90 { above_ms: None, only });
