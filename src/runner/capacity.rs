@@ -3,170 +3,175 @@
 //! verdicts so far, each stored as a step as it finishes. A resumed study re-reads its
 //! steps and the search continues where it stood.
 
+use super::driver::{self, At, Done, Grid, Measured, Next, Place, Screen, StudyKind};
 use super::study::{not_capacity, prepare_sweep, Site};
 use crate::exec::Ended;
 use crate::runner::{self, Print};
-use crate::stats::Interval;
-use crate::store::{StepRow, Store};
+use crate::store::{StepRow, Store, StudyRow};
 use crate::study::capacity::{self, Objective, RateFigures, RateLevel, Search, Verdict};
 use crate::study::figures::{self, StepFigures};
-use crate::study::spec::{StudySpec, DEFAULT_MAX_RATE_LEVELS};
-use crate::study::{probe_series, rate_levels, series_of, Series};
+use crate::study::spec::{RateSpec, StudySpec, DEFAULT_MAX_RATE_LEVELS};
+use crate::study::{probe_series, Series};
 use crate::{report, Error};
-use std::time::Instant;
+use std::time::Duration;
 
 /// The probe's length: enough for a throughput figure, short beside the levels.
 const PROBE_SECONDS: f64 = 10.0;
 
-/// How a rate study ended: its outcome and, when it failed, why.
-pub struct Ending {
-    pub outcome: Ended,
-    pub failure: Option<String>,
-}
-
-/// Runs (or continues) rate study `id`'s series; prints each level and the answer.
-pub fn run(site: &Site, spec: &StudySpec, id: i64, store: &Store, started: Instant) -> Result<Ending, Error> {
-    let rate = spec.rate.as_ref().expect("validated: a rate study has [rate]");
-    let objectives = rate.objectives().map_err(Error::Usage)?;
-    let given = spec.rates().map_err(Error::Usage)?;
-    let bar = report::study_bar(0);
-    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
-    say(format!(
-        "study {id}: {} — rates {} against {}",
-        spec.name,
-        if given.is_empty() { "found by search".to_string() } else { given.len().to_string() + " given" },
-        objectives.iter().map(Objective::label).collect::<Vec<_>>().join(" and ")
-    ));
-    for series in series_of(spec) {
-        let ending = run_series(site, spec, &series, id, store, started, &bar, &objectives, &given)?;
-        if ending.outcome != Ended::Completed {
-            bar.finish_and_clear();
-            return Ok(ending);
-        }
-    }
-    bar.finish_and_clear();
-    Ok(Ending { outcome: Ended::Completed, failure: None })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_series(
-    site: &Site,
-    spec: &StudySpec,
-    series: &Series,
+/// A rate study: the closed-loop probe begins each series, then the search picks each
+/// level's rate from the verdicts so far.
+pub struct Rate<'a> {
+    grid: Grid,
+    site: &'a Site<'a>,
+    store: &'a Store,
     id: i64,
-    store: &Store,
-    started: Instant,
-    bar: &indicatif::ProgressBar,
-    objectives: &[Objective],
-    given: &[u32],
-) -> Result<Ending, Error> {
-    let rate = spec.rate.as_ref().expect("validated");
-    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
-    let row = store.load_study(id)?;
-    let mut done = rate_levels(&row, &series.name);
-    prepare_sweep(site, spec, series)?;
-    // The most connections a level may open: the tool's limit, and the server's
-    // (connections and prepared statements) less a margin for its own clients.
-    let cap = connection_cap(site, spec, series)?;
-    let cpus = runner::cpus();
-    // The probe runs for given rates too: its latency tells a pool that caps the rate
-    // from a server that slows down, and its throughput is the closed loop's figure.
-    let Some((probe_tps, probe_ms)) = probe(site, spec, series, id, store, bar, cap)? else {
-        return Ok(Ending { outcome: Ended::Interrupted, failure: None });
-    };
-    // Given rates need no first one: the search runs them in order.
-    let first = if given.is_empty() { first_rate(probe_tps) } else { given.first().copied() };
-    let Some(first) = first else {
-        return Ok(failed("the closed-loop probe finished no transaction: there is no scale to search from".into()));
-    };
-    let search = Search {
-        first,
-        factor: 2.0,
-        resolution: rate.resolution(),
-        // Rates given all run unless told otherwise.
-        max_levels: rate.max_levels.unwrap_or(if given.is_empty() { DEFAULT_MAX_RATE_LEVELS } else { given.len() }),
-        given: given.to_vec(),
-        repeat_bracket: given.is_empty(),
-    };
-    loop {
-        let tried: Vec<(u32, Verdict)> = done.iter().map(|(r, _, v)| (*r, v.clone())).collect();
-        let Some(level) = capacity::next_rate(&search, &tried) else { break };
-        if crate::exec::interrupt_pending() {
-            say("interrupted between steps: the finished steps are kept".into());
-            return Ok(Ending { outcome: Ended::Interrupted, failure: None });
-        }
-        let connections =
-            rate.connections.unwrap_or_else(|| capacity::default_connections(level as f64, objectives, cpus, cap));
-        let label = format!("{} · {}", series.name, capacity::rate_text(level as f64, None));
-        bar.set_message(format!("{label} · starting"));
-        let show = |iv: &Interval| {
-            bar.set_message(format!(
-                "{label} · {:.0}/{:.0} s · {:.0} tps · backlog {}{}",
-                iv.t,
-                spec.warmup + spec.step_time,
-                iv.tps,
-                iv.backlog,
-                if iv.warmup { " (warm-up)" } else { "" }
-            ))
-        };
-        let req =
-            spec.rate_request(&series.workload, level, connections, site.password.as_deref()).map_err(Error::Usage)?;
-        let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(&show))?;
-        let docs = [doc];
-        let sick = not_capacity(&docs, ended);
-        let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
-        let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-        let figures = match ended {
-            Ended::Completed => {
-                let (mut f, uncounted) = figures::step_figures_or_whole(&docs, spec.sample_interval, spec.steady_last)
-                    .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
-                let rf = capacity::rate_figures(&docs[0], level as f64, objectives).map_err(Error::Failed)?;
-                let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-                let verdict = match (f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
-                    // The host's leftovers are no verdict on the server.
-                    (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
-                    (None, Some(why)) => Verdict::NotCounted { why },
-                    (None, None) => capacity::verdict_with_steal(
-                        capacity::verdict(&rf, seconds, objectives, Some((probe_tps as f64, probe_ms))),
-                        f.os.as_ref().and_then(|o| o.stolen()),
-                    ),
-                };
-                f.rate = Some(RateLevel { figures: rf, verdict });
-                Some(f)
-            }
-            _ => None,
-        };
-        store.record_step(
-            id,
-            &StepRow {
-                series: series.name.clone(),
-                level,
-                // The bracket's rates run twice: each run is a step of its own (with
-                // repeat 1 the second replaced the first: the_repeat_keeps_both_runs).
-                repeat: done.iter().filter(|(r, ..)| *r == level).count() as u32 + 1,
-                status: ended.status(),
-                runs: runs.clone(),
-                figures: figures.as_ref().map(|f| serde_json::to_value(f).expect("serialisable")),
-            },
-        )?;
-        let Some(f) = figures else {
-            // A lost or stalled server, or an interrupted level, is never a level.
-            let why = sick
-                .or_else(|| docs.iter().find_map(|d| d.error.clone()))
-                .unwrap_or_else(|| ended.status().to_string());
-            say(format!("{label}: {why} ({})", report::run_ids(&runs)));
-            return Ok(Ending { outcome: ended, failure: Some(format!("rate {level}: {why}")) });
-        };
-        let level_figures = f.rate.clone().expect("set above");
-        say(level_line(started, &label, &level_figures.figures, &level_figures.verdict, &f, &runs));
-        done.push((level, level_figures.figures, level_figures.verdict));
-    }
-    // The answer is printed with the study's tables, as `study show` prints it.
-    Ok(Ending { outcome: Ended::Completed, failure: None })
+    rate: RateSpec,
+    objectives: Vec<Objective>,
+    given: Vec<u32>,
+    /// The series begun in this process: its search, the probe's throughput (tps) and
+    /// mean latency (ms), and the most connections a level may open.
+    begun: Option<Begun>,
 }
 
-fn failed(why: String) -> Ending {
-    Ending { outcome: Ended::Failed, failure: Some(why) }
+struct Begun {
+    series: String,
+    search: Search,
+    probe: (u32, f64),
+    cap: u32,
+}
+
+impl<'a> Rate<'a> {
+    pub fn new(site: &'a Site<'a>, spec: &StudySpec, store: &'a Store, id: i64) -> Result<Rate<'a>, Error> {
+        let rate = spec.rate.clone().ok_or_else(|| Error::Usage("a rate study needs its [rate] section".into()))?;
+        let objectives = rate.objectives().map_err(Error::Usage)?;
+        let given = spec.rates().map_err(Error::Usage)?;
+        Ok(Rate { grid: Grid::of(spec)?, site, store, id, rate, objectives, given, begun: None })
+    }
+
+    fn begun(&self, series: &Series) -> Option<&Begun> {
+        self.begun.as_ref().filter(|b| b.series == series.name)
+    }
+}
+
+impl StudyKind for Rate<'_> {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn opening(&self, _series: usize) -> String {
+        format!(
+            "rates {} against {}",
+            if self.given.is_empty() { "found by search".to_string() } else { self.given.len().to_string() + " given" },
+            self.objectives.iter().map(Objective::label).collect::<Vec<_>>().join(" and ")
+        )
+    }
+
+    fn steps_per_series(&self) -> Option<u64> {
+        None
+    }
+
+    fn begin(&mut self, series: &Series, bar: &indicatif::ProgressBar) -> Result<driver::Begun, Error> {
+        let spec = &self.grid.spec;
+        prepare_sweep(self.site, spec, series)?;
+        // The most connections a level may open: the tool's limit, and the server's
+        // (connections and prepared statements) less a margin for its own clients.
+        let cap = connection_cap(self.site, spec, series)?;
+        // The probe runs for given rates too: its latency tells a pool that caps the rate
+        // from a server that slows down, and its throughput is the closed loop's figure.
+        let Some(probe) = probe(self.site, spec, series, self.id, self.store, bar, cap)? else {
+            return Ok(driver::Begun::Interrupted);
+        };
+        // Given rates need no first one: the search runs them in order.
+        let first = if self.given.is_empty() { first_rate(probe.0) } else { self.given.first().copied() };
+        let Some(first) = first else {
+            return Ok(driver::Begun::Failed(
+                "the closed-loop probe finished no transaction: there is no scale to search from".into(),
+            ));
+        };
+        let search = Search {
+            first,
+            factor: 2.0,
+            resolution: self.rate.resolution(),
+            // Rates given all run unless told otherwise.
+            max_levels: self.rate.max_levels.unwrap_or(match self.given.is_empty() {
+                true => DEFAULT_MAX_RATE_LEVELS,
+                false => self.given.len(),
+            }),
+            given: self.given.clone(),
+            repeat_bracket: self.given.is_empty(),
+        };
+        self.begun = Some(Begun { series: series.name.clone(), search, probe, cap });
+        Ok(driver::Begun::Ready)
+    }
+
+    fn next(&self, series: &Series, done: &[Done]) -> Next {
+        let Some(b) = self.begun(series) else { return Next::Begin };
+        let tried: Vec<(u32, Verdict)> =
+            done.iter().filter_map(|d| Some((d.level, d.figures.rate.as_ref()?.verdict.clone()))).collect();
+        match capacity::next_rate(&b.search, &tried) {
+            // The bracket's rates run twice: each run is a step of its own (with repeat 1
+            // the second replaced the first: the_repeat_keeps_both_runs).
+            Some(level) => {
+                Next::Step(At { level, repeat: tried.iter().filter(|(r, _)| *r == level).count() as u32 + 1 })
+            }
+            None => Next::Finished { stop: None },
+        }
+    }
+
+    fn what(&self, _series: &Series, level: u32) -> String {
+        capacity::rate_text(level as f64, None)
+    }
+
+    fn progress(&self, _series: &Series) -> driver::Progress {
+        Box::new(|iv| format!("{:.0} tps · backlog {}", iv.tps, iv.backlog))
+    }
+
+    fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
+        let b = self.begun(series).ok_or_else(|| Error::Failed(format!("series {}: not begun", series.name)))?;
+        let level = at.level;
+        let connections = match self.rate.connections {
+            Some(c) => c,
+            None => capacity::default_connections(level as f64, &self.objectives, runner::cpus(), b.cap),
+        };
+        let req = self
+            .grid
+            .spec
+            .rate_request(&series.workload, level, connections, self.site.password.as_deref())
+            .map_err(Error::Usage)?;
+        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, Print::Progress(screen.show))?))
+    }
+
+    fn figures(&self, series: &Series, at: At, m: &Measured) -> Result<StepFigures, Error> {
+        let spec = &self.grid.spec;
+        let level = at.level;
+        let (probe_tps, probe_ms) = self.begun(series).map_or((0, 0.0), |b| b.probe);
+        let docs = &m.docs;
+        let (mut f, uncounted) = figures::step_figures_or_whole(docs, spec.sample_interval, spec.steady_last)
+            .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
+        let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::Failed)?;
+        let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
+        let verdict = match (f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
+            // The host's leftovers are no verdict on the server.
+            (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
+            (None, Some(why)) => Verdict::NotCounted { why },
+            (None, None) => capacity::verdict_with_steal(
+                capacity::verdict(&rf, seconds, &self.objectives, Some((probe_tps as f64, probe_ms))),
+                f.os.as_ref().and_then(|o| o.stolen()),
+            ),
+        };
+        f.rate = Some(RateLevel { figures: rf, verdict });
+        Ok(f)
+    }
+
+    fn line(&self, p: &Place, f: &StepFigures, runs: &[i64]) -> String {
+        let Some(level) = &f.rate else { return report::step_line(p.step_no, 0, p.elapsed, p.label, 1, 1, f, runs) };
+        level_line(p.elapsed, p.label, &level.figures, &level.verdict, f, runs)
+    }
+
+    fn answer(&self, row: &StudyRow) -> Result<(serde_json::Value, String), Error> {
+        // The answer is printed with the study's tables, as `study show` prints it.
+        Ok((serde_json::json!({}), report::capacity::tables(&self.grid.spec, row)))
+    }
 }
 
 /// Half the closed-loop probe's throughput, the search's first rate (a closed loop
@@ -246,14 +251,21 @@ fn connection_cap(site: &Site, spec: &StudySpec, series: &Series) -> Result<u32,
 }
 
 /// One finished level, as a line that stays on screen.
-fn level_line(started: Instant, label: &str, f: &RateFigures, v: &Verdict, step: &StepFigures, runs: &[i64]) -> String {
+fn level_line(
+    elapsed: Duration,
+    label: &str,
+    f: &RateFigures,
+    v: &Verdict,
+    step: &StepFigures,
+    runs: &[i64],
+) -> String {
     let measured: Vec<String> =
         f.measured.iter().map(|m| format!("{} {}", m.objective, capacity::ms_text(m.ms))).collect();
     let verdict = v.short();
     let cpu = step.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
     format!(
         "[{}] {label}: achieved {:.0} tps, {} connection(s) ({:.1} in the system), backlog <= {}, {}{cpu}: {verdict} {}",
-        report::fmt_elapsed(started.elapsed().as_secs()),
+        report::fmt_elapsed(elapsed.as_secs()),
         f.achieved,
         f.connections,
         f.in_flight_mean,

@@ -5,9 +5,9 @@
 //! measured run. The pool, the data and the warm-up go into the step's figures, the
 //! page-cache check once the figures are in (`study::memory::page_cache`).
 
+use super::driver::{At, Grid, Measured, Screen, StudyKind};
 use super::study::{not_capacity, Site};
 use crate::exec::{clock::Settle, Ended};
-use crate::result::RunDocument;
 use crate::runner::{self, Print};
 use crate::server::ServerSettings;
 use crate::stats::Interval;
@@ -150,17 +150,38 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
     Ok(resolved)
 }
 
+/// Buffer-pool sizes with the data fixed (or data sizes with the pool fixed), each
+/// level on a restarted server warmed until its hit ratio settles.
+pub struct Memory<'a> {
+    pub grid: Grid,
+    pub site: &'a Site<'a>,
+}
+
+impl StudyKind for Memory<'_> {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn what(&self, _series: &Series, level: u32) -> String {
+        format!("{level} {}", self.grid.spec.level_name())
+    }
+
+    fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
+        step(self.site, &self.grid.spec, series, at.level, screen.bar, screen.label)
+    }
+}
+
 /// One level: the restart, the data, the warm-up and the measured run. Returns the
 /// step's documents (the measured run's; the warm-up's when it ended the step), how it
 /// ended, and the level's memory facts when it was measured.
-pub fn step(
+fn step(
     site: &Site,
     spec: &StudySpec,
     series: &Series,
     level: u32,
     bar: &indicatif::ProgressBar,
     label: &str,
-) -> Result<(Vec<RunDocument>, Ended, Option<MemoryLevel>), Error> {
+) -> Result<Measured, Error> {
     let m = spec.memory_spec();
     let password = site.password.as_deref();
     let req = spec.memory_request(&series.workload, level, password).map_err(Error::Usage)?;
@@ -201,10 +222,10 @@ pub fn step(
     };
     let (doc, ended) = runner::measure(site.manager, site.results, warm_req, Print::Progress(&warming))?;
     if ended != Ended::Completed || not_capacity(std::slice::from_ref(&doc), ended).is_some() {
-        return Ok((vec![doc], ended, None));
+        return Ok(Measured::one((doc, ended)));
     }
     let summary = doc.summary.as_ref();
-    let settled = summary.is_some_and(|s| s.notes.iter().any(|n| n.starts_with(crate::exec::SETTLED)));
+    let settled = summary.is_some_and(|s| s.settled_after_s.is_some());
     let warmup_s = summary.map_or(0.0, |s| s.seconds);
     let warmup_run = doc.id;
     bar.suspend(|| {
@@ -234,5 +255,5 @@ pub fn step(
         flush_method: fact("innodb_flush_method").filter(|v| !v.is_empty()),
         page_cache: None,
     };
-    Ok((vec![doc], ended, Some(level_facts)))
+    Ok(Measured { docs: vec![doc], ended, memory: Some(level_facts) })
 }

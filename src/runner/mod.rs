@@ -7,6 +7,7 @@
 //! with a progress bar, the async runtime. `study` runs whole studies.
 
 pub mod capacity;
+pub mod driver;
 pub mod memory;
 pub mod plan;
 pub mod study;

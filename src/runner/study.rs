@@ -3,6 +3,7 @@
 //! from `study`'s pure figures, so a resumed study reaches what an uninterrupted one
 //! would.
 
+use super::driver::{self, At, Begun, Grid, Measured, Screen, StudyKind};
 use crate::exec::{Ended, StartLine};
 use crate::options::RunOptions;
 use crate::request::{self, RunRequest};
@@ -11,13 +12,11 @@ use crate::runner::{self, Print};
 use crate::server::cluster::ClusterSpec;
 use crate::server::{Manager, ServerSettings};
 use crate::stats::Interval;
-use crate::store::{StepRow, Store};
-use crate::study::figures;
+use crate::store::Store;
 use crate::study::spec::{Config, Kind, Route, ServerSpec, StudySpec};
-use crate::study::{completed_steps, results_of, series_of, stop, Series};
-use crate::{report, workload, Error};
+use crate::study::{series_of, Series};
+use crate::Error;
 use std::path::Path;
-use std::time::Instant;
 
 /// Where a study runs: the managed instances, the results store, and the password its
 /// steps log in with when the command line gave one (never stored with the study;
@@ -292,188 +291,86 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     *study = Some(id);
     // Said before anything is restarted for it, with what of an earlier study's it resets.
     let configuration = configuration(site, spec, &spec.level_values().unwrap_or_default())?;
-    if spec.kind == Kind::Rate {
-        if let Some(c) = &configuration {
-            crate::outln!("configuration: {c}");
+    let notes = provenance_notes(site, spec, &spec.level_values().unwrap_or_default());
+    let grid = Grid::of(spec)?;
+    let mut kind: Box<dyn StudyKind + '_> = match spec.kind {
+        Kind::Sweep => Box::new(Sweep { grid, site }),
+        Kind::Scale => Box::new(Scale { grid, site }),
+        Kind::ScaleOut => Box::new(ScaleOut { grid, site, cluster }),
+        Kind::Memory => Box::new(super::memory::Memory { grid, site }),
+        Kind::Rate => Box::new(super::capacity::Rate::new(site, spec, &store, id)?),
+    };
+    let stored = driver::Study { id, store: &store, results, resumed: resume.is_some(), configuration, notes };
+    driver::drive(kind.as_mut(), &stored, &crate::exec::interrupt_pending)
+}
+
+/// A sweep (and each configuration's series): one server, load levels step by step.
+struct Sweep<'a> {
+    grid: Grid,
+    site: &'a Site<'a>,
+}
+
+impl StudyKind for Sweep<'_> {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn begin(&mut self, series: &Series, _bar: &indicatif::ProgressBar) -> Result<Begun, Error> {
+        prepare_sweep(self.site, &self.grid.spec, series)?;
+        Ok(Begun::Ready)
+    }
+
+    fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
+        let req =
+            self.grid.spec.request(&series.workload, at.level, self.site.password.as_deref()).map_err(Error::Usage)?;
+        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, Print::Progress(screen.show))?))
+    }
+}
+
+/// 1..N instances at once, one client group each.
+struct Scale<'a> {
+    grid: Grid,
+    site: &'a Site<'a>,
+}
+
+impl StudyKind for Scale<'_> {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn what(&self, _series: &Series, level: u32) -> String {
+        format!("{level} instance(s)")
+    }
+
+    fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
+        scale_step(self.site, &self.grid.spec, series, at.level, screen.show)
+    }
+}
+
+/// 1..N nodes of one cluster; a managed cluster is resized to each level's nodes.
+struct ScaleOut<'a> {
+    grid: Grid,
+    site: &'a Site<'a>,
+    cluster: Option<ClusterSpec>,
+}
+
+impl StudyKind for ScaleOut<'_> {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn what(&self, _series: &Series, level: u32) -> String {
+        format!("{level} node(s)")
+    }
+
+    fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
+        if let Some(c) = &self.cluster {
+            screen.bar.suspend(|| crate::outln!("resizing the cluster to {} node(s)", at.level));
+            let sized = ClusterSpec { nodes: at.level, ..c.clone() };
+            crate::server::cluster::Cluster::start(self.site.manager.home(), &sized)?;
         }
-        return run_rate(site, spec, id, &store, resume.is_some(), configuration);
+        scale_step(self.site, &self.grid.spec, series, at.level, screen.show)
     }
-    let levels = spec.level_values().map_err(Error::Usage)?;
-    let conditions = stop::parse(&spec.stop_when).map_err(Error::Usage)?;
-    let all_series = series_of(spec);
-    let total = all_series.len() * levels.len() * spec.repeat as usize;
-    let started = Instant::now();
-    let bar = report::study_bar(total as u64);
-    let say = |line: String| bar.suspend(|| crate::outln!("{line}"));
-    say(format!(
-        "study {id}: {} — {} series x {} levels{} ({})",
-        spec.name,
-        all_series.len(),
-        levels.len(),
-        if spec.repeat > 1 { format!(" x {} repeats", spec.repeat) } else { String::new() },
-        if resume.is_some() { "resumed" } else { "stored as it goes" }
-    ));
-    if let Some(c) = &configuration {
-        say(format!("configuration: {c}"));
-    }
-    let notes = provenance_notes(site, spec, &levels);
-    for n in &notes {
-        say(format!("note: {n}"));
-    }
-    let mut outcome = Ended::Completed;
-    let mut failure: Option<String> = None;
-    'series: for series in &all_series {
-        let row = store.load_study(id)?;
-        let mut done = completed_steps(&row, &series.name);
-        let verdict = figures::series_result(&series.name, &levels, spec.repeat, &done, &conditions);
-        if verdict.complete {
-            bar.inc((levels.len() * spec.repeat as usize) as u64);
-            continue;
-        }
-        let mut prepared = false;
-        for &level in &levels {
-            for repeat in 1..=spec.repeat {
-                if row.steps.iter().any(|s| {
-                    s.series == series.name
-                        && s.level == level
-                        && s.repeat == repeat
-                        && s.status == crate::store::Status::Completed
-                }) {
-                    bar.inc(1);
-                    continue;
-                }
-                // Ctrl-C or SIGTERM between two steps (or during a load) ends the study here.
-                if crate::exec::interrupt_pending() {
-                    say("interrupted between steps: the finished steps are kept".into());
-                    outcome = Ended::Interrupted;
-                    break 'series;
-                }
-                if spec.kind == Kind::Sweep && !prepared {
-                    prepare_sweep(site, spec, series)?;
-                    prepared = true;
-                }
-                let kind = workload::kind(&series.workload).map_err(Error::Usage)?;
-                let unit = kind.unit().label();
-                let what = match spec.kind {
-                    Kind::Scale => format!("{level} instance(s)"),
-                    Kind::ScaleOut => format!("{level} node(s)"),
-                    Kind::Sweep | Kind::Rate => format!("{level} {}", kind.level_name()),
-                    Kind::Memory => format!("{level} {}", spec.level_name()),
-                };
-                let step_no = bar.position() + 1;
-                let label = format!("{} · {what}", series.name);
-                bar.set_message(format!("{label} · starting"));
-                let show = |iv: &Interval| {
-                    let v = kind.throughput(iv);
-                    bar.set_message(format!(
-                        "{label} · {:.0}/{:.0} s · {v:.0} {unit}{}",
-                        iv.t,
-                        spec.warmup + spec.step_time,
-                        if iv.warmup { " (warm-up)" } else { "" }
-                    ));
-                };
-                let mut memory = None;
-                let (docs, ended) = match spec.kind {
-                    Kind::Sweep | Kind::Rate => sweep_step(site, spec, series, level, &show)?,
-                    Kind::Memory => {
-                        let (docs, ended, facts) = super::memory::step(site, spec, series, level, &bar, &label)?;
-                        memory = facts;
-                        (docs, ended)
-                    }
-                    Kind::Scale => scale_step(site, spec, series, level, &show)?,
-                    Kind::ScaleOut => {
-                        if let Some(c) = &cluster {
-                            say(format!("resizing the cluster to {level} node(s)"));
-                            let sized = ClusterSpec { nodes: level, ..c.clone() };
-                            crate::server::cluster::Cluster::start(site.manager.home(), &sized)?;
-                        }
-                        scale_step(site, spec, series, level, &show)?
-                    }
-                };
-                let runs: Vec<i64> = docs.iter().filter_map(|d| d.id).collect();
-                let sick = not_capacity(&docs, ended);
-                let ended = if sick.is_some() && ended == Ended::Completed { Ended::Failed } else { ended };
-                let status = ended.status();
-                let figures = if ended == Ended::Completed {
-                    let mut f = figures::step_figures(&docs, spec.sample_interval, spec.steady_last)
-                        .map_err(|e| Error::Failed(format!("step {what}: {e}")))?;
-                    f.memory = memory.map(|mut m| {
-                        m.page_cache = Some(crate::study::memory::page_cache(
-                            m.flush_method.as_deref(),
-                            f.status.as_ref(),
-                            f.os.as_ref(),
-                        ));
-                        m
-                    });
-                    Some(f)
-                } else {
-                    None
-                };
-                let step = StepRow {
-                    series: series.name.clone(),
-                    level,
-                    repeat,
-                    status,
-                    runs: runs.clone(),
-                    figures: figures.as_ref().map(|f| serde_json::to_value(f).expect("serialisable")),
-                };
-                store.record_step(id, &step)?;
-                bar.inc(1);
-                let Some(f) = figures else {
-                    outcome = ended;
-                    let why = sick
-                        .or_else(|| docs.iter().find_map(|d| d.error.clone()))
-                        .unwrap_or_else(|| status.to_string());
-                    failure = Some(format!("step {label}: {why}"));
-                    say(format!("step {step_no} of {total}: {label}: {why} ({})", report::run_ids(&runs)));
-                    break 'series;
-                };
-                say(report::step_line(
-                    step_no,
-                    total as u64,
-                    started.elapsed(),
-                    &label,
-                    repeat,
-                    spec.repeat,
-                    &f,
-                    &runs,
-                ));
-                done.push((level, f));
-            }
-            let verdict = figures::series_result(&series.name, &levels, spec.repeat, &done, &conditions);
-            if let Some(why) = &verdict.stop {
-                say(format!("{}: stopped at {level}: {why}", series.name));
-                let skipped = levels.iter().filter(|&&l| l > level).count() * spec.repeat as usize;
-                bar.inc(skipped as u64);
-                break;
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let row = store.load_study(id)?;
-    let verdicts = results_of(spec, &row).map_err(Error::Failed)?;
-    let status = outcome.status();
-    let mut result = serde_json::json!({ "series": verdicts });
-    if !notes.is_empty() {
-        result["notes"] = notes.clone().into();
-    }
-    if let Some(c) = configuration {
-        result["configuration"] = c.into();
-    }
-    if let Some(why) = &failure {
-        result["error"] = why.clone().into();
-    }
-    store.set_study_status(id, status, Some(&result))?;
-    crate::out!("{}", report::study_text(spec, &row, &verdicts));
-    crate::outln!(
-        "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
-        started.elapsed().as_secs_f64(),
-        results.display()
-    );
-    if outcome != Ended::Completed {
-        crate::outln!("finished steps are kept: `sizeup study resume {id}` continues it");
-    }
-    Ok(no_answer_code(spec, &row, outcome.exit_code()))
 }
 
 /// Why a step measured no capacity, if it did not: its server was lost or stalled (an
@@ -492,51 +389,6 @@ pub fn not_capacity(docs: &[RunDocument], ended: Ended) -> Option<String> {
         })
         .map(|why| format!("{why}, so the study stops here"))
         .next()
-}
-
-/// A rate study, run by `runner::capacity`, stored and summed up as the others are.
-fn run_rate(
-    site: &Site,
-    spec: &StudySpec,
-    id: i64,
-    store: &Store,
-    resumed: bool,
-    configuration: Option<String>,
-) -> Result<i32, Error> {
-    let started = Instant::now();
-    if resumed {
-        crate::outln!("study {id}: resumed; its finished levels are kept");
-    }
-    let ending = super::capacity::run(site, spec, id, store, started)?;
-    let status = ending.outcome.status();
-    let mut result = serde_json::json!({});
-    if let Some(c) = configuration {
-        result["configuration"] = c.into();
-    }
-    if let Some(why) = &ending.failure {
-        result["error"] = why.clone().into();
-    }
-    store.set_study_status(id, status, Some(&result))?;
-    crate::out!("{}", report::capacity::tables(spec, &store.load_study(id)?));
-    crate::outln!(
-        "\nstudy {id} {status} in {:.0} s; stored in {} (`sizeup study show {id}`)",
-        started.elapsed().as_secs_f64(),
-        site.results.display()
-    );
-    if ending.outcome != Ended::Completed {
-        crate::outln!("finished steps are kept: `sizeup study resume {id}` continues it");
-    }
-    Ok(no_answer_code(spec, &store.load_study(id)?, ending.outcome.exit_code()))
-}
-
-/// A finished study whose every figure was starved by other programs answered nothing:
-/// exit 1, as a failed one does (its answer says why).
-fn no_answer_code(spec: &StudySpec, row: &crate::store::StudyRow, code: i32) -> i32 {
-    if code == 0 && crate::study::starved_only(spec, row) {
-        crate::outln!("no answer: other programs (or the hypervisor) took the CPU the server needed at every level; measure again on a quiet host");
-        return 1;
-    }
-    code
 }
 
 /// What a reader must know about the servers a study runs on that its file does not say:
@@ -726,18 +578,6 @@ pub fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(
     })
 }
 
-fn sweep_step(
-    site: &Site,
-    spec: &StudySpec,
-    series: &Series,
-    level: u32,
-    show: &(dyn Fn(&Interval) + Sync),
-) -> Result<(Vec<RunDocument>, Ended), Error> {
-    let req = spec.request(&series.workload, level, site.password.as_deref()).map_err(Error::Usage)?;
-    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(show))?;
-    Ok((vec![doc], ended))
-}
-
 /// `host:port`, `host` or a socket path, as run options.
 fn target_options(t: &str) -> Vec<(&'static str, serde_json::Value)> {
     if t.starts_with('/') {
@@ -873,7 +713,7 @@ fn scale_step(
     series: &Series,
     n: u32,
     show: &(dyn Fn(&Interval) + Sync),
-) -> Result<(Vec<RunDocument>, Ended), Error> {
+) -> Result<Measured, Error> {
     let manager = site.manager;
     let groups: Vec<RunRequest> = group_options(spec, &series.workload, n)
         .and_then(|all| {
@@ -943,7 +783,7 @@ fn scale_step(
         }
         docs.push(doc);
     }
-    Ok((docs, ended))
+    Ok(Measured { docs, ended, memory: None })
 }
 
 #[cfg(test)]

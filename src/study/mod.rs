@@ -82,10 +82,27 @@ pub fn probe_series(series: &str) -> String {
     format!("{series} (closed-loop probe)")
 }
 
+/// A series' completed steps: level and figures.
 pub fn completed_steps(row: &StudyRow, series: &str) -> Vec<(u32, StepFigures)> {
+    done_of(row, series).into_iter().map(|d| (d.level, d.figures)).collect()
+}
+
+/// A finished step of a series, as the store holds it.
+#[derive(Clone, Debug)]
+pub struct Done {
+    pub level: u32,
+    pub repeat: u32,
+    pub figures: StepFigures,
+}
+
+/// A series' finished steps, in the order stored.
+pub fn done_of(row: &StudyRow, series: &str) -> Vec<Done> {
     row.steps
         .iter()
         .filter(|s| s.series == series && s.status == crate::store::Status::Completed)
-        .filter_map(|s| Some((s.level, serde_json::from_value(s.figures.clone()?).ok()?)))
+        .filter_map(|s| {
+            let figures = serde_json::from_value(s.figures.clone()?).ok()?;
+            Some(Done { level: s.level, repeat: s.repeat, figures })
+        })
         .collect()
 }

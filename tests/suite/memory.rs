@@ -57,6 +57,8 @@ fn a_pool_several_times_smaller_than_the_data_misses_and_loses_throughput() {
         let warm = store.load_run(m.warmup_run.unwrap()).unwrap();
         let notes = &warm.summary.as_ref().unwrap().notes;
         assert!(notes.iter().any(|n| n.starts_with(sizeup::exec::SETTLED)), "{notes:?}");
+        let settled = warm.summary.as_ref().unwrap().settled_after_s;
+        assert!(settled.is_some_and(|t| t <= m.warmup_s + 1.0), "settled is a field, not only a note: {settled:?}");
     }
     // Misses rise, the hit ratio falls, the device reads what InnoDB reads, and
     // throughput falls.

@@ -676,6 +676,7 @@ where
             summary.nodes = node_shares(targets, threads, &tallies, &per_server, &node_lag, summary.seconds);
         }
         if let Some(t) = settled_at {
+            summary.settled_after_s = Some(t);
             summary.notes.push(format!("{SETTLED} after {t:.0} s"));
         } else if spec.settle.is_some() && by_time {
             summary.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", end_t));

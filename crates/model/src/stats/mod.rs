@@ -437,6 +437,10 @@ pub struct Summary {
     /// could not hold the rate), as pgbench's skipped transactions.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub missed_arrivals: u64,
+    /// A warm-up run that waited for the buffer pool's hit ratio: the second it
+    /// settled at (absent when it ran to its bound, or waited for nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_after_s: Option<f64>,
     /// Reconnect attempts that failed over the whole run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnect_failures: u64,
@@ -598,6 +602,7 @@ impl Summary {
             server_cpu_us_per_txn: None,
             max_backlog,
             missed_arrivals: 0,
+            settled_after_s: None,
             reconnect_failures: rec.reconnect_failures,
             outage_intervals: 0,
             stall_intervals: 0,
