@@ -110,7 +110,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
         if let Some(lab) = crate::runner::plan::emulated(&store, &row) {
             out += &format!("warning: study {id} ran on {lab}: its per-server figures are a lab node's\n");
         }
-        match spec.kind {
+        match spec.kind() {
             Kind::Scale => scale_ups.extend(series.into_iter().map(|s| {
                 let cost = spec.cost_of(&s.name).cloned();
                 (id, s, cost)
@@ -221,7 +221,7 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
             }
             continue;
         };
-        let goal = spec.rate.as_ref().map_or(String::new(), |r| r.latency.clone());
+        let goal = spec.rate().map_or(String::new(), |r| r.latency.clone());
         if !objectives.is_empty() {
             out += &format!("warning: study {id} is sized at its own objective ({goal}), not --latency\n");
         }

@@ -5,7 +5,7 @@
 use super::{load_study, write_out, Context};
 use crate::cli::{CapacityArgs, DemoArgs, ExportArgs, MemoryArgs, ScaleArgs, ScaleOutArgs, StudyCommand, SweepArgs};
 use crate::runner::study::{self, Site};
-use crate::study::spec::{self, Kind, Levels, PowerSpec, StudySpec};
+use crate::study::spec::{self, Levels, PowerSpec, Section, StudySpec};
 use crate::{report, store, Error};
 
 fn site(cx: &Context, password: Option<String>) -> Site<'_> {
@@ -13,11 +13,11 @@ fn site(cx: &Context, password: Option<String>) -> Site<'_> {
 }
 
 /// The study a `sizeup sweep` or `sizeup scale` command line describes.
-fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, name: String) -> StudySpec {
+fn spec_of(section: Section, workload: &str, levels: &str, a: &crate::cli::StudyArgs, name: String) -> StudySpec {
     StudySpec {
         name: a.name.clone().unwrap_or(name),
         description: String::new(),
-        kind,
+        section,
         workloads: vec![workload.to_string()],
         levels: Levels::Text(levels.to_string()),
         step_time: a.step_time,
@@ -30,18 +30,15 @@ fn spec_of(kind: Kind, workload: &str, levels: &str, a: &crate::cli::StudyArgs, 
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
-        cluster: None,
         power: PowerSpec { model: a.power.power_model.clone(), watts: a.power.watts },
         cost: None,
         script_options: a.workload_args.script_options.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect(),
-        rate: None,
-        memory: None,
     }
 }
 
 pub fn sweep(cx: &Context, a: &SweepArgs) -> Result<i32, Error> {
     let name = format!("sweep {} {}", a.workload, a.threads);
-    let spec = spec_of(Kind::Sweep, &a.workload, &a.threads, &a.study, name);
+    let spec = spec_of(Section::Sweep, &a.workload, &a.threads, &a.study, name);
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 
@@ -52,32 +49,32 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
         return Err(Error::Usage("--rates is empty: give rates (500,1000 or 500..4000+500), or `auto`".into()));
     }
     let name = format!("capacity {} {latency}", a.workload);
-    let mut spec = spec_of(Kind::Rate, &a.workload, &a.rates, &a.study, name);
-    spec.rate = Some(spec::RateSpec {
+    let rate = spec::RateSpec {
         latency,
         resolution: a.resolution,
         connections: a.connections,
         probe_threads: a.probe_threads,
         max_levels: a.max_levels,
-    });
+    };
+    let spec = spec_of(Section::Rate(rate), &a.workload, &a.rates, &a.study, name);
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 
 pub fn memory(cx: &Context, a: &MemoryArgs) -> Result<i32, Error> {
     let name = format!("memory {} {} {}", a.workload, a.vary_word(), a.levels);
-    let mut spec = spec_of(Kind::Memory, &a.workload, &a.levels, &a.study, name);
-    spec.memory = Some(spec::MemorySpec {
+    let memory = spec::MemorySpec {
         vary: a.vary,
         buffer_pool: a.buffer_pool.clone(),
         threads: a.threads,
         max_warmup: a.max_warmup,
-    });
+    };
+    let spec = spec_of(Section::Memory(memory), &a.workload, &a.levels, &a.study, name);
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 
 pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
     let name = format!("scale {} {} instances", a.workload, a.instances);
-    let mut spec = spec_of(Kind::Scale, &a.workload, &a.instances, &a.study, name);
+    let mut spec = spec_of(Section::Scale, &a.workload, &a.instances, &a.study, name);
     spec.scale = spec::ScaleSpec {
         threads_per_instance: a.threads_per_instance,
         threads: a.threads,
@@ -93,7 +90,7 @@ pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
 
 pub fn scale_out(cx: &Context, a: &ScaleOutArgs) -> Result<i32, Error> {
     let name = format!("scale-out {} {} nodes", a.workload, a.nodes);
-    let mut spec = spec_of(Kind::ScaleOut, &a.workload, &a.nodes, &a.study, name);
+    let mut spec = spec_of(Section::ScaleOut { cluster: None }, &a.workload, &a.nodes, &a.study, name);
     spec.scale = spec::ScaleSpec {
         threads_per_instance: Some(a.threads_per_node),
         targets: a.targets.clone(),
@@ -201,7 +198,7 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
     let spec = StudySpec {
         name: "demo: oltp_read_write connection sweep".into(),
         description: String::new(),
-        kind: Kind::Sweep,
+        section: Section::Sweep,
         workloads: vec!["oltp_read_write".into()],
         levels: Levels::List(vec![1, 2, 4, 8]),
         step_time: a.step_time,
@@ -214,12 +211,9 @@ pub fn demo(cx: &Context, a: &DemoArgs) -> Result<i32, Error> {
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
-        cluster: None,
         power: Default::default(),
         cost: None,
         script_options: Default::default(),
-        rate: None,
-        memory: None,
     };
     let code = study::run(&site(cx, None), &spec, None)?;
     if code == 0 {

@@ -8,7 +8,7 @@ use super::{ClusterChoice, Findings, Host, PlanSpec, Stage, DEFAULT_EFFICIENCY};
 use crate::study::bottleneck::{self, Finding};
 use crate::study::figures::{LevelResult, SeriesResult};
 use crate::study::saturation::Saturation;
-use crate::study::spec::{self, ClusterSection, Kind, Levels, MemorySpec, RateSpec, ScaleSpec, StudySpec};
+use crate::study::spec::{self, ClusterSection, Levels, MemorySpec, RateSpec, ScaleSpec, Section, StudySpec};
 
 /// Each step's measured seconds and warm-up, from the budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,23 +108,20 @@ fn outgrows(host: &Host) -> bool {
 pub fn estimate_s(spec: &StudySpec) -> f64 {
     let step = spec.step_time + spec.warmup;
     let levels = || spec.level_values().map(|v| v.len()).unwrap_or(1) as f64;
-    match spec.kind {
-        Kind::Sweep => levels() * step + SWEEP_SETUP_S,
-        Kind::Rate => {
-            let most = spec.rate.as_ref().and_then(|r| r.max_levels).unwrap_or(RATE_LEVELS);
-            (1 + most) as f64 * step + RATE_SETUP_S
-        }
-        Kind::Scale => {
+    match &spec.section {
+        Section::Sweep => levels() * step + SWEEP_SETUP_S,
+        Section::Rate(r) => (1 + r.max_levels.unwrap_or(RATE_LEVELS)) as f64 * step + RATE_SETUP_S,
+        Section::Scale => {
             let v = spec.level_values().unwrap_or_default();
             v.len() as f64 * step + INSTANCE_SETUP_S * *v.iter().max().unwrap_or(&1) as f64
         }
-        Kind::ScaleOut => levels() * (step + 20.0) + CLUSTER_SETUP_S,
-        Kind::Memory => {
+        Section::ScaleOut { .. } => levels() * (step + 20.0) + CLUSTER_SETUP_S,
+        Section::Memory(m) => {
             let n = match &spec.levels {
                 Levels::Text(t) if t.trim() == "auto" => MEMORY_LEVELS as f64,
                 _ => levels(),
             };
-            n * (step + spec.memory_spec().max_warmup() / 2.0 + MEMORY_LEVEL_SETUP_S)
+            n * (step + m.max_warmup() / 2.0 + MEMORY_LEVEL_SETUP_S)
         }
     }
 }
@@ -163,13 +160,13 @@ pub fn study_name(plan_id: i64, stage: Stage) -> String {
 /// another size (the demo's, a user's sbtest) is neither refused nor touched.
 pub const DATABASE: &str = "sizeup_plan";
 
-fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels, t: Timing) -> StudySpec {
+fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, section: Section, levels: Levels, t: Timing) -> StudySpec {
     let mut options = plan.options.clone();
     options.entry("database".to_string()).or_insert_with(|| DATABASE.into());
     StudySpec {
         name: study_name(plan_id, stage),
         description: format!("Run by `sizeup plan` {plan_id} ({}).", plan.name),
-        kind,
+        section,
         workloads: vec![plan.workload.clone()],
         levels,
         step_time: t.step_time,
@@ -182,19 +179,16 @@ fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, kind: Kind, levels: Levels,
         server: Default::default(),
         configs: Vec::new(),
         scale: Default::default(),
-        cluster: None,
         power: plan.power.clone(),
         cost: plan.cost.clone(),
         script_options: plan.script_options.clone(),
-        rate: None,
-        memory: None,
     }
 }
 
 /// The study the host's facts are read through before the first stage: the sweep's
 /// workload, data and target at one connection (its data loaded as the sweep would).
 pub fn probe_spec(plan: &PlanSpec) -> StudySpec {
-    base(plan, 0, Stage::Sweep, Kind::Sweep, Levels::List(vec![1]), Timing { step_time: 5.0, warmup: 1.0 })
+    base(plan, 0, Stage::Sweep, Section::Sweep, Levels::List(vec![1]), Timing { step_time: 5.0, warmup: 1.0 })
 }
 
 fn run(spec: StudySpec, why: String) -> Decision {
@@ -272,7 +266,7 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
             levels.last().expect("a level"),
             levels.last().expect("a level") / host.cpus.max(1)
         );
-        return run(base(plan, plan_id, stage, Kind::Sweep, Levels::List(levels), t), why);
+        return run(base(plan, plan_id, stage, Section::Sweep, Levels::List(levels), t), why);
     }
     let Some(sweep) = found.sweep.as_ref().and_then(|f| f.first()) else {
         return skip("the sweep measured nothing to build on");
@@ -295,14 +289,14 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
                      closed-loop peak",
                 );
             };
-            let mut s = base(plan, plan_id, stage, Kind::Rate, Levels::Text("auto".into()), t);
-            s.rate = Some(RateSpec {
+            let rate = RateSpec {
                 latency: latency.clone(),
                 resolution: Some(RATE_RESOLUTION_PCT),
                 connections: None,
                 probe_threads: Some(at),
                 max_levels: Some(RATE_LEVELS),
-            });
+            };
+            let s = base(plan, plan_id, stage, Section::Rate(rate), Levels::Text("auto".into()), t);
             let why = format!(
                 "the highest arrival rate that meets {latency}: open-loop rates searched from a closed-loop probe at \
                  {at} connections, where the sweep saturated ({:.0} {} at best)",
@@ -350,7 +344,7 @@ fn scale_up(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> 
         );
     }
     let levels = instance_levels(host);
-    let mut s = base(plan, plan_id, Stage::ScaleUp, Kind::Scale, Levels::List(levels.clone()), t);
+    let mut s = base(plan, plan_id, Stage::ScaleUp, Section::Scale, Levels::List(levels.clone()), t);
     s.scale = ScaleSpec { threads_per_instance: Some(p.connections()), ..Default::default() };
     let what = if p.ran_out.is_empty() {
         "nothing measured ran out".to_string()
@@ -388,15 +382,16 @@ fn scale_out(plan: &PlanSpec, plan_id: i64, t: Timing, at: u32) -> Decision {
         ClusterChoice::Galera => "galera",
         ClusterChoice::Replicas => "replicas",
     };
-    let mut s = base(plan, plan_id, Stage::ScaleOut, Kind::ScaleOut, Levels::Text(format!("1..{CLUSTER_NODES}")), t);
-    s.cluster = Some(ClusterSection {
+    let cluster = ClusterSection {
         kind: kind.into(),
         nodes: CLUSTER_NODES,
         // Each node a miniature server, the nodes together leaving a core to the client.
         node_cpus: Some(0.3),
         link_delay: Some("0.2ms".into()),
         link_jitter: None,
-    });
+    };
+    let section = Section::ScaleOut { cluster: Some(cluster) };
+    let mut s = base(plan, plan_id, Stage::ScaleOut, section, Levels::Text(format!("1..{CLUSTER_NODES}")), t);
     s.server =
         spec::ServerSpec { buffer_pool: Some("128M".into()), log_file_size: Some("64M".into()), ..Default::default() };
     s.options.insert("database".into(), format!("plan{plan_id}").into());
@@ -441,9 +436,8 @@ fn memory(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> De
              studies it by data size"
         ));
     }
-    let mut s = base(plan, plan_id, Stage::Memory, Kind::Memory, Levels::Text("auto".into()), t);
-    s.memory =
-        Some(MemorySpec { threads: Some(p.connections()), max_warmup: Some(MEMORY_WARMUP_S), ..Default::default() });
+    let memory = MemorySpec { threads: Some(p.connections()), max_warmup: Some(MEMORY_WARMUP_S), ..Default::default() };
+    let s = base(plan, plan_id, Stage::Memory, Section::Memory(memory), Levels::Text("auto".into()), t);
     run(s, format!("{why}: how far down throughput holds as the pool shrinks, and the hot set"))
 }
 
@@ -454,6 +448,7 @@ pub(crate) mod tests {
     use crate::plan::Found;
     use crate::study::figures::fixtures::fixture;
     use crate::study::saturation::Shape;
+    use crate::study::spec::Kind;
     use std::collections::BTreeMap;
 
     pub fn plan() -> PlanSpec {
@@ -548,8 +543,8 @@ pub(crate) mod tests {
         assert!(said(&d).contains("CPU 97 % busy") && said(&d).contains("share the same cores"), "{}", said(&d));
         // The objective is measured where the sweep saturated.
         let Decision::Run { spec, why } = next(Stage::Capacity, &f, &host()) else { panic!("capacity runs") };
-        assert_eq!(spec.kind, Kind::Rate);
-        assert_eq!(spec.rate.as_ref().unwrap().probe_threads, Some(8));
+        assert_eq!(spec.kind(), Kind::Rate);
+        assert_eq!(spec.rate().unwrap().probe_threads, Some(8));
         assert!(why.contains("p99<50ms") && why.contains("8 connections"), "{why}");
         assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         // The data fits: no memory study.
@@ -561,7 +556,7 @@ pub(crate) mod tests {
     fn a_lock_bound_server_gets_a_scale_up_at_its_saturation() {
         let f = lock_bound();
         let Decision::Run { spec, why } = next(Stage::ScaleUp, &f, &host()) else { panic!("scale-up runs") };
-        assert_eq!(spec.kind, Kind::Scale);
+        assert_eq!(spec.kind(), Kind::Scale);
         assert_eq!(spec.levels, Levels::List(vec![1, 2]));
         assert_eq!(spec.scale.threads_per_instance, Some(8));
         assert!(why.contains("left CPU unused") && why.contains("row locks"), "{why}");
@@ -580,8 +575,8 @@ pub(crate) mod tests {
         let d = next(Stage::ScaleUp, &f, &host());
         assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("memory comes first"), "{d:?}");
         let Decision::Run { spec, why } = next(Stage::Memory, &f, &host()) else { panic!("memory runs") };
-        assert_eq!(spec.kind, Kind::Memory);
-        assert_eq!(spec.memory.as_ref().unwrap().threads, Some(8));
+        assert_eq!(spec.kind(), Kind::Memory);
+        assert_eq!(spec.memory_spec().threads, Some(8));
         assert!(why.contains("the buffer pool ran out"), "{why}");
         assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         // Data larger than the pool runs it too, with the sizes said.
@@ -658,7 +653,7 @@ pub(crate) mod tests {
         else {
             panic!("scale-out runs")
         };
-        assert_eq!(spec.cluster.as_ref().unwrap().kind, "galera");
+        assert_eq!(spec.cluster().unwrap().kind, "galera");
         assert!(why.contains("emulated"), "{why}");
         assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         let replicas = PlanSpec { cluster: ClusterChoice::Replicas, ..plan() };

@@ -522,11 +522,18 @@ mod tests {
     }
 
     fn spec_of(kind: Kind) -> StudySpec {
+        use crate::study::spec::Section;
         let mut spec: StudySpec = toml::from_str(
             "name = 'fixture'\nkind = 'sweep'\nworkloads = ['oltp_read_write']\nlevels = [1, 2, 4]\nstep_time = 1\n",
         )
         .expect("a study file");
-        spec.kind = kind;
+        spec.section = match kind {
+            Kind::Sweep => Section::Sweep,
+            Kind::Scale => Section::Scale,
+            Kind::ScaleOut => Section::ScaleOut { cluster: None },
+            Kind::Rate => Section::Rate(Default::default()),
+            Kind::Memory => Section::Memory(Default::default()),
+        };
         spec
     }
 

@@ -29,14 +29,14 @@ fn series(spec: &StudySpec, row: &StudyRow) -> Vec<SeriesLevels> {
 /// The study's stored objectives. Validated when the study was made, so an error here
 /// is a study a later or earlier release stored: said, never read as "no objective".
 fn objectives(spec: &StudySpec) -> Result<Vec<Objective>, String> {
-    match &spec.rate {
+    match spec.rate() {
         Some(r) => r.objectives().map_err(|e| format!("the study's stored objective cannot be read: {e}")),
         None => Ok(Vec::new()),
     }
 }
 
 fn resolution(spec: &StudySpec) -> f64 {
-    spec.rate.as_ref().map_or(0.05, |r| r.resolution())
+    spec.rate().map_or(0.05, |r| r.resolution())
 }
 
 /// The answer per series, with the closed-loop probe beside it.
@@ -294,7 +294,8 @@ mod tests {
             "c",
         )
         .unwrap();
-        spec.rate.as_mut().unwrap().latency = "p99 under 20 ms".into();
+        let crate::study::spec::Section::Rate(rate) = &mut spec.section else { panic!("a rate study") };
+        rate.latency = "p99 under 20 ms".into();
         let row = StudyRow::default();
         let said = answers(&spec, &row);
         assert_eq!(said.len(), 1, "{said:?}");

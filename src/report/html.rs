@@ -70,12 +70,12 @@ pub fn report_with(title: &str, preamble: &str, items: &[Item], generated_at: &s
             Item::Run(doc) => {
                 let _ = writeln!(out, "<p>Run {}: {}</p>", doc.id.unwrap_or(0), esc(&super::answer::run(doc)));
             }
-            Item::Study { row, spec, .. } if spec.kind == Kind::Rate => {
+            Item::Study { row, spec, .. } if spec.kind() == Kind::Rate => {
                 for a in super::capacity::answers(spec, row) {
                     let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&a));
                 }
             }
-            Item::Study { row, spec, series, .. } if spec.kind == Kind::Memory => {
+            Item::Study { row, spec, series, .. } if spec.kind() == Kind::Memory => {
                 for a in super::memory::answers(spec, series) {
                     let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&a));
                 }
@@ -84,7 +84,7 @@ pub fn report_with(title: &str, preamble: &str, items: &[Item], generated_at: &s
                 for s in series {
                     let what = spec.level_name();
                     let label = spec.series_label(&s.name);
-                    let answer = super::answer::series(s, spec.kind, what, &label);
+                    let answer = super::answer::series(s, spec.kind(), what, &label);
                     let _ = writeln!(out, "<p>Study {}: {}</p>", row.id, esc(&answer));
                 }
                 for c in super::answer::configurations(spec, series) {
@@ -99,7 +99,7 @@ pub fn report_with(title: &str, preamble: &str, items: &[Item], generated_at: &s
             Item::Run(doc) => run_section(&mut out, doc),
             Item::Study { row, spec, series, samples } => {
                 study_section(&mut out, row, spec, series, samples);
-                if let Some(q) = sizing.filter(|_| spec.kind == Kind::Scale) {
+                if let Some(q) = sizing.filter(|_| spec.kind() == Kind::Scale) {
                     sizing_table(&mut out, spec, series, q);
                 }
             }
@@ -273,7 +273,7 @@ fn study_section(
                 ),
             ),
             ("headline", steady),
-            match &spec.rate {
+            match spec.rate() {
                 Some(r) => ("latency objective", format!("{} (open loop, Poisson arrivals)", r.latency)),
                 None => {
                     ("stop conditions", if spec.stop_when.is_empty() { "none".into() } else { spec.stop_when.clone() })
@@ -298,10 +298,10 @@ fn study_section(
     } else {
         configuration_settings(out, spec, samples);
     }
-    if spec.kind == Kind::Rate {
+    if spec.kind() == Kind::Rate {
         super::capacity::html(out, spec, row);
     }
-    if spec.kind == Kind::Memory {
+    if spec.kind() == Kind::Memory {
         super::memory::html(out, spec, row.id, series);
         cost_table(out, spec, series);
         out.push_str("</section>\n");
@@ -346,7 +346,7 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
     } else if s.complete {
         // Where it saturates, from the data: the answer at the top says it in full.
         let _ =
-            writeln!(out, "<p>{}</p>", esc(&super::answer::series(s, spec.kind, what, &spec.series_label(&s.name))));
+            writeln!(out, "<p>{}</p>", esc(&super::answer::series(s, spec.kind(), what, &spec.series_label(&s.name))));
     } else if let Some(why) = super::answer::unfinished(s, what) {
         warnings(out, &[why]);
     }
@@ -465,7 +465,7 @@ fn pts(s: &SeriesResult, f: impl Fn(&LevelResult) -> f64) -> Vec<(f64, f64)> {
 }
 
 fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str) {
-    let scale = spec.kind == Kind::Scale;
+    let scale = spec.kind() == Kind::Scale;
     let watts = s.levels.iter().any(|l| l.per_watt.is_some());
     let _ = write!(
         out,
@@ -482,7 +482,7 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
             if first == 1 { "1 instance".into() } else { format!("{first} instances") }
         );
     }
-    let out_kind = spec.kind == Kind::ScaleOut;
+    let out_kind = spec.kind() == Kind::ScaleOut;
     if out_kind {
         out.push_str("<th>per node</th><th>each node's cores</th><th>e(N)</th><th>lag s</th><th>conflicts</th>");
     }
@@ -734,7 +734,7 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
 fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
     // A scale-out peak is N nodes' throughput against one server's cost (and, in the
     // lab, one host's watts): `sizeup size --from` prices whole plans instead.
-    if spec.kind == Kind::ScaleOut {
+    if spec.kind() == Kind::ScaleOut {
         if series.iter().any(|s| spec.cost_of(&s.name).is_some()) {
             out.push_str("<p class=\"muted\">Cost per transaction is not given at a scale-out peak (several servers' throughput); `sizeup size --from` prices whole plans.</p>\n");
         }

@@ -634,7 +634,7 @@ pub fn study_text(
     row: &crate::store::StudyRow,
     series: &[crate::study::figures::SeriesResult],
 ) -> String {
-    match spec.kind {
+    match spec.kind() {
         crate::study::spec::Kind::Rate => capacity::tables(spec, row),
         crate::study::spec::Kind::Memory => memory::tables(spec, series),
         _ => study_tables(spec, series),
@@ -644,8 +644,8 @@ pub fn study_text(
 pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
     use crate::study::spec::Kind;
     let mut out = String::new();
-    let scale = spec.kind == Kind::Scale;
-    let out_kind = spec.kind == Kind::ScaleOut;
+    let scale = spec.kind() == Kind::Scale;
+    let out_kind = spec.kind() == Kind::ScaleOut;
     let level_name = spec.level_name();
     for s in series {
         let _ = writeln!(out, "\n{}", spec.series_label(&s.name));
@@ -796,7 +796,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
                 let _ = writeln!(out, "  unfinished: {why}");
             }
         }
-        let answer = answer::series(s, spec.kind, level_name, &spec.series_label(&s.name));
+        let answer = answer::series(s, spec.kind(), level_name, &spec.series_label(&s.name));
         let _ = writeln!(out, "  {}", paint(&format!("answer: {answer}"), "1"));
     }
     for c in answer::configurations(spec, series) {

@@ -10,7 +10,7 @@ use crate::runner::{self, Print};
 use crate::store::{StepRow, Store, StudyRow};
 use crate::study::capacity::{self, Objective, RateFigures, RateLevel, Search, Verdict};
 use crate::study::figures::{self, StepFigures};
-use crate::study::spec::{RateSpec, StudySpec, DEFAULT_MAX_RATE_LEVELS};
+use crate::study::spec::{RateSpec, Section, StudySpec, DEFAULT_MAX_RATE_LEVELS};
 use crate::study::{probe_series, Series};
 use crate::{report, Error};
 use std::time::Duration;
@@ -42,7 +42,9 @@ struct Begun {
 
 impl<'a> Rate<'a> {
     pub fn new(site: &'a Site<'a>, spec: &StudySpec, store: &'a Store, id: i64) -> Result<Rate<'a>, Error> {
-        let rate = spec.rate.clone().ok_or_else(|| Error::Usage("a rate study needs its [rate] section".into()))?;
+        let Section::Rate(rate) = spec.section.clone() else {
+            return Err(Error::Usage("a rate study needs its [rate] section".into()));
+        };
         let objectives = rate.objectives().map_err(Error::Usage)?;
         let given = spec.rates().map_err(Error::Usage)?;
         Ok(Rate { grid: Grid::of(spec)?, site, store, id, rate, objectives, given, begun: None })
@@ -197,7 +199,7 @@ fn probe(
     if let Some((_, f)) = crate::study::completed_steps(&row, &name).into_iter().next() {
         return Ok(Some((f.tps.round() as u32, f.latency_ms.avg)));
     }
-    let threads = spec.rate.as_ref().and_then(|r| r.probe_threads).unwrap_or(4 * runner::cpus()).min(cap);
+    let threads = spec.rate().and_then(|r| r.probe_threads).unwrap_or(4 * runner::cpus()).min(cap);
     let mut probe = spec.clone();
     probe.step_time = spec.step_time.min(PROBE_SECONDS);
     probe.warmup = spec.warmup.min(2.0);

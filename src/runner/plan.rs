@@ -270,7 +270,7 @@ pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
         emulated: emulated(store, &row),
         ..Default::default()
     };
-    if spec.kind == Kind::Rate {
+    if spec.kind() == Kind::Rate {
         if let Some(s) = crate::study::series_of(&spec).first() {
             f.rates = crate::study::rate_levels(&row, &s.name);
             f.rate_watts = crate::study::completed_steps(&row, &s.name)

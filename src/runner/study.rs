@@ -13,7 +13,7 @@ use crate::server::cluster::ClusterSpec;
 use crate::server::{Manager, ServerSettings};
 use crate::stats::Interval;
 use crate::store::Store;
-use crate::study::spec::{Config, Kind, Route, ServerSpec, StudySpec};
+use crate::study::spec::{Config, Kind, Route, Section, ServerSpec, StudySpec};
 use crate::study::{series_of, Series};
 use crate::Error;
 use std::path::Path;
@@ -57,11 +57,11 @@ pub fn run_with_id(site: &Site, spec: &StudySpec, resume: Option<i64>) -> (Resul
 /// so N nodes are a cluster of N, not N loaded nodes of a larger one).
 fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<ClusterSpec>), Error> {
     use crate::server::cluster::{Cluster, ClusterKind, LabSpec};
-    if spec.kind != Kind::ScaleOut || !spec.scale.targets.is_empty() {
+    if spec.kind() != Kind::ScaleOut || !spec.scale.targets.is_empty() {
         return Ok((spec.clone(), None));
     }
     let home = site.manager.home();
-    let cluster = match &spec.cluster {
+    let cluster = match &spec.cluster() {
         Some(c) => {
             let kind = if c.kind == "galera" { ClusterKind::Galera } else { ClusterKind::Replicas };
             let ms = |v: &Option<String>| v.as_deref().map(crate::study::spec::parse_ms).transpose();
@@ -119,7 +119,7 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
         }
     };
     let mut resolved = spec.clone();
-    resolved.cluster = None;
+    resolved.section = Section::ScaleOut { cluster: None };
     resolved.scale.targets = cluster
         .running()
         .map(|n| match &n.socket {
@@ -176,7 +176,7 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
 fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock, Error> {
     let req = spec.request(&spec.workloads[0], 1, None).map_err(Error::Usage)?;
     let key = measurement_key(req.target())?;
-    Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind.name(), spec.name))?)
+    Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind().name(), spec.name))?)
 }
 
 /// The measurement lock's name for the server `target` reaches: "managed" for the
@@ -203,7 +203,7 @@ struct Named {
 /// reach, not from its own options alone (an_environment_named_server_is_not_resized).
 /// Host, port and socket only: a password is never stored.
 fn with_named_server(spec: &StudySpec) -> Result<(StudySpec, Option<Named>), Error> {
-    if spec.kind == Kind::ScaleOut || spec.names_a_server() || !spec.scale.targets.is_empty() {
+    if spec.kind() == Kind::ScaleOut || spec.names_a_server() || !spec.scale.targets.is_empty() {
         return Ok((spec.clone(), None));
     }
     // A spec that cannot make a request is validate's to refuse, with its own words.
@@ -255,12 +255,12 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     // Before any server is started or resized for it.
     Store::check_writable(results)?;
     check_scale_memory(site, spec)?;
-    if spec.kind == Kind::Memory {
+    if spec.kind() == Kind::Memory {
         super::memory::check_levels(site, spec)?;
     }
     let _measuring = measurement_lock(site, spec)?;
     // Dropped after the levels, however the study ends, before the lock is released.
-    let _restore = match spec.kind {
+    let _restore = match spec.kind() {
         Kind::Memory => super::memory::Restore::capture(site, spec)?,
         _ => None,
     };
@@ -273,7 +273,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let stored_spec = spec;
     let (resolved, cluster) = resolve_nodes(site, spec)?;
     let spec = &resolved;
-    if spec.kind == Kind::ScaleOut {
+    if spec.kind() == Kind::ScaleOut {
         refuse_writes_to_replicas(site, spec)?;
     }
     let store = Store::open(results)?;
@@ -284,7 +284,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
         }
         None => store.begin_study(
             &spec.name,
-            spec.kind.name(),
+            spec.kind().name(),
             &serde_json::to_value(stored_spec).expect("serialisable"),
         )?,
     };
@@ -293,7 +293,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let configuration = configuration(site, spec, &spec.level_values().unwrap_or_default())?;
     let notes = provenance_notes(site, spec, &spec.level_values().unwrap_or_default());
     let grid = Grid::of(spec)?;
-    let mut kind: Box<dyn StudyKind + '_> = match spec.kind {
+    let mut kind: Box<dyn StudyKind + '_> = match spec.kind() {
         Kind::Sweep => Box::new(Sweep { grid, site }),
         Kind::Scale => Box::new(Scale { grid, site }),
         Kind::ScaleOut => Box::new(ScaleOut { grid, site, cluster }),
@@ -396,13 +396,13 @@ pub fn not_capacity(docs: &[RunDocument], ended: Ended) -> Option<String> {
 /// with are its configuration line: `configuration`.)
 fn provenance_notes(site: &Site, spec: &StudySpec, levels: &[u32]) -> Vec<String> {
     let mut notes = Vec::new();
-    if spec.kind == Kind::ScaleOut || spec.names_a_server() {
+    if spec.kind() == Kind::ScaleOut || spec.names_a_server() {
         return notes;
     }
     let Ok(status) = site.manager.status() else { return notes };
     let running: Vec<u32> =
         status.iter().filter(|s| s.state == crate::server::State::Running).map(|s| s.index).collect();
-    let used = match spec.kind {
+    let used = match spec.kind() {
         Kind::Scale => levels.iter().copied().max().unwrap_or(1),
         _ => 1,
     };
@@ -451,7 +451,7 @@ pub fn configuration_line(base: &ServerSettings, by_user: bool, own: &[String], 
 /// sizeup does not manage (named ones, a scale-out study's nodes).
 fn first_settings(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Option<ServerSettings>, Error> {
     let first = levels.first().copied().unwrap_or(1);
-    match spec.kind {
+    match spec.kind() {
         Kind::ScaleOut => Ok(None),
         Kind::Scale if !spec.scale.targets.is_empty() => Ok(None),
         Kind::Scale => scale_settings(site.manager, spec, spec.configs.first(), first).map(Some),
@@ -469,7 +469,7 @@ fn first_settings(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Optio
 /// result and shown by `sizeup study show`); None for a scale-out study, whose cluster
 /// says its own.
 pub fn configuration(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Option<String>, Error> {
-    if spec.kind == Kind::ScaleOut {
+    if spec.kind() == Kind::ScaleOut {
         return Ok(None);
     }
     let Some(asked) = first_settings(site, spec, levels)? else {
@@ -477,7 +477,7 @@ pub fn configuration(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Op
     };
     let (base, by_user) = study_base(site.manager)?;
     let mut own = spec.server.words();
-    match spec.kind {
+    match spec.kind() {
         Kind::Memory => {
             let m = spec.memory_spec();
             match m.vary {
@@ -565,7 +565,7 @@ pub fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(
         site.manager.start_with(req.target().instance + 1, &settings)?;
     }
     runner::ensure_prepared(site.manager, &req)?;
-    if spec.kind == Kind::Rate {
+    if spec.kind() == Kind::Rate {
         return Ok(()); // each level's connections are fitted to the limits
     }
     // The server's limits against the sweep's most connections, before the first level
@@ -627,7 +627,7 @@ pub fn scale_out_groups(spec: &StudySpec, workload: &str, n: u32) -> Vec<(String
 /// The run options of each client group of an `n`-instance (or -node) step, with the
 /// workload each runs.
 pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(String, RunOptions)>, String> {
-    if spec.kind == Kind::ScaleOut {
+    if spec.kind() == Kind::ScaleOut {
         return scale_out_groups(spec, workload, n)
             .into_iter()
             .map(|(w, nodes, threads)| {
@@ -667,7 +667,7 @@ pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(St
 /// A scale study's largest level must fit the host's memory, checked before the study
 /// is stored or a running instance restarted for it.
 fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
-    if spec.kind != Kind::Scale || !spec.scale.targets.is_empty() {
+    if spec.kind() != Kind::Scale || !spec.scale.targets.is_empty() {
         return Ok(());
     }
     let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
@@ -725,7 +725,7 @@ fn scale_step(
                 .collect()
         })
         .map_err(Error::Usage)?;
-    if spec.kind == Kind::ScaleOut {
+    if spec.kind() == Kind::ScaleOut {
         // One cluster: the data is loaded on node 0 once and reaches the others by
         // replication; nothing is written to the other nodes.
         let first = &groups[0];
@@ -747,7 +747,7 @@ fn scale_step(
     } else if spec.scale.targets.is_empty() {
         manager.start_with(n, &scale_settings(manager, spec, series.config.as_ref(), n)?)?;
     }
-    if spec.kind != Kind::ScaleOut {
+    if spec.kind() != Kind::ScaleOut {
         // Each instance's data, loaded in parallel.
         std::thread::scope(|s| {
             let loads: Vec<_> = groups.iter().map(|r| s.spawn(move || runner::ensure_prepared(manager, r))).collect();
@@ -850,7 +850,7 @@ mod tests {
         assert!(line.contains("buffer pool 8M (now 256M)"), "{line}");
         // A scale study's instances too.
         let mut scale = own.clone();
-        scale.kind = Kind::Scale;
+        scale.section = Section::Scale;
         assert_eq!(scale_settings(&manager, &scale, None, 2).unwrap().flush_log_at_trx_commit, 2);
         // The user's own start (`sizeup server start --buffer-pool 128M`) is the base.
         let user = ServerSettings { buffer_pool: "128M".into(), max_connections: 500, ..Default::default() };

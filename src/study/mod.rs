@@ -40,7 +40,7 @@ pub fn series_of(spec: &StudySpec) -> Vec<Series> {
 
 /// Every series' verdict from what the store holds for a study.
 pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>, String> {
-    if spec.kind == spec::Kind::Rate {
+    if spec.kind() == spec::Kind::Rate {
         return Ok(Vec::new()); // its levels are rates: `rate_levels`
     }
     let levels = spec.level_values()?;
@@ -50,7 +50,7 @@ pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>,
         .map(|s| {
             let steps = completed_steps(row, &s.name);
             let mut r = figures::series_result(&s.name, &levels, spec.repeat, &steps, &conditions);
-            if spec.kind == spec::Kind::ScaleOut {
+            if spec.kind() == spec::Kind::ScaleOut {
                 r.efficiency = figures::efficiency(&r.levels);
             }
             r
@@ -69,7 +69,7 @@ pub fn rate_levels(row: &StudyRow, series: &str) -> Vec<(u32, capacity::RateFigu
 /// Programs outside the test starved the server wherever a series measured: the study
 /// holds no figure of the server to answer from (its command exits non-zero).
 pub fn starved_only(spec: &StudySpec, row: &StudyRow) -> bool {
-    if spec.kind == spec::Kind::Rate {
+    if spec.kind() == spec::Kind::Rate {
         let levels: Vec<_> = series_of(spec).iter().flat_map(|s| rate_levels(row, &s.name)).collect();
         let judged = levels.iter().any(|(_, _, v)| v.met() || v.server_failed());
         return !judged && levels.iter().any(|(_, _, v)| v.spoiled());

@@ -313,9 +313,12 @@ pub struct PowerSpec {
     pub watts: Option<f64>,
 }
 
+/// A study file (and a stored study) as written: `kind` beside the sections only
+/// some kinds have. Read into [`StudySpec`], whose [`Section`] holds the kind with its
+/// own section, so a rate study without its objective cannot be represented.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StudySpec {
+pub struct RawStudySpec {
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -368,6 +371,146 @@ pub struct StudySpec {
     pub memory: Option<MemorySpec>,
 }
 
+/// A study: what `sizeup sweep`/`scale`/`capacity`/`memory` build from their
+/// arguments and what a study file holds. Its file format is [`RawStudySpec`]
+/// (unchanged); here the kind is one [`Section`] with the section only it has.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawStudySpec", into = "RawStudySpec")]
+pub struct StudySpec {
+    pub name: String,
+    pub description: String,
+    /// The kind, with its own section.
+    pub section: Section,
+    /// One series per workload (and per configuration).
+    pub workloads: Vec<String>,
+    /// Threads (OLTP) or users (TPC-C) for a sweep; instance counts for a scale study.
+    pub levels: Levels,
+    /// Seconds measured per step, after the warm-up.
+    pub step_time: f64,
+    pub warmup: f64,
+    pub repeat: u32,
+    /// Seconds per interval sample (the median is taken over these).
+    pub sample_interval: f64,
+    /// Fraction of the post-warm-up samples, counted from the end, that the median uses.
+    pub steady_last: f64,
+    pub stop_when: String,
+    /// `sizeup run` options by long name: tables, table-size, warehouses, think-time,
+    /// socket, ...
+    pub options: BTreeMap<String, Value>,
+    /// Managed instances' settings.
+    pub server: ServerSpec,
+    pub configs: Vec<Config>,
+    pub scale: ScaleSpec,
+    pub power: PowerSpec,
+    /// Cost inputs: capex, power price, cooling, years (TCO and cost per transaction).
+    pub cost: Option<crate::cost::CostInputs>,
+    /// A Lua script's own options (`[script_options]`), by its option names.
+    pub script_options: BTreeMap<String, Value>,
+}
+
+/// A study's kind with the section only that kind has: a rate study always has its
+/// objective, a memory study its settings (their defaults when `[memory]` is left out),
+/// a scale-out study its managed cluster when it names one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Section {
+    Sweep,
+    Scale,
+    ScaleOut { cluster: Option<ClusterSection> },
+    Rate(RateSpec),
+    Memory(MemorySpec),
+}
+
+impl Section {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Section::Sweep => Kind::Sweep,
+            Section::Scale => Kind::Scale,
+            Section::ScaleOut { .. } => Kind::ScaleOut,
+            Section::Rate(_) => Kind::Rate,
+            Section::Memory(_) => Kind::Memory,
+        }
+    }
+}
+
+impl TryFrom<RawStudySpec> for StudySpec {
+    type Error = String;
+
+    fn try_from(r: RawStudySpec) -> Result<StudySpec, String> {
+        let section = match (r.kind, r.rate, r.memory, r.cluster) {
+            (Kind::Rate, Some(rate), None, None) => Section::Rate(rate),
+            (Kind::Rate, None, ..) => {
+                return Err("a rate study needs its objective: [rate] latency = \"p99<20ms\"".into())
+            }
+            (Kind::Memory, None, memory, None) => Section::Memory(memory.unwrap_or_default()),
+            (Kind::ScaleOut, None, None, cluster) => Section::ScaleOut { cluster },
+            (Kind::Sweep, None, None, None) => Section::Sweep,
+            (Kind::Scale, None, None, None) => Section::Scale,
+            (k, Some(_), ..) if k != Kind::Rate => {
+                return Err("[rate] belongs to rate studies (kind = \"rate\", `sizeup capacity`)".into())
+            }
+            (k, _, Some(_), _) if k != Kind::Memory => {
+                return Err("[memory] belongs to memory studies (kind = \"memory\", `sizeup memory`)".into())
+            }
+            _ => return Err("[cluster], [scale] route and write_workload belong to scale-out studies".into()),
+        };
+        Ok(StudySpec {
+            name: r.name,
+            description: r.description,
+            section,
+            workloads: r.workloads,
+            levels: r.levels,
+            step_time: r.step_time,
+            warmup: r.warmup,
+            repeat: r.repeat,
+            sample_interval: r.sample_interval,
+            steady_last: r.steady_last,
+            stop_when: r.stop_when,
+            options: r.options,
+            server: r.server,
+            configs: r.configs,
+            scale: r.scale,
+            power: r.power,
+            cost: r.cost,
+            script_options: r.script_options,
+        })
+    }
+}
+
+impl From<StudySpec> for RawStudySpec {
+    fn from(s: StudySpec) -> RawStudySpec {
+        let kind = s.kind();
+        let (rate, memory, cluster) = match s.section {
+            Section::Rate(r) => (Some(r), None, None),
+            Section::Memory(m) => (None, Some(m), None),
+            Section::ScaleOut { cluster } => (None, None, cluster),
+            Section::Sweep | Section::Scale => (None, None, None),
+        };
+        RawStudySpec {
+            name: s.name,
+            description: s.description,
+            kind,
+            workloads: s.workloads,
+            levels: s.levels,
+            step_time: s.step_time,
+            warmup: s.warmup,
+            repeat: s.repeat,
+            sample_interval: s.sample_interval,
+            steady_last: s.steady_last,
+            stop_when: s.stop_when,
+            options: s.options,
+            server: s.server,
+            configs: s.configs,
+            scale: s.scale,
+            cluster,
+            power: s.power,
+            cost: s.cost,
+            script_options: s.script_options,
+            rate,
+            memory,
+        }
+    }
+}
+
 /// A script option's value as its command line would give it.
 fn option_text(v: &Value) -> String {
     match v {
@@ -409,19 +552,16 @@ impl StudySpec {
         if self.workloads.is_empty() {
             return Err("name at least one workload".into());
         }
-        if self.kind == Kind::Rate {
-            self.validate_rate()?;
-        } else if self.rate.is_some() {
-            return Err("[rate] belongs to rate studies (kind = \"rate\", `sizeup capacity`)".into());
+        // A section of another kind cannot be read into this one (`Section`).
+        if let Section::Rate(r) = &self.section {
+            self.validate_rate(r)?;
         }
-        if self.kind == Kind::Memory {
-            self.validate_memory()?;
-        } else if self.memory.is_some() {
-            return Err("[memory] belongs to memory studies (kind = \"memory\", `sizeup memory`)".into());
+        if let Section::Memory(m) = &self.section {
+            self.validate_memory(m)?;
         }
         // A rate study's levels are rates, each run at its own pool of connections; a
         // memory study's are pools or data sizes, each run at its own connections.
-        let levels = match self.kind {
+        let levels = match self.kind() {
             Kind::Rate => vec![1],
             Kind::Memory => vec![self.memory_spec().threads()],
             _ => self.levels.resolve()?,
@@ -478,7 +618,7 @@ impl StudySpec {
         }
         self.server.settings()?;
         // Named as the user gave them: a step's own check would say --threads, --buffer-pool.
-        let per = if self.kind == Kind::ScaleOut {
+        let per = if self.kind() == Kind::ScaleOut {
             "threads_per_node (--threads-per-node)"
         } else {
             "threads_per_instance (--threads-per-instance)"
@@ -515,14 +655,14 @@ impl StudySpec {
             self.request(w, levels[0], None)?;
             // A sweep's levels are its connections: the most of them is checked against
             // the tool's limits now, not when reached (sweep_levels_beyond_limits).
-            if self.kind == Kind::Sweep {
+            if self.kind() == Kind::Sweep {
                 let most = *levels.iter().max().expect("not empty");
                 self.request(w, most, None).map_err(|e| format!("level {most}: {e}"))?;
             }
         }
-        if self.kind == Kind::ScaleOut {
+        if self.kind() == Kind::ScaleOut {
             let most = *levels.iter().max().expect("not empty");
-            let nodes = match &self.cluster {
+            let nodes = match self.cluster() {
                 Some(c) => {
                     if !self.scale.targets.is_empty() {
                         return Err("give [cluster] or [scale] targets, not both".into());
@@ -579,11 +719,10 @@ impl StudySpec {
                         .into(),
                 );
             }
-        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() || self.cluster.is_some()
-        {
+        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() {
             return Err("[cluster], [scale] route and write_workload belong to scale-out studies".into());
         }
-        if self.kind == Kind::Scale {
+        if self.kind() == Kind::Scale {
             let most = *levels.iter().max().expect("not empty");
             // N client groups on one named server would be read as N instances
             // (an_environment_named_server_is_not_multiplied).
@@ -630,7 +769,7 @@ impl StudySpec {
                     ));
                 }
             }
-        } else if !self.scale.targets.is_empty() && self.kind == Kind::Sweep {
+        } else if !self.scale.targets.is_empty() && self.kind() == Kind::Sweep {
             return Err("[scale] targets belong to scale studies".into());
         }
         if !self.configs.is_empty() && self.names_a_server() {
@@ -641,8 +780,7 @@ impl StudySpec {
 
     /// A rate study's own checks: its objective, its levels (rates, or found), and
     /// what it does not take.
-    fn validate_rate(&self) -> Result<(), String> {
-        let r = self.rate.as_ref().ok_or("a rate study needs its objective: [rate] latency = \"p99<20ms\"")?;
+    fn validate_rate(&self, r: &RateSpec) -> Result<(), String> {
         let objectives = r.objectives()?;
         let types: Vec<String> = self
             .workloads
@@ -671,7 +809,7 @@ impl StudySpec {
         if self.repeat != 1 {
             return Err("a rate study runs each rate once (the search brackets the capacity): leave repeat out".into());
         }
-        if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
+        if !self.configs.is_empty() || self.scale != ScaleSpec::default() {
             return Err("a rate study runs on one server: no [[configs]], [scale] or [cluster]".into());
         }
         Ok(())
@@ -700,15 +838,39 @@ impl StudySpec {
         request::run_request(workload, &o)
     }
 
-    /// A memory study's `[memory]` (its defaults when the section is left out).
+    /// A memory study's `[memory]` (its defaults when the section is left out; and
+    /// for another kind, which has none).
     pub fn memory_spec(&self) -> MemorySpec {
-        self.memory.clone().unwrap_or_default()
+        match &self.section {
+            Section::Memory(m) => m.clone(),
+            _ => MemorySpec::default(),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.section.kind()
+    }
+
+    /// A rate study's objective and search.
+    pub fn rate(&self) -> Option<&RateSpec> {
+        match &self.section {
+            Section::Rate(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A scale-out study's own managed cluster, when it names one.
+    pub fn cluster(&self) -> Option<&ClusterSection> {
+        match &self.section {
+            Section::ScaleOut { cluster } => cluster.as_ref(),
+            _ => None,
+        }
     }
 
     /// A memory study of `auto` pools: the pools are found from the data's size before
     /// it is stored. Only a memory study: a rate study's `auto` is its rate search.
     pub fn finds_pools(&self) -> bool {
-        self.kind == Kind::Memory
+        self.kind() == Kind::Memory
             && self.memory_spec().vary == Vary::Pool
             && matches!(&self.levels, Levels::Text(t) if t.trim() == "auto")
     }
@@ -716,7 +878,7 @@ impl StudySpec {
     /// The levels as numbers: pool sizes in MiB for a memory study that varies the pool
     /// (none yet for `auto`: the study finds them from the data's size), else as given.
     pub fn level_values(&self) -> Result<Vec<u32>, String> {
-        match (self.kind, self.memory_spec().vary) {
+        match (self.kind(), self.memory_spec().vary) {
             (Kind::Memory, Vary::Pool) => super::memory::parse_pools(&self.levels),
             (Kind::Rate, _) => self.rates(),
             _ => self.levels.resolve(),
@@ -735,8 +897,7 @@ impl StudySpec {
     }
 
     /// A memory study's own checks.
-    fn validate_memory(&self) -> Result<(), String> {
-        let m = self.memory_spec();
+    fn validate_memory(&self, m: &MemorySpec) -> Result<(), String> {
         if let Some(n) = m.threads.filter(|n| *n == 0 || *n > request::MAX_THREADS) {
             return Err(format!("threads (--threads) {n}: give 1 to {} connections", request::MAX_THREADS));
         }
@@ -746,7 +907,7 @@ impl StudySpec {
                 crate::request::MAX_SECONDS
             ));
         }
-        if !self.configs.is_empty() || self.scale != ScaleSpec::default() || self.cluster.is_some() {
+        if !self.configs.is_empty() || self.scale != ScaleSpec::default() {
             return Err("a memory study runs on one server: no [[configs]], [scale] or [cluster]".into());
         }
         if m.vary == Vary::Data && matches!(self.levels, Levels::Text(ref t) if t.trim() == "auto") {
@@ -849,7 +1010,7 @@ impl StudySpec {
     /// What a series' figures are of: its workload, or with the split route both the
     /// replicas' workload and the primary's writes, whose transactions the step adds.
     pub fn series_label(&self, workload: &str) -> String {
-        match (self.kind, self.scale.route) {
+        match (self.kind(), self.scale.route) {
             (Kind::ScaleOut, Route::Split) => {
                 // At 1 node both groups run on the primary.
                 format!(
@@ -863,7 +1024,7 @@ impl StudySpec {
 
     /// What the levels count: instances, or the workloads' own level (threads, users).
     pub fn level_name(&self) -> &'static str {
-        match self.kind {
+        match self.kind() {
             Kind::Scale => return "instances",
             Kind::ScaleOut => return "nodes",
             Kind::Rate => return "tps",
@@ -1041,17 +1202,47 @@ buffer_pool = "128M"
         assert!(e.contains("a scale study on [scale] targets runs on the servers as they are"), "{e}");
     }
 
+    /// The kind is a tagged section (`Section`); study files and stored studies keep
+    /// their shape: `kind` beside `[rate]`, `[memory]` or `[cluster]`.
+    #[test]
+    fn a_study_files_kind_holds_its_own_section_and_writes_back_unchanged() {
+        let head = "name = 'k'\nworkloads = ['oltp_point_select']\nstep_time = 5\n";
+        let read = |rest: &str| StudySpec::from_toml(&format!("{head}{rest}"), "f");
+        let rate = read("kind = 'rate'\nlevels = 'auto'\n[rate]\nlatency = 'p99<20ms'\n").unwrap();
+        assert_eq!(rate.rate().map(|r| r.latency.as_str()), Some("p99<20ms"));
+        let json = serde_json::to_value(&rate).unwrap();
+        assert_eq!((json["kind"].as_str(), json["rate"]["latency"].as_str()), (Some("rate"), Some("p99<20ms")));
+        assert!(json.get("section").is_none() && json.get("memory").is_none(), "{json}");
+        assert_eq!(serde_json::from_value::<StudySpec>(json).unwrap(), rate, "stored and read back alike");
+        // A section the kind does not have, or a rate study without its objective, is
+        // not a study: refused when read, before anything runs.
+        let e = read("kind = 'rate'\nlevels = 'auto'\n").unwrap_err();
+        assert!(e.contains("a rate study needs its objective"), "{e}");
+        let e = read("kind = 'sweep'\nlevels = [1]\n[rate]\nlatency = 'p99<20ms'\n").unwrap_err();
+        assert!(e.contains("[rate] belongs to rate studies"), "{e}");
+        let e = read("kind = 'sweep'\nlevels = [1]\n[memory]\nthreads = 2\n").unwrap_err();
+        assert!(e.contains("[memory] belongs to memory studies"), "{e}");
+        let e = read("kind = 'scale'\nlevels = [1]\n[cluster]\nkind = 'galera'\nnodes = 2\n").unwrap_err();
+        assert!(e.contains("belong to scale-out studies"), "{e}");
+        // A memory study without [memory] has its defaults.
+        let memory = read("kind = 'memory'\nlevels = '64M,32M'\n").unwrap();
+        assert_eq!(memory.section, Section::Memory(MemorySpec::default()));
+        let out = read("kind = 'scale-out'\nlevels = [1, 2]\n[cluster]\nkind = 'galera'\nnodes = 2\n").unwrap();
+        assert_eq!(out.cluster().map(|c| c.nodes), Some(2));
+        assert_eq!(serde_json::to_value(&out).unwrap()["cluster"]["kind"], "galera");
+    }
+
     #[test]
     fn auto_rates_are_not_pools() {
         // `sizeup capacity` with its default `--rates auto` ran the rates 16 and 8: its
         // `auto` was taken for a memory study's and resolved to pools from the data.
         let mut s = StudySpec::from_toml(FILE, "f").unwrap();
         s.levels = Levels::Text("auto".into());
-        s.kind = Kind::Rate;
+        s.section = Section::Rate(Default::default());
         assert!(!s.finds_pools());
-        s.kind = Kind::Memory;
+        s.section = Section::Memory(Default::default());
         assert!(s.finds_pools());
-        s.memory = Some(MemorySpec { vary: Vary::Data, ..Default::default() });
+        s.section = Section::Memory(MemorySpec { vary: Vary::Data, ..Default::default() });
         assert!(!s.finds_pools());
     }
 
