@@ -4,7 +4,7 @@
 use super::Context;
 use crate::cli::RunArgs;
 use crate::exec::Ended;
-use crate::runner::{self, Print};
+use crate::runner;
 use crate::{request, Error};
 
 /// `sysbench`: the command line was sysbench's, and so is the output.
@@ -18,10 +18,8 @@ pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
              run uses the tables as they are"
         );
     }
-    // `--json -`: standard output carries the JSON document alone.
-    let json_to_stdout = request.output.json.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    let print = if request.output.quiet || json_to_stdout { Print::Quiet } else { Print::Full };
-    let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, print)?;
+    let observer = runner::observe::for_output(&request.output);
+    let (doc, ended) = runner::measure(&cx.manager, &cx.results, request, observer.as_ref())?;
     if ended == Ended::Failed {
         eprintln!("error: the run stopped: {}", doc.error.unwrap_or_default());
     }

@@ -6,7 +6,7 @@
 use super::driver::{self, At, Done, Grid, Measured, Next, Place, Screen, StudyKind};
 use super::study::{not_capacity, prepare_sweep, Site};
 use crate::exec::Ended;
-use crate::runner::{self, Print};
+use crate::runner::{self, observe};
 use crate::store::{StepRow, Store, StudyRow};
 use crate::study::capacity::{self, Objective, RateFigures, RateLevel, Search, Verdict};
 use crate::study::figures::{self, StepFigures};
@@ -140,7 +140,7 @@ impl StudyKind for Rate<'_> {
             .spec
             .rate_request(&series.workload, level, connections, self.site.password.as_deref())
             .map_err(Error::Usage)?;
-        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, Print::Progress(screen.show))?))
+        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, &observe::Progress(screen.show))?))
     }
 
     fn figures(&self, series: &Series, at: At, m: &Measured) -> Result<StepFigures, Error> {
@@ -206,7 +206,7 @@ fn probe(
     probe.sample_interval = spec.sample_interval.min(probe.step_time / 4.0).max(0.1);
     let req = probe.request(&series.workload, threads, site.password.as_deref()).map_err(Error::Usage)?;
     bar.set_message(format!("{} · closed-loop probe at {threads} connections", series.name));
-    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Quiet)?;
+    let (doc, ended) = runner::measure(site.manager, site.results, req, &observe::Quiet)?;
     let docs = [doc];
     if let Some(why) = not_capacity(&docs, ended) {
         return Err(Error::Failed(format!("the closed-loop probe: {why}")));

@@ -8,7 +8,7 @@
 use super::driver::{At, Grid, Measured, Screen, StudyKind};
 use super::study::{not_capacity, Site};
 use crate::exec::{clock::Settle, Ended};
-use crate::runner::{self, Print};
+use crate::runner::{self, observe};
 use crate::server::ServerSettings;
 use crate::stats::Interval;
 use crate::study::memory::{self, MemoryLevel};
@@ -220,7 +220,7 @@ fn step(
             hit.map_or(String::new(), |h| format!(" · hit ratio {:.2} %", h * 100.0))
         ))
     };
-    let (doc, ended) = runner::measure(site.manager, site.results, warm_req, Print::Progress(&warming))?;
+    let (doc, ended) = runner::measure(site.manager, site.results, warm_req, &observe::Progress(&warming))?;
     if ended != Ended::Completed || not_capacity(std::slice::from_ref(&doc), ended).is_some() {
         return Ok(Measured::one((doc, ended)));
     }
@@ -244,7 +244,7 @@ fn step(
             if iv.warmup { " (warm-up)" } else { "" }
         ))
     };
-    let (doc, ended) = runner::measure(site.manager, site.results, req, Print::Progress(&measured))?;
+    let (doc, ended) = runner::measure(site.manager, site.results, req, &observe::Progress(&measured))?;
     let fact = |name: &str| doc.config.server_fact(name);
     let level_facts = MemoryLevel {
         pool_bytes: doc.config.pool_bytes(),

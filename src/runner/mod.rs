@@ -9,6 +9,7 @@
 pub mod capacity;
 pub mod driver;
 pub mod memory;
+pub mod observe;
 pub mod plan;
 pub mod study;
 
@@ -17,33 +18,17 @@ use crate::options::TargetArgs;
 use crate::request::RunRequest;
 use crate::result::{RunConfig, RunDocument};
 use crate::server::{self, Manager};
-use crate::stats::{self, Interval};
+use crate::stats;
 use crate::target::stall;
 use crate::target::{self, Target};
 use crate::workload::bulk::LoadSettings;
 use crate::workload::{ownership, Unit, Workload};
 use crate::{monitor, option_file, report, store, Error};
+pub use observe::Observer;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-
-/// What a run prints as it goes.
-#[derive(Clone, Copy)]
-pub enum Print<'a> {
-    /// Interval lines and the summary, as `sizeup run`.
-    Full,
-    /// Nothing: the caller reports.
-    Quiet,
-    /// Nothing, but each interval is handed to the caller's progress display.
-    Progress(&'a (dyn Fn(&Interval) + Sync)),
-}
-
-impl Print<'_> {
-    fn full(&self) -> bool {
-        matches!(self, Print::Full)
-    }
-}
 
 /// Runs a request, storing the run as it goes; returns its document and how it ended.
 /// Four stages: place it (the servers and what is watched of them), check the servers
@@ -53,7 +38,7 @@ pub fn measure(
     manager: &Manager,
     results: &Path,
     req: RunRequest,
-    print: Print,
+    observer: &dyn Observer,
 ) -> Result<(RunDocument, Ended), Error> {
     let RunRequest { workload, targets: places, mut spec, output, start_line, write_foreign_tables, .. } = req;
     if let Some(path) = &output.json {
@@ -61,9 +46,9 @@ pub fn measure(
     }
     // A store the run cannot be written to is refused before anything runs.
     store::Store::check_writable(results)?;
-    let mut placed = place(manager, &places, &*workload, &mut spec, print)?;
+    let mut placed = place(manager, &places, &*workload, &mut spec, observer)?;
     placed.ctx.start_line = start_line;
-    let checked = check_servers(&placed.targets, &*workload, &spec, print, write_foreign_tables)?;
+    let checked = check_servers(&placed.targets, &*workload, &spec, observer, write_foreign_tables)?;
     placed.ctx.watched = checked.watched.clone();
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = checked.replica;
@@ -71,8 +56,7 @@ pub fn measure(
     let store = store::Store::open(results)?;
     let name = workload.name().to_string();
     let run_id = store.begin_run(&name, &placed.targets.describe(), &config)?;
-    let sysbench = output.sysbench && print.full();
-    let (outcome, store_error) = execute(&placed, checked.ready, &*workload, &spec, &output, print, results, run_id)?;
+    let (outcome, store_error) = execute(&placed, checked.ready, &*workload, &spec, observer, results, run_id)?;
     let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -110,9 +94,14 @@ pub fn measure(
                 )
             }),
     };
-    if print.full() {
-        show_summary(&outcome, &config, &spec, &output, sysbench, &name, run_id, status);
-    }
+    observer.finish(&observe::Finished {
+        outcome: &outcome,
+        config: &config,
+        spec: &spec,
+        name: &name,
+        run_id,
+        status,
+    });
     let ended = outcome.ended;
     finish(doc_of(run_id, status, outcome, config, histograms), &output, stored, ended)
 }
@@ -140,7 +129,7 @@ fn place(
     places: &[TargetArgs],
     workload: &dyn Workload,
     spec: &mut crate::exec::RunSpec,
-    print: Print,
+    observer: &dyn Observer,
 ) -> Result<Placed, Error> {
     let kind = workload.kind();
     let mut ctx = crate::exec::RunContext::default();
@@ -182,24 +171,20 @@ fn place(
         let r = monitor::node::scrape(url, std::time::Duration::from_secs(5)).map_err(|e| {
             Error::Usage(format!("--server-metrics: {e}; start node_exporter there or leave the option out"))
         })?;
-        if print.full() {
-            eprintln!("note: the server host's figures come from {url} ({} CPUs)", r.cpus);
-        }
+        observer.note(&format!("the server host's figures come from {url} ({} CPUs)", r.cpus));
     }
-    if let Some(o) = owners[0].as_ref().filter(|_| print.full()) {
-        eprintln!("note: the server is {}: its CPU is watched as the server's", o.describe());
+    if let Some(o) = &owners[0] {
+        observer.note(&format!("the server is {}: its CPU is watched as the server's", o.describe()));
     }
     let emulated = node.and_then(|n| n.lab.as_ref()).map(|l| l.label());
     let cold = servers.iter().find_map(|(_, i, n)| {
         i.as_ref().and_then(|i| i.cold_note()).or_else(|| n.as_ref().and_then(|n| n.cold_note.clone()))
     });
-    if let Some(note) = cold.as_ref().filter(|_| print.full()) {
-        eprintln!("note: {note}");
+    if let Some(note) = &cold {
+        observer.note(note);
     }
-    if print.full() {
-        for w in target.tls.unused(target.socket.is_some()) {
-            eprintln!("warning: {w}");
-        }
+    for w in target.tls.unused(target.socket.is_some()) {
+        observer.warning(&w);
     }
     Ok(Placed { servers, targets, owners, emulated, cold, ctx })
 }
@@ -224,7 +209,7 @@ fn check_servers(
     targets: &target::Targets,
     workload: &dyn Workload,
     spec: &crate::exec::RunSpec,
-    print: Print,
+    observer: &dyn Observer,
     write_foreign_tables: bool,
 ) -> Result<Checked, Error> {
     // Round robin: each server takes its share of the connections.
@@ -264,7 +249,7 @@ fn check_servers(
                     {
                         map.entry(target::NO_INNODB).or_insert(why.into());
                     }
-                    first = Some((workload.start(&mut conn, &t.database, spec, print.full()).await?, server));
+                    first = Some((workload.start(&mut conn, &t.database, spec, observer.warns()).await?, server));
                 }
                 let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
                 conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
@@ -317,21 +302,18 @@ fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec:
 /// What the worker loop returned, and where the interval writer failed if it did.
 type Executed = (Result<crate::exec::RunResult, String>, Option<(usize, f64, store::StoreError)>);
 
-/// Runs the worker loop on the stored run `run_id`: each interval is printed as asked
-/// and stored as it comes.
-#[allow(clippy::too_many_arguments)]
+/// Runs the worker loop on the stored run `run_id`: each interval goes to the observer
+/// and is stored as it comes.
 fn execute(
     placed: &Placed,
     mut ready: Box<dyn crate::workload::Runnable>,
     workload: &dyn Workload,
     spec: &crate::exec::RunSpec,
-    output: &crate::request::Output,
-    print: Print,
+    observer: &dyn Observer,
     results: &Path,
     run_id: i64,
 ) -> Result<Executed, Error> {
     let kind = workload.kind();
-    let name = workload.name();
     // A script's call that outlives its bound ends the process: the run says why.
     let last_words = {
         let results = results.to_path_buf();
@@ -342,36 +324,20 @@ fn execute(
             }
         })
     };
-    let nopm = kind.unit() == Unit::Nopm;
-    let sysbench = output.sysbench && print.full();
-    if sysbench {
-        crate::out!("{}", report::sysbench_header(spec, output.interval_lines, output.rand_seed));
-    } else if print.full() {
-        eprintln!(
-            "running {name} on {} with {} {}{} (run {run_id})",
-            placed.targets.describe(),
-            spec.threads,
-            if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
-            spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop"))
-        );
-    }
-    // Started the sysbench way, a script's own report hook prints the lines.
-    let hooked = sysbench && output.interval_lines && ready.prints_intervals();
-    let print_lines = print.full() && output.interval_lines && !hooked;
-    let open_loop = spec.rate.is_some();
+    observer.start(&observe::Starting {
+        name: workload.name(),
+        targets: &placed.targets.describe(),
+        spec,
+        level_word: if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
+        run_id,
+        nopm: kind.unit() == Unit::Nopm,
+        hook_prints_intervals: ready.prints_intervals(),
+    });
     let mut seq = 0;
     let writer = store::IntervalWriter::start(results, run_id)?;
     raise_open_files_limit();
-    let step = spec.interval.as_secs_f64();
     let outcome = ready.run(&placed.targets, spec, &placed.ctx, &mut |iv| {
-        // sysbench prints whole intervals only; the last, partial one is still stored.
-        if print_lines && iv.duration > step * 0.999 {
-            let line = if nopm { report::tpcc_interval_line(iv) } else { report::interval_line(iv, open_loop) };
-            crate::outln!("{line}{}", report::fault_tag(iv));
-        }
-        if let Print::Progress(show) = print {
-            show(iv);
-        }
+        observer.interval(iv);
         writer.add(seq, iv);
         seq += 1;
     });
@@ -448,50 +414,6 @@ fn enrich(
         outcome.summary.notes.push(note.clone());
     }
     Ok(())
-}
-
-/// The closing block: sysbench's layout alone, or sysbench's figures then sizeup's
-/// summary table, the data beside the pool and the histogram.
-#[allow(clippy::too_many_arguments)]
-fn show_summary(
-    outcome: &crate::exec::RunResult,
-    config: &RunConfig,
-    spec: &crate::exec::RunSpec,
-    output: &crate::request::Output,
-    sysbench: bool,
-    name: &str,
-    run_id: i64,
-    status: store::Status,
-) {
-    if outcome.summary.seconds == 0.0 && outcome.ended == Ended::Completed {
-        eprintln!("warning: the warm-up covered the whole run: nothing was measured");
-    }
-    let mut all = stats::new_histogram();
-    for (_, h) in &outcome.histograms {
-        all.add(h).expect("same bounds");
-    }
-    let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
-    if sysbench {
-        // sysbench's closing block alone, its histogram before it; sizeup's summary
-        // is one command away.
-        if output.histogram {
-            crate::out!("{}", report::sysbench_histogram(&all));
-        }
-        crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
-        for note in &outcome.summary.notes {
-            eprintln!("note: {note}");
-        }
-        eprintln!("sizeup: stored as run {run_id} ({status}); `sizeup runs show {run_id}` has sizeup's summary");
-        return;
-    }
-    crate::out!("{}", report::sysbench_summary(&outcome.summary, spec.percentile, pct_ms));
-    crate::out!("{}", report::summary_table(&outcome.summary, &format!("{name} summary (run {run_id}, {status})")));
-    if let Some(d) = report::answer::data_vs_pool(config) {
-        crate::outln!("data: {d}");
-    }
-    if output.histogram {
-        crate::out!("\n{}", report::latency_histogram(&all));
-    }
 }
 
 /// The run's document.

@@ -8,7 +8,7 @@ use crate::exec::{Ended, StartLine};
 use crate::options::RunOptions;
 use crate::request::{self, RunRequest};
 use crate::result::RunDocument;
-use crate::runner::{self, Print};
+use crate::runner::{self, observe};
 use crate::server::cluster::ClusterSpec;
 use crate::server::{Manager, ServerSettings};
 use crate::stats::Interval;
@@ -323,7 +323,7 @@ impl StudyKind for Sweep<'_> {
     fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
         let req =
             self.grid.spec.request(&series.workload, at.level, self.site.password.as_deref()).map_err(Error::Usage)?;
-        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, Print::Progress(screen.show))?))
+        Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, &observe::Progress(screen.show))?))
     }
 }
 
@@ -763,8 +763,9 @@ fn scale_step(
                 req.start_line = Some(line.clone());
                 let line = line.clone();
                 s.spawn(move || {
-                    let print = if i == 0 { Print::Progress(show) } else { Print::Quiet };
-                    let r = runner::measure(manager, site.results, req, print);
+                    let progress = observe::Progress(show);
+                    let observer: &dyn observe::Observer = if i == 0 { &progress } else { &observe::Quiet };
+                    let r = runner::measure(manager, site.results, req, observer);
                     if r.is_err() {
                         line.fail();
                     }
