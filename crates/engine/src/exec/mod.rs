@@ -396,9 +396,6 @@ where
     let threads = spec.threads.max(1);
     let shards = spec.client_threads.clamp(1, threads);
     let control = Arc::new(Control::new(spec.events));
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let (go_tx, go_rx) = watch::channel(Go::Wait);
-
     // One arrival schedule for the whole run, as sysbench's single event queue: any idle
     // worker on any thread takes the next arrival.
     let arrivals = spec
@@ -407,75 +404,19 @@ where
     // Signals taken from here on stop this run, whichever run of the process took them.
     let mut seen = signals::epoch();
     run_end::reset(None);
-    let mut handles = Vec::new();
-    for s in 0..shards {
-        let workers = connections_of(threads, shards, s);
-        let (workload, targets, spec, control, tx, go_rx, arrivals) = (
-            workload.clone(),
-            targets.clone(),
-            spec.clone(),
-            control.clone(),
-            tx.clone(),
-            go_rx.clone(),
-            arrivals.clone(),
-        );
-        let types = names.len();
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("{}-{s}", crate::monitor::os::CLIENT_THREAD))
-                .spawn(move || {
-                    client_thread(workload, workers, targets, spec, control, tx, go_rx, arrivals, types, s as usize)
-                })
-                .map_err(|e| format!("cannot start a client thread: {e}"))?,
-        );
-    }
-    drop(tx);
+    let Clients { handles, mut rx, go: go_tx } =
+        start_clients(&workload, targets, spec, &control, &arrivals, names.len(), shards)?;
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
-        let mut ready = 0;
-        signals::install();
-        while ready < shards {
-            let msg = tokio::select! {
-                m = rx.recv() => m,
-                _ = signals::recv(&mut seen) => {
-                    go_tx.send_replace(Go::Abort);
-                    if let Some(line) = &ctx.start_line {
-                        line.interrupt();
-                    }
-                    // Interrupted, not failed: the caller stops as for any Ctrl-C.
-                    eprintln!("interrupted while connecting; nothing was measured");
-                    return Ok((interrupted_before_the_start(&names), false));
-                }
-            };
-            match msg {
-                Some(Msg::Ready) => ready += 1,
-                Some(Msg::ConnectFailed(e)) => {
-                    go_tx.send_replace(Go::Abort);
-                    return Err(e);
-                }
-                _ => {
-                    go_tx.send_replace(Go::Abort);
-                    return Err("a client thread stopped before the run started".into());
-                }
-            }
+        if !clients_ready(&mut rx, &go_tx, shards, ctx, &mut seen).await? {
+            return Ok((interrupted_before_the_start(&names), false));
         }
         // The status probe's connections, opened before the start so that its first
         // reading is taken as soon as the run starts.
         let status_conns = status_probe::connect(targets.all()).await;
-        // Blocking here is fine: the client threads run on their own runtimes.
-        if let Some(line) = &ctx.start_line {
-            match line.arrive() {
-                Ok(()) => {}
-                Err(Ended::Interrupted) => {
-                    go_tx.send_replace(Go::Abort);
-                    return Ok((interrupted_before_the_start(&names), false));
-                }
-                Err(_) => {
-                    go_tx.send_replace(Go::Abort);
-                    return Err("another client group of this step failed before the start".into());
-                }
-            }
+        if !arrive(ctx, &go_tx)? {
+            return Ok((interrupted_before_the_start(&names), false));
         }
         let watch = monitor::os::Watch::new(
             ctx.server_pids.iter().flatten().copied().collect(),
@@ -634,110 +575,38 @@ where
             // a second; not when the server may not answer (the run failed, stalled, left
             // transactions waiting or was forced out). Nothing ran since the end, so it
             // counts as taken then.
-            let failed = forced
-                || control.fatal().is_some()
-                || control.stalled()
-                || control.abandoned() > 0
-                || control.lost_since().is_some();
-            if let (Some(probe), false) = (status_probe.take(), failed) {
+            let answers = !(forced || control.fatal().is_some() || control.stalled())
+                && control.abandoned() == 0
+                && control.lost_since().is_none();
+            if let (Some(probe), true) = (status_probe.take(), answers) {
                 drop(probe);
-                let last = async {
-                    let conns = status_probe::connect(targets.all()).await;
-                    status_probe::sample(targets.all().to_vec(), conns, Instant::now(), spec.interval).await
-                };
-                if let Ok((_, Some((r, _)))) = crate::timer::timeout(Duration::from_secs(1), last).await {
+                if let Some(r) = status_probe::last(targets, spec.interval).await {
                     let until = (start + Duration::from_secs_f64(end_t)).into_std();
                     status.borrow_mut().reading(r, until);
                 }
             }
             emit(&tail, end_t, end_t - last_t, &mut intervals);
         }
-        let cpu_end = cpu_now();
-        let process = cpu_end.0 - cpu_start.0;
-        let per_server: Vec<Option<f64>> =
-            cpu_start.1.iter().zip(&cpu_end.1).map(|(a, b)| a.zip(*b).map(|(a, b)| b - a)).collect();
-        // The servers' CPU when every watched one could be read.
-        let server = match ctx.server_pids.iter().any(Option::is_some) {
-            true => ctx.server_pids.iter().zip(&per_server).filter(|(p, _)| p.is_some()).map(|(_, c)| *c).sum(),
-            false => None,
+        let (cpu, per_server) = cpu_span(cpu_start, cpu_now(), &ctx.server_pids, group.borrow().as_ref());
+        let run = Concluded {
+            names: &names,
+            intervals,
+            tallies,
+            spec,
+            threads,
+            targets,
+            cpu,
+            per_server,
+            node_lag,
+            settled_at,
+            by_time,
+            end_t,
+            arrivals: arrivals.as_deref(),
+            control: &control,
+            start,
+            interrupted,
         };
-        let cpu = match group.borrow().as_ref() {
-            Some(g) => clock::CpuSpan { client: g.seconds(), group: Some(process), server },
-            None => clock::CpuSpan { client: process, group: None, server },
-        };
-        let mut summary = clock::summary(&steady, &names, &intervals, spec.client_threads, cpu);
-        let per_connection: Vec<(u64, f64)> =
-            tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
-        // Connections a stalled run abandoned never report: no fairness from a part.
-        if tallies.len() == threads as usize {
-            summary.fairness = crate::stats::Fairness::of(&per_connection);
-        }
-        if targets.len() > 1 {
-            summary.nodes = node_shares(targets, threads, &tallies, &per_server, &node_lag, summary.seconds);
-        }
-        if let Some(t) = settled_at {
-            summary.settled_after_s = Some(t);
-            summary.notes.push(format!("{SETTLED} after {t:.0} s"));
-        } else if spec.settle.is_some() && by_time {
-            summary.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", end_t));
-        }
-        if let Some(a) = &arrivals {
-            // Arrivals due before the run's end (its deadline, or the stop) never started.
-            let until = spec.time.map_or(end_t, |t| t.as_secs_f64().min(end_t));
-            summary.missed_arrivals = a.lock().expect("not poisoned").backlog(until);
-            if summary.missed_arrivals > 0 {
-                let ended = control.ended_by_workload();
-                summary.notes.push(match ended {
-                    0 => format!(
-                        "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
-                        summary.missed_arrivals,
-                        spec.rate.unwrap_or_default()
-                    ),
-                    _ => format!(
-                        "{} arrivals due before the end never started (missed): {ended} of {threads} connection(s) \
-                         had ended by the workload's own choice (event() returned true), so fewer were left to take them",
-                        summary.missed_arrivals
-                    ),
-                });
-            }
-        }
-        let steady = steady.recorder;
-        let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
-        let mut fatal = control.fatal();
-        if fatal.is_none() {
-            if let Some(at) = control.lost_since() {
-                fatal = Some(format!(
-                    "the server was lost {:.1} s into the run and was not back when it ended",
-                    at.saturating_duration_since(start).as_secs_f64()
-                ));
-            } else if control.abandoned() > 0 {
-                fatal = Some(format!(
-                    "{} transaction(s) still had no answer {} s after the run's end (a stalled server); they were abandoned",
-                    control.abandoned(),
-                    END_GRACE.as_secs()
-                ));
-            }
-        }
-        if summary.transactions == 0 && fatal.is_none() {
-            // A 0 tps that reads as a measurement: a 2-s TPC-C run with the spec's
-            // keying and think times (10-20 s a transaction) was stored as NOPM 0.
-            let advice = match by_time {
-                true => "; run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
-                false => "",
-            };
-            summary.notes.push(format!(
-                "no transaction finished in the {:.1} s measured: there is no throughput figure here{advice}",
-                summary.seconds
-            ));
-        }
-        let ended = if fatal.is_some() {
-            Ended::Failed
-        } else if interrupted {
-            Ended::Interrupted
-        } else {
-            Ended::Completed
-        };
-        Ok((RunResult { intervals, summary, histograms, ended, fatal }, forced))
+        Ok((run.result(steady), forced))
     });
     match result {
         // Forced out: client threads still waiting on the server are left to the exit.
@@ -748,6 +617,237 @@ where
             }
             result.map(|(r, _)| r)
         }
+    }
+}
+
+/// The client threads, each with its share of the connections, waiting for the go.
+struct Clients {
+    handles: Vec<std::thread::JoinHandle<()>>,
+    rx: mpsc::UnboundedReceiver<Msg>,
+    go: watch::Sender<Go>,
+}
+
+fn start_clients<W>(
+    workload: &Arc<W>,
+    targets: &Targets,
+    spec: &RunSpec,
+    control: &Arc<Control>,
+    arrivals: &Option<Arc<Mutex<Arrivals>>>,
+    types: usize,
+    shards: u32,
+) -> Result<Clients, String>
+where
+    W: Sessions + Send + Sync + 'static,
+{
+    let threads = spec.threads.max(1);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (go, go_rx) = watch::channel(Go::Wait);
+    let mut handles = Vec::new();
+    for s in 0..shards {
+        let workers = connections_of(threads, shards, s);
+        let (workload, targets, spec, control, tx, go_rx, arrivals) = (
+            workload.clone(),
+            targets.clone(),
+            spec.clone(),
+            control.clone(),
+            tx.clone(),
+            go_rx.clone(),
+            arrivals.clone(),
+        );
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("{}-{s}", crate::monitor::os::CLIENT_THREAD))
+                .spawn(move || {
+                    client_thread(workload, workers, targets, spec, control, tx, go_rx, arrivals, types, s as usize)
+                })
+                .map_err(|e| format!("cannot start a client thread: {e}"))?,
+        );
+    }
+    Ok(Clients { handles, rx, go })
+}
+
+/// Waits until every client thread has its connections up. False when a signal came
+/// first (interrupted, not failed: the caller stops as for any Ctrl-C); an error when a
+/// thread could not connect. Either way the threads are told to give up.
+async fn clients_ready(
+    rx: &mut mpsc::UnboundedReceiver<Msg>,
+    go: &watch::Sender<Go>,
+    shards: u32,
+    ctx: &RunContext,
+    seen: &mut u64,
+) -> Result<bool, String> {
+    let mut ready = 0;
+    signals::install();
+    while ready < shards {
+        let msg = tokio::select! {
+            m = rx.recv() => m,
+            _ = signals::recv(seen) => {
+                go.send_replace(Go::Abort);
+                if let Some(line) = &ctx.start_line {
+                    line.interrupt();
+                }
+                eprintln!("interrupted while connecting; nothing was measured");
+                return Ok(false);
+            }
+        };
+        match msg {
+            Some(Msg::Ready) => ready += 1,
+            Some(Msg::ConnectFailed(e)) => {
+                go.send_replace(Go::Abort);
+                return Err(e);
+            }
+            _ => {
+                go.send_replace(Go::Abort);
+                return Err("a client thread stopped before the run started".into());
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// A scale step's client groups start measuring together: false when the step was
+/// interrupted before all arrived, an error when another group failed. Blocking here is
+/// fine: the client threads run on their own runtimes.
+fn arrive(ctx: &RunContext, go: &watch::Sender<Go>) -> Result<bool, String> {
+    let Some(line) = &ctx.start_line else { return Ok(true) };
+    let arrived = line.arrive();
+    if arrived.is_err() {
+        go.send_replace(Go::Abort);
+    }
+    match arrived {
+        Ok(()) => Ok(true),
+        Err(Ended::Interrupted) => Ok(false),
+        Err(_) => Err("another client group of this step failed before the start".into()),
+    }
+}
+
+/// The run's CPU: sizeup's (this group's threads' when several groups share the
+/// process), and the servers' when every watched one could be read; each server's.
+fn cpu_span(
+    start: (f64, Vec<Option<f64>>),
+    end: (f64, Vec<Option<f64>>),
+    server_pids: &[Option<i32>],
+    group: Option<&GroupCpu>,
+) -> (clock::CpuSpan, Vec<Option<f64>>) {
+    let process = end.0 - start.0;
+    let per_server: Vec<Option<f64>> = start.1.iter().zip(&end.1).map(|(a, b)| a.zip(*b).map(|(a, b)| b - a)).collect();
+    let server = match server_pids.iter().any(Option::is_some) {
+        true => server_pids.iter().zip(&per_server).filter(|(p, _)| p.is_some()).map(|(_, c)| *c).sum(),
+        false => None,
+    };
+    let cpu = match group {
+        Some(g) => clock::CpuSpan { client: g.seconds(), group: Some(process), server },
+        None => clock::CpuSpan { client: process, group: None, server },
+    };
+    (cpu, per_server)
+}
+
+/// What the measuring loop leaves once every client thread has ended: the figures the
+/// summary, its notes and the run's verdict are made from.
+struct Concluded<'a> {
+    names: &'a [String],
+    intervals: Vec<Interval>,
+    tallies: Vec<worker::Tally>,
+    spec: &'a RunSpec,
+    threads: u32,
+    targets: &'a Targets,
+    cpu: clock::CpuSpan,
+    per_server: Vec<Option<f64>>,
+    node_lag: Vec<Option<f64>>,
+    settled_at: Option<f64>,
+    /// The run ended at its --time (not by events, the workload, a signal or settling).
+    by_time: bool,
+    end_t: f64,
+    arrivals: Option<&'a Mutex<Arrivals>>,
+    control: &'a Control,
+    start: Instant,
+    interrupted: bool,
+}
+
+impl Concluded<'_> {
+    /// The run's result: its summary with what a reader must know, and how it ended.
+    fn result(self, steady: clock::SteadyState) -> RunResult {
+        let Concluded { names, intervals, tallies, spec, threads, targets, cpu, control, .. } = &self;
+        let (threads, control) = (*threads, *control);
+        let mut summary = clock::summary(&steady, names, intervals, spec.client_threads, *cpu);
+        let per_connection: Vec<(u64, f64)> =
+            tallies.iter().map(|t| (t.transactions, t.busy_us as f64 / 1e6)).collect();
+        // Connections a stalled run abandoned never report: no fairness from a part.
+        if tallies.len() == threads as usize {
+            summary.fairness = crate::stats::Fairness::of(&per_connection);
+        }
+        if targets.len() > 1 {
+            summary.nodes = node_shares(targets, threads, tallies, &self.per_server, &self.node_lag, summary.seconds);
+        }
+        self.notes(&mut summary);
+        let fatal = control.fatal().or_else(|| self.lost_or_stalled());
+        if summary.transactions == 0 && fatal.is_none() {
+            // A 0 tps that reads as a measurement: a 2-s TPC-C run with the spec's
+            // keying and think times (10-20 s a transaction) was stored as NOPM 0.
+            let advice = match self.by_time {
+                true => "; run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
+                false => "",
+            };
+            summary.notes.push(format!(
+                "no transaction finished in the {:.1} s measured: there is no throughput figure here{advice}",
+                summary.seconds
+            ));
+        }
+        let ended = match (&fatal, self.interrupted) {
+            (Some(_), _) => Ended::Failed,
+            (None, true) => Ended::Interrupted,
+            (None, false) => Ended::Completed,
+        };
+        let steady = steady.recorder;
+        let histograms = names.iter().cloned().zip(steady.types.iter().map(|t| t.latency.clone())).collect();
+        RunResult { intervals: self.intervals, summary, histograms, ended, fatal }
+    }
+
+    /// A warm-up's settling, and open-loop arrivals that never started.
+    fn notes(&self, summary: &mut Summary) {
+        let spec = self.spec;
+        if let Some(t) = self.settled_at {
+            summary.settled_after_s = Some(t);
+            summary.notes.push(format!("{SETTLED} after {t:.0} s"));
+        } else if spec.settle.is_some() && self.by_time {
+            summary.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", self.end_t));
+        }
+        let Some(a) = self.arrivals else { return };
+        // Arrivals due before the run's end (its deadline, or the stop) never started.
+        let until = spec.time.map_or(self.end_t, |t| t.as_secs_f64().min(self.end_t));
+        summary.missed_arrivals = a.lock().expect("not poisoned").backlog(until);
+        if summary.missed_arrivals > 0 {
+            let ended = self.control.ended_by_workload();
+            summary.notes.push(match ended {
+                0 => format!(
+                    "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
+                    summary.missed_arrivals,
+                    spec.rate.unwrap_or_default()
+                ),
+                _ => format!(
+                    "{} arrivals due before the end never started (missed): {ended} of {} connection(s) \
+                     had ended by the workload's own choice (event() returned true), so fewer were left to take them",
+                    summary.missed_arrivals, self.threads
+                ),
+            });
+        }
+    }
+
+    /// A server lost until the end, or transactions a stalled server never answered.
+    fn lost_or_stalled(&self) -> Option<String> {
+        if let Some(at) = self.control.lost_since() {
+            return Some(format!(
+                "the server was lost {:.1} s into the run and was not back when it ended",
+                at.saturating_duration_since(self.start).as_secs_f64()
+            ));
+        }
+        (self.control.abandoned() > 0).then(|| {
+            format!(
+                "{} transaction(s) still had no answer {} s after the run's end (a stalled server); they were abandoned",
+                self.control.abandoned(),
+                END_GRACE.as_secs()
+            )
+        })
     }
 }
 
@@ -802,6 +902,16 @@ mod status_probe {
         let ahead = (now + lead(every)).saturating_duration_since(start).as_secs_f64();
         let k = (ahead / every.as_secs_f64()).floor() + 1.0;
         start + every.mul_f64(k) - lead(every)
+    }
+
+    /// A reading now, on connections of its own, within a second (the last interval's,
+    /// once the workers have ended).
+    pub async fn last(targets: &crate::target::Targets, every: Duration) -> Option<Reading> {
+        let last = async {
+            let conns = connect(targets.all()).await;
+            sample(targets.all().to_vec(), conns, Instant::now(), every).await
+        };
+        crate::timer::timeout(Duration::from_secs(1), last).await.ok()?.1.map(|(r, _)| r)
     }
 
     /// A control connection to each target (None where it cannot be opened in time).
