@@ -660,120 +660,139 @@ impl StudySpec {
                 self.request(w, most, None).map_err(|e| format!("level {most}: {e}"))?;
             }
         }
-        if self.kind() == Kind::ScaleOut {
-            let most = *levels.iter().max().expect("not empty");
-            let nodes = match self.cluster() {
-                Some(c) => {
-                    if !self.scale.targets.is_empty() {
-                        return Err("give [cluster] or [scale] targets, not both".into());
-                    }
-                    if !matches!(c.kind.as_str(), "galera" | "replicas") {
-                        return Err(format!("[cluster] kind '{}': galera or replicas", c.kind));
-                    }
-                    for d in [&c.link_delay, &c.link_jitter].into_iter().flatten() {
-                        parse_ms(d)?;
-                    }
-                    if c.node_cpus.is_some_and(|n| !(n > 0.0 && n.is_finite())) {
-                        return Err("[cluster] node_cpus must be above 0".into());
-                    }
-                    c.nodes as usize
-                }
-                None => self.scale.targets.len(),
-            };
-            // No nodes named: the state directory's running cluster, checked when run.
-            if nodes > 0 && most as usize > nodes {
-                return Err(format!("levels go up to {most} nodes but the cluster has only {nodes}"));
+        match &self.section {
+            Section::ScaleOut { cluster } => self.validate_scale_out(cluster.as_ref(), &levels, &given)?,
+            _ if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() => {
+                return Err("[cluster], [scale] route and write_workload belong to scale-out studies".into());
             }
-            if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
-                return Err("a scale-out study runs on the cluster as it is: no split, buffer pools or configs".into());
-            }
-            // The nodes are the cluster's or the targets': a server named the way a run
-            // names one would be left unused without a word.
-            if given.target.names_a_server() {
-                return Err(
-                    "--host/--port/--socket: a scale-out study runs on its nodes (the managed cluster, or --target \
-                     HOST:PORT once per node), not on one server"
-                        .into(),
-                );
-            }
-            if self.scale.route == Route::Split {
-                let writes = self.request(self.scale.write_workload(), 1, None)?.workload;
-                for w in &self.workloads {
-                    let reads = self.request(w, 1, None)?.workload;
-                    // Two units added into one column would be neither.
-                    if reads.kind().unit().label() != writes.kind().unit().label() {
-                        return Err(format!(
-                            "the split route adds the primary's and the replicas' throughput: {} counts {} and \
-                             write_workload {} counts {}; give workloads of one kind",
-                            w,
-                            reads.kind().unit().label(),
-                            self.scale.write_workload(),
-                            writes.kind().unit().label()
-                        ));
-                    }
-                }
-            } else if self.scale.write_workload.is_some() || self.scale.write_threads.is_some() {
-                return Err(
-                    "write_workload and write_threads (--write-workload, --write-threads) go with route split \
-                            (--route split)"
-                        .into(),
-                );
-            }
-        } else if self.scale.route != Route::EveryNode || self.scale.write_workload.is_some() {
-            return Err("[cluster], [scale] route and write_workload belong to scale-out studies".into());
+            _ => {}
         }
-        if self.kind() == Kind::Scale {
-            let most = *levels.iter().max().expect("not empty");
-            // N client groups on one named server would be read as N instances
-            // (an_environment_named_server_is_not_multiplied).
-            if self.scale.targets.is_empty() && self.names_a_server() {
-                return Err(
-                    "a scale study starts 1 to N managed instances on this host; a server named by host, port \
-                            or socket is one server: name each instance with --target HOST:PORT (`[scale] targets`)"
-                        .into(),
-                );
+        match &self.section {
+            Section::Scale => self.validate_scale(&levels)?,
+            Section::Sweep if !self.scale.targets.is_empty() => {
+                return Err("[scale] targets belong to scale studies".into());
             }
-            if self.scale.targets.is_empty() && most > crate::server::MAX_INSTANCES {
-                return Err(format!(
-                    "levels go up to {most} instances; sizeup manages at most {} on one host",
-                    crate::server::MAX_INSTANCES
-                ));
-            }
-            if !self.scale.targets.is_empty() && most as usize > self.scale.targets.len() {
-                return Err(format!(
-                    "levels go up to {most} instances but only {} target(s) are given",
-                    self.scale.targets.len()
-                ));
-            }
-            if self.scale.split {
-                for w in &self.workloads {
-                    for &n in &levels {
-                        self.split_share(w, n)?;
-                    }
-                }
-            }
-            if !self.configs.is_empty() && !self.scale.targets.is_empty() {
-                return Err("configs restart managed instances with other settings; a scale study on [scale] \
-                            targets runs on the servers as they are"
-                    .into());
-            }
-            // A split study divides each configuration's pool over the instances.
-            let most = *levels.iter().max().expect("not empty") as u64;
-            for c in self.configs.iter().filter(|_| self.scale.split) {
-                let pool = c.server.buffer_pool.as_deref().and_then(crate::server::size_bytes);
-                if pool.is_some_and(|b| b / most < 8 << 20) {
-                    return Err(format!(
-                        "config '{}': a buffer_pool of {} over {most} instances leaves under 8M each",
-                        c.name,
-                        c.server.buffer_pool.as_deref().unwrap_or("")
-                    ));
-                }
-            }
-        } else if !self.scale.targets.is_empty() && self.kind() == Kind::Sweep {
-            return Err("[scale] targets belong to scale studies".into());
+            _ => {}
         }
         if !self.configs.is_empty() && self.names_a_server() {
             return Err("configs restart managed instances with other settings; they cannot apply to a server named by host, port or socket".into());
+        }
+        Ok(())
+    }
+
+    /// A scale-out study's own checks: its nodes (a managed cluster or targets), the
+    /// levels against them, and the route.
+    fn validate_scale_out(
+        &self,
+        cluster: Option<&ClusterSection>,
+        levels: &[u32],
+        given: &RunOptions,
+    ) -> Result<(), String> {
+        let most = *levels.iter().max().expect("not empty");
+        let nodes = match cluster {
+            Some(c) => {
+                if !self.scale.targets.is_empty() {
+                    return Err("give [cluster] or [scale] targets, not both".into());
+                }
+                if !matches!(c.kind.as_str(), "galera" | "replicas") {
+                    return Err(format!("[cluster] kind '{}': galera or replicas", c.kind));
+                }
+                for d in [&c.link_delay, &c.link_jitter].into_iter().flatten() {
+                    parse_ms(d)?;
+                }
+                if c.node_cpus.is_some_and(|n| !(n > 0.0 && n.is_finite())) {
+                    return Err("[cluster] node_cpus must be above 0".into());
+                }
+                c.nodes as usize
+            }
+            None => self.scale.targets.len(),
+        };
+        // No nodes named: the state directory's running cluster, checked when run.
+        if nodes > 0 && most as usize > nodes {
+            return Err(format!("levels go up to {most} nodes but the cluster has only {nodes}"));
+        }
+        if self.scale.split || self.scale.buffer_pool_per_instance.is_some() || !self.configs.is_empty() {
+            return Err("a scale-out study runs on the cluster as it is: no split, buffer pools or configs".into());
+        }
+        // The nodes are the cluster's or the targets': a server named the way a run
+        // names one would be left unused without a word.
+        if given.target.names_a_server() {
+            return Err(
+                "--host/--port/--socket: a scale-out study runs on its nodes (the managed cluster, or --target \
+                 HOST:PORT once per node), not on one server"
+                    .into(),
+            );
+        }
+        if self.scale.route == Route::Split {
+            let writes = self.request(self.scale.write_workload(), 1, None)?.workload;
+            for w in &self.workloads {
+                let reads = self.request(w, 1, None)?.workload;
+                // Two units added into one column would be neither.
+                if reads.kind().unit().label() != writes.kind().unit().label() {
+                    return Err(format!(
+                        "the split route adds the primary's and the replicas' throughput: {} counts {} and \
+                         write_workload {} counts {}; give workloads of one kind",
+                        w,
+                        reads.kind().unit().label(),
+                        self.scale.write_workload(),
+                        writes.kind().unit().label()
+                    ));
+                }
+            }
+        } else if self.scale.write_workload.is_some() || self.scale.write_threads.is_some() {
+            return Err("write_workload and write_threads (--write-workload, --write-threads) go with route split \
+                        (--route split)"
+                .into());
+        }
+        Ok(())
+    }
+
+    /// A scale study's own checks: its instances (managed, or targets) against the
+    /// levels, and a split dataset's shares.
+    fn validate_scale(&self, levels: &[u32]) -> Result<(), String> {
+        let most = *levels.iter().max().expect("not empty");
+        // N client groups on one named server would be read as N instances
+        // (an_environment_named_server_is_not_multiplied).
+        if self.scale.targets.is_empty() && self.names_a_server() {
+            return Err("a scale study starts 1 to N managed instances on this host; a server named by host, port \
+                        or socket is one server: name each instance with --target HOST:PORT (`[scale] targets`)"
+                .into());
+        }
+        if self.scale.targets.is_empty() && most > crate::server::MAX_INSTANCES {
+            return Err(format!(
+                "levels go up to {most} instances; sizeup manages at most {} on one host",
+                crate::server::MAX_INSTANCES
+            ));
+        }
+        if !self.scale.targets.is_empty() && most as usize > self.scale.targets.len() {
+            return Err(format!(
+                "levels go up to {most} instances but only {} target(s) are given",
+                self.scale.targets.len()
+            ));
+        }
+        if self.scale.split {
+            for w in &self.workloads {
+                for &n in levels {
+                    self.split_share(w, n)?;
+                }
+            }
+        }
+        if !self.configs.is_empty() && !self.scale.targets.is_empty() {
+            return Err("configs restart managed instances with other settings; a scale study on [scale] \
+                        targets runs on the servers as they are"
+                .into());
+        }
+        // A split study divides each configuration's pool over the instances.
+        let most = *levels.iter().max().expect("not empty") as u64;
+        for c in self.configs.iter().filter(|_| self.scale.split) {
+            let pool = c.server.buffer_pool.as_deref().and_then(crate::server::size_bytes);
+            if pool.is_some_and(|b| b / most < 8 << 20) {
+                return Err(format!(
+                    "config '{}': a buffer_pool of {} over {most} instances leaves under 8M each",
+                    c.name,
+                    c.server.buffer_pool.as_deref().unwrap_or("")
+                ));
+            }
         }
         Ok(())
     }
