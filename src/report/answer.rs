@@ -8,6 +8,7 @@ use crate::study::bottleneck;
 use crate::study::figures::{LevelResult, SeriesResult};
 use crate::study::saturation::{self, Saturation, Shape};
 use crate::study::spec::{Kind, StudySpec};
+use crate::study::stop::{StopReason, Tripped};
 
 /// A level's samples vary too much to quote one figure without its spread (CV above this).
 pub use crate::study::saturation::HIGH_CV;
@@ -15,19 +16,14 @@ pub use crate::study::saturation::HIGH_CV;
 pub const FEW_SAMPLES: usize = 5;
 
 /// What limited a series, in words, from the stop condition it met.
-pub fn limit(stop: &str) -> &'static str {
-    if stop.starts_with("CPU") {
-        "the limit was CPU"
-    } else if stop.contains(" p90 ") {
-        "the limit was the latency bound"
-    } else if stop.starts_with("plateau") {
-        "throughput stopped growing (a plateau)"
-    } else if stop.starts_with("kink") {
-        "response time bent upward (a kink: added load became waiting)"
-    } else if stop.contains("lag") {
-        "the limit was replication lag"
-    } else {
-        "a stop condition was met"
+pub fn limit(stop: &StopReason) -> &'static str {
+    match stop.tripped {
+        Tripped::Cpu => "the limit was CPU",
+        Tripped::Latency => "the limit was the latency bound",
+        Tripped::Plateau => "throughput stopped growing (a plateau)",
+        Tripped::Kink => "response time bent upward (a kink: added load became waiting)",
+        Tripped::Lag => "the limit was replication lag",
+        Tripped::Other => "a stop condition was met",
     }
 }
 
@@ -769,8 +765,13 @@ mod tests {
         assert!(a.contains("which puts its saturation at 1 thread"), "{a}");
         let table = crate::report::study_tables(&spec_of(Kind::Sweep), std::slice::from_ref(&s));
         assert!(table.contains("saturation at 1 threads") && table.contains("<- saturation"), "{table}");
-        assert_eq!(limit("new_order p90 6.00 s > 5.00 s"), "the limit was the latency bound");
-        assert!(limit("kink: response time +40 % ...").contains("kink"));
+        // Stored reasons are read back into their condition (typed_stop_reasons).
+        let stored = |words: &str| StopReason::from(words.to_string());
+        assert_eq!(limit(&stored("new_order p90 6.00 s > 5.00 s")), "the limit was the latency bound");
+        assert!(limit(&stored("kink: response time +40 % ...")).contains("kink"));
+        assert_eq!(limit(&stored("CPU 85.0 % > 80 %")), "the limit was CPU");
+        assert_eq!(limit(&stored("replication lag 7 s > 5 s")), "the limit was replication lag");
+        assert_eq!(limit(&stored("memory > 1")), "a stop condition was met");
     }
 
     #[test]

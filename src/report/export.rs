@@ -275,7 +275,7 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         num(l.ratio_to_first),
                         // Scale-out: e(N) = X(N) / (N x X(1)), not the ratio before it.
                         opt(s.efficiency.iter().find(|e| e.nodes == l.level).map(|e| e.e)),
-                        field(l.stop.as_deref().unwrap_or("")),
+                        field(l.stop.as_ref().map_or("", |s| s.words.as_str())),
                         field(&super::answer::level_notes(l).join("; "))
                     );
                 }

@@ -342,7 +342,7 @@ fn series_section(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &s
         .collect();
     warnings(out, &weak);
     if let (Some(at), Some(why)) = (s.stopped_at, &s.stop) {
-        saturation_table(out, s, at, why, what);
+        saturation_table(out, s, at, &why.words, what);
     } else if s.complete {
         // Where it saturates, from the data: the answer at the top says it in full.
         let _ =

@@ -102,7 +102,7 @@ impl Grid {
         let steps: Vec<(u32, StepFigures)> = done.iter().map(|d| (d.level, d.figures.clone())).collect();
         let r = figures::series_result(&series.name, &self.levels, self.spec.repeat, &steps, &self.conditions);
         if r.complete {
-            return Next::Finished { stop: r.stopped_at.zip(r.stop) };
+            return Next::Finished { stop: r.stopped_at.zip(r.stop.map(|s| s.words)) };
         }
         for &level in &self.levels {
             for repeat in 1..=self.spec.repeat {

@@ -92,7 +92,7 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     assert!(code == 0 || first.is_none(), "{code} {r:?}");
     assert_eq!((r.stopped_at, r.saturation), (first, None));
     if let Some(first) = first {
-        assert!(r.stop.as_deref().unwrap().starts_with("CPU"), "{r:?}");
+        assert_eq!(r.stop.as_ref().unwrap().tripped, sizeup::study::stop::Tripped::Cpu, "{r:?}");
         assert_eq!(row.steps.last().unwrap().level, first, "no level runs after the stop");
     }
 
@@ -102,7 +102,11 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     let first = r.levels.iter().find(|l| l.starved.is_none()).map(|l| l.level);
     assert_eq!(r.stopped_at, first, "{r:?}");
     if first.is_some() {
-        assert!(r.stop.as_deref().unwrap().contains("oltp_read_only p90"), "{r:?}");
+        let why = r.stop.as_ref().unwrap();
+        assert!(
+            why.tripped == sizeup::study::stop::Tripped::Latency && why.words.contains("oltp_read_only p90"),
+            "{r:?}"
+        );
     }
 
     // Plateau: each event holds one server-wide named lock for 10 ms, so the server
@@ -135,7 +139,7 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     let r: Vec<SeriesResult> = serde_json::from_value(row.result.clone().unwrap()["series"].clone()).unwrap();
     let r = &r[0];
     assert_eq!((r.stopped_at, r.saturation), (Some(4), Some(2)), "{r:?}");
-    assert!(r.stop.as_deref().unwrap().starts_with("plateau"), "{r:?}");
+    assert_eq!(r.stop.as_ref().unwrap().tripped, sizeup::study::stop::Tripped::Plateau, "{r:?}");
     assert_eq!(row.steps.len(), 2);
 
     // Kink with a tiny factor: from 1 to 16 connections response time rises far more
@@ -144,7 +148,7 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     let (_, _, r) = sweep(&s, "1,16", "kink>0.01");
     if r.levels.iter().all(|l| l.starved.is_none()) {
         assert_eq!((r.stopped_at, r.saturation), (Some(16), Some(1)), "{r:?}");
-        assert!(r.stop.as_deref().unwrap().starts_with("kink"), "{r:?}");
+        assert_eq!(r.stop.as_ref().unwrap().tripped, sizeup::study::stop::Tripped::Kink, "{r:?}");
     } else {
         assert_eq!(r.stopped_at, None, "a starved level stopped nothing: {r:?}");
     }

@@ -331,7 +331,7 @@ pub struct LevelResult {
     /// Lab nodes' CPU quota in cores, where the nodes had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_cpus: Option<f64>,
-    pub stop: Option<String>,
+    pub stop: Option<super::stop::StopReason>,
     /// It broke a latency or lag bound the study set (`p90>`, `lag>`): shown, but no
     /// capacity figure, so it is left out of the peak, e(N), fits and sizing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -380,7 +380,7 @@ pub struct SeriesResult {
     pub unit: String,
     pub levels: Vec<LevelResult>,
     /// The stop condition met, and at which level.
-    pub stop: Option<String>,
+    pub stop: Option<super::stop::StopReason>,
     pub stopped_at: Option<u32>,
     /// The last level that met no stop condition (None: the first level met one, or
     /// no condition was met at all).
@@ -797,7 +797,10 @@ pub(crate) mod tests {
         ];
         let r = series_result("s", &levels, 1, &steps, &stop::parse("cpu>80").unwrap());
         assert_eq!((r.stopped_at, r.saturation, r.complete), (Some(4), Some(2), true));
-        assert_eq!(r.stop.as_deref(), Some("CPU 85.0 % > 80 %"));
+        assert_eq!(
+            r.stop.as_ref().map(|s| (s.tripped, s.words.as_str())),
+            Some((stop::Tripped::Cpu, "CPU 85.0 % > 80 %"))
+        );
         assert_eq!(r.levels.len(), 3, "levels after the stop do not count");
         assert_eq!(r.peak, Some((4, 300.0)));
         assert_eq!(r.levels[2].ratio_to_first, 3.0);

@@ -136,17 +136,77 @@ pub struct Figures {
     pub max_lag_s: Option<f64>,
 }
 
-/// The first condition this level meets, as a sentence; None to go on.
-pub fn tripped(conditions: &[Condition], previous: Option<&Figures>, cur: &Figures) -> Option<String> {
+/// Which condition stopped a series: what ran out (or bent), for the answer's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tripped {
+    Cpu,
+    Latency,
+    Plateau,
+    Kink,
+    Lag,
+    /// A reason stored by a release that knew other conditions.
+    Other,
+}
+
+/// Why a series stopped: the condition, and the sentence with its figures. Stored as the
+/// sentence alone, as always; a stored one is read back into its condition once, here.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub struct StopReason {
+    pub tripped: Tripped,
+    pub words: String,
+}
+
+impl StopReason {
+    fn new(tripped: Tripped, words: String) -> StopReason {
+        StopReason { tripped, words }
+    }
+}
+
+impl From<String> for StopReason {
+    /// The sentences `check` writes: "CPU ..", "TYPE p90 ..", "plateau: ..", "kink: ..",
+    /// "replication lag ..".
+    fn from(words: String) -> StopReason {
+        let tripped = if words.starts_with("CPU ") {
+            Tripped::Cpu
+        } else if words.contains(" p90 ") {
+            Tripped::Latency
+        } else if words.starts_with("plateau") {
+            Tripped::Plateau
+        } else if words.starts_with("kink") {
+            Tripped::Kink
+        } else if words.starts_with("replication lag") {
+            Tripped::Lag
+        } else {
+            Tripped::Other
+        };
+        StopReason { tripped, words }
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(r: StopReason) -> String {
+        r.words
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.words)
+    }
+}
+
+/// The first condition this level meets; None to go on.
+pub fn tripped(conditions: &[Condition], previous: Option<&Figures>, cur: &Figures) -> Option<StopReason> {
     conditions.iter().find_map(|c| check(c, previous, cur))
 }
 
-fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<String> {
+fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<StopReason> {
     let seconds = |ms: f64| if ms >= 1000.0 { format!("{:.2} s", ms / 1000.0) } else { format!("{ms:.1} ms") };
     match c {
         Condition::Cpu { above_pct } => {
             let busy = cur.cpu_busy_pct?;
-            (busy > *above_pct).then(|| format!("CPU {busy:.1} % > {above_pct} %"))
+            (busy > *above_pct).then(|| StopReason::new(Tripped::Cpu, format!("CPU {busy:.1} % > {above_pct} %")))
         }
         Condition::P90 { above_ms, only } => {
             cur.p90.iter().find_map(|crate::stats::TypeP90 { name, ms: p90, bound_ms: spec }| {
@@ -154,7 +214,8 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
                     return None;
                 }
                 let bound = above_ms.or(*spec)?;
-                (*p90 > bound).then(|| format!("{name} p90 {} > {}", seconds(*p90), seconds(bound)))
+                let words = || format!("{name} p90 {} > {}", seconds(*p90), seconds(bound));
+                (*p90 > bound).then(|| StopReason::new(Tripped::Latency, words()))
             })
         }
         Condition::Plateau { gain_below_pct } => {
@@ -163,12 +224,12 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
                 return None;
             }
             let gain = (cur.throughput / prev.throughput - 1.0) * 100.0;
-            (gain < *gain_below_pct)
-                .then(|| format!("plateau: {gain:+.1} % over level {} (under {gain_below_pct} %)", prev.level))
+            let words = || format!("plateau: {gain:+.1} % over level {} (under {gain_below_pct} %)", prev.level);
+            (gain < *gain_below_pct).then(|| StopReason::new(Tripped::Plateau, words()))
         }
         Condition::Lag { above_s } => {
             let lag = cur.max_lag_s?;
-            (lag > *above_s).then(|| format!("replication lag {lag:.0} s > {above_s} s"))
+            (lag > *above_s).then(|| StopReason::new(Tripped::Lag, format!("replication lag {lag:.0} s > {above_s} s")))
         }
         Condition::Kink { factor } => {
             let prev = previous?;
@@ -178,11 +239,14 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Str
             let gr = (cur.mean_latency_ms / prev.mean_latency_ms).ln();
             let gx = (cur.throughput / prev.throughput).ln();
             (gr >= (1.0 + KINK_MIN_RISE).ln() && gr > factor * gx.max(0.0)).then(|| {
-                format!(
+                StopReason::new(
+                    Tripped::Kink,
+                    format!(
                     "kink: response time {:+.0} % for throughput {:+.1} % over level {} (more than {factor}x as fast)",
                     (gr.exp() - 1.0) * 100.0,
                     (gx.exp() - 1.0) * 100.0,
-                    prev.level
+                        prev.level
+                    ),
                 )
             })
         }
@@ -213,6 +277,20 @@ pub fn saturation(levels: &[u32], stopped_at: Option<usize>) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stop reason is typed in memory and stored as its sentence, as before: a study
+    /// stored by an earlier release reads back with its condition (typed_stop_reasons).
+    #[test]
+    fn a_stop_reason_is_stored_as_its_sentence_and_read_back_typed() {
+        let c = parse("plateau<5%").unwrap();
+        let why = tripped(&c, Some(&fig(2, 100.0, 1.0)), &fig(4, 101.0, 1.0)).unwrap();
+        assert_eq!(why.tripped, Tripped::Plateau);
+        let json = serde_json::to_value(&why).unwrap();
+        assert_eq!(json, serde_json::json!(why.words), "stored as the sentence alone");
+        assert_eq!(serde_json::from_value::<StopReason>(json).unwrap(), why);
+        let old: StopReason = serde_json::from_value(serde_json::json!("CPU 91.0 % > 90 %")).unwrap();
+        assert_eq!(old.tripped, Tripped::Cpu);
+    }
     use crate::stats::TypeP90;
 
     fn fig(level: u32, x: f64, r: f64) -> Figures {
@@ -236,7 +314,7 @@ mod tests {
         assert!(parse("lag>5").unwrap_err().contains("unit"));
         let c = parse("lag>5s").unwrap();
         let with = |lag| Figures { max_lag_s: lag, ..fig(2, 100.0, 1.0) };
-        assert_eq!(tripped(&c, None, &with(Some(7.0))).as_deref(), Some("replication lag 7 s > 5 s"));
+        assert_eq!(tripped(&c, None, &with(Some(7.0))).map(|s| s.words), Some("replication lag 7 s > 5 s".into()));
         assert_eq!(tripped(&c, None, &with(Some(3.0))), None);
         // No replica (no lag sampled): nothing to stop on.
         assert_eq!(tripped(&c, None, &with(None)), None);
@@ -281,7 +359,7 @@ mod tests {
         }
         let (i, why) = stop.unwrap();
         assert_eq!(xs[i].0, 16);
-        assert!(why.contains("+1.7 % over level 8"), "{why}");
+        assert!(why.words.contains("+1.7 % over level 8") && why.tripped == Tripped::Plateau, "{why}");
         assert_eq!(saturation(&[1, 2, 4, 8, 16, 32], Some(i)), Some(8));
         // A loss is a plateau too.
         assert!(tripped(&c, Some(&fig(1, 100.0, 1.0)), &fig(2, 90.0, 1.0)).is_some());
@@ -312,12 +390,13 @@ mod tests {
         f.cpu_busy_pct = Some(85.0);
         f.p90 =
             vec![TypeP90::new("new_order", 4000.0, Some(5000.0)), TypeP90::new("stock_level", 12000.0, Some(20000.0))];
-        assert_eq!(tripped(&parse("cpu>80").unwrap(), None, &f).unwrap(), "CPU 85.0 % > 80 %");
+        assert_eq!(tripped(&parse("cpu>80").unwrap(), None, &f).unwrap().words, "CPU 85.0 % > 80 %");
         assert_eq!(tripped(&parse("cpu>90").unwrap(), None, &f), None);
         // Spec bounds: Stock-Level's 12 s is within its own 20 s.
         assert_eq!(tripped(&parse("p90>spec").unwrap(), None, &f), None);
         // One bound for all types: Stock-Level is over 5 s.
-        assert_eq!(tripped(&parse("p90>5s").unwrap(), None, &f).unwrap(), "stock_level p90 12.00 s > 5.00 s");
+        let over = tripped(&parse("p90>5s").unwrap(), None, &f).unwrap();
+        assert_eq!((over.tripped, over.words.as_str()), (Tripped::Latency, "stock_level p90 12.00 s > 5.00 s"));
         assert_eq!(tripped(&parse("p90[new_order]>5s").unwrap(), None, &f), None);
         assert!(tripped(&parse("p90[new_order]>3s").unwrap(), None, &f).is_some());
         // A workload without specified bounds never trips p90>spec.
