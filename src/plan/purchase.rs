@@ -379,7 +379,8 @@ pub fn purchase(
             if let Some(&(at, at_pool)) = reference {
                 if pool_bytes.is_some_and(|h| h != at_pool) {
                     caveats.push(format!(
-                        "The memory study (study {}) ran no level at this server's {} MiB pool: the other pools are                          scaled from its nearest, {} MiB.",
+                        "The memory study (study {}) ran no level at this server's {} MiB pool: the other pools are \
+                         scaled from its nearest, {} MiB.",
                         f.study,
                         pool_bytes.unwrap_or(0) >> 20,
                         at_pool >> 20
@@ -810,6 +811,9 @@ mod tests {
             "{:?}",
             p.caveats
         );
+        // the_nearest_pool_caveat_is_one_sentence: it carried a run of 26 spaces.
+        assert!(p.caveats.iter().any(|c| c.contains("the other pools are scaled from its nearest")), "{:?}", p.caveats);
+        assert!(p.caveats.iter().all(|c| !c.contains("  ")), "{:?}", p.caveats);
     }
 
     #[test]
