@@ -326,122 +326,18 @@ pub fn purchase(
         pool_bytes: None,
         cost: None,
     }];
+    let from = FromOne { per_instance, range, watts, t, efficiency: &efficiency, basis: &base_basis };
     // More instances per server: the scale-up's gain on one instance's figure.
     if let Some(f) = finished(&found.scale_up) {
-        if let Some(s) = f.first() {
-            if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, &[]), s.capacity().find(|l| l.level == 1)) {
-                let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
-                if k > 1 && !saturation::same(best, one) && best.throughput.mean > one.throughput.mean {
-                    let (r, r_low, r_high) = gain(best, one);
-                    let mut weak = sizing::weak_level(best, "instances");
-                    weak.extend(sizing::weak_level(one, "instances"));
-                    let name = format!("{k} instances per server");
-                    candidates.push(Candidate {
-                        plan: sizing::plan_at(
-                            &name,
-                            k,
-                            per_instance * r,
-                            (range.0 * r_low, range.1 * r_high),
-                            best.os.as_ref().and_then(|o| o.watts),
-                            t,
-                            &efficiency,
-                            weak,
-                        )?,
-                        basis: format!(
-                            "study {}: {k} instances carried {:.2}x one instance ({:.0} against {:.0} {}), applied to \
-                             one instance's figure ({base_basis})",
-                            f.study, r, best.throughput.mean, one.throughput.mean, s.unit
-                        ),
-                        pool_bytes: None,
-                        cost: None,
-                    });
-                } else if k > 1 || s.capacity().count() > 1 {
-                    let most = s.capacity().last().expect("a level");
-                    caveats.push(format!(
-                        "More instances per server did not carry more beyond the noise (study {}: {} instances {:.0} \
-                         against one's {:.0} {}): one instance per server stands.",
-                        f.study, most.level, most.throughput.mean, one.throughput.mean, s.unit
-                    ));
-                }
-            }
-        }
+        candidates.extend(more_instances(f, &from, &mut caveats)?);
     }
     // Other pools: each memory level's throughput against the level at the pool one
     // instance's figure was measured with (the server's own, else the nearest level).
     if let Some(f) = finished(&found.memory) {
-        if let Some(s) = f.first() {
-            let pools: Vec<(&LevelResult, u64)> =
-                s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
-            let distance = |p: u64| pool_bytes.map_or(0.0, |h| (p as f64 / h as f64).ln().abs());
-            let reference = pools.iter().min_by(|a, b| {
-                distance(a.1).total_cmp(&distance(b.1)).then(b.1.cmp(&a.1)) // the larger on a tie
-            });
-            if let Some(&(at, at_pool)) = reference {
-                if pool_bytes.is_some_and(|h| h != at_pool) {
-                    caveats.push(format!(
-                        "The memory study (study {}) ran no level at this server's {} MiB pool: the other pools are \
-                         scaled from its nearest, {} MiB.",
-                        f.study,
-                        pool_bytes.unwrap_or(0) >> 20,
-                        at_pool >> 20
-                    ));
-                }
-                candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(at_pool));
-                candidates[0].plan.name =
-                    format!("one instance per server, {} MiB pool", pool_bytes.unwrap_or(at_pool) >> 20);
-                for (l, pool) in pools.iter().filter(|(_, p)| *p != at_pool) {
-                    let (r, r_low, r_high) = gain(l, at);
-                    candidates.push(Candidate {
-                        plan: sizing::plan_at(
-                            &format!("one instance per server, {} MiB pool", pool >> 20),
-                            1,
-                            per_instance * r,
-                            (range.0 * r_low, range.1 * r_high),
-                            l.os.as_ref().and_then(|o| o.watts).or(watts),
-                            t,
-                            &efficiency,
-                            sizing::weak_level(l, "MiB pool"),
-                        )?,
-                        basis: format!(
-                            "study {}: a {} MiB pool carried {:.2}x the {} MiB pool's throughput, applied to one \
-                             instance's figure ({base_basis})",
-                            f.study,
-                            pool >> 20,
-                            r,
-                            at_pool >> 20
-                        ),
-                        pool_bytes: Some(*pool),
-                        cost: None,
-                    });
-                }
-            }
-        }
+        other_pools(f, &from, pool_bytes, &mut candidates, &mut caveats)?;
     }
     if let Some(c) = &plan.cost {
-        for cand in &mut candidates {
-            let p = &cand.plan;
-            let memory = match (plan.memory_price, cand.pool_bytes) {
-                (Some(price), Some(b)) => Some(price * b as f64 / (1u64 << 30) as f64),
-                _ => None,
-            };
-            let per_server = c.tco(p.watts.unwrap_or(0.0), p.per_server).total + memory.unwrap_or(0.0);
-            let at = |n: Option<u64>| n.map(|n| n as f64 * per_server);
-            cand.cost = Some(Cost {
-                total: p.servers as f64 * per_server,
-                range: (at(p.servers_range.0), at(p.servers_range.1)),
-                per_server,
-                energy: p.watts.is_some(),
-                memory: memory.is_some(),
-                currency: c.currency.clone(),
-            });
-        }
-        if candidates.iter().any(|c| c.plan.watts.is_none()) {
-            caveats.push(
-                "Energy is not in the cost where the watts were not measured: give --watts W (a wall-meter reading) \
-                 or --power-model idle=W,max=W."
-                    .into(),
-            );
-        }
+        price(&mut candidates, c, plan.memory_price, &mut caveats);
     }
     // Inputs given and not used: said, so no one thinks they shaped the plan.
     if plan.memory_price.is_some() && !candidates.iter().any(|c| c.pool_bytes.is_some()) {
@@ -485,6 +381,153 @@ pub fn purchase(
         efficiency_words,
         caveats,
     })
+}
+
+/// One instance's figure, which the other ways to build are scaled from.
+struct FromOne<'a> {
+    per_instance: f64,
+    range: (f64, f64),
+    watts: Option<f64>,
+    t: f64,
+    efficiency: &'a ScaleOut,
+    /// Where it comes from, in words.
+    basis: &'a str,
+}
+
+/// More instances per server, from the scale-up's gain over one instance; None (and a
+/// caveat) when the gain is inside the noise.
+fn more_instances(f: &super::Found, from: &FromOne, caveats: &mut Vec<String>) -> Result<Option<Candidate>, String> {
+    if let Some(s) = f.first() {
+        if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, &[]), s.capacity().find(|l| l.level == 1)) {
+            let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
+            if k > 1 && !saturation::same(best, one) && best.throughput.mean > one.throughput.mean {
+                let (r, r_low, r_high) = gain(best, one);
+                let mut weak = sizing::weak_level(best, "instances");
+                weak.extend(sizing::weak_level(one, "instances"));
+                let name = format!("{k} instances per server");
+                return Ok(Some(Candidate {
+                    plan: sizing::plan_at(
+                        &name,
+                        k,
+                        from.per_instance * r,
+                        (from.range.0 * r_low, from.range.1 * r_high),
+                        best.os.as_ref().and_then(|o| o.watts),
+                        from.t,
+                        from.efficiency,
+                        weak,
+                    )?,
+                    basis: format!(
+                        "study {}: {k} instances carried {:.2}x one instance ({:.0} against {:.0} {}), applied to \
+                         one instance's figure ({})",
+                        f.study, r, best.throughput.mean, one.throughput.mean, s.unit, from.basis
+                    ),
+                    pool_bytes: None,
+                    cost: None,
+                }));
+            } else if k > 1 || s.capacity().count() > 1 {
+                let most = s.capacity().last().expect("a level");
+                caveats.push(format!(
+                    "More instances per server did not carry more beyond the noise (study {}: {} instances {:.0} \
+                     against one's {:.0} {}): one instance per server stands.",
+                    f.study, most.level, most.throughput.mean, one.throughput.mean, s.unit
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Other pools, each from the memory study's level at that pool against the level at
+/// the pool one instance's figure was measured with.
+fn other_pools(
+    f: &super::Found,
+    from: &FromOne,
+    pool_bytes: Option<u64>,
+    candidates: &mut Vec<Candidate>,
+    caveats: &mut Vec<String>,
+) -> Result<(), String> {
+    if let Some(s) = f.first() {
+        let pools: Vec<(&LevelResult, u64)> =
+            s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
+        let distance = |p: u64| pool_bytes.map_or(0.0, |h| (p as f64 / h as f64).ln().abs());
+        let reference = pools.iter().min_by(|a, b| {
+            distance(a.1).total_cmp(&distance(b.1)).then(b.1.cmp(&a.1)) // the larger on a tie
+        });
+        if let Some(&(at, at_pool)) = reference {
+            if pool_bytes.is_some_and(|h| h != at_pool) {
+                caveats.push(format!(
+                    "The memory study (study {}) ran no level at this server's {} MiB pool: the other pools are \
+                     scaled from its nearest, {} MiB.",
+                    f.study,
+                    pool_bytes.unwrap_or(0) >> 20,
+                    at_pool >> 20
+                ));
+            }
+            candidates[0].pool_bytes = Some(pool_bytes.unwrap_or(at_pool));
+            candidates[0].plan.name =
+                format!("one instance per server, {} MiB pool", pool_bytes.unwrap_or(at_pool) >> 20);
+            for (l, pool) in pools.iter().filter(|(_, p)| *p != at_pool) {
+                let (r, r_low, r_high) = gain(l, at);
+                candidates.push(Candidate {
+                    plan: sizing::plan_at(
+                        &format!("one instance per server, {} MiB pool", pool >> 20),
+                        1,
+                        from.per_instance * r,
+                        (from.range.0 * r_low, from.range.1 * r_high),
+                        l.os.as_ref().and_then(|o| o.watts).or(from.watts),
+                        from.t,
+                        from.efficiency,
+                        sizing::weak_level(l, "MiB pool"),
+                    )?,
+                    basis: format!(
+                        "study {}: a {} MiB pool carried {:.2}x the {} MiB pool's throughput, applied to one \
+                         instance's figure ({})",
+                        f.study,
+                        pool >> 20,
+                        r,
+                        at_pool >> 20,
+                        from.basis
+                    ),
+                    pool_bytes: Some(*pool),
+                    cost: None,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each candidate's cost: its servers' TCO, and with a memory price their pools.
+fn price(
+    candidates: &mut [Candidate],
+    c: &crate::cost::CostInputs,
+    memory_price: Option<f64>,
+    caveats: &mut Vec<String>,
+) {
+    for cand in candidates.iter_mut() {
+        let p = &cand.plan;
+        let memory = match (memory_price, cand.pool_bytes) {
+            (Some(price), Some(b)) => Some(price * b as f64 / (1u64 << 30) as f64),
+            _ => None,
+        };
+        let per_server = c.tco(p.watts.unwrap_or(0.0), p.per_server).total + memory.unwrap_or(0.0);
+        let at = |n: Option<u64>| n.map(|n| n as f64 * per_server);
+        cand.cost = Some(Cost {
+            total: p.servers as f64 * per_server,
+            range: (at(p.servers_range.0), at(p.servers_range.1)),
+            per_server,
+            energy: p.watts.is_some(),
+            memory: memory.is_some(),
+            currency: c.currency.clone(),
+        });
+    }
+    if candidates.iter().any(|c| c.plan.watts.is_none()) {
+        caveats.push(
+            "Energy is not in the cost where the watts were not measured: give --watts W (a wall-meter reading) \
+             or --power-model idle=W,max=W."
+                .into(),
+        );
+    }
 }
 
 /// `a` over `b`, and its range from `a`'s (b's figure as measured).
