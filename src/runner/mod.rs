@@ -324,6 +324,9 @@ fn execute(
             }
         })
     };
+    // Asked only where the observer lets a script report: asking turns the hook on, and
+    // in sizeup's own layout the hook is not called (the script is told so).
+    let hooked = observer.lets_scripts_report() && ready.prints_intervals();
     observer.start(&observe::Starting {
         name: workload.name(),
         targets: &placed.targets.describe(),
@@ -331,7 +334,7 @@ fn execute(
         level_word: if kind.level_name() == "users" { "user(s)" } else { "thread(s)" },
         run_id,
         nopm: kind.unit() == Unit::Nopm,
-        hook_prints_intervals: ready.prints_intervals(),
+        hook_prints_intervals: hooked,
     });
     let mut seq = 0;
     let writer = store::IntervalWriter::start(results, run_id)?;

@@ -21,6 +21,12 @@ pub trait Observer: Sync {
     fn warns(&self) -> bool {
         false
     }
+    /// Whether a script's own report hook may print the interval lines (sysbench's
+    /// layout calls it as sysbench does); asked before the run, which then turns the
+    /// hook on.
+    fn lets_scripts_report(&self) -> bool {
+        false
+    }
     /// The run starts measuring.
     fn start(&self, _run: &Starting) {}
     /// One interval, as it is measured (from the run's threads).
@@ -40,7 +46,8 @@ pub struct Starting<'a> {
     pub run_id: i64,
     /// TPC-C's interval lines count NOPM.
     pub nopm: bool,
-    /// A script's own report hook prints its interval lines (started the sysbench way).
+    /// A script's own report hook prints its interval lines (the observer let it, and
+    /// the script has one).
     pub hook_prints_intervals: bool,
 }
 
@@ -167,6 +174,9 @@ impl Observer for Sysbench {
     fn warns(&self) -> bool {
         true
     }
+    fn lets_scripts_report(&self) -> bool {
+        self.interval_lines
+    }
     fn start(&self, run: &Starting) {
         crate::out!("{}", report::sysbench_header(run.spec, self.interval_lines, self.rand_seed));
         let _ = self.shape.set(Shape::of(run));
@@ -234,6 +244,18 @@ mod tests {
         assert!(quiet(Output { quiet: true, ..Default::default() }));
         assert!(!quiet(Output { json: Some("run.json".into()), ..Default::default() }));
         assert!(!quiet(Output { sysbench: true, ..Default::default() }));
+    }
+
+    /// Asking a script whether it reports turns its hook on: only sysbench's layout with
+    /// interval lines may (sizeup's own layout printed no note and ran the hook when it
+    /// asked every run).
+    #[test]
+    fn a_scripts_report_hook_is_called_only_for_sysbench_output() {
+        let lets = |o: Output| for_output(&o).lets_scripts_report();
+        assert!(!lets(Output { interval_lines: true, ..Default::default() }));
+        assert!(lets(Output { sysbench: true, interval_lines: true, ..Default::default() }));
+        assert!(!lets(Output { sysbench: true, interval_lines: false, ..Default::default() }));
+        assert!(!lets(Output { sysbench: true, interval_lines: true, quiet: true, ..Default::default() }));
     }
 
     /// Whole intervals get a line; the last, partial one and a script's own report

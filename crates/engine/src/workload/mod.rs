@@ -289,7 +289,8 @@ pub trait Runnable: Send {
     ) -> Result<RunResult, String>;
     /// Asked for sysbench's output: whether the run prints its interval lines itself
     /// (a script's `sysbench.hooks.report_intermediate`, called as sysbench calls it),
-    /// so the caller prints none.
+    /// so the caller prints none. Asking turns the hook on: ask only when its lines are
+    /// wanted (a_scripts_report_hook_is_called_only_for_sysbench_output).
     fn prints_intervals(&mut self) -> bool {
         false
     }
