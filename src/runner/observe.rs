@@ -104,19 +104,43 @@ impl Shape {
     }
 }
 
+/// Interval lines as a terminal shows them, when asked for (`--report-interval`).
+struct IntervalLines {
+    on: bool,
+    shape: OnceLock<Shape>,
+}
+
+impl IntervalLines {
+    fn new(on: bool) -> IntervalLines {
+        IntervalLines { on, shape: OnceLock::new() }
+    }
+    fn start(&self, shape: Shape) {
+        let _ = self.shape.set(shape);
+    }
+    fn print(&self, iv: &Interval) {
+        if let Some(line) = self.shape.get().filter(|_| self.on).and_then(|s| s.line(iv)) {
+            crate::outln!("{line}");
+        }
+    }
+}
+
+/// sizeup's notes and warnings on a terminal (standard error).
+fn say(what: &str, line: &str) {
+    eprintln!("{what}: {line}");
+}
+
 /// `sizeup run`'s own output: a start line, interval lines, the summary table.
 pub struct Lines {
-    interval_lines: bool,
+    lines: IntervalLines,
     histogram: bool,
-    shape: OnceLock<Shape>,
 }
 
 impl Observer for Lines {
     fn note(&self, line: &str) {
-        eprintln!("note: {line}");
+        say("note", line)
     }
     fn warning(&self, line: &str) {
-        eprintln!("warning: {line}");
+        say("warning", line)
     }
     fn warns(&self) -> bool {
         true
@@ -132,12 +156,10 @@ impl Observer for Lines {
             spec.rate.map_or(String::new(), |r| format!(" at {r} tps open loop")),
             run.run_id
         );
-        let _ = self.shape.set(Shape { hooked: false, ..Shape::of(run) });
+        self.lines.start(Shape { hooked: false, ..Shape::of(run) });
     }
     fn interval(&self, iv: &Interval) {
-        if let Some(line) = self.shape.get().filter(|_| self.interval_lines).and_then(|s| s.line(iv)) {
-            crate::outln!("{line}");
-        }
+        self.lines.print(iv)
     }
     fn finish(&self, run: &Finished) {
         let all = whole_histogram(run);
@@ -158,33 +180,30 @@ impl Observer for Lines {
 /// A command line in sysbench's order gets sysbench's output: its header, interval
 /// lines and closing block alone (`sizeup runs show` has sizeup's summary).
 pub struct Sysbench {
-    interval_lines: bool,
+    lines: IntervalLines,
     histogram: bool,
     rand_seed: u64,
-    shape: OnceLock<Shape>,
 }
 
 impl Observer for Sysbench {
     fn note(&self, line: &str) {
-        eprintln!("note: {line}");
+        say("note", line)
     }
     fn warning(&self, line: &str) {
-        eprintln!("warning: {line}");
+        say("warning", line)
     }
     fn warns(&self) -> bool {
         true
     }
     fn lets_scripts_report(&self) -> bool {
-        self.interval_lines
+        self.lines.on
     }
     fn start(&self, run: &Starting) {
-        crate::out!("{}", report::sysbench_header(run.spec, self.interval_lines, self.rand_seed));
-        let _ = self.shape.set(Shape::of(run));
+        crate::out!("{}", report::sysbench_header(run.spec, self.lines.on, self.rand_seed));
+        self.lines.start(Shape::of(run));
     }
     fn interval(&self, iv: &Interval) {
-        if let Some(line) = self.shape.get().filter(|_| self.interval_lines).and_then(|s| s.line(iv)) {
-            crate::outln!("{line}");
-        }
+        self.lines.print(iv)
     }
     fn finish(&self, run: &Finished) {
         let all = whole_histogram(run);
@@ -226,9 +245,10 @@ pub fn for_output(output: &Output) -> Box<dyn Observer> {
         return Box::new(Quiet);
     }
     let (interval_lines, histogram) = (output.interval_lines, output.histogram);
+    let lines = IntervalLines::new(interval_lines);
     match output.sysbench {
-        true => Box::new(Sysbench { interval_lines, histogram, rand_seed: output.rand_seed, shape: OnceLock::new() }),
-        false => Box::new(Lines { interval_lines, histogram, shape: OnceLock::new() }),
+        true => Box::new(Sysbench { lines, histogram, rand_seed: output.rand_seed }),
+        false => Box::new(Lines { lines, histogram }),
     }
 }
 
