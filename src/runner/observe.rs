@@ -13,13 +13,26 @@ use std::sync::OnceLock;
 
 /// What an observer is told. Every method has a silent default.
 pub trait Observer: Sync {
+    /// Whether a person reads this run as it goes: sizeup's notes and warnings, and the
+    /// workload's own, are said on standard error.
+    fn on_terminal(&self) -> bool {
+        false
+    }
     /// sizeup's note about the servers or the data, before the run.
-    fn note(&self, _line: &str) {}
+    fn note(&self, line: &str) {
+        if self.on_terminal() {
+            eprintln!("note: {line}");
+        }
+    }
     /// A warning about how the run is set up (an unused TLS option).
-    fn warning(&self, _line: &str) {}
+    fn warning(&self, line: &str) {
+        if self.on_terminal() {
+            eprintln!("warning: {line}");
+        }
+    }
     /// Whether the workload says its own warnings as it starts.
     fn warns(&self) -> bool {
-        false
+        self.on_terminal()
     }
     /// Whether a script's own report hook may print the interval lines (sysbench's
     /// layout calls it as sysbench does); asked before the run, which then turns the
@@ -124,11 +137,6 @@ impl IntervalLines {
     }
 }
 
-/// sizeup's notes and warnings on a terminal (standard error).
-fn say(what: &str, line: &str) {
-    eprintln!("{what}: {line}");
-}
-
 /// `sizeup run`'s own output: a start line, interval lines, the summary table.
 pub struct Lines {
     lines: IntervalLines,
@@ -136,13 +144,7 @@ pub struct Lines {
 }
 
 impl Observer for Lines {
-    fn note(&self, line: &str) {
-        say("note", line)
-    }
-    fn warning(&self, line: &str) {
-        say("warning", line)
-    }
-    fn warns(&self) -> bool {
+    fn on_terminal(&self) -> bool {
         true
     }
     fn start(&self, run: &Starting) {
@@ -162,10 +164,8 @@ impl Observer for Lines {
         self.lines.print(iv)
     }
     fn finish(&self, run: &Finished) {
-        let all = whole_histogram(run);
-        let spec = run.spec;
-        let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
-        crate::out!("{}", report::sysbench_summary(&run.outcome.summary, spec.percentile, pct_ms));
+        let (all, pct_ms) = whole_histogram(run);
+        crate::out!("{}", report::sysbench_summary(&run.outcome.summary, run.spec.percentile, pct_ms));
         let title = format!("{} summary (run {}, {})", run.name, run.run_id, run.status);
         crate::out!("{}", report::summary_table(&run.outcome.summary, &title));
         if let Some(d) = report::answer::data_vs_pool(run.config) {
@@ -186,13 +186,7 @@ pub struct Sysbench {
 }
 
 impl Observer for Sysbench {
-    fn note(&self, line: &str) {
-        say("note", line)
-    }
-    fn warning(&self, line: &str) {
-        say("warning", line)
-    }
-    fn warns(&self) -> bool {
+    fn on_terminal(&self) -> bool {
         true
     }
     fn lets_scripts_report(&self) -> bool {
@@ -206,14 +200,12 @@ impl Observer for Sysbench {
         self.lines.print(iv)
     }
     fn finish(&self, run: &Finished) {
-        let all = whole_histogram(run);
-        let spec = run.spec;
-        let pct_ms = all.value_at_quantile(spec.percentile / 100.0) as f64 / 1000.0;
+        let (all, pct_ms) = whole_histogram(run);
         // sysbench's closing block alone, its histogram before it.
         if self.histogram {
             crate::out!("{}", report::sysbench_histogram(&all));
         }
-        crate::out!("{}", report::sysbench_summary(&run.outcome.summary, spec.percentile, pct_ms));
+        crate::out!("{}", report::sysbench_summary(&run.outcome.summary, run.spec.percentile, pct_ms));
         for note in &run.outcome.summary.notes {
             eprintln!("note: {note}");
         }
@@ -224,8 +216,9 @@ impl Observer for Sysbench {
     }
 }
 
-/// The run's latency over every transaction type; says when the warm-up left nothing.
-fn whole_histogram(run: &Finished) -> hdrhistogram::Histogram<u64> {
+/// The run's latency over every transaction type, and its `--percentile` in ms; says
+/// when the warm-up left nothing.
+fn whole_histogram(run: &Finished) -> (hdrhistogram::Histogram<u64>, f64) {
     if run.outcome.summary.seconds == 0.0 && run.outcome.ended == crate::exec::Ended::Completed {
         eprintln!("warning: the warm-up covered the whole run: nothing was measured");
     }
@@ -233,7 +226,8 @@ fn whole_histogram(run: &Finished) -> hdrhistogram::Histogram<u64> {
     for (_, h) in &run.outcome.histograms {
         all.add(h).expect("same bounds");
     }
-    all
+    let pct_ms = all.value_at_quantile(run.spec.percentile / 100.0) as f64 / 1000.0;
+    (all, pct_ms)
 }
 
 /// The observer `sizeup run` (and sysbench's command line) asks for with its output
