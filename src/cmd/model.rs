@@ -161,7 +161,7 @@ fn gather(store: &Store, a: &SizeArgs, out: &mut String) -> Result<Gathered, Err
                 // Watts by rate, where the steps measured them.
                 let watts: Vec<(u32, f64)> = crate::study::completed_steps(&row, &s.name)
                     .into_iter()
-                    .filter_map(|(l, f)| Some((l, f.os?.watts?)))
+                    .filter_map(|(l, f)| Some((l, f.observed.os?.watts?)))
                     .collect();
                 (id, s.name, levels, watts, spec.clone())
             })),

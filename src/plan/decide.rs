@@ -326,7 +326,7 @@ fn scale_up(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> 
             f.words
         ));
     }
-    let Some(os) = p.level.os.as_ref().filter(|o| o.server_cores.is_some()) else {
+    let Some(os) = p.level.observed.os.as_ref().filter(|o| o.server_cores.is_some()) else {
         return skip("the host's CPU at the peak was not measured, so whether a core was left unused is not known");
     };
     let busy = os.busy().unwrap_or(0.0);
@@ -497,7 +497,7 @@ pub(crate) mod tests {
     pub fn lock_bound() -> Findings {
         let mut s = sweep([20.0, 35.0, 50.0, 55.0, 55.0]);
         for l in &mut s.levels {
-            l.status = Some(StatusSample {
+            l.observed.status = Some(StatusSample {
                 row_lock_time_ms_per_s: Some(l.level as f64 * 400.0),
                 row_lock_waits_per_s: Some(120.0),
                 threads_running: Some(l.level as f64),
@@ -512,7 +512,7 @@ pub(crate) mod tests {
     pub fn memory_bound() -> Findings {
         let mut s = sweep([20.0, 35.0, 50.0, 60.0, 60.0]);
         for l in &mut s.levels {
-            l.status = Some(StatusSample {
+            l.observed.status = Some(StatusSample {
                 buffer_pool_hit_ratio: Some(0.93),
                 buffer_pool_reads_per_s: Some(2400.0),
                 ..Default::default()

@@ -308,7 +308,7 @@ pub fn purchase(
             (
                 peak.verdict.best_value,
                 peak.verdict.best_range,
-                l.os.as_ref().and_then(|o| o.watts),
+                l.observed.os.as_ref().and_then(|o| o.watts),
                 weak,
                 format!(
                     "study {}: the sweep's peak, {:.0} {unit} at {} connections",
@@ -355,7 +355,7 @@ pub fn purchase(
     candidates.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
     let chosen = candidates.remove(0);
     // Where the user named the server host's node_exporter, what ran out is its host's.
-    let remote = peak.level.os.as_ref().is_some_and(|o| o.server_host.is_some());
+    let remote = peak.level.observed.os.as_ref().is_some_and(|o| o.server_host.is_some());
     let mut ran_out: Vec<&'static str> = peak
         .ran_out
         .iter()
@@ -368,9 +368,9 @@ pub fn purchase(
     ran_out.dedup();
     Ok(Purchase {
         ran_out,
-        watched: peak.level.os.as_ref().is_some_and(|o| o.server_cores.is_some() || o.server_host.is_some()),
+        watched: peak.level.observed.os.as_ref().is_some_and(|o| o.server_cores.is_some() || o.server_host.is_some()),
         sweep_study: sweep_found.study,
-        at_peak: peak.level.os.clone(),
+        at_peak: peak.level.observed.os.clone(),
         chosen,
         beaten: candidates,
         per_instance,
@@ -411,7 +411,7 @@ fn more_instances(f: &super::Found, from: &FromOne, caveats: &mut Vec<String>) -
                         k,
                         from.per_instance * r,
                         (from.range.0 * r_low, from.range.1 * r_high),
-                        best.os.as_ref().and_then(|o| o.watts),
+                        best.observed.os.as_ref().and_then(|o| o.watts),
                         from.t,
                         from.efficiency,
                         weak,
@@ -474,7 +474,7 @@ fn other_pools(
                         1,
                         from.per_instance * r,
                         (from.range.0 * r_low, from.range.1 * r_high),
-                        l.os.as_ref().and_then(|o| o.watts).or(from.watts),
+                        l.observed.os.as_ref().and_then(|o| o.watts).or(from.watts),
                         from.t,
                         from.efficiency,
                         sizing::weak_level(l, "MiB pool"),

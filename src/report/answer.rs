@@ -308,7 +308,7 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
         };
         // Others' CPU at either peak (under the share that starves): the comparison is
         // of a shared host, said so (studies/3 beside `stress --cpu 1`: 0.37 and 0.49).
-        let shared = |l: &LevelResult| l.os.as_ref().and_then(|o| o.squeezed()).map(|s| s.other_cores);
+        let shared = |l: &LevelResult| l.observed.os.as_ref().and_then(|o| o.squeezed()).map(|s| s.other_cores);
         for &(name, l) in peaks.iter().filter(|(n, _)| *n != best_name) {
             let c = saturation::change(l, best);
             let sharing = match (shared(best), shared(l)) {
@@ -316,8 +316,8 @@ pub fn configurations(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> 
                 (a, b) => format!(
                     " Other programs took {:.2} and {:.2} cores at the two peaks: measured on a shared host, compare \
                      again on a quiet one.",
-                    a.or(best.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0),
-                    b.or(l.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0)
+                    a.or(best.observed.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0),
+                    b.or(l.observed.os.as_ref().and_then(|o| o.other_cores)).unwrap_or(0.0)
                 ),
             };
             let mut line = if saturation::same(l, best) {
@@ -380,12 +380,13 @@ pub fn level_notes(l: &LevelResult) -> Vec<String> {
     if !ran_out.is_empty() {
         n.push(format!("ran out: {}", ran_out.join(", ")));
     }
-    n.extend(l.notes.iter().cloned());
+    n.extend(l.observed.notes.iter().cloned());
     n
 }
 
 fn load_generator(s: &SeriesResult) -> Option<String> {
-    let l = s.levels.iter().find(|l| l.notes.iter().any(|n| n.starts_with(crate::monitor::os::LOAD_GENERATOR)))?;
+    let l =
+        s.levels.iter().find(|l| l.observed.notes.iter().any(|n| n.starts_with(crate::monitor::os::LOAD_GENERATOR)))?;
     Some(format!("At {} the load generator itself was the bottleneck.", l.level))
 }
 
@@ -457,13 +458,13 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     if let Some(lab) = fact("lab").filter(|l| l.starts_with("emulated")) {
         w.push(format!("lab node: {lab}, not a separate server"));
     }
-    if let Some(os) = doc.summary.as_ref().and_then(|s| s.os.as_ref()) {
+    if let Some(os) = doc.summary.as_ref().and_then(|s| s.observed.os.as_ref()) {
         if os.watts.is_some() && os.power_source != "measured" {
             w.push(format!("watts are {} (not measured)", os.power_source));
         }
     }
     if let Some(s) = &doc.summary {
-        for n in s.notes.iter().filter(|n| n.starts_with(crate::monitor::os::LOAD_GENERATOR)) {
+        for n in s.observed.notes.iter().filter(|n| n.starts_with(crate::monitor::os::LOAD_GENERATOR)) {
             w.push(n.clone());
         }
         let samples = doc.intervals.iter().filter(|iv| !iv.warmup).count();
@@ -681,9 +682,9 @@ mod tests {
         );
         assert!(s.only_starved() && s.peak.is_none(), "{:?}", s.peak);
         assert!(
-            s.levels[3].notes.iter().any(|n| n.contains("squeezed by this one's threads")),
+            s.levels[3].observed.notes.iter().any(|n| n.contains("squeezed by this one's threads")),
             "{:?}",
-            s.levels[3].notes
+            s.levels[3].observed.notes
         );
         // Quiet levels (others at 0.04) after a starved one still count.
         let s = fixture_with_others(&busy, &[(1, 0.99), (8, 0.04), (32, 0.04), (64, 0.04)], "");
@@ -692,7 +693,7 @@ mod tests {
         // left the server and sizeup 25 %, no saturation.
         let s = fixture_with_others(&[(1, 500.0, 0.02, 95.0), (2, 900.0, 0.02, 60.0)], &[(1, 0.0)], "cpu>80");
         assert_eq!(s.stopped_at, Some(1), "95 % busy, all of it the test's");
-        let mut o = s.levels[0].os.clone().unwrap();
+        let mut o = s.levels[0].observed.os.clone().unwrap();
         o.other_cores = Some(1.4);
         assert!((o.test_busy().unwrap() - 25.0).abs() < 1e-9, "{:?}", o.test_busy());
     }
@@ -725,7 +726,7 @@ mod tests {
     fn io_bound_names_io() {
         let mut s = fixture(&[(1, 300.0, 0.02, 20.0), (2, 420.0, 0.02, 25.0), (4, 410.0, 0.02, 25.0)], "");
         for l in s.levels.iter_mut() {
-            if let Some(o) = l.os.as_mut() {
+            if let Some(o) = l.observed.os.as_mut() {
                 o.iowait = 40.0;
                 o.idle = 35.0;
                 o.disk_busy_pct = Some(97.0);
@@ -747,7 +748,7 @@ mod tests {
         // Its level notes reach every table: a cold server, a level over the bound.
         let mut l = level(2, 10.0, 0.0, 10);
         l.over_bound = true;
-        l.notes.push("restarted after a crash 3 s before this run: cold".into());
+        l.observed.notes.push("restarted after a crash 3 s before this run: cold".into());
         assert_eq!(level_notes(&l).len(), 2);
         assert!(level_notes(&l)[0].contains("not counted as capacity"));
     }

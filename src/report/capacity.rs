@@ -52,7 +52,8 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             // What ran out where it broke: the host's CPU, by who used it.
             let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
             if let (_, Some(hi)) = capacity::bracket(&tried) {
-                let os = completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.os);
+                let os =
+                    completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.observed.os);
                 if let Some(o) = &os {
                     let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
                     a += &ran_out_at(o, &capacity::rate_text(hi as f64, unit));
@@ -165,7 +166,7 @@ pub fn tables(spec: &StudySpec, row: &StudyRow) -> String {
 
 /// The host CPU busy share of a level's step, when sampled.
 fn step_cpu(row: &StudyRow, series: &str, rate: u32) -> Option<f64> {
-    completed_steps(row, series).into_iter().find(|(l, _)| *l == rate)?.1.os?.busy()
+    completed_steps(row, series).into_iter().find(|(l, _)| *l == rate)?.1.observed.os?.busy()
 }
 
 /// The HTML section of a rate study: chart, then table.

@@ -245,7 +245,7 @@ fn side_warnings(side: &str, d: &RunDocument, s: &crate::stats::Summary) -> Vec<
             s.missed_arrivals
         ));
     }
-    if let Some(st) = s.os.as_ref().and_then(|o| o.starved()) {
+    if let Some(st) = s.observed.os.as_ref().and_then(|o| o.starved()) {
         w.push(format!(
             "{side} (run {id}): {} on a saturated host: its figures are not the server's capacity",
             st.words()

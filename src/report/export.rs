@@ -245,7 +245,7 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
             );
             for s in series {
                 for l in &s.levels {
-                    let os = l.os.as_ref();
+                    let os = l.observed.os.as_ref();
                     let _ = writeln!(
                         out,
                         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
@@ -265,8 +265,8 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         opt(os.map(|o| o.client_cores)),
                         opt(os.and_then(|o| o.other_cores)),
                         opt(os.and_then(|o| o.disk_busy_pct)),
-                        opt(l.status.as_ref().and_then(|s| s.buffer_pool_hit_ratio)),
-                        opt(l.status.as_ref().and_then(|s| s.row_lock_time_ms_per_s).map(|ms| ms / 1000.0)),
+                        opt(l.observed.status.as_ref().and_then(|s| s.buffer_pool_hit_ratio)),
+                        opt(l.observed.status.as_ref().and_then(|s| s.row_lock_time_ms_per_s).map(|ms| ms / 1000.0)),
                         field(
                             &crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect::<Vec<_>>().join(" ")
                         ),
@@ -321,7 +321,7 @@ pub fn study(row: &crate::store::StudyRow, series: &[SeriesResult], level_name: 
                         l.level,
                         num(l.latency_avg_ms),
                         num(l.p95_ms),
-                        opt(l.os.as_ref().and_then(|o| o.busy()).map(|b| (b * 10.0).round() / 10.0)),
+                        opt(l.observed.os.as_ref().and_then(|o| o.busy()).map(|b| (b * 10.0).round() / 10.0)),
                         note.join("; ").replace('|', "/")
                     );
                 }

@@ -241,7 +241,7 @@ fn study_section(
     let power = series
         .iter()
         .flat_map(|s| s.levels.iter())
-        .find_map(|l| l.os.as_ref().filter(|o| o.watts.is_some()).map(|o| o.power_source.clone()))
+        .find_map(|l| l.observed.os.as_ref().filter(|o| o.watts.is_some()).map(|o| o.power_source.clone()))
         .unwrap_or_else(|| "none (no RAPL counters, no model or constant given)".into());
     let steady = if spec.steady_last < 1.0 {
         format!(
@@ -434,9 +434,9 @@ fn efficiency_chart(out: &mut String, s: &SeriesResult) {
 }
 
 fn cpu_chart(out: &mut String, s: &SeriesResult, what: &str) {
-    if s.levels.iter().any(|l| l.os.is_some()) {
+    if s.levels.iter().any(|l| l.observed.os.is_some()) {
         let os = |f: &dyn Fn(&crate::monitor::os::OsSample) -> f64| {
-            s.levels.iter().map(|l| l.os.as_ref().map_or(0.0, f)).collect::<Vec<f64>>()
+            s.levels.iter().map(|l| l.observed.os.as_ref().map_or(0.0, f)).collect::<Vec<f64>>()
         };
         let cpu = BarChart {
             id: "cpu",
@@ -504,7 +504,7 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
         } else {
             format!("cv {:.1} % over {} samples", l.sample_cv * 100.0, l.samples)
         };
-        let os = l.os.clone().unwrap_or_default();
+        let os = l.observed.os.clone().unwrap_or_default();
         let _ = write!(
             out,
             "<tr data-level=\"{}\"><td>{}</td><td data-value=\"{}\">{x}</td><td>{spread}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>",
@@ -534,8 +534,8 @@ fn level_table(out: &mut String, spec: &StudySpec, s: &SeriesResult, what: &str)
                     l.per_instance_cores.iter().map(|c| format!("{c:.2}")).collect::<Vec<_>>().join(" / ")
                 },
                 e.map_or("-".into(), |e| format!("{:.2} ({:.2}..{:.2})", e.e, e.low, e.high)),
-                l.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")),
-                l.conflicts.map_or("-".into(), |v| format!("{v:.0}"))
+                l.observed.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")),
+                l.observed.conflicts.map_or("-".into(), |v| format!("{v:.0}"))
             );
         }
         if watts {
@@ -745,7 +745,7 @@ fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
         .filter_map(|s| {
             let (lv, _) = s.peak?;
             let l = s.levels.iter().find(|l| l.level == lv)?;
-            Some((s, l, spec.cost_of(&s.name)?, l.os.as_ref()?.watts?))
+            Some((s, l, spec.cost_of(&s.name)?, l.observed.os.as_ref()?.watts?))
         })
         .collect();
     if rows.is_empty() {
@@ -785,7 +785,7 @@ fn cost_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult]) {
             per(lo)
         );
     }
-    let source = rows[0].1.os.as_ref().map_or(String::new(), |o| o.power_source.clone());
+    let source = rows[0].1.observed.os.as_ref().map_or(String::new(), |o| o.power_source.clone());
     let _ = writeln!(out, "</table><p class=\"muted\">Watts {source}; TCO = capex + kWh × price, kWh = W × hours × years × cooling factor; in brackets, the peak's range (± 2 standard errors) and the cost per transaction at its ends.</p>");
 }
 
@@ -805,7 +805,8 @@ fn run_section(out: &mut String, doc: &RunDocument) {
     let value = |iv: &crate::stats::Interval| kind.throughput(iv);
     let warmup = doc.config.run.warmup.as_secs_f64();
     let samples = doc.intervals.iter().filter(|iv| !iv.warmup).count();
-    let power = doc.summary.as_ref().and_then(|s| s.os.as_ref()).map_or("none".into(), |o| o.power_source.clone());
+    let power =
+        doc.summary.as_ref().and_then(|s| s.observed.os.as_ref()).map_or("none".into(), |o| o.power_source.clone());
     provenance(
         out,
         Some(&doc.config),
@@ -896,7 +897,7 @@ fn run_section(out: &mut String, doc: &RunDocument) {
     );
     status_table(out, doc, s);
     percentile_curve(out, doc, id);
-    for n in &s.notes {
+    for n in &s.observed.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(n));
     }
     out.push_str("</section>\n");
@@ -905,7 +906,7 @@ fn run_section(out: &mut String, doc: &RunDocument) {
 /// The server's status counters over the steady state (`SHOW GLOBAL STATUS` deltas),
 /// and how many steady-state intervals had a reading: the others are gaps, left out.
 fn status_table(out: &mut String, doc: &RunDocument, s: &crate::stats::Summary) {
-    if s.status.is_none() {
+    if s.observed.status.is_none() {
         return;
     }
     let steady = doc.intervals.iter().filter(|iv| !iv.warmup);
@@ -986,7 +987,7 @@ mod tests {
             .collect();
         let mut summary = crate::stats::Summary::from_recorder(&rec, &names, 2.0, 0);
         summary.tps = 800.0;
-        summary.status = Some(sample);
+        summary.observed.status = Some(sample);
         let doc = RunDocument {
             id: Some(3),
             status: crate::store::Status::Completed,
@@ -1015,11 +1016,14 @@ mod tests {
             unit: "tps".into(),
             throughput: Steady::flat(2000.0, 4),
             tps: 2000.0,
-            os: Some(crate::monitor::os::OsSample {
-                watts: Some(200.0),
-                power_source: "given".into(),
+            observed: crate::stats::Observed {
+                os: Some(crate::monitor::os::OsSample {
+                    watts: Some(200.0),
+                    power_source: "given".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
+            },
             ..Default::default()
         };
         let series = vec![series_result("oltp_read_write", &[8], 1, &[(8, step)], &[])];

@@ -40,8 +40,8 @@ pub fn answers(spec: &StudySpec, series: &[SeriesResult]) -> Vec<String> {
 fn level_row(l: &LevelResult) -> [String; 11] {
     let m = l.memory.as_ref();
     let (lo, hi) = saturation::range(l);
-    let status = l.status.as_ref();
-    let os = l.os.as_ref();
+    let status = l.observed.status.as_ref();
+    let os = l.observed.os.as_ref();
     let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     [
         mib(m.and_then(|m| m.pool_bytes)),

@@ -254,7 +254,7 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
     if s.max_backlog > 0 {
         row("largest backlog", format!("{} transactions", s.max_backlog));
     }
-    if let Some(os) = &s.os {
+    if let Some(os) = &s.observed.os {
         row(
             "host CPU % usr/sys/iowait/idle",
             format!(
@@ -299,7 +299,7 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         }
         let _ = writeln!(out, "  {:<28} {v}", format!("node {i} ({})", n.node));
     }
-    for n in &s.notes {
+    for n in &s.observed.notes {
         let _ = writeln!(out, "  {}", paint(&format!("note: {n}"), "33"));
     }
     if s.types.len() > 1 {
@@ -341,7 +341,7 @@ pub fn figure(v: Option<f64>) -> String {
 /// first a row saying how little of the `measured` seconds they cover, when readings
 /// were missing for a tenth of it or more.
 pub fn status_rows(s: &Summary) -> Vec<(&'static str, String)> {
-    let Some(st) = &s.status else { return Vec::new() };
+    let Some(st) = &s.observed.status else { return Vec::new() };
     let tps = s.tps;
     let per_txn = |v: Option<f64>| v.filter(|_| tps > 0.0).map(|v| v / tps);
     let small = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
@@ -612,11 +612,11 @@ pub fn step_line(
         f.latency_ms.avg,
         f.latency_ms.p95
     );
-    if let Some(busy) = f.os.as_ref().and_then(|o| o.busy()) {
+    if let Some(busy) = f.observed.os.as_ref().and_then(|o| o.busy()) {
         let _ = write!(s, " cpu {busy:.0} %");
     }
     let _ = write!(s, " {}", run_ids(runs));
-    for note in &f.notes {
+    for note in &f.observed.notes {
         let _ = write!(s, "\n    {}", paint(&format!("note: {note}"), "33"));
     }
     s
@@ -662,8 +662,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             let first = s.levels.first().map_or(1, |l| l.level);
             let _ = write!(out, " {:>10} {:>6}", "per inst", format!("x{first}"));
         }
-        let has_lag = s.levels.iter().any(|l| l.max_lag_s.is_some());
-        let has_conflicts = s.levels.iter().any(|l| l.conflicts.is_some());
+        let has_lag = s.levels.iter().any(|l| l.observed.max_lag_s.is_some());
+        let has_conflicts = s.levels.iter().any(|l| l.observed.conflicts.is_some());
         if out_kind {
             let _ = write!(out, " {:>10} {:>15}", "per node", "e(N) [range]");
             if has_lag {
@@ -684,7 +684,8 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             } else {
                 format!("cv{:.1}%", l.sample_cv * 100.0)
             };
-            let os = l.os.clone().unwrap_or(crate::monitor::os::OsSample { no_cpu: true, ..Default::default() });
+            let os =
+                l.observed.os.clone().unwrap_or(crate::monitor::os::OsSample { no_cpu: true, ..Default::default() });
             // An interval without a CPU reading is a gap: "-", never 0 or 100 %.
             let share = |v: f64| if os.no_cpu { "-".to_string() } else { format!("{v:.1}") };
             let ran_out: Vec<&str> = crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
@@ -715,10 +716,10 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
                 let e = e.map_or("-".into(), |e| format!("{:.2} [{:.2}-{:.2}]", e.e, e.low, e.high));
                 let _ = write!(out, " {per:>10.1} {e:>15}");
                 if has_lag {
-                    let _ = write!(out, " {:>6}", l.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")));
+                    let _ = write!(out, " {:>6}", l.observed.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")));
                 }
                 if has_conflicts {
-                    let _ = write!(out, " {:>9}", l.conflicts.map_or("-".into(), |v| format!("{v:.0}")));
+                    let _ = write!(out, " {:>9}", l.observed.conflicts.map_or("-".into(), |v| format!("{v:.0}")));
                 }
             }
             if has_watts {
@@ -745,7 +746,7 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
                 let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
             }
             out.push('\n');
-            for n in l.notes.iter() {
+            for n in l.observed.notes.iter() {
                 let _ = writeln!(out, "  {:>9}   note: {n}", "");
             }
         }
@@ -757,15 +758,18 @@ pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study
             }
             out.push('\n');
         }
-        let power =
-            s.levels.iter().find_map(|l| l.os.as_ref().filter(|o| o.watts.is_some())).map(|o| o.power_source.clone());
+        let power = s
+            .levels
+            .iter()
+            .find_map(|l| l.observed.os.as_ref().filter(|o| o.watts.is_some()))
+            .map(|o| o.power_source.clone());
         if let Some(src) = power {
             let _ = writeln!(out, "  power: {src}");
         }
         let peak = s.peak.and_then(|(lv, _)| s.levels.iter().find(|l| l.level == lv));
         // A scale-out peak is several servers' throughput: `size` prices whole plans.
         if let (Some(c), Some(l), false) = (spec.cost_of(&s.name), peak, out_kind) {
-            if let Some(w) = l.os.as_ref().and_then(|o| o.watts) {
+            if let Some(w) = l.observed.os.as_ref().and_then(|o| o.watts) {
                 let t = c.tco(w, l.throughput.mean);
                 let (lo, hi) = crate::study::saturation::range(l);
                 let _ = writeln!(
@@ -1055,10 +1059,10 @@ mod tests {
             serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
         let mut s = doc.summary.unwrap();
         // No counters read (a run stored before they were): no rows, as before.
-        s.status = None;
+        s.observed.status = None;
         assert!(!summary_table(&s, "t").contains("buffer pool"));
         s.tps = 200.0;
-        s.status = Some(crate::monitor::status::StatusSample {
+        s.observed.status = Some(crate::monitor::status::StatusSample {
             seconds: 10.0,
             buffer_pool_read_requests_per_s: Some(12_000.0),
             buffer_pool_reads_per_s: Some(300.0),
@@ -1132,12 +1136,15 @@ mod tests {
             tps: x,
             latency_ms: crate::stats::LatencyMs { avg: r, p95: r, ..Default::default() },
             p90: vec![crate::stats::TypeP90::new("oltp_read_write", r, None)],
-            os: Some(crate::monitor::os::OsSample {
-                idle: 50.0,
-                watts: Some(100.0),
-                power_source: "given".into(),
+            observed: crate::stats::Observed {
+                os: Some(crate::monitor::os::OsSample {
+                    idle: 50.0,
+                    watts: Some(100.0),
+                    power_source: "given".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
+            },
             ..Default::default()
         };
         let steps = vec![(1, step(100.0, 1.0)), (2, step(180.0, 1.1)), (4, step(181.0, 2.2))];

@@ -152,13 +152,13 @@ impl StudyKind for Rate<'_> {
             .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
         let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::Failed)?;
         let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-        let verdict = match (f.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
+        let verdict = match (f.observed.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
             // The host's leftovers are no verdict on the server.
             (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
             (None, Some(why)) => Verdict::NotCounted { why },
             (None, None) => capacity::verdict_with_steal(
                 capacity::verdict(&rf, seconds, &self.objectives, Some((probe_tps as f64, probe_ms))),
-                f.os.as_ref().and_then(|o| o.stolen()),
+                f.observed.os.as_ref().and_then(|o| o.stolen()),
             ),
         };
         f.rate = Some(RateLevel { figures: rf, verdict });
@@ -264,7 +264,7 @@ fn level_line(
     let measured: Vec<String> =
         f.measured.iter().map(|m| format!("{} {}", m.objective, capacity::ms_text(m.ms))).collect();
     let verdict = v.short();
-    let cpu = step.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
+    let cpu = step.observed.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
     format!(
         "[{}] {label}: achieved {:.0} tps, {} connection(s) ({:.1} in the system), backlog <= {}, {}{cpu}: {verdict} {}",
         report::fmt_elapsed(elapsed.as_secs()),

@@ -173,8 +173,11 @@ pub trait StudyKind {
         let mut f = figures::step_figures(&m.docs, g.spec.sample_interval, g.spec.steady_last)
             .map_err(|e| Error::Failed(format!("step {}: {e}", at.level)))?;
         f.memory = m.memory.clone().map(|mut level| {
-            level.page_cache =
-                Some(crate::study::memory::page_cache(level.flush_method.as_deref(), f.status.as_ref(), f.os.as_ref()));
+            level.page_cache = Some(crate::study::memory::page_cache(
+                level.flush_method.as_deref(),
+                f.observed.status.as_ref(),
+                f.observed.os.as_ref(),
+            ));
             level
         });
         Ok(f)

@@ -375,18 +375,18 @@ fn enrich(
             });
         }
         if let Err(e) = store.settle_run(run_id, config, &outcome.intervals) {
-            outcome.summary.notes.push(format!("the results store kept the counters that did not move: {e}"));
+            outcome.summary.observed.notes.push(format!("the results store kept the counters that did not move: {e}"));
         }
     }
     // A lab node is held to its CPU quota: when it ran at the quota, that is its limit,
     // not a client starving it (the host-wide load-generator test cannot see quotas).
     // Round robin over lab nodes: their quotas together.
     let quota: Option<f64> = placed.servers.iter().map(|s| s.2.as_ref()?.lab.as_ref()?.cpu_quota).sum();
-    let busy = outcome.summary.os.as_ref().and_then(|o| o.server_cores);
+    let busy = outcome.summary.observed.os.as_ref().and_then(|o| o.server_cores);
     if let (Some(q), Some(b)) = (quota, busy) {
         if b >= 0.8 * q {
-            outcome.summary.notes.retain(|n| !n.starts_with(monitor::os::LOAD_GENERATOR));
-            outcome.summary.notes.push(format!("the node ran at its CPU quota ({b:.2} of {q} cores)"));
+            outcome.summary.observed.notes.retain(|n| !n.starts_with(monitor::os::LOAD_GENERATOR));
+            outcome.summary.observed.notes.push(format!("the node ran at its CPU quota ({b:.2} of {q} cores)"));
         }
     }
     if conflicts_before.iter().any(Option::is_some) {
@@ -406,7 +406,7 @@ fn enrich(
             }
             all
         });
-        outcome.summary.conflicts = after.iter().flatten().copied().reduce(|a, b| a + b);
+        outcome.summary.observed.conflicts = after.iter().flatten().copied().reduce(|a, b| a + b);
         for (share, n) in outcome.summary.nodes.iter_mut().zip(&after) {
             share.conflicts = *n;
         }
@@ -414,7 +414,7 @@ fn enrich(
     // A just-recovered server is cold: the result says so wherever it is shown (a study
     // step's line and level, the report), not only on this terminal.
     if let Some(note) = &placed.cold {
-        outcome.summary.notes.push(note.clone());
+        outcome.summary.observed.notes.push(note.clone());
     }
     Ok(())
 }

@@ -206,7 +206,7 @@ impl Observer for Sysbench {
             crate::out!("{}", report::sysbench_histogram(&all));
         }
         crate::out!("{}", report::sysbench_summary(&run.outcome.summary, run.spec.percentile, pct_ms));
-        for note in &run.outcome.summary.notes {
+        for note in &run.outcome.summary.observed.notes {
             eprintln!("note: {note}");
         }
         eprintln!(

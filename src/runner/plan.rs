@@ -275,7 +275,7 @@ pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
             f.rates = crate::study::rate_levels(&row, &s.name);
             f.rate_watts = crate::study::completed_steps(&row, &s.name)
                 .into_iter()
-                .filter_map(|(l, f)| Some((l, f.os?.watts?)))
+                .filter_map(|(l, f)| Some((l, f.observed.os?.watts?)))
                 .collect();
         }
     }

@@ -434,9 +434,9 @@ fn a_scale_out_study_over_one_to_three_galera_nodes_stores_e_of_n() {
         assert_eq!(ports.len(), n);
         for r in &runs {
             assert_eq!(r.config.server_fact("wsrep_on").as_deref(), Some("ON"));
-            assert!(r.summary.as_ref().unwrap().conflicts.is_some(), "Galera conflicts are counted");
+            assert!(r.summary.as_ref().unwrap().observed.conflicts.is_some(), "Galera conflicts are counted");
             // The node's own server process was watched.
-            assert!(r.summary.as_ref().unwrap().os.as_ref().unwrap().server_cores.is_some());
+            assert!(r.summary.as_ref().unwrap().observed.os.as_ref().unwrap().server_cores.is_some());
         }
     }
     // Sizing from it: a target one node carries needs one server, at e(1) = 1.
@@ -478,7 +478,7 @@ fn a_read_write_split_sends_reads_to_the_replicas_and_records_lag() {
     assert_eq!(workloads.iter().filter(|w| **w == "oltp_read_only").count(), 2);
     for r in runs.iter().filter(|r| r.config.workload == "oltp_read_only") {
         let s = r.summary.as_ref().unwrap();
-        assert!(s.max_lag_s.is_some_and(|l| l >= 0.0), "lag recorded: {:?}", s.max_lag_s);
+        assert!(s.observed.max_lag_s.is_some_and(|l| l >= 0.0), "lag recorded: {:?}", s.observed.max_lag_s);
         assert!(r.intervals.iter().any(|iv| iv.lag_s.is_some()), "lag sampled per interval");
     }
     // split_total_is_labelled_as_both_workloads: the step adds the primary's write
@@ -542,7 +542,7 @@ fn round_robin_deals_connections_over_galera_nodes_and_stores_e_of_n() {
         assert!(n.conflicts.is_some(), "each node's Galera conflicts are counted: {n:?}");
         assert!(n.server_cores.is_some(), "each node's server process is watched: {n:?}");
     }
-    assert!(s.conflicts.is_some());
+    assert!(s.observed.conflicts.is_some());
 
     // `sizeup run` over both nodes, on the data the study loaded.
     let cluster = c.cluster();

@@ -70,7 +70,7 @@ fn fixture_run() -> RunDocument {
     summary.types[1].p90_limit_ms = Some(5000.0);
     summary.types[1].p90_within_limit = Some(true);
     let steady_status: Vec<&StatusSample> = intervals[1..].iter().filter_map(|iv| iv.status.as_ref()).collect();
-    summary.status = sizeup::monitor::status::mean(&steady_status);
+    summary.observed.status = sizeup::monitor::status::mean(&steady_status);
     assert_ne!(summary.latency_ms, LatencyMs::default());
     RunDocument {
         id: Some(7),
@@ -119,14 +119,17 @@ fn study_exports_match_their_fixtures() {
         tps: x,
         latency_ms: LatencyMs { avg: r, p95: r * 1.5, p99: r * 2.0, ..Default::default() },
         p90: vec![sizeup::stats::TypeP90::new("oltp_read_write", r * 1.3, None)],
-        os: Some(OsSample {
-            usr: 60.0,
-            sys: 30.0,
-            idle,
-            server_cores: Some(1.5),
-            client_cores: 0.3,
+        observed: sizeup::stats::Observed {
+            os: Some(OsSample {
+                usr: 60.0,
+                sys: 30.0,
+                idle,
+                server_cores: Some(1.5),
+                client_cores: 0.3,
+                ..Default::default()
+            }),
             ..Default::default()
-        }),
+        },
         instances: vec![InstanceFigures { run: 1, throughput: x, latency_avg_ms: r, server_cores: None }],
         ..Default::default()
     };

@@ -55,7 +55,7 @@ fn a_pool_several_times_smaller_than_the_data_misses_and_loses_throughput() {
         let m = facts(l);
         assert!(m.settled && m.warmup_s >= 10.0 && m.warmup_s < 60.0, "{m:?}");
         let warm = store.load_run(m.warmup_run.unwrap()).unwrap();
-        let notes = &warm.summary.as_ref().unwrap().notes;
+        let notes = &warm.summary.as_ref().unwrap().observed.notes;
         assert!(notes.iter().any(|n| n.starts_with(sizeup::exec::SETTLED)), "{notes:?}");
         let settled = warm.summary.as_ref().unwrap().settled_after_s;
         assert!(settled.is_some_and(|t| t <= m.warmup_s + 1.0), "settled is a field, not only a note: {settled:?}");
@@ -64,7 +64,8 @@ fn a_pool_several_times_smaller_than_the_data_misses_and_loses_throughput() {
     // throughput falls.
     let misses = |l| sizeup::study::memory::misses_per_txn(l).unwrap();
     assert!(misses(small) > 1.0 && misses(small) > 20.0 * misses(big), "{} {}", misses(big), misses(small));
-    let hit = |l: &sizeup::study::figures::LevelResult| l.status.as_ref().unwrap().buffer_pool_hit_ratio.unwrap();
+    let hit =
+        |l: &sizeup::study::figures::LevelResult| l.observed.status.as_ref().unwrap().buffer_pool_hit_ratio.unwrap();
     assert!(hit(small) < hit(big), "{} {}", hit(big), hit(small));
     assert_eq!(facts(small).page_cache.unwrap().state, PageCache::KeptOut);
     assert!(small.throughput.mean < big.throughput.mean, "{} {}", big.throughput.mean, small.throughput.mean);

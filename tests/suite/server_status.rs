@@ -104,7 +104,7 @@ fn a_sweep_on_data_larger_than_the_pool_says_the_pool_ran_out() {
     let series: Vec<sizeup::study::figures::SeriesResult> =
         serde_json::from_value(study.result.unwrap()["series"].clone()).unwrap();
     for l in &series[0].levels {
-        let st = l.status.as_ref().expect("the level carries the status counters");
+        let st = l.observed.status.as_ref().expect("the level carries the status counters");
         assert!(st.buffer_pool_hit_ratio.unwrap() < 0.99, "{st:?}");
         let tags: Vec<&str> = sizeup::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
         assert!(tags.contains(&"pool"), "level {}: {tags:?}", l.level);

@@ -82,7 +82,7 @@ fn a_sweep_stops_on_each_kind_of_condition() {
     assert!((total - 100.0).abs() < 0.5, "{os:?}");
     assert!(os.server_cores.unwrap() > 0.05 && os.client_cores > 0.0, "{os:?}");
     assert!(os.mem_used_bytes.unwrap() > 0 && os.disk_writes_per_s.is_some(), "{os:?}");
-    assert!(run.summary.unwrap().os.is_some());
+    assert!(run.summary.unwrap().observed.os.is_some());
 
     // CPU above 1 %: the first level that counts already meets it, so nothing is
     // saturation (a level other programs starved trips nothing: on a busy box the
@@ -258,7 +258,7 @@ fn one_to_three_instances_scale_up() {
         assert!(l.throughput.mean > 0.0 && l.per_instance.iter().all(|&x| x > 0.0), "{l:?}");
         // The total is the median of summed samples, the parts are each a median: close.
         assert!((sum / l.throughput.mean - 1.0).abs() < 0.25, "{l:?}");
-        let os = l.os.as_ref().unwrap();
+        let os = l.observed.os.as_ref().unwrap();
         assert!(os.server_cores.unwrap() > 0.0);
     }
     // No peak rests on a starved level (a busy box): where every level was, none.
@@ -425,7 +425,7 @@ fn demo_ends_with_an_html_report_in_the_state_directory() {
         assert!(answer.contains(&format!("Recommendation: run at {sat} thread")), "{answer}");
     }
     // Who used the CPU, each measured: the server, sizeup and the other processes.
-    let os = series[0].levels[0].os.as_ref().expect("host figures");
+    let os = series[0].levels[0].observed.os.as_ref().expect("host figures");
     assert!(os.server_cores.is_some() && os.other_cores.is_some() && os.host_cpus.is_some(), "{os:?}");
     // The data's size beside the buffer pool.
     assert!(html.contains("<dt>data</dt><dd>4 table(s) x 2000 rows, "), "data size in the provenance");

@@ -153,7 +153,7 @@ fn plan_of(
     weak: Vec<String>,
 ) -> Result<Plan, String> {
     let range = crate::study::saturation::range(l);
-    let watts = l.os.as_ref().and_then(|o| o.watts);
+    let watts = l.observed.os.as_ref().and_then(|o| o.watts);
     plan_at(name, instances_per_server, l.throughput.mean, range, watts, t, e, weak)
 }
 
@@ -243,7 +243,7 @@ pub fn best_instances(s: &SeriesResult, objectives: &[Objective]) -> Option<(u32
     s.capacity()
         .filter(|l| meets(objectives, l))
         .max_by(|a, b| a.throughput.mean.total_cmp(&b.throughput.mean))
-        .map(|l| (l.level, l.throughput.mean, l.p95_ms, l.os.as_ref().and_then(|o| o.watts)))
+        .map(|l| (l.level, l.throughput.mean, l.p95_ms, l.observed.os.as_ref().and_then(|o| o.watts)))
 }
 
 /// Scale-up first (the best instance count per server) against one instance per

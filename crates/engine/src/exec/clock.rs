@@ -200,10 +200,10 @@ pub fn forget_unmoved(intervals: &mut [Interval], summary: &mut Summary) -> Unmo
     };
     let u = Unmoved::of(&intervals.iter().filter_map(|iv| iv.status.as_ref()).collect::<Vec<_>>(), sent);
     if u.any() {
-        for s in intervals.iter_mut().filter_map(|iv| iv.status.as_mut()).chain(summary.status.as_mut()) {
+        for s in intervals.iter_mut().filter_map(|iv| iv.status.as_mut()).chain(summary.observed.status.as_mut()) {
             s.forget(u);
         }
-        summary.notes.push(format!(
+        summary.observed.notes.push(format!(
             "the server reports {} but they stayed 0 while {:.0} reads and {:.0} transaction statements ran: it \
              does not keep them, so they are left out (not 0){}",
             u.names(),
@@ -226,32 +226,32 @@ pub fn summary(
 ) -> Summary {
     let mut summary = Summary::from_recorder(&steady.recorder, names, steady.seconds, steady.max_backlog);
     let steady_os: Vec<&OsSample> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.os.as_ref()).collect();
-    summary.os = monitor::os::mean(&steady_os);
+    summary.observed.os = monitor::os::mean(&steady_os);
     let steady_status: Vec<_> = intervals.iter().filter(|iv| !iv.warmup).filter_map(|iv| iv.status.as_ref()).collect();
-    summary.status = monitor::status::mean(&steady_status);
+    summary.observed.status = monitor::status::mean(&steady_status);
     let short = steady.seconds < MIN_CPU_SPAN;
-    if short && (summary.os.is_some() || cpu.server.is_some()) {
-        summary.os = None;
-        summary.notes.push(format!(
+    if short && (summary.observed.os.is_some() || cpu.server.is_some()) {
+        summary.observed.os = None;
+        summary.observed.notes.push(format!(
             "measured over {:.2} s: too short for host and server CPU figures (under {MIN_CPU_SPAN} s), left out",
             steady.seconds
         ));
     }
     // A server that made no progress for a while (stopped, stalled or lost) was not held
     // back by CPU: figures averaged over that time say nothing of starvation.
-    let frozen = monitor::os::frozen_note(summary.os.as_ref());
+    let frozen = monitor::os::frozen_note(summary.observed.os.as_ref());
     let faulted = intervals.iter().any(|iv| !iv.warmup && (iv.stall || iv.outage));
     if frozen.is_none() && !faulted {
-        summary.notes.extend(monitor::os::load_generator_note(summary.os.as_ref(), client_threads));
-        summary.notes.extend(monitor::os::other_processes_note(summary.os.as_ref()));
+        summary.observed.notes.extend(monitor::os::load_generator_note(summary.observed.os.as_ref(), client_threads));
+        summary.observed.notes.extend(monitor::os::other_processes_note(summary.observed.os.as_ref()));
     }
-    summary.notes.extend(frozen);
+    summary.observed.notes.extend(frozen);
     summary.reconnect_failures = intervals.iter().map(|iv| iv.reconnect_failures).sum();
     summary.outage_intervals = intervals.iter().filter(|iv| iv.outage).count() as u64;
     summary.stall_intervals = intervals.iter().filter(|iv| iv.stall && !iv.outage).count() as u64;
-    summary.max_lag_s = intervals.iter().filter_map(|iv| iv.lag_s).reduce(f64::max);
+    summary.observed.max_lag_s = intervals.iter().filter_map(|iv| iv.lag_s).reduce(f64::max);
     if let Some(why) = summary.not_capacity() {
-        summary.notes.push(why);
+        summary.observed.notes.push(why);
     }
     if summary.transactions > 0 {
         let txns = summary.transactions as f64;
@@ -492,7 +492,9 @@ mod tests {
                 steady.add(&iv, &r);
                 intervals.push(iv);
             }
-            summary(&steady, &names, &intervals, 1, CpuSpan { client: 1.2, group: None, server: Some(0.0) }).notes
+            summary(&steady, &names, &intervals, 1, CpuSpan { client: 1.2, group: None, server: Some(0.0) })
+                .observed
+                .notes
         };
         let starved = |notes: &[String]| notes.iter().any(|n| n.contains("server was starved"));
         let stopped = run(true, true);

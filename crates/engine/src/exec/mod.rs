@@ -788,7 +788,7 @@ impl Concluded<'_> {
                 true => "; run longer (pauses such as --delay or --think-time spec take seconds a transaction)",
                 false => "",
             };
-            summary.notes.push(format!(
+            summary.observed.notes.push(format!(
                 "no transaction finished in the {:.1} s measured: there is no throughput figure here{advice}",
                 summary.seconds
             ));
@@ -808,9 +808,9 @@ impl Concluded<'_> {
         let spec = self.spec;
         if let Some(t) = self.settled_at {
             summary.settled_after_s = Some(t);
-            summary.notes.push(format!("{SETTLED} after {t:.0} s"));
+            summary.observed.notes.push(format!("{SETTLED} after {t:.0} s"));
         } else if spec.settle.is_some() && self.by_time {
-            summary.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", self.end_t));
+            summary.observed.notes.push(format!("{NOT_SETTLED} in the {:.0} s allowed", self.end_t));
         }
         let Some(a) = self.arrivals else { return };
         // Arrivals due before the run's end (its deadline, or the stop) never started.
@@ -818,7 +818,7 @@ impl Concluded<'_> {
         summary.missed_arrivals = a.lock().expect("not poisoned").backlog(until);
         if summary.missed_arrivals > 0 {
             let ended = self.control.ended_by_workload();
-            summary.notes.push(match ended {
+            summary.observed.notes.push(match ended {
                 0 => format!(
                     "{} arrivals due before the end never started (missed): the server did not hold --rate {}",
                     summary.missed_arrivals,

@@ -402,6 +402,34 @@ impl CpuScope {
     }
 }
 
+/// What a measurement saw beside the client's own counts, at every level a measurement
+/// is kept (a run's summary, a study's step, a level's repeats together): the host's OS
+/// figures, the servers' status counters, replication lag, Galera conflicts, and the
+/// notes for a reader. Embedded flattened, so each level's stored JSON keeps its fields
+/// at the top. `C` counts conflicts: a whole number in a run or a step, a mean over the
+/// repeats (`f64`) in a level.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Observed<C = u64> {
+    /// The steady-state intervals' OS figures, averaged (servers' cores summed over the
+    /// instances of a step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<OsSample>,
+    /// The steady-state intervals' server status figures, averaged over those that have
+    /// them (per transaction: divide by `tps`); summed over a step's servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusSample>,
+    /// Replicas' largest replication lag (a run's: warm-up included), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lag_s: Option<f64>,
+    /// Galera: certification conflicts (local certification failures and brute-force
+    /// aborts), apart from the deadlocks the client saw (its errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<C>,
+    /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
 /// The steady-state result of a run (warm-up excluded).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -456,24 +484,9 @@ pub struct Summary {
     /// TPC-C: all committed transactions per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpm: Option<f64>,
-    /// The steady-state intervals' OS figures, averaged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub os: Option<OsSample>,
-    /// The steady-state intervals' server status figures, averaged over those that have
-    /// them (per transaction: divide by `tps`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<StatusSample>,
-    /// Findings worth a reader's attention (e.g. the load generator was the bottleneck).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// A replica's largest replication lag over the run (warm-up included), seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lag_s: Option<f64>,
-    /// Galera: certification conflicts on this node during the run (local
-    /// certification failures and brute-force aborts), apart from the deadlocks the
-    /// client saw (its errors).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conflicts: Option<u64>,
+    /// The host's and the server's figures over the steady state, and the run's notes.
+    #[serde(flatten)]
+    pub observed: Observed,
     /// How evenly the connections shared the work (sysbench's "Threads fairness").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fairness: Option<Fairness>,
@@ -608,11 +621,7 @@ impl Summary {
             stall_intervals: 0,
             nopm: None,
             tpm: None,
-            os: None,
-            status: None,
-            notes: Vec::new(),
-            max_lag_s: None,
-            conflicts: None,
+            observed: Observed::default(),
             fairness: None,
             nodes: Vec::new(),
         }

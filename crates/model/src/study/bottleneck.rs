@@ -61,16 +61,16 @@ pub fn cpu_users(o: &os::OsSample) -> String {
 /// What ran out at `l`, most telling first; empty when nothing measured did.
 pub fn findings(l: &LevelResult) -> Vec<Finding> {
     let mut out = Vec::new();
-    let load_generator = l.notes.iter().find(|n| n.starts_with(os::LOAD_GENERATOR));
+    let load_generator = l.observed.notes.iter().find(|n| n.starts_with(os::LOAD_GENERATOR));
     if let Some(n) = load_generator {
         out.push(Finding { tag: "client", words: n.clone() });
     }
-    if let Some(n) = l.notes.iter().find(|n| n.starts_with(os::OTHER_PROCESSES)) {
+    if let Some(n) = l.observed.notes.iter().find(|n| n.starts_with(os::OTHER_PROCESSES)) {
         out.push(Finding { tag: "others", words: n.clone() });
     }
     // The host's CPU and disks are the server's only when sizeup watched the server's
     // process here (a managed instance); a remote server's are not measured at all.
-    if let Some(o) = l.os.as_ref().filter(|o| o.server_cores.is_some() && o.server_host.is_none()) {
+    if let Some(o) = l.observed.os.as_ref().filter(|o| o.server_cores.is_some() && o.server_host.is_none()) {
         if let Some(busy) = o.busy().filter(|b| *b >= CPU_BUSY) {
             out.push(Finding { tag: "cpu", words: format!("the host's CPU ({busy:.0} % busy: {})", cpu_users(o)) });
         }
@@ -92,7 +92,7 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
     }
     // The server host's node_exporter, where the user named one: that host's CPU and
     // disks are the server's, wherever it runs (a server elsewhere has no other).
-    if let Some(h) = l.os.as_ref().and_then(|o| o.server_host.as_ref()) {
+    if let Some(h) = l.observed.os.as_ref().and_then(|o| o.server_host.as_ref()) {
         if h.busy() >= CPU_BUSY {
             out.push(Finding { tag: "cpu", words: format!("the server host's CPU (node_exporter: {})", h.words()) });
         }
@@ -112,7 +112,7 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
             });
         }
     }
-    if let Some(st) = &l.status {
+    if let Some(st) = &l.observed.status {
         if let Some(ms) = st.row_lock_time_ms_per_s {
             let waiting = ms / 1000.0;
             let running = st.threads_running.unwrap_or(0.0);
@@ -149,7 +149,7 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
             out.push(Finding { tag: "log", words: format!("the redo log buffer ({w:.1} waits/s for room in it)") });
         }
     }
-    if let Some(lag) = l.max_lag_s.filter(|v| *v >= LAG_S) {
+    if let Some(lag) = l.observed.max_lag_s.filter(|v| *v >= LAG_S) {
         out.push(Finding {
             tag: "lag",
             words: format!("the replicas' apply rate (replication lag reached {lag:.0} s)"),
@@ -161,7 +161,7 @@ pub fn findings(l: &LevelResult) -> Vec<Finding> {
 /// The one-line account of `l`'s resources when nothing ran out, so a reader sees what
 /// was checked: "CPU 62 % busy, I/O wait 0 %".
 pub fn headroom(l: &LevelResult) -> String {
-    let Some(o) = &l.os else { return "no host figures were recorded".into() };
+    let Some(o) = &l.observed.os else { return "no host figures were recorded".into() };
     if let Some(h) = &o.server_host {
         return format!("the server host (node_exporter): {}", h.words());
     }
@@ -181,7 +181,7 @@ pub fn headroom(l: &LevelResult) -> String {
     if let Some(d) = o.disk_busy_pct {
         parts.push(format!("data device busy {d:.0} %"));
     }
-    if let Some(st) = &l.status {
+    if let Some(st) = &l.observed.status {
         if let Some(hit) = st.buffer_pool_hit_ratio {
             parts.push(format!("buffer-pool hit ratio {:.2} %", hit * 100.0));
         }
@@ -199,7 +199,7 @@ mod tests {
 
     fn with_os(busy: f64, iowait: f64, server: f64, client: f64, other: f64) -> LevelResult {
         let mut l = bare_level(2, 1000.0);
-        l.os = Some(os::OsSample {
+        l.observed.os = Some(os::OsSample {
             idle: 100.0 - busy - iowait,
             iowait,
             usr: busy,
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn io_bound_is_io_not_cpu() {
         let mut l = with_os(40.0, 35.0, 0.6, 0.1, 0.0);
-        if let Some(o) = l.os.as_mut() {
+        if let Some(o) = l.observed.os.as_mut() {
             o.disk_busy_pct = Some(96.0);
             o.disk_reads_per_s = Some(2400.0);
             o.disk_writes_per_s = Some(300.0);
@@ -258,7 +258,7 @@ mod tests {
         use crate::monitor::status::StatusSample;
         let mut l = with_os(60.0, 2.0, 1.0, 0.15, 0.0);
         // 3.2 s of row-lock waiting every second: 3.2 of 8 running sessions waiting.
-        l.status = Some(StatusSample {
+        l.observed.status = Some(StatusSample {
             row_lock_time_ms_per_s: Some(3200.0),
             row_lock_waits_per_s: Some(410.0),
             threads_running: Some(8.0),
@@ -273,7 +273,7 @@ mod tests {
             "row locks (on average 3.2 sessions waited on a row lock of 8 running, 410 lock waits/s)"
         );
         // A pool that misses: 3,033 page reads/s from disk at a 96.97 % hit ratio.
-        l.status = Some(StatusSample {
+        l.observed.status = Some(StatusSample {
             buffer_pool_hit_ratio: Some(0.9697),
             buffer_pool_reads_per_s: Some(3033.0),
             row_lock_time_ms_per_s: Some(1.0),
@@ -288,7 +288,7 @@ mod tests {
             f[0].words
         );
         // A server that lacks the counters: no finding, never a guess.
-        l.status = Some(StatusSample::default());
+        l.observed.status = Some(StatusSample::default());
         assert!(findings(&l).is_empty());
     }
 
@@ -297,15 +297,15 @@ mod tests {
     #[test]
     fn an_unwatched_server_gets_no_host_findings() {
         let mut l = with_os(99.0, 30.0, 0.0, 0.3, 1.5);
-        if let Some(o) = l.os.as_mut() {
+        if let Some(o) = l.observed.os.as_mut() {
             o.server_cores = None;
             o.disk_busy_pct = Some(95.0);
         }
         assert!(findings(&l).is_empty());
         assert!(headroom(&l).contains("not watched"), "{}", headroom(&l));
-        assert_eq!(os::other_processes_note(l.os.as_ref()), None, "the unwatched server is no other program");
+        assert_eq!(os::other_processes_note(l.observed.os.as_ref()), None, "the unwatched server is no other program");
         // With its host's node_exporter (--server-metrics): what ran out there, named.
-        if let Some(o) = l.os.as_mut() {
+        if let Some(o) = l.observed.os.as_mut() {
             o.server_host = Some(crate::monitor::node::NodeSample {
                 cpus: 16,
                 usr: 80.0,
@@ -330,11 +330,11 @@ mod tests {
     #[test]
     fn an_interval_without_a_cpu_sample_is_a_gap() {
         let mut l = bare_level(2, 1000.0);
-        l.os = Some(os::OsSample { no_cpu: true, server_cores: Some(1.0), ..Default::default() });
+        l.observed.os = Some(os::OsSample { no_cpu: true, server_cores: Some(1.0), ..Default::default() });
         assert!(findings(&l).is_empty());
         assert!(headroom(&l).starts_with("no CPU reading"), "{}", headroom(&l));
         // A busy disk beside the gap: I/O, with no invented 0 % I/O wait.
-        if let Some(o) = l.os.as_mut() {
+        if let Some(o) = l.observed.os.as_mut() {
             o.disk_busy_pct = Some(90.0);
         }
         assert_eq!(findings(&l)[0].words, "I/O (the data device busy 90 % of the time)");
@@ -352,11 +352,14 @@ mod tests {
     #[test]
     fn other_processes_cpu_is_not_the_load_generators() {
         let l = with_os(98.0, 0.0, 0.36, 0.39, 1.2);
-        let o = l.os.as_ref().unwrap();
+        let o = l.observed.os.as_ref().unwrap();
         assert_eq!(os::load_generator_note(Some(o), 2), None);
         let note = os::other_processes_note(Some(o)).unwrap();
         assert!(note.starts_with("other processes took 1.20 of the 1.96 busy cores"), "{note}");
         // A quiet host is no one's fault.
-        assert_eq!(os::other_processes_note(Some(with_os(98.0, 0.0, 1.5, 0.4, 0.05).os.as_ref().unwrap())), None);
+        assert_eq!(
+            os::other_processes_note(Some(with_os(98.0, 0.0, 1.5, 0.4, 0.05).observed.os.as_ref().unwrap())),
+            None
+        );
     }
 }

@@ -4,11 +4,11 @@
 //! reaches the same verdicts as an uninterrupted one.
 
 use super::steady::{spread, steady, Sample, Spread, Steady};
-use super::stop::{self, Condition, Figures};
+use super::stop::{self, Condition};
 use crate::monitor::os::{self, OsSample};
 use crate::monitor::status::{self as server_status, StatusSample};
 use crate::result::RunDocument;
-use crate::stats::{self, LatencyMs};
+use crate::stats::{self, LatencyMs, Observed};
 use serde::{Deserialize, Serialize};
 
 /// What one step (one repeat of one level) measured; with several instances, their
@@ -23,20 +23,10 @@ pub struct StepFigures {
     pub latency_ms: LatencyMs,
     /// Per type: name, p90 ms, its specified bound.
     pub p90: Vec<crate::stats::TypeP90>,
-    /// Host figures; server cores summed over the instances.
-    pub os: Option<OsSample>,
     pub instances: Vec<InstanceFigures>,
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// Replicas' largest replication lag during the step, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lag_s: Option<f64>,
-    /// Galera certification conflicts on all nodes during the step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conflicts: Option<u64>,
-    /// The servers' status counters over the step's steady state, summed over servers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<StatusSample>,
+    /// Host figures, servers' status and lag, Galera conflicts on all nodes, notes.
+    #[serde(flatten)]
+    pub observed: Observed,
     /// Lab nodes: each node's CPU quota in cores (the host's CPU does not show it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_cpus: Option<f64>,
@@ -175,7 +165,7 @@ fn figures_of(
                 run: d.id.unwrap_or(0),
                 throughput: group,
                 latency_avg_ms: summary.latency_ms.avg,
-                server_cores: summary.os.as_ref().and_then(|o| o.server_cores),
+                server_cores: summary.observed.os.as_ref().and_then(|o| o.server_cores),
             });
         } else {
             // Round robin: one group over several nodes; each node is an instance of
@@ -208,15 +198,18 @@ fn figures_of(
         all.add(h).map_err(|e| format!("merging histograms: {e:?}"))?;
     }
     let p90 = types.iter().map(|(name, h)| stats::TypeP90::new(name, LatencyMs::of(h).p90, limits(name))).collect();
-    let mut os = first.summary.as_ref().and_then(|s| s.os.clone());
+    let mut os = first.summary.as_ref().and_then(|s| s.observed.os.clone());
     if let Some(os) = os.as_mut() {
-        let each: Vec<(String, f64)> =
-            docs.iter().filter_map(|d| Some((server_key(d), d.summary.as_ref()?.os.as_ref()?.server_cores?))).collect();
+        let each: Vec<(String, f64)> = docs
+            .iter()
+            .filter_map(|d| Some((server_key(d), d.summary.as_ref()?.observed.os.as_ref()?.server_cores?)))
+            .collect();
         let own = os.server_cores;
         os.server_cores = servers_cores(&each);
         // Any group's server seen stopped: the step's verdict names no starvation.
-        os.server_stopped =
-            docs.iter().any(|d| d.summary.as_ref().and_then(|s| s.os.as_ref()).is_some_and(|o| o.server_stopped));
+        os.server_stopped = docs
+            .iter()
+            .any(|d| d.summary.as_ref().and_then(|s| s.observed.os.as_ref()).is_some_and(|o| o.server_stopped));
         // The first group counted the step's other servers among "other processes":
         // they are this step's servers, not programs outside the test.
         if let (Some(others), Some(own), Some(all)) = (os.other_cores, own, os.server_cores) {
@@ -227,7 +220,7 @@ fn figures_of(
     // load-generator verdict is the step's, against all servers together.
     let several = docs.len() > 1;
     let mut notes: Vec<String> = Vec::new();
-    for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
+    for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.observed.notes.iter()) {
         let recomputed = several && (n.starts_with(os::LOAD_GENERATOR) || n.starts_with(os::OTHER_PROCESSES));
         if !recomputed && !notes.contains(n) {
             notes.push(n.clone());
@@ -237,7 +230,7 @@ fn figures_of(
     // own verdict (made knowing its node's quota) stands.
     let lab = docs.iter().any(|d| d.config.server_fact("lab").is_some_and(|l| l.starts_with("emulated")));
     if several && lab {
-        for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.notes.iter()) {
+        for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.observed.notes.iter()) {
             if n.starts_with(os::LOAD_GENERATOR) && !notes.contains(n) {
                 notes.push(n.clone());
             }
@@ -258,7 +251,7 @@ fn figures_of(
     // Each server's counters once: groups that watched one server read the same ones.
     let mut watched: Vec<(String, &StatusSample)> = Vec::new();
     for d in docs {
-        if let Some(st) = d.summary.as_ref().and_then(|s| s.status.as_ref()) {
+        if let Some(st) = d.summary.as_ref().and_then(|s| s.observed.status.as_ref()) {
             let key = server_key(d);
             if !watched.iter().any(|(k, _)| *k == key) {
                 watched.push((key, st));
@@ -267,20 +260,16 @@ fn figures_of(
     }
     let status = server_status::total(&watched.iter().map(|(_, s)| *s).collect::<Vec<_>>());
     let summaries = || docs.iter().filter_map(|d| d.summary.as_ref());
-    let max_lag_s = summaries().filter_map(|s| s.max_lag_s).reduce(f64::max);
-    let conflicts = summaries().filter_map(|s| s.conflicts).reduce(|a, b| a + b);
+    let max_lag_s = summaries().filter_map(|s| s.observed.max_lag_s).reduce(f64::max);
+    let conflicts = summaries().filter_map(|s| s.observed.conflicts).reduce(|a, b| a + b);
     let figures = StepFigures {
         unit,
         throughput,
         tps,
         latency_ms: LatencyMs::of(&all),
         p90,
-        os,
         instances,
-        notes,
-        max_lag_s,
-        conflicts,
-        status,
+        observed: Observed { os, status, max_lag_s, conflicts, notes },
         node_cpus: docs.iter().find_map(node_quota),
         rate: None,
         memory: None,
@@ -309,7 +298,6 @@ pub struct LevelResult {
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub p90: Vec<crate::stats::TypeP90>,
-    pub os: Option<OsSample>,
     /// Mean throughput of each instance (scale studies).
     pub per_instance: Vec<f64>,
     /// Mean server cores busy of each instance or node, where watched.
@@ -319,15 +307,10 @@ pub struct LevelResult {
     pub per_watt: Option<f64>,
     /// This level's throughput over the first level's.
     pub ratio_to_first: f64,
-    /// Replicas' largest replication lag over the repeats, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_lag_s: Option<f64>,
-    /// Galera certification conflicts, mean over the repeats.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conflicts: Option<f64>,
-    /// The servers' status counters, mean over the repeats.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<StatusSample>,
+    /// Over the repeats: OS figures, status counters and conflicts their mean, lag its
+    /// largest, notes every step's.
+    #[serde(flatten)]
+    pub observed: Observed<f64>,
     /// Lab nodes' CPU quota in cores, where the nodes had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_cpus: Option<f64>,
@@ -340,9 +323,6 @@ pub struct LevelResult {
     /// no capacity figure, so no verdict, stop, peak, e(N), fit or size rests on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub starved: Option<os::Starved>,
-    /// Notes its steps carried (the load generator as the bottleneck, ...).
-    #[serde(default)]
-    pub notes: Vec<String>,
     /// A memory study's level: its pool and data, its repeats' warm-ups together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<super::memory::MemoryLevel>,
@@ -487,7 +467,7 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 
 fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
     let medians: Vec<f64> = steps.iter().map(|s| s.throughput.median).collect();
-    let os_all: Vec<&OsSample> = steps.iter().filter_map(|s| s.os.as_ref()).collect();
+    let os_all: Vec<&OsSample> = steps.iter().filter_map(|s| s.observed.os.as_ref()).collect();
     let os = os::mean(&os_all);
     let throughput = spread(&medians);
     let instances = steps.iter().map(|s| s.instances.len()).max().unwrap_or(0);
@@ -523,7 +503,6 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         p99_ms: mean(steps.iter().map(|s| s.latency_ms.p99)),
         throughput,
         p90,
-        os,
         per_instance_cores: (0..instances)
             .map_while(|i| {
                 let c: Vec<f64> = steps.iter().filter_map(|s| s.instances.get(i)?.server_cores).collect();
@@ -533,29 +512,32 @@ fn level_result(level: u32, steps: &[&StepFigures]) -> LevelResult {
         per_instance,
         per_watt,
         ratio_to_first: 1.0,
-        max_lag_s: steps.iter().filter_map(|s| s.max_lag_s).reduce(f64::max),
-        conflicts: {
-            let c: Vec<f64> = steps.iter().filter_map(|s| s.conflicts.map(|c| c as f64)).collect();
-            (!c.is_empty()).then(|| mean(c.into_iter()))
+        observed: Observed {
+            os,
+            status: server_status::mean(&steps.iter().filter_map(|s| s.observed.status.as_ref()).collect::<Vec<_>>()),
+            max_lag_s: steps.iter().filter_map(|s| s.observed.max_lag_s).reduce(f64::max),
+            conflicts: {
+                let c: Vec<f64> = steps.iter().filter_map(|s| s.observed.conflicts.map(|c| c as f64)).collect();
+                (!c.is_empty()).then(|| mean(c.into_iter()))
+            },
+            notes: {
+                let mut notes: Vec<String> = Vec::new();
+                for n in steps.iter().flat_map(|s| s.observed.notes.iter()) {
+                    if !notes.contains(n) {
+                        notes.push(n.clone());
+                    }
+                }
+                notes
+            },
         },
-        status: server_status::mean(&steps.iter().filter_map(|s| s.status.as_ref()).collect::<Vec<_>>()),
         node_cpus: steps.iter().find_map(|s| s.node_cpus),
         stop: None,
         over_bound: false,
         // The worst repeat: one starved repeat makes the level's mean no capacity figure.
         starved: steps
             .iter()
-            .filter_map(|s| s.os.as_ref()?.starved())
+            .filter_map(|s| s.observed.os.as_ref()?.starved())
             .max_by(|a, b| a.other_cores.total_cmp(&b.other_cores)),
-        notes: {
-            let mut notes: Vec<String> = Vec::new();
-            for n in steps.iter().flat_map(|s| s.notes.iter()) {
-                if !notes.contains(n) {
-                    notes.push(n.clone());
-                }
-            }
-            notes
-        },
         memory: super::memory::MemoryLevel::combine(
             &steps.iter().filter_map(|s| s.memory.as_ref()).collect::<Vec<_>>(),
         ),
@@ -583,7 +565,7 @@ pub fn series_result(
         efficiency: Vec::new(),
         verdict: None,
     };
-    let mut previous: Option<Figures> = None;
+    let mut previous: Option<LevelResult> = None;
     for (i, &level) in levels.iter().enumerate() {
         let mine: Vec<&StepFigures> = steps.iter().filter(|(l, _)| *l == level).map(|(_, f)| f).collect();
         if mine.len() < repeat as usize {
@@ -596,10 +578,10 @@ pub fn series_result(
         if r.starved.is_none() && out.levels.iter().any(|l| l.starved.is_some()) {
             let squeezed = mine
                 .iter()
-                .filter_map(|s| s.os.as_ref()?.squeezed())
+                .filter_map(|s| s.observed.os.as_ref()?.squeezed())
                 .max_by(|a, b| a.other_cores.total_cmp(&b.other_cores));
             if let Some(s) = squeezed {
-                r.notes.push(format!(
+                r.observed.notes.push(format!(
                     "{} on a saturated host: the programs that starved a lighter level, squeezed by this one's \
                      threads, not gone; not counted",
                     s.words()
@@ -607,26 +589,19 @@ pub fn series_result(
                 r.starved = Some(s);
             }
         }
-        let figures = Figures {
-            level,
-            throughput: r.throughput.mean,
-            mean_latency_ms: r.latency_avg_ms,
-            p90: r.p90.clone(),
-            // The test's own share: other programs' load is not the server's saturation.
-            cpu_busy_pct: r.os.as_ref().and_then(|o| o.test_busy()),
-            max_lag_s: r.max_lag_s,
-        };
         // A starved level is the host's leftovers, not the server's figure: it trips no
         // stop condition and is no "previous level" for a plateau or a kink.
         if r.starved.is_none() {
-            r.stop = stop::tripped(conditions, previous.as_ref(), &figures);
-            r.over_bound = stop::over_bound(conditions, &figures);
+            r.stop = stop::tripped(conditions, previous.as_ref(), &r);
+            r.over_bound = stop::over_bound(conditions, &r);
         }
         if let Some(first) = out.capacity().next().map(|f| f.throughput.mean).filter(|f| *f > 0.0) {
             r.ratio_to_first = r.throughput.mean / first;
         }
         let stopped = r.stop.clone();
-        let counted = r.starved.is_none();
+        if r.starved.is_none() {
+            previous = Some(r.clone());
+        }
         out.levels.push(r);
         if let Some(why) = stopped {
             out.stop = Some(why);
@@ -637,9 +612,6 @@ pub fn series_result(
                 None => None,
             };
             return finish(out, true);
-        }
-        if counted {
-            previous = Some(figures);
         }
     }
     finish(out, true)
@@ -685,7 +657,7 @@ pub mod fixtures {
             p95_ms: 2.0,
             p99_ms: 3.0,
             p90: Vec::new(),
-            os: None,
+            observed: Observed::default(),
             per_instance: Vec::new(),
             per_instance_cores: Vec::new(),
             per_watt: None,
@@ -693,11 +665,7 @@ pub mod fixtures {
             stop: None,
             over_bound: false,
             starved: None,
-            notes: Vec::new(),
             memory: None,
-            max_lag_s: None,
-            conflicts: None,
-            status: None,
             node_cpus: None,
         }
     }
@@ -719,7 +687,7 @@ pub mod fixtures {
                 let mut s = step(x, 1.0, busy);
                 s.throughput.cv = cv;
                 s.throughput.n_eff = Some(10.0);
-                if let Some(o) = s.os.as_mut() {
+                if let Some(o) = s.observed.os.as_mut() {
                     let used = busy / 100.0 * 2.0;
                     o.host_cpus = Some(2);
                     o.usr = busy;
@@ -742,7 +710,7 @@ pub mod fixtures {
     ) -> SeriesResult {
         let (levels, mut steps) = fixture_steps(points);
         for (level, s) in steps.iter_mut() {
-            if let (Some((_, c)), Some(o)) = (others.iter().find(|(l, _)| l == level), s.os.as_mut()) {
+            if let (Some((_, c)), Some(o)) = (others.iter().find(|(l, _)| l == level), s.observed.os.as_mut()) {
                 o.other_cores = Some(*c);
                 o.server_cores = Some((o.busy().unwrap_or(0.0) / 50.0 - c - o.client_cores).max(0.0));
             }
@@ -757,7 +725,10 @@ pub mod fixtures {
             tps: median,
             latency_ms: LatencyMs { avg: latency, p95: latency * 2.0, ..Default::default() },
             p90: vec![stats::TypeP90::new("t", latency * 1.5, None)],
-            os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
+            observed: Observed {
+                os: Some(OsSample { idle: 100.0 - busy, watts: Some(100.0), ..Default::default() }),
+                ..Default::default()
+            },
             instances: vec![InstanceFigures {
                 run: 1,
                 throughput: median,
@@ -773,6 +744,39 @@ pub mod fixtures {
 pub(crate) mod tests {
     use super::fixtures::*;
     use super::*;
+
+    /// one_measurement_at_every_level: what a run, a step and a level observed is one
+    /// embedded type, stored flattened: its fields stay at the top of each level's JSON
+    /// (a run's conflicts a count, a level's a mean), and levels stored before, with
+    /// `"os": null` and an empty notes list written out, read back.
+    #[test]
+    fn one_measurement_at_every_level_keeps_its_fields_at_the_top() {
+        let observed =
+            Observed { max_lag_s: Some(2.0), conflicts: Some(3), notes: vec!["n".into()], ..Default::default() };
+        let mut d: RunDocument = serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
+        let summary = d.summary.as_mut().unwrap();
+        summary.observed = observed.clone();
+        let run = serde_json::to_value(&*summary).unwrap();
+        assert_eq!((run["max_lag_s"].clone(), run["conflicts"].clone()), (2.0.into(), 3.into()));
+        assert_eq!(run["notes"], serde_json::json!(["n"]));
+        assert!(run.get("observed").is_none() && run.get("os").is_none(), "{run}");
+        let back: stats::Summary = serde_json::from_value(run).unwrap();
+        assert_eq!(&back, &*summary);
+
+        let step = StepFigures { tps: 10.0, observed, ..Default::default() };
+        let json = serde_json::to_value(&step).unwrap();
+        assert_eq!(json["conflicts"], 3);
+        assert_eq!(serde_json::from_value::<StepFigures>(json).unwrap(), step);
+
+        let mut level = bare_level(4, 100.0);
+        level.observed.conflicts = Some(1.5);
+        let mut json = serde_json::to_value(&level).unwrap();
+        assert_eq!(json["conflicts"], 1.5);
+        assert_eq!(serde_json::from_value::<LevelResult>(json.clone()).unwrap(), level);
+        json["os"] = serde_json::Value::Null;
+        json["notes"] = serde_json::json!([]);
+        assert_eq!(serde_json::from_value::<LevelResult>(json).unwrap(), level, "the shape stored before");
+    }
 
     /// lab_quota_is_a_fact_not_a_label: the quota was read back out of the label's
     /// words; it is stored as a number, and runs stored before still read.
@@ -857,7 +861,7 @@ pub(crate) mod tests {
             let mut d = base.clone();
             d.config.target.port = port;
             let s = d.summary.as_mut().unwrap();
-            s.os = Some(OsSample {
+            s.observed.os = Some(OsSample {
                 usr: 99.0,
                 host_cpus: Some(2),
                 server_cores: Some(server),
@@ -865,17 +869,17 @@ pub(crate) mod tests {
                 other_cores: Some(others),
                 ..Default::default()
             });
-            s.notes = os::other_processes_note(s.os.as_ref()).into_iter().collect();
+            s.observed.notes = os::other_processes_note(s.observed.os.as_ref()).into_iter().collect();
             d
         };
         // Each group sees the other instance's 0.85 cores (and 0.05 of real others).
         let docs = [group(1, 0.85, 0.90), group(2, 0.85, 0.90)];
-        assert!(docs[0].summary.as_ref().unwrap().notes[0].starts_with(os::OTHER_PROCESSES));
+        assert!(docs[0].summary.as_ref().unwrap().observed.notes[0].starts_with(os::OTHER_PROCESSES));
         let f = step_figures(&docs, 1.0, 1.0).unwrap();
-        let o = f.os.unwrap();
+        let o = f.observed.os.unwrap();
         assert!((o.server_cores.unwrap() - 1.7).abs() < 1e-9);
         assert!((o.other_cores.unwrap() - 0.05).abs() < 1e-9, "{o:?}");
-        assert!(!f.notes.iter().any(|n| n.starts_with(os::OTHER_PROCESSES)), "{:?}", f.notes);
+        assert!(!f.observed.notes.iter().any(|n| n.starts_with(os::OTHER_PROCESSES)), "{:?}", f.observed.notes);
     }
 
     /// scale_out_split_counts_the_primarys_cpu_once: at 1 node both of the split

@@ -208,7 +208,7 @@ impl MemoryLevel {
 /// Reads from disk per transaction (`Innodb_buffer_pool_reads` over transactions per
 /// second, every type) at a level, when the server counts them.
 pub fn misses_per_txn(l: &LevelResult) -> Option<f64> {
-    let misses = l.status.as_ref()?.buffer_pool_reads_per_s?;
+    let misses = l.observed.status.as_ref()?.buffer_pool_reads_per_s?;
     // Not NOPM: a minute's new orders are not the transactions that read the pages
     // (misses_per_transaction_of_tpcc_divided_by_nopm).
     let tps = if l.tps > 0.0 { l.tps } else { l.throughput.mean };
@@ -637,7 +637,8 @@ mod tests {
             flush_method: Some("O_DIRECT".into()),
             page_cache: None,
         });
-        l.status = misses_per_s.map(|m| StatusSample { buffer_pool_reads_per_s: Some(m), ..Default::default() });
+        l.observed.status =
+            misses_per_s.map(|m| StatusSample { buffer_pool_reads_per_s: Some(m), ..Default::default() });
         l
     }
 

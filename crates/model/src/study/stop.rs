@@ -17,6 +17,7 @@
 //!
 //! The saturation level is the last level that met none of the conditions.
 
+use super::figures::LevelResult;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -120,22 +121,6 @@ pub fn check_types(conditions: &[Condition], types: &[String]) -> Result<(), Str
     Ok(())
 }
 
-/// What one level measured (repeats averaged), as the conditions read it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    pub level: u32,
-    /// Steady-state throughput (tps, or NOPM for TPC-C).
-    pub throughput: f64,
-    pub mean_latency_ms: f64,
-    /// Per type: name, p90 in ms, the type's specified bound in ms if it has one.
-    pub p90: Vec<crate::stats::TypeP90>,
-    /// Host busy share in percent.
-    pub cpu_busy_pct: Option<f64>,
-    /// Replicas' largest replication lag, seconds.
-    #[serde(default)]
-    pub max_lag_s: Option<f64>,
-}
-
 /// Which condition stopped a series: what ran out (or bent), for the answer's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tripped {
@@ -197,15 +182,16 @@ impl std::fmt::Display for StopReason {
 }
 
 /// The first condition this level meets; None to go on.
-pub fn tripped(conditions: &[Condition], previous: Option<&Figures>, cur: &Figures) -> Option<StopReason> {
+pub fn tripped(conditions: &[Condition], previous: Option<&LevelResult>, cur: &LevelResult) -> Option<StopReason> {
     conditions.iter().find_map(|c| check(c, previous, cur))
 }
 
-fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<StopReason> {
+fn check(c: &Condition, previous: Option<&LevelResult>, cur: &LevelResult) -> Option<StopReason> {
     let seconds = |ms: f64| if ms >= 1000.0 { format!("{:.2} s", ms / 1000.0) } else { format!("{ms:.1} ms") };
     match c {
         Condition::Cpu { above_pct } => {
-            let busy = cur.cpu_busy_pct?;
+            // The test's own share: other programs' load is not the server's saturation.
+            let busy = cur.observed.os.as_ref()?.test_busy()?;
             (busy > *above_pct).then(|| StopReason::new(Tripped::Cpu, format!("CPU {busy:.1} % > {above_pct} %")))
         }
         Condition::P90 { above_ms, only } => {
@@ -220,24 +206,25 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Sto
         }
         Condition::Plateau { gain_below_pct } => {
             let prev = previous?;
-            if prev.throughput <= 0.0 {
+            if prev.throughput.mean <= 0.0 {
                 return None;
             }
-            let gain = (cur.throughput / prev.throughput - 1.0) * 100.0;
+            let gain = (cur.throughput.mean / prev.throughput.mean - 1.0) * 100.0;
             let words = || format!("plateau: {gain:+.1} % over level {} (under {gain_below_pct} %)", prev.level);
             (gain < *gain_below_pct).then(|| StopReason::new(Tripped::Plateau, words()))
         }
         Condition::Lag { above_s } => {
-            let lag = cur.max_lag_s?;
+            let lag = cur.observed.max_lag_s?;
             (lag > *above_s).then(|| StopReason::new(Tripped::Lag, format!("replication lag {lag:.0} s > {above_s} s")))
         }
         Condition::Kink { factor } => {
             let prev = previous?;
-            if prev.throughput <= 0.0 || cur.throughput <= 0.0 || prev.mean_latency_ms <= 0.0 {
+            let (x0, x1) = (prev.throughput.mean, cur.throughput.mean);
+            if x0 <= 0.0 || x1 <= 0.0 || prev.latency_avg_ms <= 0.0 {
                 return None;
             }
-            let gr = (cur.mean_latency_ms / prev.mean_latency_ms).ln();
-            let gx = (cur.throughput / prev.throughput).ln();
+            let gr = (cur.latency_avg_ms / prev.latency_avg_ms).ln();
+            let gx = (x1 / x0).ln();
             (gr >= (1.0 + KINK_MIN_RISE).ln() && gr > factor * gx.max(0.0)).then(|| {
                 StopReason::new(
                     Tripped::Kink,
@@ -257,7 +244,7 @@ fn check(c: &Condition, previous: Option<&Figures>, cur: &Figures) -> Option<Sto
 /// or a replication-lag bound): such a level is shown, but is no capacity figure. The
 /// other conditions (CPU, plateau, kink) mark where saturation begins and leave the
 /// level's figures valid.
-pub fn over_bound(conditions: &[Condition], cur: &Figures) -> bool {
+pub fn over_bound(conditions: &[Condition], cur: &LevelResult) -> bool {
     conditions
         .iter()
         .filter(|c| matches!(c, Condition::P90 { .. } | Condition::Lag { .. }))
@@ -293,8 +280,8 @@ mod tests {
     }
     use crate::stats::TypeP90;
 
-    fn fig(level: u32, x: f64, r: f64) -> Figures {
-        Figures { level, throughput: x, mean_latency_ms: r, ..Default::default() }
+    fn fig(level: u32, x: f64, r: f64) -> LevelResult {
+        LevelResult { latency_avg_ms: r, ..crate::study::figures::fixtures::bare_level(level, x) }
     }
 
     /// unknown_transaction_type_in_stop_condition: `p90[nosuchtype]>1ms` was accepted
@@ -313,7 +300,11 @@ mod tests {
         assert_eq!(parse("lag>500ms").unwrap(), vec![Condition::Lag { above_s: 0.5 }]);
         assert!(parse("lag>5").unwrap_err().contains("unit"));
         let c = parse("lag>5s").unwrap();
-        let with = |lag| Figures { max_lag_s: lag, ..fig(2, 100.0, 1.0) };
+        let with = |lag| {
+            let mut f = fig(2, 100.0, 1.0);
+            f.observed.max_lag_s = lag;
+            f
+        };
         assert_eq!(tripped(&c, None, &with(Some(7.0))).map(|s| s.words), Some("replication lag 7 s > 5 s".into()));
         assert_eq!(tripped(&c, None, &with(Some(3.0))), None);
         // No replica (no lag sampled): nothing to stop on.
@@ -387,7 +378,7 @@ mod tests {
     #[test]
     fn cpu_and_p90_bounds() {
         let mut f = fig(4, 100.0, 1.0);
-        f.cpu_busy_pct = Some(85.0);
+        f.observed.os = Some(crate::monitor::os::OsSample { idle: 15.0, ..Default::default() });
         f.p90 =
             vec![TypeP90::new("new_order", 4000.0, Some(5000.0)), TypeP90::new("stock_level", 12000.0, Some(20000.0))];
         assert_eq!(tripped(&parse("cpu>80").unwrap(), None, &f).unwrap().words, "CPU 85.0 % > 80 %");

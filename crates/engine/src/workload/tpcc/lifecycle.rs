@@ -86,7 +86,7 @@ impl Workload for TpccWorkload {
     }
     fn judge(&self, summary: &mut Summary, connections: u32) {
         if let Some(note) = super::mix_missed(summary, &self.mix, connections) {
-            summary.notes.push(note);
+            summary.observed.notes.push(note);
         }
     }
     fn kind(&self) -> &'static dyn Kind {
