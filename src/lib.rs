@@ -6,11 +6,11 @@
 //! `sizeup-model` (measurement types, statistics, verdicts, the capacity search,
 //! sizing, cost: pure) <- `sizeup-store` (the SQLite results store) and
 //! `sizeup-engine` (client, the one worker loop, workloads, targets, monitors,
-//! managed servers) <- this crate: `option_file`, `request` (options validated into a
-//! typed request), `study::spec` (study files), `plan`, `report`, `runner`, `cli`,
-//! `cmd` (one module per command family). The lower crates' modules are re-exported
-//! here at the paths they had (`crate::stats`, `crate::exec`, ...). README's
-//! "Architecture" says more.
+//! managed servers) <- `sizeup-report` (`request`: options validated into a typed
+//! request; `study::spec`: study files; `plan`; `report`) <- this crate: `option_file`,
+//! `runner`, `cli`, `cmd` (one module per command family). The lower crates' modules
+//! are re-exported here at the paths they had (`crate::stats`, `crate::exec`, ...).
+//! README's "Architecture" says more.
 
 pub mod cli;
 pub use sizeup_engine::client;
@@ -25,21 +25,21 @@ pub mod model {
 pub use sizeup_engine::monitor;
 pub mod option_file;
 pub use sizeup_engine::options;
-pub mod plan;
 pub use sizeup_engine::random;
-pub mod report;
-pub mod request;
 pub use sizeup_model::result;
+pub use sizeup_report::plan;
+pub use sizeup_report::report;
+pub use sizeup_report::request;
 pub mod runner;
 pub use sizeup_engine::server;
 pub use sizeup_engine::stdout;
-pub use sizeup_model::stats;
-pub use sizeup_store as store;
-pub mod study;
 pub use sizeup_engine::target;
 pub use sizeup_engine::timer;
 pub use sizeup_engine::user_file;
 pub use sizeup_engine::workload;
+pub use sizeup_model::stats;
+pub use sizeup_report::study;
+pub use sizeup_store as store;
 
 pub use error::{interrupted, Error, EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use sizeup_engine::{out, outln};

@@ -65,7 +65,7 @@ fn crate_sources() -> Vec<std::path::PathBuf> {
 #[test]
 fn top_level_modules_import_without_a_cycle() {
     let dirs = crate_sources();
-    assert!(dirs.len() >= 4, "the workspace has its crates: {dirs:?}");
+    assert!(dirs.len() >= 5, "the workspace has its crates: {dirs:?}");
     for src in dirs {
         modules_without_a_cycle(&src);
     }
@@ -146,6 +146,12 @@ fn the_crates_depend_downwards_only() {
     for banned in ["sizeup-store", "rusqlite"] {
         assert!(!engine.contains(banned), "sizeup-engine depends on {banned}: {engine:?}");
     }
+    // Requests and answers stand on all three, and on no command runner.
+    let report = dependencies_of("sizeup-report");
+    for needed in ["sizeup-model", "sizeup-store", "sizeup-engine"] {
+        assert!(report.contains(needed), "sizeup-report depends on {needed}: {report:?}");
+    }
+    assert!(!report.contains("sizeup"), "sizeup-report depends on the binary: {report:?}");
 }
 
 #[test]

@@ -1307,7 +1307,7 @@ mod shipped {
     /// Every file in studies/ parses and validates (its options included).
     #[test]
     fn shipped_study_files_are_valid() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("studies");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies");
         let mut n = 0;
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();

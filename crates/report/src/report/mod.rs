@@ -1039,7 +1039,7 @@ mod tests {
     fn client_cpu_of_earlier_releases_reads_as_process_wide() {
         // tests/fixtures/run.json was stored before client CPU had a scope.
         let doc: crate::result::RunDocument =
-            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
         let mut s = doc.summary.unwrap();
         assert_eq!(s.client_cpu_scope, crate::stats::CpuScope::Process);
         s.client_cpu_us_per_txn = Some(40.0);
@@ -1056,7 +1056,7 @@ mod tests {
     #[test]
     fn the_summary_shows_the_server_status_and_dashes_for_what_was_not_read() {
         let doc: crate::result::RunDocument =
-            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
         let mut s = doc.summary.unwrap();
         // No counters read (a run stored before they were): no rows, as before.
         s.observed.status = None;

@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn the_shipped_plan_file_is_valid() {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("studies/10-purchase-plan.toml");
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies/10-purchase-plan.toml");
         let spec = PlanSpec::from_toml(&std::fs::read_to_string(&p).unwrap(), "10").unwrap();
         assert_eq!((spec.target_tps, spec.budget_s), (5000.0, 600.0));
         assert!(spec.cost.is_some() && spec.power.model.is_some());
