@@ -9,7 +9,7 @@ pub fn run(cx: &Context, cmd: ClusterCommand) -> Result<i32, Error> {
     let home = cx.manager.home();
     match cmd {
         ClusterCommand::Start(a) => {
-            let spec = request::cluster_spec(&a).map_err(Error::Usage)?;
+            let spec = request::cluster_spec(&a).map_err(Error::from)?;
             let started = std::time::Instant::now();
             let cluster = Cluster::start(home, &spec)?;
             crate::out!("{}", report::cluster_table(&cluster, &cluster.status()));

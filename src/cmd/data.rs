@@ -9,14 +9,14 @@ use crate::workload::{self, Optional, Workload};
 use crate::{request, Error};
 
 fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Error> {
-    workload::build(name, options).map_err(Error::Usage)
+    workload::build(name, options).map_err(Error::from)
 }
 
 /// `sysbench`: started the sysbench way, sizeup's own closing line goes to stderr, so
 /// stdout carries what sysbench's does.
 pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
-    let statement_timeout = request::statement_timeout(a.statement_timeout).map_err(Error::Usage)?;
+    let statement_timeout = request::statement_timeout(a.statement_timeout).map_err(Error::from)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if a.threads == Some(0) {
         return Err(Error::Usage("--threads must be at least 1 (the connections that load)".into()));
@@ -65,7 +65,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     if !w.supports(Optional::Check) {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
     }
-    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
+    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::from)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let rt = runtime(1)?;
     // The same check of the data a run makes first, so a missing prepare says so.
@@ -109,7 +109,7 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     if a.script_command.is_none() && !w.supports(Optional::Prewarm) {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }
-    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::Usage)?;
+    let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::from)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if let Some(command) = &a.script_command {
         // sysbench's --threads default for a script's command.

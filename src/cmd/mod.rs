@@ -150,8 +150,8 @@ fn load_study(
     id: i64,
 ) -> Result<(crate::store::StudyRow, crate::study::spec::StudySpec, Vec<crate::study::figures::SeriesResult>), Error> {
     let row = store.load_study(id)?;
-    let spec = crate::study::spec::StudySpec::stored(&row).map_err(Error::Failed)?;
-    let series = crate::study::results_of(&spec, &row).map_err(Error::Failed)?;
+    let spec = crate::study::spec::StudySpec::stored(&row).map_err(Error::from)?;
+    let series = crate::study::results_of(&spec, &row).map_err(Error::from)?;
     Ok((row, spec, series))
 }
 

@@ -65,9 +65,9 @@ pub fn size(cx: &Context, a: &SizeArgs) -> Result<i32, Error> {
     };
     let objectives = match &a.latency {
         None => Vec::new(),
-        Some(l) => model::sizing::parse_level_objectives(l).map_err(Error::Usage)?,
+        Some(l) => model::sizing::parse_level_objectives(l).map_err(Error::from)?,
     };
-    let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
+    let given_cost = a.cost.as_deref().map(cost::CostInputs::parse).transpose().map_err(Error::from)?;
     if let Some(p) = a.memory_price.filter(|p| !(p.is_finite() && *p >= 0.0)) {
         return Err(Error::Usage(format!("--memory-price {p}: give a price per GiB, 0 or more")));
     }
@@ -251,7 +251,7 @@ impl Sizing<'_> {
             } else {
                 model::sizing::plans(s, a.target_tps, e, &self.objectives)
             }
-            .map_err(Error::Failed)?;
+            .map_err(Error::from)?;
             self.out += &report::sizing_text(
                 &format!("study {id}: {}", s.name),
                 &s.unit,
@@ -295,7 +295,7 @@ impl Sizing<'_> {
                 a.target_tps,
                 e,
             )
-            .map_err(Error::Failed)?;
+            .map_err(Error::from)?;
             self.out += &report::sizing_text(
                 &format!(
                     "study {id}: {name}, open-loop capacity at {goal} (sustained {lo}, failed at {})",
@@ -321,7 +321,7 @@ impl Sizing<'_> {
         }
         memories.retain(|(_, s, _)| !s.only_starved());
         for (id, s, cost) in &memories {
-            let plans = model::sizing::memory_plans(s, a.target_tps, &self.e).map_err(Error::Failed)?;
+            let plans = model::sizing::memory_plans(s, a.target_tps, &self.e).map_err(Error::from)?;
             if plans.is_empty() {
                 self.out += &format!(
                     "warning: study {id} ({}): no level with its pool known finished; nothing to size\n",

@@ -85,13 +85,13 @@ fn exit_code(answered: bool) -> i32 {
 pub fn read_file(file: &Path) -> Result<PlanSpec, Error> {
     let text = crate::user_file::read_to_string(file, crate::user_file::TEXT_LIMIT, "a plan file is a few KiB")
         .map_err(|e| Error::Usage(format!("cannot read plan file {}: {e}", file.display())))?;
-    PlanSpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)
+    PlanSpec::from_toml(&text, &file.display().to_string()).map_err(Error::from)
 }
 
 fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
     let target_tps = a.target_tps.expect("clap requires it without --resume, --show, --list or --file");
-    let budget_s = crate::plan::parse_budget(&a.budget).map_err(Error::Usage)?;
-    let cost = a.cost.as_deref().map(crate::cost::CostInputs::parse).transpose().map_err(Error::Usage)?;
+    let budget_s = crate::plan::parse_budget(&a.budget).map_err(Error::from)?;
+    let cost = a.cost.as_deref().map(crate::cost::CostInputs::parse).transpose().map_err(Error::from)?;
     let options = crate::options::RunOptions {
         target: a.target.clone(),
         workload: a.workload_args.clone(),
@@ -121,7 +121,7 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
         memory_price: a.memory_price,
         budget_s,
     };
-    spec.validate().map_err(Error::Usage)?;
+    spec.validate().map_err(Error::from)?;
     Ok(spec)
 }
 

@@ -9,7 +9,7 @@ use crate::{request, Error};
 
 /// `sysbench`: the command line was sysbench's, and so is the output.
 pub fn run(cx: &Context, a: &RunArgs, sysbench: bool) -> Result<i32, Error> {
-    let mut request = request::run_request(&a.workload, &a.options).map_err(Error::Usage)?;
+    let mut request = request::run_request(&a.workload, &a.options).map_err(Error::from)?;
     request.output.sysbench = sysbench;
     if a.options.load_method != crate::options::LoadMethod::Auto {
         // Shared with the studies' steps, which load missing tables themselves.

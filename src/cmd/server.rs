@@ -18,7 +18,7 @@ pub fn run(cx: &Context, cmd: ServerCommand) -> Result<i32, Error> {
             if let Some(p) = a.base_port {
                 crate::server::check_ports(p, a.instances).map_err(Error::Usage)?;
             }
-            let settings = request::server_settings(&a.server).map_err(Error::Usage)?;
+            let settings = request::server_settings(&a.server).map_err(Error::from)?;
             let status = manager.start_by_user(a.instances, &settings, a.base_port, a.datadir_root.as_deref())?;
             crate::out!("{}", report::server_table(&status));
             Ok(0)

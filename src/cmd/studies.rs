@@ -115,7 +115,7 @@ pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {
                 let plan = super::plan::read_file(&file)?;
                 return super::plan::run_spec(cx, &site(cx, None), &plan, None, None);
             }
-            let spec = StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::Usage)?;
+            let spec = StudySpec::from_toml(&text, &file.display().to_string()).map_err(Error::from)?;
             study::run(&site(cx, None), &spec, None)
         }
         StudyCommand::Resume { id } => {

@@ -45,8 +45,8 @@ impl<'a> Rate<'a> {
         let Section::Rate(rate) = spec.section.clone() else {
             return Err(Error::Usage("a rate study needs its [rate] section".into()));
         };
-        let objectives = rate.objectives().map_err(Error::Usage)?;
-        let given = spec.rates().map_err(Error::Usage)?;
+        let objectives = rate.objectives().map_err(Error::from)?;
+        let given = spec.rates().map_err(Error::from)?;
         Ok(Rate { grid: Grid::of(spec)?, site, store, id, rate, objectives, given, begun: None })
     }
 
@@ -139,7 +139,7 @@ impl StudyKind for Rate<'_> {
             .grid
             .spec
             .rate_request(&series.workload, level, connections, self.site.password.as_deref())
-            .map_err(Error::Usage)?;
+            .map_err(Error::from)?;
         Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, &observe::Progress(screen.show))?))
     }
 
@@ -150,7 +150,7 @@ impl StudyKind for Rate<'_> {
         let docs = &m.docs;
         let (mut f, uncounted) = figures::step_figures_or_whole(docs, spec.sample_interval, spec.steady_last)
             .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
-        let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::Failed)?;
+        let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::from)?;
         let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
         let verdict = match (f.observed.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
             // The host's leftovers are no verdict on the server.
@@ -204,7 +204,7 @@ fn probe(
     probe.step_time = spec.step_time.min(PROBE_SECONDS);
     probe.warmup = spec.warmup.min(2.0);
     probe.sample_interval = spec.sample_interval.min(probe.step_time / 4.0).max(0.1);
-    let req = probe.request(&series.workload, threads, site.password.as_deref()).map_err(Error::Usage)?;
+    let req = probe.request(&series.workload, threads, site.password.as_deref()).map_err(Error::from)?;
     bar.set_message(format!("{} · closed-loop probe at {threads} connections", series.name));
     let (doc, ended) = runner::measure(site.manager, site.results, req, &observe::Quiet)?;
     let docs = [doc];
@@ -218,7 +218,7 @@ fn probe(
         let why = docs[0].error.clone().unwrap_or_else(|| ended.status().to_string());
         return Err(Error::Failed(format!("the closed-loop probe: {why}")));
     }
-    let f = figures::step_figures(&docs, probe.sample_interval, 1.0).map_err(Error::Failed)?;
+    let f = figures::step_figures(&docs, probe.sample_interval, 1.0).map_err(Error::from)?;
     store.record_step(
         id,
         &StepRow {
@@ -244,7 +244,7 @@ fn probe(
 /// The most connections a level may open: the tool's limit and the server's, less 10
 /// for its other clients (and sizeup's own control connection).
 fn connection_cap(site: &Site, spec: &StudySpec, series: &Series) -> Result<u32, Error> {
-    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::from)?;
     let (max_connections, statements) = runner::server_limits(site.manager, &req)?;
     let per = req.workload.statements_per_connection().max(1) as u64;
     let by_statements = statements.map_or(u64::MAX, |s| s / per);

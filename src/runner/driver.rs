@@ -91,8 +91,8 @@ impl Grid {
     pub fn of(spec: &StudySpec) -> Result<Grid, Error> {
         Ok(Grid {
             spec: spec.clone(),
-            levels: spec.level_values().map_err(Error::Usage)?,
-            conditions: stop::parse(&spec.stop_when).map_err(Error::Usage)?,
+            levels: spec.level_values().map_err(Error::from)?,
+            conditions: stop::parse(&spec.stop_when).map_err(Error::from)?,
         })
     }
 
@@ -191,7 +191,7 @@ pub trait StudyKind {
     /// The study's stored result (an object) and its tables, from what the store holds.
     fn answer(&self, row: &StudyRow) -> Result<(serde_json::Value, String), Error> {
         let spec = &self.grid().spec;
-        let verdicts = crate::study::results_of(spec, row).map_err(Error::Failed)?;
+        let verdicts = crate::study::results_of(spec, row).map_err(Error::from)?;
         let text = report::study_text(spec, row, &verdicts);
         Ok((serde_json::json!({ "series": verdicts }), text))
     }

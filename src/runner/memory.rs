@@ -29,7 +29,7 @@ pub(super) const COLD_AND_DIRECT: [(&str, &str); 3] = [
 
 /// The managed settings of a level; None for a server sizeup does not manage.
 pub(super) fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Option<ServerSettings>, Error> {
-    let req = spec.memory_request(&spec.workloads[0], level, None).map_err(Error::Usage)?;
+    let req = spec.memory_request(&spec.workloads[0], level, None).map_err(Error::from)?;
     if spec.names_a_server() || runner::complete_target(req.target())?.names_a_server() {
         return Ok(None);
     }
@@ -45,7 +45,7 @@ pub(super) fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Opti
         }
     }
     let (base, _) = super::study::study_base(site.manager)?;
-    server.settings_on(base).map(Some).map_err(Error::Usage)
+    server.settings_on(base).map(Some).map_err(Error::from)
 }
 
 /// Every level's pool fits the host and its connections the level's server, checked
@@ -53,7 +53,7 @@ pub(super) fn settings(site: &Site, spec: &StudySpec, level: u32) -> Result<Opti
 /// (memory_checks_come_before_anything_runs: `--threads 9999` was refused after a restart).
 pub fn check_levels(site: &Site, spec: &StudySpec) -> Result<(), Error> {
     let threads = spec.memory_spec().threads();
-    for level in spec.level_values().map_err(Error::Usage)? {
+    for level in spec.level_values().map_err(Error::from)? {
         if let Some(s) = settings(site, spec, level)? {
             crate::server::check_memory(&s, 1, false).map_err(|e| Error::Usage(e.to_string()))?;
             runner::connection_limit(threads, s.max_connections)?;
@@ -77,11 +77,11 @@ impl<'a> Restore<'a> {
     /// The instance's settings now, for a study that restarts a managed instance; None
     /// for a server sizeup does not manage.
     pub fn capture(site: &Site<'a>, spec: &StudySpec) -> Result<Option<Restore<'a>>, Error> {
-        let Some(first) = spec.level_values().map_err(Error::Usage)?.first().copied() else { return Ok(None) };
+        let Some(first) = spec.level_values().map_err(Error::from)?.first().copied() else { return Ok(None) };
         if settings(site, spec, first)?.is_none() {
             return Ok(None);
         }
-        let req = spec.memory_request(&spec.workloads[0], first, None).map_err(Error::Usage)?;
+        let req = spec.memory_request(&spec.workloads[0], first, None).map_err(Error::from)?;
         let instance = req.target().instance;
         let running = site.manager.running(instance)?;
         let before = match (&running, site.manager.settings_of(instance)?) {
@@ -128,7 +128,7 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
     }
     let mut most = 0;
     for w in &spec.workloads {
-        let req = spec.memory_request(w, 0, site.password.as_deref()).map_err(Error::Usage)?;
+        let req = spec.memory_request(w, 0, site.password.as_deref()).map_err(Error::from)?;
         runner::ensure_prepared(site.manager, &req)?;
         let bytes = runner::data_and_pool(site.manager, &req)?.data;
         most = most.max(bytes.ok_or_else(|| {
@@ -146,7 +146,7 @@ pub fn resolve_levels(site: &Site, spec: &StudySpec) -> Result<StudySpec, Error>
     );
     let mut resolved = spec.clone();
     resolved.levels = Levels::List(pools);
-    resolved.validate().map_err(Error::Usage)?;
+    resolved.validate().map_err(Error::from)?;
     Ok(resolved)
 }
 
@@ -184,7 +184,7 @@ fn step(
 ) -> Result<Measured, Error> {
     let m = spec.memory_spec();
     let password = site.password.as_deref();
-    let req = spec.memory_request(&series.workload, level, password).map_err(Error::Usage)?;
+    let req = spec.memory_request(&series.workload, level, password).map_err(Error::from)?;
     let managed = settings(site, spec, level)?;
     // A restart every level, repeats too: each warms a cold pool the same way.
     let restart = |s: &ServerSettings| -> Result<(), Error> {
@@ -208,7 +208,7 @@ fn step(
     warm.warmup = 0.0;
     warm.step_time = m.max_warmup();
     warm.sample_interval = 1.0_f64.min(m.max_warmup() / 4.0).max(0.1);
-    let mut warm_req = warm.memory_request(&series.workload, level, password).map_err(Error::Usage)?;
+    let mut warm_req = warm.memory_request(&series.workload, level, password).map_err(Error::from)?;
     warm_req.spec.settle = Some(Settle::new(SETTLE_WINDOW_S, warm.sample_interval));
     let warming = |iv: &Interval| {
         let hit = iv.status.as_ref().and_then(|s| s.buffer_pool_hit_ratio);

@@ -167,7 +167,7 @@ fn place(
     // anything runs rather than found as gaps afterwards.
     spec.server_metrics = places[0].server_metrics.clone();
     if let Some(url) = &spec.server_metrics {
-        monitor::node::check_url(url).map_err(Error::Usage)?;
+        monitor::node::check_url(url).map_err(Error::from)?;
         let r = monitor::node::scrape(url, std::time::Duration::from_secs(5)).map_err(|e| {
             Error::Usage(format!("--server-metrics: {e}; start node_exporter there or leave the option out"))
         })?;
@@ -667,7 +667,7 @@ pub fn resolve_target(
 ) -> Result<(Target, Option<server::Instance>), Error> {
     let t = &complete_target(given)?;
     let database = t.database.clone().unwrap_or_else(|| default_db.to_string());
-    crate::request::check_database(Some(&database)).map_err(Error::Usage)?;
+    crate::request::check_database(Some(&database)).map_err(Error::from)?;
     if t.names_a_server() {
         let target = Target {
             host: t.host.clone().unwrap_or_else(|| "127.0.0.1".into()),
@@ -676,7 +676,7 @@ pub fn resolve_target(
             user: t.user.clone().unwrap_or_else(|| "root".into()),
             password: t.password.clone(),
             database,
-            tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::Usage)?,
+            tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::from)?,
         };
         // A server named by its socket or loopback port may be one of this state
         // directory's instances: then its CPU and data device are watched too.
@@ -724,7 +724,7 @@ pub fn resolve_target(
         user: t.user.clone().unwrap_or_else(|| instance.user().to_string()),
         password: t.password.clone(),
         database,
-        tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::Usage)?,
+        tls: crate::target::Tls::from_args(&t.tls_args()).map_err(Error::from)?,
     };
     Ok((target, Some(instance)))
 }

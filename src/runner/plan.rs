@@ -15,7 +15,7 @@ use std::time::Instant;
 
 /// Runs (or, with `resume`, continues) a plan. Returns its exit code and id.
 pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i64), Error> {
-    spec.validate().map_err(Error::Usage)?;
+    spec.validate().map_err(Error::from)?;
     Store::check_writable(site.results)?;
     let store = Store::open(site.results)?;
     let (id, mut state) = match resume {
@@ -124,7 +124,7 @@ fn run_stages(
             let row = store.load_study(sid)?;
             if row.status.cut_short() {
                 crate::outln!("{}: resuming study {sid}", stage.name());
-                let stored = StudySpec::stored(&row).map_err(Error::Failed)?;
+                let stored = StudySpec::stored(&row).map_err(Error::from)?;
                 let t0 = Instant::now();
                 let (r, _) = study::run_with_id(site, &stored, Some(sid));
                 add_seconds(state, stage, sid, t0, " and resumed");
@@ -205,10 +205,10 @@ fn mib(b: u64) -> f64 {
 /// buffer pool (the data loaded first when missing, as the sweep would).
 fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
     let probe = decide::probe_spec(spec);
-    probe.validate().map_err(Error::Usage)?;
+    probe.validate().map_err(Error::from)?;
     let series = crate::study::series_of(&probe);
     study::prepare_sweep(site, &probe, &series[0])?;
-    let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    let req = probe.request(&spec.workload, 1, site.password.as_deref()).map_err(Error::from)?;
     let managed = !probe.names_a_server() && !runner::complete_target(req.target())?.names_a_server();
     let found = runner::data_and_pool(site.manager, &req)?;
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
@@ -260,8 +260,8 @@ fn storage_words(dir: &std::path::Path) -> Option<String> {
 /// What a stored study found, in the planner's terms.
 pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
     let row = store.load_study(id)?;
-    let spec = StudySpec::stored(&row).map_err(Error::Failed)?;
-    let series = crate::study::results_of(&spec, &row).map_err(Error::Failed)?;
+    let spec = StudySpec::stored(&row).map_err(Error::from)?;
+    let series = crate::study::results_of(&spec, &row).map_err(Error::from)?;
     let mut f = Found {
         study: id,
         status: row.status,

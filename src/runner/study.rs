@@ -4,6 +4,7 @@
 //! would.
 
 use super::driver::{self, At, Begun, Grid, Measured, Screen, StudyKind};
+use crate::error::Invalid;
 use crate::exec::{Ended, StartLine};
 use crate::options::RunOptions;
 use crate::request::{self, RunRequest};
@@ -66,15 +67,15 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
             let kind = if c.kind == "galera" { ClusterKind::Galera } else { ClusterKind::Replicas };
             let ms = |v: &Option<String>| v.as_deref().map(crate::study::spec::parse_ms).transpose();
             let lab = (c.node_cpus.is_some() || c.link_delay.is_some() || c.link_jitter.is_some()).then(|| {
-                Ok::<_, String>(LabSpec {
+                Ok::<_, Invalid>(LabSpec {
                     node_cpus: c.node_cpus,
                     link_delay_ms: ms(&c.link_delay)?,
                     link_jitter_ms: ms(&c.link_jitter)?,
                     client_cpus: 1.0,
                 })
             });
-            let lab = lab.transpose().map_err(Error::Usage)?;
-            let settings = spec.server.settings().map_err(Error::Usage)?;
+            let lab = lab.transpose()?;
+            let settings = spec.server.settings().map_err(Error::from)?;
             let running = Cluster::load(home)?.filter(|k| {
                 k.kind == kind
                     && k.lab == lab
@@ -127,7 +128,7 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
             None => format!("{}:{}", n.host, n.port),
         })
         .collect();
-    resolved.validate().map_err(Error::Usage)?;
+    resolved.validate().map_err(Error::from)?;
     let again = ClusterSpec {
         kind: cluster.kind,
         nodes: cluster.nodes.len() as u32,
@@ -143,7 +144,7 @@ fn resolve_nodes(site: &Site, spec: &StudySpec) -> Result<(StudySpec, Option<Clu
 /// Round robin deals writes to every node; every-node runs the series' workload on each;
 /// split runs it on the replicas.
 fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error> {
-    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let most = spec.levels.resolve().map_err(Error::from)?.into_iter().max().unwrap_or(1);
     let how = match spec.scale.route {
         Route::RoundRobin => runner::ROUND_ROBIN_WRITES,
         Route::EveryNode => {
@@ -156,9 +157,9 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
         }
     };
     for series in series_of(spec) {
-        for (w, mut o) in group_options(spec, &series.workload, most).map_err(Error::Usage)? {
+        for (w, mut o) in group_options(spec, &series.workload, most)? {
             o.target.password = site.password.clone();
-            let req = request::run_request(&w, &o).map_err(Error::Usage)?;
+            let req = request::run_request(&w, &o).map_err(Error::from)?;
             let db = req.workload.kind().default_database();
             let targets: Vec<_> = req
                 .targets
@@ -174,7 +175,7 @@ fn refuse_writes_to_replicas(site: &Site, spec: &StudySpec) -> Result<(), Error>
 /// The lock of the server the study loads: this directory's managed instances, or the
 /// server its options name (by socket, else host and port), held until it ends.
 fn measurement_lock(site: &Site, spec: &StudySpec) -> Result<crate::server::Lock, Error> {
-    let req = spec.request(&spec.workloads[0], 1, None).map_err(Error::Usage)?;
+    let req = spec.request(&spec.workloads[0], 1, None).map_err(Error::from)?;
     let key = measurement_key(req.target())?;
     Ok(site.manager.measuring(&key, &format!("{} study '{}'", spec.kind().name(), spec.name))?)
 }
@@ -247,7 +248,7 @@ fn run_study(site: &Site, spec: &StudySpec, resume: Option<i64>, study: &mut Opt
     let spec = &named;
     spec.validate().map_err(|e| match &from {
         Some(n) => Error::Usage(format!("{e} ({} names a server; {})", n.by, n.instead)),
-        None => Error::Usage(e),
+        None => Error::from(e),
     })?;
     if let Some(n) = &from {
         crate::outln!("server: {} names it; the study runs on it as it is (no restart, no resize)", n.by);
@@ -322,7 +323,7 @@ impl StudyKind for Sweep<'_> {
 
     fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
         let req =
-            self.grid.spec.request(&series.workload, at.level, self.site.password.as_deref()).map_err(Error::Usage)?;
+            self.grid.spec.request(&series.workload, at.level, self.site.password.as_deref()).map_err(Error::from)?;
         Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, &observe::Progress(screen.show))?))
     }
 }
@@ -459,7 +460,7 @@ fn first_settings(site: &Site, spec: &StudySpec, levels: &[u32]) -> Result<Optio
         Kind::Sweep | Kind::Rate => {
             let series = series_of(spec);
             let Some(s) = series.first() else { return Ok(None) };
-            let req = spec.request(&s.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+            let req = spec.request(&s.workload, 1, site.password.as_deref()).map_err(Error::from)?;
             settings_for(site.manager, spec, s.config.as_ref(), req.target())
         }
     }
@@ -554,13 +555,13 @@ fn settings_for(
         None => spec.server.clone(),
     };
     let (base, _) = study_base(manager)?;
-    server.settings_on(base).map(Some).map_err(Error::Usage)
+    server.settings_on(base).map(Some).map_err(Error::from)
 }
 
 /// Loads a sweep's (or rate study's) data when missing, and checks the server's limits
 /// against the sweep's most connections.
 pub fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(), Error> {
-    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::Usage)?;
+    let req = spec.request(&series.workload, 1, site.password.as_deref()).map_err(Error::from)?;
     if let Some(settings) = settings_for(site.manager, spec, series.config.as_ref(), req.target())? {
         site.manager.start_with(req.target().instance + 1, &settings)?;
     }
@@ -570,10 +571,10 @@ pub fn prepare_sweep(site: &Site, spec: &StudySpec, series: &Series) -> Result<(
     }
     // The server's limits against the sweep's most connections, before the first level
     // (sweep_levels_beyond_limits: 1000,3000 failed at 3000 on max_connections).
-    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
-    let req = spec.request(&series.workload, most, site.password.as_deref()).map_err(Error::Usage)?;
+    let most = spec.levels.resolve().map_err(Error::from)?.into_iter().max().unwrap_or(1);
+    let req = spec.request(&series.workload, most, site.password.as_deref()).map_err(Error::from)?;
     runner::check_limits(site.manager, &req).map_err(|e| match e {
-        Error::Usage(m) => Error::Usage(format!("level {most}: {m}")),
+        e if e.is_usage() => Error::Usage(format!("level {most}: {e}")),
         other => other,
     })
 }
@@ -592,12 +593,14 @@ fn target_options(t: &str) -> Vec<(&'static str, serde_json::Value)> {
 }
 
 /// A size such as `4G` divided by `n`, in megabytes.
-pub fn divide_size(size: &str, n: u32) -> Result<String, String> {
+pub fn divide_size(size: &str, n: u32) -> Result<String, Invalid> {
     let bytes = crate::server::size_bytes(size.trim())
-        .ok_or_else(|| format!("'{size}' is not a size; write it like 512M or 2G"))?;
+        .ok_or_else(|| Invalid::Value(format!("'{size}' is not a size; write it like 512M or 2G")))?;
     let mb = bytes / n.max(1) as u64 / (1 << 20);
     if mb < 8 {
-        return Err(format!("{size} over {n} instances leaves under 8M each; give a larger buffer pool"));
+        return Err(Invalid::Value(format!(
+            "{size} over {n} instances leaves under 8M each; give a larger buffer pool"
+        )));
     }
     Ok(format!("{mb}M"))
 }
@@ -626,7 +629,7 @@ pub fn scale_out_groups(spec: &StudySpec, workload: &str, n: u32) -> Vec<(String
 
 /// The run options of each client group of an `n`-instance (or -node) step, with the
 /// workload each runs.
-pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(String, RunOptions)>, String> {
+pub fn group_options(spec: &StudySpec, workload: &str, n: u32) -> Result<Vec<(String, RunOptions)>, Invalid> {
     if spec.kind() == Kind::ScaleOut {
         return scale_out_groups(spec, workload, n)
             .into_iter()
@@ -670,7 +673,7 @@ fn check_scale_memory(site: &Site, spec: &StudySpec) -> Result<(), Error> {
     if spec.kind() != Kind::Scale || !spec.scale.targets.is_empty() {
         return Ok(());
     }
-    let most = spec.levels.resolve().map_err(Error::Usage)?.into_iter().max().unwrap_or(1);
+    let most = spec.levels.resolve().map_err(Error::from)?.into_iter().max().unwrap_or(1);
     let configs: Vec<Option<&Config>> =
         if spec.configs.is_empty() { vec![None] } else { spec.configs.iter().map(Some).collect() };
     for config in configs {
@@ -699,12 +702,12 @@ fn scale_settings(
     if let (false, Some(b)) = (spec.scale.split, own.clone().or(spec.scale.buffer_pool_per_instance.clone())) {
         server.buffer_pool = Some(b);
     } else if let (true, Some(total)) = (spec.scale.split, own.or(spec.scale.buffer_pool.clone())) {
-        server.buffer_pool = Some(divide_size(&total, n).map_err(Error::Usage)?);
+        server.buffer_pool = Some(divide_size(&total, n).map_err(Error::from)?);
     } else if let Some(b) = &spec.scale.buffer_pool_per_instance {
         server.buffer_pool = Some(b.clone());
     }
     let (base, _) = study_base(manager)?;
-    server.settings_on(base).map_err(Error::Usage)
+    server.settings_on(base).map_err(Error::from)
 }
 
 fn scale_step(
@@ -724,7 +727,7 @@ fn scale_step(
                 })
                 .collect()
         })
-        .map_err(Error::Usage)?;
+        .map_err(Error::from)?;
     if spec.kind() == Kind::ScaleOut {
         // One cluster: the data is loaded on node 0 once and reaches the others by
         // replication; nothing is written to the other nodes.
@@ -874,7 +877,7 @@ mod tests {
     fn sizes_divide_into_megabytes() {
         assert_eq!(divide_size("4G", 4).unwrap(), "1024M");
         assert_eq!(divide_size("1G", 3).unwrap(), "341M");
-        assert!(divide_size("16M", 4).unwrap_err().contains("under 8M"));
+        assert!(matches!(divide_size("16M", 4), Err(Invalid::Value(m)) if m.contains("under 8M")));
         assert!(divide_size("lots", 2).is_err());
     }
 
@@ -957,7 +960,7 @@ targets = ["10.0.0.1:3306", "10.0.0.2:3306", "10.0.0.3:3306"]
         assert_eq!(req.targets[1].port, Some(3306));
         // More levels than nodes, or no nodes at all, is refused before anything runs.
         let e = StudySpec::from_toml(&file.replace("1..3", "1..4"), "t").unwrap_err();
-        assert!(e.contains("only 3"), "{e}");
+        assert!(matches!(e.what(), Invalid::Value(m) if m.contains("only 3")), "{e}");
         // No nodes named: the running managed cluster is looked up when the study runs.
         assert!(StudySpec::from_toml(&file.replace("targets", "#"), "t").is_ok());
     }

@@ -11,6 +11,7 @@
 // option file's section and `p90[type]` an objective, not links.
 #![allow(rustdoc::broken_intra_doc_links)]
 
+use crate::error::Invalid;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -440,34 +441,34 @@ impl RunOptions {
     /// (`table-size`, `table_size`, `mysql-socket`, ...), values as TOML gives them
     /// (numbers, booleans or text, `on`/`off` for switches). The study-owned options
     /// and a password are refused.
-    pub fn from_map(map: &BTreeMap<String, Value>) -> Result<RunOptions, String> {
+    pub fn from_map(map: &BTreeMap<String, Value>) -> Result<RunOptions, Invalid> {
         let cmd = run_command();
         let mut doc = serde_json::to_value(RunOptions::default()).expect("serialisable");
         let fields = doc.as_object_mut().expect("an object");
         for (key, value) in map {
             let name = key.replace('_', "-");
             if name == "password" || name == "mysql-password" {
-                return Err("a password does not belong in a study: give it with MYSQL_PWD".into());
+                return Err(Invalid::Value("a password does not belong in a study: give it with MYSQL_PWD".into()));
             }
             let arg = cmd
                 .get_arguments()
                 .find(|a| a.get_long() == Some(name.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&name.as_str())))
-                .ok_or_else(|| format!("unknown option '{key}': options are `sizeup run` options, e.g. tables, table-size, warehouses, think-time"))?;
+                .ok_or_else(|| Invalid::Value(format!("unknown option '{key}': options are `sizeup run` options, e.g. tables, table-size, warehouses, think-time")))?;
             let long = arg.get_long().expect("options are long");
             if STUDY_OWNED.contains(&long) {
-                return Err(format!(
+                return Err(Invalid::Value(format!(
                     "option '{key}' is set by the study itself (levels, step_time, warmup, sample_interval)"
-                ));
+                )));
             }
-            let v = coerce(arg, value).map_err(|e| format!("option '{key}': {e}"))?;
+            let v = coerce(arg, value).map_err(|e| Invalid::Value(format!("option '{key}': {e}")))?;
             // serde's message names no field ("integer `-5`, expected u32"): try the
             // value alone over the defaults to say whose it is.
             let mut alone = serde_json::to_value(RunOptions::default()).expect("serialisable");
             alone.as_object_mut().expect("an object").insert(long.to_string(), v.clone());
-            serde_json::from_value::<RunOptions>(alone).map_err(|e| format!("option '{key}': {e}"))?;
+            serde_json::from_value::<RunOptions>(alone).map_err(|e| Invalid::Value(format!("option '{key}': {e}")))?;
             fields.insert(long.to_string(), v);
         }
-        serde_json::from_value(doc).map_err(|e| format!("options: {e}"))
+        serde_json::from_value(doc).map_err(|e| Invalid::Value(format!("options: {e}")))
     }
 
     /// The options that differ from the defaults, by `sizeup run` name: what a study
@@ -487,7 +488,7 @@ impl RunOptions {
 
 /// A study file's value in the type the option takes: text where the option takes
 /// text, on/off for switches, numbers written as text read as numbers.
-fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, String> {
+fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, Invalid> {
     use clap::builder::ValueParser;
     let ty = arg.get_value_parser().type_id();
     let switch = ty == ValueParser::bool().type_id();
@@ -499,33 +500,34 @@ fn coerce(arg: &clap::Arg, value: &Value) -> Result<Value, String> {
         Value::String(s) if switch => Value::Bool(parse_switch(s)?),
         Value::String(s) if !text => serde_json::from_str::<serde_json::Number>(s.trim())
             .map(Value::Number)
-            .map_err(|_| format!("'{s}' is not a number"))?,
+            .map_err(|_| Invalid::Value(format!("'{s}' is not a number")))?,
         other => other.clone(),
     })
 }
 
 /// A count (of transactions): a whole number, 0 or more.
-pub fn parse_count(s: &str) -> Result<u64, String> {
-    s.trim().parse::<u64>().map_err(|_| format!("'{s}' is not a count: give a whole number, 0 or more"))
+pub fn parse_count(s: &str) -> Result<u64, Invalid> {
+    s.trim().parse::<u64>().map_err(|_| Invalid::Value(format!("'{s}' is not a count: give a whole number, 0 or more")))
 }
 
 /// A count given on the command line (threads, connections): a whole number, 0 or more,
 /// said in those words rather than as the integer type's range
 /// (a_negative_count_is_said_plainly: `--threads -3` gave "-3 is not in 0..=4294967295").
-pub fn parse_count_u32(v: &str) -> Result<u32, String> {
+pub fn parse_count_u32(v: &str) -> Result<u32, Invalid> {
     match v.trim().parse::<i64>() {
-        Ok(n) if n < 0 => Err(format!("{n} is below 0: give a whole number, 0 or more")),
-        Ok(n) => u32::try_from(n).map_err(|_| format!("{n} is more than any server takes ({} at most)", u32::MAX)),
-        Err(_) => Err(format!("'{v}' is not a whole number")),
+        Ok(n) if n < 0 => Err(Invalid::Value(format!("{n} is below 0: give a whole number, 0 or more"))),
+        Ok(n) => u32::try_from(n)
+            .map_err(|_| Invalid::Value(format!("{n} is more than any server takes ({} at most)", u32::MAX))),
+        Err(_) => Err(Invalid::Value(format!("'{v}' is not a whole number"))),
     }
 }
 
 /// sysbench's boolean spellings.
-pub fn parse_switch(s: &str) -> Result<bool, String> {
+pub fn parse_switch(s: &str) -> Result<bool, Invalid> {
     match s.to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(format!("'{s}' is not on/off")),
+        _ => Err(Invalid::Value(format!("'{s}' is not on/off"))),
     }
 }
 
@@ -594,10 +596,13 @@ mod tests {
     /// a_negative_count_is_said_plainly: `--threads -3` named the integer type's range.
     #[test]
     fn a_negative_count_is_said_plainly() {
-        assert_eq!(parse_count_u32("-3").unwrap_err(), "-3 is below 0: give a whole number, 0 or more");
-        assert!(parse_count_u32("x").unwrap_err().contains("not a whole number"));
+        assert_eq!(
+            parse_count_u32("-3").unwrap_err(),
+            Invalid::Value("-3 is below 0: give a whole number, 0 or more".into())
+        );
+        assert!(matches!(parse_count_u32("x"), Err(Invalid::Value(m)) if m.contains("not a whole number")));
         assert_eq!(parse_count_u32("16").unwrap(), 16);
-        assert!(!parse_count_u32("5000000000").unwrap_err().contains("0..="));
+        assert!(matches!(parse_count_u32("5000000000"), Err(Invalid::Value(m)) if !m.contains("0..=")));
     }
 
     #[test]
@@ -642,14 +647,18 @@ mod tests {
         assert_eq!(o.target.socket, Some(PathBuf::from("/tmp/s")));
         assert_eq!(o.workload.tpcc.warehouses, Some(8));
         let e = |k: &str, v: Value| RunOptions::from_map(&[(k.to_string(), v)].into()).unwrap_err();
-        assert!(e("tabels", 1.into()).contains("unknown option 'tabels'"));
-        assert!(e("threads", 4.into()).contains("set by the study"));
-        assert!(e("password", "x".into()).contains("MYSQL_PWD"));
-        assert!(e("skip_trx", "maybe".into()).contains("on/off"));
-        assert!(e("tables", "many".into()).contains("not a number"));
+        assert!(matches!(&e("tabels", 1.into()), Invalid::Value(m) if m.contains("unknown option 'tabels'")));
+        assert!(matches!(&e("threads", 4.into()), Invalid::Value(m) if m.contains("set by the study")));
+        assert!(matches!(&e("password", "x".into()), Invalid::Value(m) if m.contains("MYSQL_PWD")));
+        assert!(matches!(&e("skip_trx", "maybe".into()), Invalid::Value(m) if m.contains("on/off")));
+        assert!(matches!(&e("tables", "many".into()), Invalid::Value(m) if m.contains("not a number")));
         // study_option_out_of_range_names_it: "options: invalid value: integer `-5`".
         let neg = e("table-size", (-5).into());
-        assert!(neg.starts_with("option 'table-size': ") && neg.contains("-5"), "{neg}");
+        assert!(
+            matches!(&neg, Invalid::Value(m) if m.starts_with("option 'table-size': "))
+                && matches!(&neg, Invalid::Value(m) if m.contains("-5")),
+            "{neg}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Pure: no I/O, and the generator is passed in, so tests can seed it. Zipfian is
 //! sysbench 1.1's addition (exponent 0.8 by default); 1.0.20 does not have it.
 
+use crate::error::Invalid;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
@@ -26,15 +27,19 @@ pub enum RandType {
 }
 
 impl std::str::FromStr for RandType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         Ok(match s {
             "uniform" => RandType::Uniform,
             "gaussian" => RandType::Gaussian,
             "special" => RandType::Special,
             "pareto" => RandType::Pareto,
             "zipfian" => RandType::Zipfian,
-            _ => return Err(format!("unknown --rand-type '{s}': use uniform, gaussian, special, pareto or zipfian")),
+            _ => {
+                return Err(Invalid::Value(format!(
+                    "unknown --rand-type '{s}': use uniform, gaussian, special, pareto or zipfian"
+                )))
+            }
         })
     }
 }

@@ -2,6 +2,7 @@
 //! the energy a configuration draws over its life, cooling included, divided by the
 //! throughput it delivers. Pure arithmetic.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 
 /// Hours in a year (365.25 days).
@@ -51,16 +52,22 @@ pub struct Tco {
 impl CostInputs {
     /// `server_capex=9000,devices=8,device_capex=250,power_price_kwh=0.15,cooling_factor=1.5,years=4`
     /// (the `[cost]` keys of a study file).
-    pub fn parse(s: &str) -> Result<CostInputs, String> {
+    pub fn parse(s: &str) -> Result<CostInputs, Invalid> {
         let mut map = serde_json::Map::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| format!("--cost '{part}': write key=value"))?;
+            let (k, v) =
+                part.split_once('=').ok_or_else(|| Invalid::Value(format!("--cost '{part}': write key=value")))?;
             let value = match v.trim().parse::<f64>() {
                 // A count of devices, not rounded or clamped into one
                 // (cost_devices_are_a_count: -5, 2.7 and 1e20 became 0, 2 and 4294967295).
                 Ok(_) if k.trim() == "devices" => match v.trim().parse::<u32>() {
                     Ok(n) => serde_json::json!(n),
-                    Err(_) => return Err(format!("--cost devices={}: a whole number of devices, 0 or more", v.trim())),
+                    Err(_) => {
+                        return Err(Invalid::Value(format!(
+                            "--cost devices={}: a whole number of devices, 0 or more",
+                            v.trim()
+                        )))
+                    }
                 },
                 Ok(n) => serde_json::json!(n),
                 Err(_) => serde_json::json!(v.trim()),
@@ -68,16 +75,20 @@ impl CostInputs {
             map.insert(k.trim().to_string(), value);
         }
         let c: CostInputs = serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| {
-            format!("--cost: {e}; keys are server_capex, devices, device_capex, power_price_kwh, cooling_factor, years, currency")
+            Invalid::Value(format!(
+                "--cost: {e}; keys are server_capex, devices, device_capex, power_price_kwh, cooling_factor, years, currency"
+            ))
         })?;
         c.validate()?;
         Ok(c)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let all = [self.server_capex, self.device_capex, self.power_price_kwh, self.cooling_factor, self.years];
         if all.iter().any(|v| !v.is_finite() || *v < 0.0) || self.cooling_factor < 1.0 || self.years <= 0.0 {
-            return Err("cost: amounts must be 0 or more, cooling_factor at least 1, years above 0".into());
+            return Err(Invalid::Value(
+                "cost: amounts must be 0 or more, cooling_factor at least 1, years above 0".into(),
+            ));
         }
         Ok(())
     }
@@ -128,8 +139,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed, c);
-        assert!(CostInputs::parse("server_capex=1,years=4").unwrap_err().contains("power_price_kwh"));
-        assert!(CostInputs::parse("capex=1").unwrap_err().contains("keys are"));
+        let missing = CostInputs::parse("server_capex=1,years=4").unwrap_err();
+        assert!(matches!(&missing, Invalid::Value(m) if m.contains("power_price_kwh")), "{missing}");
+        let unknown = CostInputs::parse("capex=1").unwrap_err();
+        assert!(matches!(&unknown, Invalid::Value(m) if m.contains("keys are")), "{unknown}");
     }
 
     /// cost_devices_are_a_count: `devices=-5`, `2.7` and `1e20` silently became 0, 2 and
@@ -139,7 +152,7 @@ mod tests {
         let base = "server_capex=1,power_price_kwh=0.1,years=4";
         for bad in ["-5", "2.7", "1e20"] {
             let e = CostInputs::parse(&format!("{base},devices={bad}")).unwrap_err();
-            assert!(e.contains(&format!("devices={bad}: a whole number")), "{e}");
+            assert!(matches!(&e, Invalid::Value(m) if m.contains(&format!("devices={bad}: a whole number"))), "{e}");
         }
         assert_eq!(CostInputs::parse(&format!("{base},devices=8")).unwrap().devices, 8);
     }

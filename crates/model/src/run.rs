@@ -1,6 +1,7 @@
 //! How a run was asked to run: the worker loop's parameters as results record them,
 //! which server errors are retried, and the warm-up that ends when the pool settles.
 
+use crate::error::Invalid;
 use crate::stats::Interval;
 use std::time::Duration;
 
@@ -141,15 +142,15 @@ impl Default for RetryOn {
 }
 
 impl std::str::FromStr for RetryOn {
-    type Err = String;
+    type Err = Invalid;
     /// `all`, `none`, or a comma-separated list of error codes.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, Invalid> {
         match s.trim() {
             "all" => Ok(RetryOn::All),
             "none" | "" => Ok(RetryOn::Codes(Vec::new())),
             list => list
                 .split(',')
-                .map(|c| c.trim().parse::<u16>().map_err(|_| format!("--mysql-ignore-errors: '{c}' is not an error code; give codes like 1213,1205, or all, or none")))
+                .map(|c| c.trim().parse::<u16>().map_err(|_| Invalid::Value(format!("--mysql-ignore-errors: '{c}' is not an error code; give codes like 1213,1205, or all, or none"))))
                 .collect::<Result<Vec<_>, _>>()
                 .map(RetryOn::Codes),
         }

@@ -2,17 +2,50 @@
 //! throughput, scale-up first against one instance per server, and which measured
 //! configurations meet a requirement. Pure arithmetic on study results.
 
+use crate::error::Invalid;
 use crate::study::capacity::Objective;
 use crate::study::figures::{efficiency_at, Efficiency, LevelResult, SeriesResult};
 use serde::{Deserialize, Serialize};
 
+impl From<NoPlan> for crate::error::Error {
+    fn from(e: NoPlan) -> Self {
+        match e {
+            NoPlan::Invalid(i) => i.into(),
+            other => crate::error::Error::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Why no plan: bad input, nothing measured to plan on, or a target adding servers
+/// cannot reach.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NoPlan {
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+    /// The study has no level a plan can rest on (none finished, none within its bound,
+    /// the level the plan needs not measured).
+    #[error("{0}")]
+    NotMeasured(String),
+    /// The levels measured all miss the objectives.
+    #[error("{0}")]
+    MissesObjectives(String),
+    /// At the measured scale-out efficiency, adding servers stops adding throughput.
+    #[error(
+        "at the measured scale-out efficiency the cluster stops gaining at {servers} server(s) ({best:.0} at most): \
+         {target:.0} cannot be reached by adding servers"
+    )]
+    StopsGaining { servers: u32, best: f64, target: f64 },
+    #[error("more than {MAX_SERVERS} servers would be needed")]
+    TooMany,
+}
+
 /// ceil(T / (P x E)): servers needed for target `t` when one server delivers `p` and
 /// adding servers keeps a fraction `e` of each one's throughput.
-pub fn servers_needed(t: f64, p: f64, e: f64) -> Result<u64, String> {
+pub fn servers_needed(t: f64, p: f64, e: f64) -> Result<u64, Invalid> {
     if !(t > 0.0 && p > 0.0 && e > 0.0 && e <= 1.0) {
-        return Err(format!(
+        return Err(Invalid::Value(format!(
             "servers needed: target {t}, per-server {p} and efficiency {e} must be above 0 (efficiency at most 1)"
-        ));
+        )));
     }
     Ok((t / (p * e) - 1e-9).ceil().max(1.0) as u64)
 }
@@ -62,12 +95,12 @@ impl ScaleOut {
     }
 
     /// The fewest servers whose N x P x e(N) reaches `t`, with e(N) and its source.
-    pub fn servers(&self, t: f64, p: f64) -> Result<(u64, f64, &'static str), String> {
+    pub fn servers(&self, t: f64, p: f64) -> Result<(u64, f64, &'static str), NoPlan> {
         if let ScaleOut::Given(e) | ScaleOut::Assumed(e) = self {
-            return servers_needed(t, p, *e).map(|n| (n, *e, self.at(1).1));
+            return Ok(servers_needed(t, p, *e).map(|n| (n, *e, self.at(1).1))?);
         }
         if !(t > 0.0 && p > 0.0) {
-            return Err(format!("servers needed: target {t} and per-server {p} must be above 0"));
+            return Err(Invalid::Value(format!("servers needed: target {t} and per-server {p} must be above 0")).into());
         }
         let mut best = 0.0;
         for n in 1..=MAX_SERVERS {
@@ -77,15 +110,11 @@ impl ScaleOut {
                 return Ok((n as u64, e, how));
             }
             if e <= 0.0 || (n > 1 && total <= best) {
-                return Err(format!(
-                    "at the measured scale-out efficiency the cluster stops gaining at {} server(s) \
-                     ({best:.0} at most): {t:.0} cannot be reached by adding servers",
-                    n - 1
-                ));
+                return Err(NoPlan::StopsGaining { servers: n - 1, best, target: t });
             }
             best = total;
         }
-        Err(format!("more than {MAX_SERVERS} servers would be needed"))
+        Err(NoPlan::TooMany)
     }
 }
 
@@ -151,7 +180,7 @@ fn plan_of(
     t: f64,
     e: &ScaleOut,
     weak: Vec<String>,
-) -> Result<Plan, String> {
+) -> Result<Plan, NoPlan> {
     let range = crate::study::saturation::range(l);
     let watts = l.observed.os.as_ref().and_then(|o| o.watts);
     plan_at(name, instances_per_server, l.throughput.mean, range, watts, t, e, weak)
@@ -169,7 +198,7 @@ pub fn plan_at(
     t: f64,
     e: &ScaleOut,
     weak: Vec<String>,
-) -> Result<Plan, String> {
+) -> Result<Plan, NoPlan> {
     let (servers, efficiency, how) = e.servers(t, per_server)?;
     let at = |p: f64| if p > 0.0 { e.servers(t, p).ok().map(|s| s.0) } else { None };
     Ok(Plan {
@@ -190,7 +219,7 @@ pub fn plan_at(
 /// `capacity --latency`, `study::capacity::parse_objectives`; a bare number is
 /// milliseconds, as `p95<50` always was). A level keeps its p95, its p99 and each
 /// transaction type's p90: an objective on another percentile could never be checked.
-pub fn parse_level_objectives(text: &str) -> Result<Vec<Objective>, String> {
+pub fn parse_level_objectives(text: &str) -> Result<Vec<Objective>, Invalid> {
     let with_units: Vec<String> = text
         .split(',')
         .map(|p| match p.split_once('<') {
@@ -201,11 +230,11 @@ pub fn parse_level_objectives(text: &str) -> Result<Vec<Objective>, String> {
     let objectives = crate::study::capacity::parse_objectives(&with_units.join(","))?;
     for o in &objectives {
         if level_ms(o, None).is_none() {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--latency {}: a study's levels keep p95, p99 and p90 per transaction type; bound one of those \
                  (e.g. p95<50ms, p99<20ms, p90[delivery]<5s)",
                 o.name()
-            ));
+            )));
         }
     }
     Ok(objectives)
@@ -248,14 +277,17 @@ pub fn best_instances(s: &SeriesResult, objectives: &[Objective]) -> Option<(u32
 
 /// Scale-up first (the best instance count per server) against one instance per
 /// server, for target `t` at efficiency `e`.
-pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, String> {
+pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, NoPlan> {
     let (n, ..) = best_instances(s, objectives).ok_or_else(|| match objectives.is_empty() {
-        false => format!("{}: no instance count meets {}", s.name, objectives_text(objectives)),
-        true if !s.levels.is_empty() => format!("{}: no level within the study's bound", s.name),
-        true => format!("{}: no finished level", s.name),
+        false => {
+            NoPlan::MissesObjectives(format!("{}: no instance count meets {}", s.name, objectives_text(objectives)))
+        }
+        true if !s.levels.is_empty() => NoPlan::NotMeasured(format!("{}: no level within the study's bound", s.name)),
+        true => NoPlan::NotMeasured(format!("{}: no finished level", s.name)),
     })?;
-    let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-instance level measured", s.name))?;
-    let best = s.capacity().find(|l| l.level == n).ok_or_else(|| format!("{}: level {n} not measured", s.name))?;
+    let measured = |n: u32, what: String| s.capacity().find(|l| l.level == n).ok_or(NoPlan::NotMeasured(what));
+    let one = measured(1, format!("{}: no 1-instance level measured", s.name))?;
+    let best = measured(n, format!("{}: level {n} not measured", s.name))?;
     let mut weak = weak_level(best, "instances");
     if n != 1 && crate::study::saturation::same(best, one) {
         weak.push(format!(
@@ -272,19 +304,27 @@ pub fn plans(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -
 
 /// One node per server, from a scale-out study alone: one node's throughput is what
 /// one server delivers.
-pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, String> {
-    let one = s.capacity().find(|l| l.level == 1).ok_or_else(|| format!("{}: no 1-node level measured", s.name))?;
+pub fn node_per_server(s: &SeriesResult, t: f64, e: &ScaleOut, objectives: &[Objective]) -> Result<Vec<Plan>, NoPlan> {
+    let one = s
+        .capacity()
+        .find(|l| l.level == 1)
+        .ok_or_else(|| NoPlan::NotMeasured(format!("{}: no 1-node level measured", s.name)))?;
     // One node's latency is what each server of the plan would give.
     if let Some(o) = objectives.iter().find(|o| !meets(std::slice::from_ref(o), one)) {
         let had = level_ms(o, Some(one)).map_or("no figure".into(), |ms| format!("{ms:.2} ms"));
-        return Err(format!("{}: one node's {} is {had}, over {}", s.name, o.name(), o.label()));
+        return Err(NoPlan::MissesObjectives(format!(
+            "{}: one node's {} is {had}, over {}",
+            s.name,
+            o.name(),
+            o.label()
+        )));
     }
     Ok(vec![plan_of("one node per server", 1, one, t, e, weak_level(one, "nodes"))?])
 }
 
 /// One instance per server at each level of a memory study (a buffer pool, or a data
 /// size), with the level's pool in bytes: what each pool asks of the servers.
-pub fn memory_plans(s: &SeriesResult, t: f64, e: &ScaleOut) -> Result<Vec<(Plan, u64)>, String> {
+pub fn memory_plans(s: &SeriesResult, t: f64, e: &ScaleOut) -> Result<Vec<(Plan, u64)>, NoPlan> {
     s.capacity()
         .filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?)))
         .map(|(l, pool)| {
@@ -305,7 +345,7 @@ pub fn rate_plan(
     watts: Option<f64>,
     t: f64,
     e: &ScaleOut,
-) -> Result<Plan, String> {
+) -> Result<Plan, NoPlan> {
     let (servers, efficiency, how) = e.servers(t, sustained)?;
     let fewest = failed.and_then(|f| e.servers(t, f).ok().map(|s| s.0));
     let mut weak = Vec::new();
@@ -403,9 +443,9 @@ mod tests {
         assert_eq!(bound("p95<0.05s")[0].below_ms, 50.0);
         assert_eq!(bound("p99<20ms,p90[delivery]<5s").len(), 2);
         let e = parse_level_objectives("p50<5ms").unwrap_err();
-        assert!(e.contains("p95, p99 and p90"), "{e}");
-        assert!(parse_level_objectives("p95>5").is_err());
-        assert!(parse_level_objectives("p95<50,p95<60").unwrap_err().contains("twice"));
+        assert!(matches!(&e, Invalid::Value(m) if m.contains("p95, p99 and p90")), "{e}");
+        assert!(matches!(parse_level_objectives("p95>5"), Err(Invalid::Entry { option: "--latency", .. })));
+        assert!(matches!(parse_level_objectives("p95<50,p95<60"), Err(Invalid::Twice(_))));
 
         let mut l = crate::study::figures::fixtures::bare_level(4, 1000.0);
         l.p95_ms = 10.0;
@@ -429,7 +469,7 @@ mod tests {
         assert_eq!(servers_needed(17_000.0, 2_231.0, 0.9).unwrap(), 9);
         // Exactly enough is enough.
         assert_eq!(servers_needed(1_000.0, 500.0, 1.0).unwrap(), 2);
-        assert!(servers_needed(1_000.0, 500.0, 1.5).unwrap_err().contains("at most 1"));
+        assert!(matches!(servers_needed(1_000.0, 500.0, 1.5), Err(Invalid::Value(m)) if m.contains("at most 1")));
         assert!(servers_needed(1_000.0, 0.0, 0.9).is_err());
     }
 
@@ -468,9 +508,8 @@ mod tests {
         // A p95 bound of 50 ms rules out 6 instances: 4 it is, and 4 servers still.
         let p = plans(&s, 17_000.0, &ScaleOut::Given(0.9), &bound("p95<50")).unwrap();
         assert_eq!((p[0].instances_per_server, p[0].servers), (4, 4));
-        assert!(plans(&s, 17_000.0, &ScaleOut::Given(0.9), &bound("p95<5"))
-            .unwrap_err()
-            .contains("no instance count meets"));
+        let missed = plans(&s, 17_000.0, &ScaleOut::Given(0.9), &bound("p95<5")).unwrap_err();
+        assert!(matches!(&missed, NoPlan::MissesObjectives(m) if m.contains("no instance count meets")), "{missed}");
     }
 
     /// noisy_peak_sized_as_certain: a peak at 7 instances with cv 44 % went straight
@@ -502,7 +541,8 @@ mod tests {
         assert_eq!(measured.servers(2_500.0, 1_000.0).unwrap(), (4, 0.7000000000000001, "extrapolated"));
         assert_eq!(measured.servers(2_400.0, 1_000.0).unwrap(), (3, 0.8, "measured"));
         // The trend stops adding throughput: N x e(N) peaks at 3,000 (N = 5 or 6).
-        assert!(measured.servers(10_000.0, 1_000.0).unwrap_err().contains("stops gaining"));
+        let stops = measured.servers(10_000.0, 1_000.0).unwrap_err();
+        assert!(matches!(stops, NoPlan::StopsGaining { best, .. } if (best - 3_000.0).abs() < 1.0), "{stops}");
         // Between measured counts: interpolated; past them with a USL fit: the fit.
         let gaps = ScaleOut::Measured { study: 7, points: vec![m(1, 1.0), m(4, 0.7)], fit: Some((0.1, 0.0)) };
         assert_eq!(gaps.at(2).1, "interpolated");
@@ -524,7 +564,8 @@ mod tests {
         assert_eq!((p[0].per_server, p[0].servers, p[0].efficiency_source.as_str()), (100.0, 3, "measured"));
         // size_latency_is_ignored_for_scale_out: the plan claimed "p95 <= 0.01 ms" that no
         // node met. (The helper's p95 is the third figure, 5 ms here.)
-        assert!(node_per_server(&s, 240.0, &e, &bound("p95<1")).unwrap_err().contains("over p95 <= 1.00 ms"));
+        let over = node_per_server(&s, 240.0, &e, &bound("p95<1")).unwrap_err();
+        assert!(matches!(&over, NoPlan::MissesObjectives(m) if m.contains("over p95 <= 1.00 ms")), "{over}");
         assert!(node_per_server(&s, 240.0, &e, &bound("p95<50")).is_ok());
     }
 

@@ -1,6 +1,7 @@
 //! How a run, a study's step, a study or a plan stands: one type, stored as the word
 //! (`completed`) every release has stored.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -64,9 +65,9 @@ impl std::fmt::Display for Status {
 }
 
 impl std::str::FromStr for Status {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Status, String> {
-        Status::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| format!("'{s}' is no status"))
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Status, Invalid> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| Invalid::Value(format!("'{s}' is no status")))
     }
 }
 

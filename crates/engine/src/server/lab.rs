@@ -19,6 +19,7 @@
 //! controller, no netem) is said in one line, recorded, and the node runs without it.
 //! It does not emulate memory bandwidth, disks or a real network's losses and switches.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,7 +154,7 @@ impl Placement {
 
 /// A duration as `--link-delay` takes it: `0.2ms`, `200us`, `1ms`, `0.001s`; a bare
 /// number is milliseconds. Returns milliseconds.
-pub fn parse_ms(flag: &str, s: &str) -> Result<f64, String> {
+pub fn parse_ms(flag: &str, s: &str) -> Result<f64, Invalid> {
     let t = s.trim();
     let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1.0)
@@ -169,10 +170,10 @@ pub fn parse_ms(flag: &str, s: &str) -> Result<f64, String> {
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("--{flag} '{s}' is not a duration; write it like 0.2ms or 200us"))?;
+        .ok_or_else(|| Invalid::Value(format!("--{flag} '{s}' is not a duration; write it like 0.2ms or 200us")))?;
     let ms = v * scale;
     if ms > 1000.0 {
-        return Err(format!("--{flag} {s}: at most 1 s (a lab link, not a satellite)"));
+        return Err(Invalid::Value(format!("--{flag} {s}: at most 1 s (a lab link, not a satellite)")));
     }
     Ok(ms)
 }
@@ -180,24 +181,24 @@ pub fn parse_ms(flag: &str, s: &str) -> Result<f64, String> {
 impl LabSpec {
     /// Checks the quota arithmetic: the nodes' quotas plus the client's need must fit
     /// the host's cores, or the nodes would not get what their quota promises.
-    pub fn check(&self, nodes: u32, host_cpus: f64) -> Result<(), String> {
+    pub fn check(&self, nodes: u32, host_cpus: f64) -> Result<(), Invalid> {
         if self.link_jitter_ms.is_some() && self.link_delay_ms.is_none() {
-            return Err("--link-jitter needs --link-delay (jitter varies a delay)".into());
+            return Err(Invalid::Value("--link-jitter needs --link-delay (jitter varies a delay)".into()));
         }
         let Some(c) = self.node_cpus else { return Ok(()) };
         if !(c.is_finite() && c >= 0.01) {
-            return Err(format!("--node-cpus {c}: at least 0.01 (a quota of 1 ms per 100 ms)"));
+            return Err(Invalid::Value(format!("--node-cpus {c}: at least 0.01 (a quota of 1 ms per 100 ms)")));
         }
         let need = c * nodes as f64 + self.client_cpus;
         if need > host_cpus + 1e-9 {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--node-cpus {} x {nodes} node(s) + {} core(s) for the client = {} cores, more than this host's {}: \
                  lower --node-cpus or the node count (or give the client's measured need with --client-cpus)",
                 trim_float(c),
                 trim_float(self.client_cpus),
                 trim_float(need),
                 trim_float(host_cpus)
-            ));
+            )));
         }
         Ok(())
     }
@@ -684,9 +685,9 @@ mod tests {
         assert!((parse_ms("link-delay", "200us").unwrap() - 0.2).abs() < 1e-12);
         assert_eq!(parse_ms("link-delay", "1").unwrap(), 1.0);
         assert_eq!(parse_ms("link-delay", "0.001s").unwrap(), 1.0);
-        assert!(parse_ms("link-delay", "fast").unwrap_err().contains("0.2ms"));
+        assert!(matches!(parse_ms("link-delay", "fast"), Err(Invalid::Value(m)) if m.contains("0.2ms")));
         assert!(parse_ms("link-delay", "-1ms").is_err());
-        assert!(parse_ms("link-delay", "5s").unwrap_err().contains("at most"));
+        assert!(matches!(parse_ms("link-delay", "5s"), Err(Invalid::Value(m)) if m.contains("at most")));
     }
 
     #[test]
@@ -694,10 +695,13 @@ mod tests {
         let spec = |c| LabSpec { node_cpus: Some(c), link_delay_ms: None, link_jitter_ms: None, client_cpus: 1.0 };
         assert!(spec(0.3).check(3, 2.0).is_ok());
         let e = spec(0.4).check(3, 2.0).unwrap_err();
-        assert!(e.contains("0.4 x 3 node(s) + 1 core(s) for the client = 2.2 cores, more than this host's 2"), "{e}");
-        assert!(spec(0.001).check(1, 2.0).unwrap_err().contains("at least 0.01"));
+        assert!(
+            matches!(&e, Invalid::Value(m) if m.contains("0.4 x 3 node(s) + 1 core(s) for the client = 2.2 cores, more than this host's 2")),
+            "{e}"
+        );
+        assert!(matches!(spec(0.001).check(1, 2.0), Err(Invalid::Value(m)) if m.contains("at least 0.01")));
         let jitter_alone = LabSpec { link_jitter_ms: Some(0.05), ..spec(0.1) };
-        assert!(jitter_alone.check(1, 2.0).unwrap_err().contains("needs --link-delay"));
+        assert!(matches!(jitter_alone.check(1, 2.0), Err(Invalid::Value(m)) if m.contains("needs --link-delay")));
     }
 
     #[test]

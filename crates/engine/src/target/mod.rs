@@ -5,6 +5,7 @@
 
 pub mod stall;
 
+use crate::error::Invalid;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use serde::Serialize;
@@ -54,7 +55,7 @@ impl SslMode {
     }
 
     /// An --ssl-mode value (any case).
-    pub fn parse(s: &str) -> Result<SslMode, String> {
+    pub fn parse(s: &str) -> Result<SslMode, Invalid> {
         Ok(match s.to_ascii_uppercase().replace('-', "_").as_str() {
             "DISABLED" => SslMode::Disabled,
             "PREFERRED" => SslMode::Preferred,
@@ -62,21 +63,23 @@ impl SslMode {
             "VERIFY_CA" => SslMode::VerifyCa,
             "VERIFY_IDENTITY" => SslMode::VerifyIdentity,
             _ => {
-                return Err(format!(
+                return Err(Invalid::Value(format!(
                     "--ssl-mode '{s}' is not one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY"
-                ))
+                )))
             }
         })
     }
 
     /// sysbench's --mysql-ssl: on/off (libmariadb builds: on means TLS without
     /// certificate checks, i.e. REQUIRED) or an --ssl-mode name (libmysqlclient builds).
-    pub fn parse_sysbench(s: &str) -> Result<SslMode, String> {
+    pub fn parse_sysbench(s: &str) -> Result<SslMode, Invalid> {
         match s.to_ascii_lowercase().as_str() {
             "on" | "yes" | "true" | "1" => Ok(SslMode::Required),
             "off" | "no" | "false" | "0" => Ok(SslMode::Disabled),
             _ => SslMode::parse(s).map_err(|_| {
-                format!("--mysql-ssl '{s}' is not on, off, or one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY")
+                Invalid::Value(format!(
+                    "--mysql-ssl '{s}' is not on, off, or one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY"
+                ))
             }),
         }
     }
@@ -133,16 +136,16 @@ struct Prepared {
 impl Tls {
     /// Checks the raw options and makes them one setting. Pure: files are read at the
     /// first connection. --ssl-ca without --ssl-mode means VERIFY_CA, as in the mysql client.
-    pub fn from_args(a: &TlsArgs) -> Result<Tls, String> {
+    pub fn from_args(a: &TlsArgs) -> Result<Tls, Invalid> {
         let mode = match (&a.ssl_mode, &a.mysql_ssl) {
             (Some(m), Some(s)) => {
                 let (m, s) = (SslMode::parse(m)?, SslMode::parse_sysbench(s)?);
                 if m != s {
-                    return Err(format!(
+                    return Err(Invalid::Value(format!(
                         "--ssl-mode={} and --mysql-ssl={} disagree: give one of them",
                         m.name(),
                         s.name()
-                    ));
+                    )));
                 }
                 Some(m)
             }
@@ -150,10 +153,10 @@ impl Tls {
             (None, Some(s)) => Some(SslMode::parse_sysbench(s)?),
             (None, None) => None,
         };
-        fn one(a: &Option<PathBuf>, b: &Option<PathBuf>, name: &str) -> Result<Option<PathBuf>, String> {
+        fn one(a: &Option<PathBuf>, b: &Option<PathBuf>, name: &str) -> Result<Option<PathBuf>, Invalid> {
             match (a, b) {
                 (Some(x), Some(y)) if x != y => {
-                    Err(format!("--ssl-{name} and --mysql-ssl-{name} name different files"))
+                    Err(Invalid::Value(format!("--ssl-{name} and --mysql-ssl-{name} name different files")))
                 }
                 _ => Ok(a.clone().or_else(|| b.clone())),
             }
@@ -163,13 +166,13 @@ impl Tls {
         let key = one(&a.ssl_key, &a.mysql_ssl_key, "key")?;
         let mode = mode.unwrap_or(if ca.is_some() { SslMode::VerifyCa } else { SslMode::Preferred });
         if matches!(mode, SslMode::VerifyCa | SslMode::VerifyIdentity) && ca.is_none() {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--ssl-mode={} needs --ssl-ca FILE (the certificate of the CA that signed the server's)",
                 mode.name()
-            ));
+            )));
         }
         if cert.is_some() != key.is_some() {
-            return Err("--ssl-cert and --ssl-key go together: give both or neither".into());
+            return Err(Invalid::Value("--ssl-cert and --ssl-key go together: give both or neither".into()));
         }
         Ok(Tls {
             mode,
@@ -955,13 +958,17 @@ mod tests {
     fn tls_options_are_checked_with_one_line_errors() {
         let e = |a: TlsArgs| Tls::from_args(&a).err().unwrap();
         let verify_ca = e(TlsArgs { ssl_mode: Some("VERIFY_CA".into()), ..args() });
-        assert!(verify_ca.contains("--ssl-ca"), "{verify_ca}");
-        assert!(e(TlsArgs { ssl_mode: Some("sometimes".into()), ..args() }).contains("DISABLED, PREFERRED"));
-        assert!(e(TlsArgs { ssl_cert: Some("c.pem".into()), ..args() }).contains("--ssl-key"));
+        assert!(matches!(&verify_ca, Invalid::Value(m) if m.contains("--ssl-ca")), "{verify_ca}");
+        assert!(
+            matches!(&e(TlsArgs { ssl_mode: Some("sometimes".into()), ..args() }), Invalid::Value(m) if m.contains("DISABLED, PREFERRED"))
+        );
+        assert!(
+            matches!(&e(TlsArgs { ssl_cert: Some("c.pem".into()), ..args() }), Invalid::Value(m) if m.contains("--ssl-key"))
+        );
         let both = e(TlsArgs { ssl_mode: Some("DISABLED".into()), mysql_ssl: Some("on".into()), ..args() });
-        assert!(both.contains("disagree"), "{both}");
+        assert!(matches!(&both, Invalid::Value(m) if m.contains("disagree")), "{both}");
         for e in [verify_ca, both] {
-            assert!(!e.contains('\n'));
+            assert!(matches!(&e, Invalid::Value(m) if !m.contains('\n')));
         }
     }
 

@@ -17,6 +17,7 @@ pub mod ownership;
 pub mod script;
 pub mod tpcc;
 
+use crate::error::Invalid;
 use crate::exec::{RunContext, RunResult, RunSpec};
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
@@ -35,10 +36,10 @@ pub use tpcc::check::Outcome as CheckOutcome;
 pub static KINDS: [&dyn Kind; 3] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT];
 
 /// The workload a name stands for, or a message listing the names there are.
-pub fn kind(name: &str) -> Result<&'static dyn Kind, String> {
+pub fn kind(name: &str) -> Result<&'static dyn Kind, Invalid> {
     KINDS.iter().copied().find(|k| k.accepts(name)).ok_or_else(|| {
         let names: Vec<&str> = KINDS.iter().flat_map(|k| k.names()).collect();
-        format!("unknown workload '{name}': use one of {}", names.join(", "))
+        Invalid::Value(format!("unknown workload '{name}': use one of {}", names.join(", ")))
     })
 }
 
@@ -49,7 +50,7 @@ pub fn kind_of_result(name: &str) -> &'static dyn Kind {
 }
 
 /// A workload with its options, ready for any step of its lifecycle.
-pub fn build(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+pub fn build(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Invalid> {
     kind(name)?.build(name, options)
 }
 
@@ -80,7 +81,7 @@ pub trait Kind: Sync {
     fn data_size(&self) -> Option<DataSize>;
     /// The transaction types a run of `name` reports (what `p90[type]` may name).
     fn transaction_types(&self, name: &str) -> Vec<String>;
-    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String>;
+    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Invalid>;
 }
 
 /// The run option that sizes a workload's data set.
@@ -240,7 +241,7 @@ pub trait Workload: Send + Sync {
     fn writes(&self) -> bool {
         true
     }
-    fn check_run(&self, _spec: &RunSpec) -> Result<(), String> {
+    fn check_run(&self, _spec: &RunSpec) -> Result<(), Invalid> {
         Ok(())
     }
     /// Checks the prepared data before a run and reads what the run needs of it (say,

@@ -9,6 +9,7 @@
 //! text; the engine's `Scraper` fetches on a thread of its own (a slow exporter never holds up
 //! the worker loop), and a scrape that fails is a gap, never 0.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -230,14 +231,14 @@ pub fn mean(samples: &[&NodeSample]) -> Option<NodeSample> {
 }
 
 /// Checks a `--server-metrics` URL before anything runs: plain http, a host, a path.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<(), Invalid> {
     let Some(rest) = url.strip_prefix("http://") else {
-        return Err(format!(
+        return Err(Invalid::Value(format!(
             "--server-metrics '{url}': give node_exporter's plain-HTTP address, e.g. http://db1:9100/metrics"
-        ));
+        )));
     };
     if rest.is_empty() || rest.starts_with('/') {
-        return Err(format!("--server-metrics '{url}' names no host: e.g. http://db1:9100/metrics"));
+        return Err(Invalid::Value(format!("--server-metrics '{url}' names no host: e.g. http://db1:9100/metrics")));
     }
     Ok(())
 }
@@ -310,7 +311,7 @@ node_network_transmit_bytes_total{device="eth0"} 2e+06
     #[test]
     fn a_server_metrics_url_is_checked() {
         assert!(check_url("http://127.0.0.1:9100/metrics").is_ok());
-        assert!(check_url("https://db1:9100/metrics").unwrap_err().contains("plain-HTTP"));
-        assert!(check_url("http://").unwrap_err().contains("names no host"));
+        assert!(matches!(check_url("https://db1:9100/metrics"), Err(Invalid::Value(m)) if m.contains("plain-HTTP")));
+        assert!(matches!(check_url("http://"), Err(Invalid::Value(m)) if m.contains("names no host")));
     }
 }

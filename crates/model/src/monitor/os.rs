@@ -6,6 +6,7 @@
 //! two of them into rates and shares. The parsers and the arithmetic are pure, so they
 //! are tested on captured text; only `Snapshot::take` reads files.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -130,22 +131,26 @@ impl Power {
 }
 
 /// `--power-model idle=W,max=W`.
-pub fn parse_power_model(s: &str) -> Result<Power, String> {
+pub fn parse_power_model(s: &str) -> Result<Power, Invalid> {
     let mut idle = None;
     let mut max = None;
     for part in s.split(',') {
-        let (k, v) = part.split_once('=').ok_or_else(|| format!("--power-model '{s}': write idle=W,max=W"))?;
-        let w: f64 =
-            v.trim().trim_end_matches('W').parse().map_err(|_| format!("--power-model: '{v}' is not watts"))?;
+        let (k, v) =
+            part.split_once('=').ok_or_else(|| Invalid::Value(format!("--power-model '{s}': write idle=W,max=W")))?;
+        let w: f64 = v
+            .trim()
+            .trim_end_matches('W')
+            .parse()
+            .map_err(|_| Invalid::Value(format!("--power-model: '{v}' is not watts")))?;
         match k.trim() {
             "idle" => idle = Some(w),
             "max" => max = Some(w),
-            other => return Err(format!("--power-model: unknown key '{other}'; write idle=W,max=W")),
+            other => return Err(Invalid::Value(format!("--power-model: unknown key '{other}'; write idle=W,max=W"))),
         }
     }
     match (idle, max) {
         (Some(i), Some(m)) if i >= 0.0 && m >= i => Ok(Power::Modelled { idle_w: i, max_w: m }),
-        _ => Err(format!("--power-model '{s}': give both idle=W and max=W with max >= idle >= 0")),
+        _ => Err(Invalid::Value(format!("--power-model '{s}': give both idle=W and max=W with max >= idle >= 0"))),
     }
 }
 
@@ -858,9 +863,9 @@ cpu0 408644 0 411817 448440 3270 0 754 118 0 0\n";
     fn power_model_parsing() {
         assert_eq!(parse_power_model("idle=60,max=180").unwrap(), Power::Modelled { idle_w: 60.0, max_w: 180.0 });
         assert_eq!(parse_power_model("max=180W, idle=60W").unwrap(), Power::Modelled { idle_w: 60.0, max_w: 180.0 });
-        assert!(parse_power_model("idle=60").unwrap_err().contains("both"));
-        assert!(parse_power_model("idle=200,max=100").is_err());
-        assert!(parse_power_model("low=1,max=2").unwrap_err().contains("unknown key"));
+        assert!(matches!(parse_power_model("idle=60"), Err(Invalid::Value(m)) if m.contains("both")));
+        assert!(matches!(parse_power_model("idle=200,max=100"), Err(Invalid::Value(_))));
+        assert!(matches!(parse_power_model("low=1,max=2"), Err(Invalid::Value(m)) if m.contains("unknown key")));
     }
 
     #[test]

@@ -640,14 +640,15 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
-pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, String> {
+pub fn decode_histogram(s: &str) -> Result<Histogram<u64>, crate::error::Unmeasured> {
+    use crate::error::Unmeasured::Histogram as Bad;
     use base64::Engine;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(s.trim())
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
+        .map_err(|e| Bad(format!("histogram is not base64: {e}")))?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut &bytes[..])
-        .map_err(|e| format!("histogram does not decode: {e:?}"))
+        .map_err(|e| Bad(format!("histogram does not decode: {e:?}")))
 }
 
 fn is_zero(n: &u64) -> bool {

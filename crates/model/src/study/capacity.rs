@@ -8,6 +8,7 @@
 //! Pure: objectives, a level's figures and verdict, the search for the next rate, and
 //! the answer. `runner::capacity` runs the levels.
 
+use crate::error::{Invalid, Unmeasured};
 use crate::result::RunDocument;
 use crate::stats;
 use serde::{Deserialize, Serialize};
@@ -39,10 +40,12 @@ impl Objective {
 }
 
 /// `p99<20ms,p90[delivery]<5s`: one or more objectives, all to be met.
-pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
+pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, Invalid> {
     let parts: Vec<&str> = s.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
     if parts.is_empty() {
-        return Err("--latency: give an objective, e.g. 'p99<20ms' (several: 'p99<20ms,p50<5ms')".into());
+        return Err(Invalid::Missing(
+            "--latency: give an objective, e.g. 'p99<20ms' (several: 'p99<20ms,p50<5ms')".into(),
+        ));
     }
     let objectives: Vec<Objective> = parts.into_iter().map(parse_one).collect::<Result<_, _>>()?;
     // One bound per objective: `p99<1ms` and `p99<2ms` together cannot both be meant
@@ -51,19 +54,23 @@ pub fn parse_objectives(s: &str) -> Result<Vec<Objective>, String> {
         objectives.iter().enumerate().find(|(i, o)| objectives[..*i].iter().any(|p| p.name() == o.name()))
     {
         let first = objectives[..i].iter().find(|p| p.name() == o.name()).expect("found");
-        return Err(format!(
+        return Err(Invalid::Twice(format!(
             "--latency names {} twice (<{}ms and <{}ms): give each objective once",
             o.name(),
             trim_number(first.below_ms),
             trim_number(o.below_ms)
-        ));
+        )));
     }
     Ok(objectives)
 }
 
-fn parse_one(p: &str) -> Result<Objective, String> {
-    let bad =
-        |why: &str| format!("--latency '{p}': {why}; write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s");
+fn parse_one(p: &str) -> Result<Objective, Invalid> {
+    let bad = |why: &str| Invalid::Entry {
+        option: "--latency",
+        entry: p.to_string(),
+        why: why.to_string(),
+        grammar: "write an objective as p99<20ms, p99.9<100ms or p90[delivery]<5s",
+    };
     let (head, bound) = p.split_once('<').ok_or_else(|| bad("the bound follows <"))?;
     let (percentile, only) = percentile_of(head).map_err(bad)?;
     let bound = bound.trim().trim_start_matches('=').trim();
@@ -97,14 +104,15 @@ pub fn percentile_of(head: &str) -> Result<(f64, Option<String>), &'static str> 
 
 /// Refuses an objective on a type no workload of the study reports: it could never be
 /// checked (as `stop::check_types` for stop conditions).
-pub fn check_types(objectives: &[Objective], types: &[String]) -> Result<(), String> {
+pub fn check_types(objectives: &[Objective], types: &[String]) -> Result<(), Invalid> {
     for o in objectives {
         if let Some(t) = o.only.as_ref().filter(|t| !types.contains(t)) {
-            return Err(format!(
-                "--latency {}: no workload here reports a transaction type '{t}' (it reports: {})",
-                o.name(),
-                types.join(", ")
-            ));
+            return Err(Invalid::UnknownType {
+                option: "--latency",
+                name: o.name(),
+                ty: t.clone(),
+                types: types.join(", "),
+            });
         }
     }
     Ok(())
@@ -381,8 +389,8 @@ pub fn verdict_with_steal(v: Verdict, steal_pct: Option<f64>) -> Verdict {
 
 /// A level's rate figures from its run: the objectives measured on the run's
 /// steady-state histograms (latency from the intended start), per type.
-pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -> Result<RateFigures, String> {
-    let summary = doc.summary.as_ref().ok_or("a run without a summary")?;
+pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -> Result<RateFigures, Unmeasured> {
+    let summary = doc.summary.as_ref().ok_or(Unmeasured::NoSummary)?;
     let mut types = Vec::new();
     let mut histograms = Vec::new();
     for t in &summary.types {
@@ -801,7 +809,7 @@ mod tests {
     #[test]
     fn an_objective_given_twice() {
         let e = parse_objectives("p99<1ms,p99<2ms").unwrap_err();
-        assert_eq!(e, "--latency names p99 twice (<1ms and <2ms): give each objective once");
+        assert_eq!(e, Invalid::Twice("--latency names p99 twice (<1ms and <2ms): give each objective once".into()));
         assert_eq!(parse_objectives("p99<1ms,p50<500us").unwrap().len(), 2);
         assert!(parse_objectives("p90[delivery]<5s,p90<1s").is_ok());
     }
@@ -815,12 +823,15 @@ mod tests {
         assert_eq!(o[1].label(), "p99.9[delivery] <= 5.00 s");
         for bad in ["", "99<20ms", "p99>20ms", "p100<1ms", "p99<20", "p99[]<1ms", "p99<0ms", "pX<1ms"] {
             let e = parse_objectives(bad).unwrap_err();
-            assert!(e.starts_with("--latency"), "{bad}: {e}");
+            assert!(matches!(e, Invalid::Entry { option: "--latency", .. } | Invalid::Missing(_)), "{bad}: {e}");
+            assert!(e.to_string().starts_with("--latency"), "{bad}: {e}");
         }
         let types = vec!["new_order".to_string(), "delivery".to_string()];
         assert!(check_types(&o, &types).is_ok());
         let e = check_types(&obj("p90[nosuch]<1s"), &types).unwrap_err();
-        assert!(e.contains("'nosuch'") && e.contains("new_order, delivery"), "{e}");
+        assert!(
+            matches!(&e, Invalid::UnknownType { ty, types, .. } if ty == "nosuch" && types == "new_order, delivery")
+        );
     }
 
     #[test]

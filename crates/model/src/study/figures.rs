@@ -5,6 +5,7 @@
 
 use super::steady::{spread, steady, Sample, Spread, Steady};
 use super::stop::{self, Condition};
+use crate::error::Unmeasured;
 use crate::monitor::os::{self, OsSample};
 use crate::monitor::status::{self as server_status, StatusSample};
 use crate::result::RunDocument;
@@ -90,7 +91,7 @@ fn servers_cores(each: &[(String, f64)]) -> Option<f64> {
 }
 
 /// The figures of one step from its runs' documents.
-pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, String> {
+pub fn step_figures(docs: &[RunDocument], interval: f64, steady_last: f64) -> Result<StepFigures, Unmeasured> {
     figures_of(docs, interval, steady_last, false).map(|(f, _)| f)
 }
 
@@ -102,7 +103,7 @@ pub fn step_figures_or_whole(
     docs: &[RunDocument],
     interval: f64,
     steady_last: f64,
-) -> Result<(StepFigures, Option<String>), String> {
+) -> Result<(StepFigures, Option<String>), Unmeasured> {
     figures_of(docs, interval, steady_last, true)
 }
 
@@ -111,8 +112,8 @@ fn figures_of(
     interval: f64,
     steady_last: f64,
     whole_ok: bool,
-) -> Result<(StepFigures, Option<String>), String> {
-    let first = docs.first().ok_or("a step without runs")?;
+) -> Result<(StepFigures, Option<String>), Unmeasured> {
+    let first = docs.first().ok_or(Unmeasured::NoRuns)?;
     let unit = first.config.unit().label().to_string();
     // Total throughput per interval: the groups started together, so interval k of
     // each covers the same span.
@@ -141,13 +142,13 @@ fn figures_of(
                 super::steady::Steady { median: tps, mean: tps, min: tps, max: tps, cv: 0.0, samples: 0, n_eff: None };
             (whole, Some(uncounted()))
         }
-        None => return Err(uncounted()),
+        None => return Err(Unmeasured::NotCounted(uncounted())),
     };
     let mut instances = Vec::new();
     let mut types: Vec<(String, hdrhistogram::Histogram<u64>)> = Vec::new();
     let mut tps = 0.0;
     for d in docs {
-        let summary = d.summary.as_ref().ok_or("a run without a summary")?;
+        let summary = d.summary.as_ref().ok_or(Unmeasured::NoSummary)?;
         tps += summary.tps;
         let own: Vec<Sample> = d
             .intervals
@@ -185,7 +186,9 @@ fn figures_of(
                 None => continue,
             };
             match types.iter_mut().find(|(n, _)| n == &t.name) {
-                Some((_, all)) => all.add(&h).map_err(|e| format!("merging histograms: {e:?}"))?,
+                Some((_, all)) => {
+                    all.add(&h).map_err(|e| Unmeasured::Histogram(format!("merging histograms: {e:?}")))?
+                }
                 None => types.push((t.name.clone(), h)),
             }
         }
@@ -195,7 +198,7 @@ fn figures_of(
     };
     let mut all = stats::new_histogram();
     for (_, h) in &types {
-        all.add(h).map_err(|e| format!("merging histograms: {e:?}"))?;
+        all.add(h).map_err(|e| Unmeasured::Histogram(format!("merging histograms: {e:?}")))?;
     }
     let p90 = types.iter().map(|(name, h)| stats::TypeP90::new(name, LatencyMs::of(h).p90, limits(name))).collect();
     let mut os = first.summary.as_ref().and_then(|s| s.observed.os.clone());

@@ -1,6 +1,7 @@
 //! Load levels of a sweep: `1,2,4,8` (a list), `32..256+32` (start, maximum, step) or
 //! `1..128x2` (start, maximum, factor).
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 
 /// Levels as a TOML array or as text (`1,2,4`, `32..256+32`, `1..128x2`).
@@ -12,13 +13,13 @@ pub enum Levels {
 }
 
 impl Levels {
-    pub fn resolve(&self) -> Result<Vec<u32>, String> {
+    pub fn resolve(&self) -> Result<Vec<u32>, Invalid> {
         match self {
             // A list is checked as the same list written out (a level twice, too many).
             Levels::List(v) if !v.is_empty() && !v.contains(&0) => {
                 parse(&v.iter().map(u32::to_string).collect::<Vec<_>>().join(","))
             }
-            Levels::List(_) => Err("levels must be a non-empty list of numbers, 1 or more".into()),
+            Levels::List(_) => Err(Invalid::Value("levels must be a non-empty list of numbers, 1 or more".into())),
             Levels::Text(s) => parse(s),
         }
     }
@@ -27,16 +28,20 @@ impl Levels {
 /// The most levels one study runs.
 const MOST: usize = 1000;
 
-fn too_many(s: &str, count: u64) -> String {
+fn too_many(s: &str, count: u64) -> Invalid {
     let shown: String = s.chars().take(40).collect();
     let more = if shown.len() < s.len() { "..." } else { "" };
-    format!("'{shown}{more}' names {count} levels; at most {MOST}: use a larger step or factor")
+    Invalid::Value(format!("'{shown}{more}' names {count} levels; at most {MOST}: use a larger step or factor"))
 }
 
 /// The levels a `--threads`/`--users`/`--instances` value names, ascending as given.
-pub fn parse(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse(s: &str) -> Result<Vec<u32>, Invalid> {
     let s = s.trim();
-    let bad = || format!("'{s}' is not a list of levels: write 1,2,4,8 or 32..256+32 (step) or 1..128x2 (factor)");
+    let bad = || {
+        Invalid::Value(format!(
+            "'{s}' is not a list of levels: write 1,2,4,8 or 32..256+32 (step) or 1..128x2 (factor)"
+        ))
+    };
     let levels: Vec<u32> = if let Some((from, rest)) = s.split_once("..") {
         let from: u32 = from.trim().parse().map_err(|_| bad())?;
         let (max, op, by) = if let Some((m, b)) = rest.split_once('+') {
@@ -49,7 +54,9 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
         let max: u32 = max.trim().parse().map_err(|_| bad())?;
         let by: u32 = by.trim().parse().map_err(|_| bad())?;
         if from == 0 || max < from || (op == '+' && by == 0) || (op == 'x' && by < 2) {
-            return Err(format!("'{s}': the range must start at 1 or more, end at or above its start, and grow"));
+            return Err(Invalid::Value(format!(
+                "'{s}': the range must start at 1 or more, end at or above its start, and grow"
+            )));
         }
         // Counted before it is written out: `1..4000000000` is refused, not allocated
         // (level_ranges_counted_before_expanded).
@@ -80,26 +87,26 @@ pub fn parse(s: &str) -> Result<Vec<u32>, String> {
         s.split(',').map(|p| p.trim().parse::<u32>().map_err(|_| bad())).collect::<Result<_, _>>()?
     };
     if levels.is_empty() || levels.contains(&0) {
-        return Err(format!("'{s}': levels must be 1 or more"));
+        return Err(Invalid::Value(format!("'{s}': levels must be 1 or more")));
     }
     // Steps are stored and shown by level: a level twice would run twice and show one
     // figure for both (steps_sharing_a_level_collide).
     let mut seen = std::collections::HashSet::with_capacity(levels.len());
     if let Some(twice) = levels.iter().find(|l| !seen.insert(**l)) {
-        return Err(format!("'{s}' names level {twice} twice: give each level once"));
+        return Err(Invalid::Twice(format!("'{s}' names level {twice} twice: give each level once")));
     }
     Ok(levels)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{parse, Invalid};
 
     /// steps_sharing_a_level_collide: `levels = [2, 1, 2]` ran three steps and showed the
     /// first level 2's figure twice, as the peak.
     #[test]
     fn steps_sharing_a_level_collide() {
-        assert!(parse("2,1,2").unwrap_err().contains("names level 2 twice"));
+        assert!(matches!(parse("2,1,2"), Err(Invalid::Twice(m)) if m.contains("names level 2 twice")));
         assert_eq!(parse("2,1").unwrap(), [2, 1]);
     }
 
@@ -115,11 +122,11 @@ mod tests {
 
     #[test]
     fn bad_levels_say_how_to_write_them() {
-        assert!(parse("1,two").unwrap_err().contains("32..256+32"));
-        assert!(parse("0,1").unwrap_err().contains("1 or more"));
-        assert!(parse("8..4+1").unwrap_err().contains("grow"));
-        assert!(parse("1..8x1").unwrap_err().contains("grow"));
-        assert!(parse("1..100000+1").unwrap_err().contains("at most"));
+        assert!(matches!(parse("1,two"), Err(Invalid::Value(m)) if m.contains("32..256+32")));
+        assert!(matches!(parse("0,1"), Err(Invalid::Value(m)) if m.contains("1 or more")));
+        assert!(matches!(parse("8..4+1"), Err(Invalid::Value(m)) if m.contains("grow")));
+        assert!(matches!(parse("1..8x1"), Err(Invalid::Value(m)) if m.contains("grow")));
+        assert!(matches!(parse("1..100000+1"), Err(Invalid::Value(m)) if m.contains("at most")));
     }
 
     /// level_ranges_counted_before_expanded: `--threads 1..3000000` ran for 20 s and more
@@ -127,12 +134,12 @@ mod tests {
     #[test]
     fn level_ranges_counted_before_expanded() {
         let e = parse("1..4000000000").unwrap_err();
-        assert!(e.contains("names 4000000000 levels; at most 1000"), "{e}");
-        assert!(parse("1..3000000").unwrap_err().contains("names 3000000 levels"));
-        assert!(parse("100..100000000+1").unwrap_err().contains("names 99999901 levels"));
+        assert!(matches!(&e, Invalid::Value(m) if m.contains("names 4000000000 levels; at most 1000")), "{e}");
+        assert!(matches!(parse("1..3000000"), Err(Invalid::Value(m)) if m.contains("names 3000000 levels")));
+        assert!(matches!(parse("100..100000000+1"), Err(Invalid::Value(m)) if m.contains("names 99999901 levels")));
         assert_eq!(parse("1..4000000000x2").unwrap().len(), 32);
         let list = (1..=1001).map(|l| l.to_string()).collect::<Vec<_>>().join(",");
-        assert!(parse(&list).unwrap_err().contains("names 1001 levels"));
+        assert!(matches!(parse(&list), Err(Invalid::Value(m)) if m.contains("names 1001 levels")));
         let list = (1..=1000).map(|l| l.to_string()).collect::<Vec<_>>().join(",");
         assert_eq!(parse(&list).unwrap().len(), 1000);
     }

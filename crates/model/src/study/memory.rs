@@ -15,6 +15,7 @@
 use super::figures::LevelResult;
 use super::levels::Levels;
 use super::saturation::{self, Change, Measured};
+use crate::error::Invalid;
 use crate::monitor::os::OsSample;
 use crate::monitor::status::StatusSample;
 use serde::{Deserialize, Serialize};
@@ -37,25 +38,25 @@ pub enum Vary {
 }
 
 impl std::str::FromStr for Vary {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Vary, String> {
+    type Err = Invalid;
+    fn from_str(s: &str) -> Result<Vary, Invalid> {
         match s {
             "pool" => Ok(Vary::Pool),
             "data" => Ok(Vary::Data),
-            _ => Err(format!("'{s}': vary pool or data")),
+            _ => Err(Invalid::Value(format!("'{s}': vary pool or data"))),
         }
     }
 }
 
 /// Pool levels in MiB, in the order given: sizes (`128M,64M,1G`), a list of MiB
 /// (`[128, 64]`), or none for `auto` (found from the data's size when the study runs).
-pub fn parse_pools(levels: &Levels) -> Result<Vec<u32>, String> {
+pub fn parse_pools(levels: &Levels) -> Result<Vec<u32>, Invalid> {
     let mib: Vec<u32> = match levels {
         Levels::Text(t) if t.trim() == "auto" => return Ok(Vec::new()),
         Levels::Text(t) => t
             .split(',')
             .map(|p| {
-                let bad = || format!("pool '{}': give sizes like 128M,64M,32M (or auto)", p.trim());
+                let bad = || Invalid::Value(format!("pool '{}': give sizes like 128M,64M,32M (or auto)", p.trim()));
                 let bytes = crate::size_bytes(p.trim()).ok_or_else(bad)?;
                 if !p.trim().ends_with(|c: char| c.is_ascii_alphabetic()) || bytes % (1 << 20) != 0 {
                     return Err(bad());
@@ -66,13 +67,13 @@ pub fn parse_pools(levels: &Levels) -> Result<Vec<u32>, String> {
         Levels::List(v) => v.clone(),
     };
     if mib.is_empty() || mib.contains(&0) {
-        return Err("pools: give sizes like 128M,64M,32M (or auto)".into());
+        return Err(Invalid::Value("pools: give sizes like 128M,64M,32M (or auto)".into()));
     }
     if let Some(twice) = mib.iter().enumerate().find(|(i, l)| mib[..*i].contains(l)).map(|(_, l)| l) {
-        return Err(format!("pools name {twice} MiB twice: give each pool once"));
+        return Err(Invalid::Twice(format!("pools name {twice} MiB twice: give each pool once")));
     }
     if mib.len() > 20 {
-        return Err(format!("{} pools: at most 20", mib.len()));
+        return Err(Invalid::Value(format!("{} pools: at most 20", mib.len())));
     }
     Ok(mib)
 }
@@ -565,9 +566,13 @@ mod tests {
         assert_eq!(parse_pools(&Levels::Text("128M,64M,1G".into())).unwrap(), [128, 64, 1024]);
         assert_eq!(parse_pools(&Levels::Text("auto".into())).unwrap(), Vec::<u32>::new());
         assert_eq!(parse_pools(&Levels::List(vec![32, 16])).unwrap(), [32, 16]);
-        assert!(parse_pools(&Levels::Text("128,64".into())).unwrap_err().contains("128M,64M"));
-        assert!(parse_pools(&Levels::Text("64M,64M".into())).unwrap_err().contains("twice"));
-        assert!(parse_pools(&Levels::Text("lots".into())).unwrap_err().contains("sizes like"));
+        assert!(
+            matches!(parse_pools(&Levels::Text("128,64".into())), Err(Invalid::Value(m)) if m.contains("128M,64M"))
+        );
+        assert!(matches!(parse_pools(&Levels::Text("64M,64M".into())), Err(Invalid::Twice(m)) if m.contains("twice")));
+        assert!(
+            matches!(parse_pools(&Levels::Text("lots".into())), Err(Invalid::Value(m)) if m.contains("sizes like"))
+        );
     }
 
     #[test]

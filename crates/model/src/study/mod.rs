@@ -12,7 +12,8 @@ pub mod steady;
 pub mod stop;
 
 /// "0.2ms", "1 ms", "0.001s" in milliseconds.
-pub fn parse_ms(v: &str) -> Result<f64, String> {
+pub fn parse_ms(v: &str) -> Result<f64, crate::error::Invalid> {
+    let bad = || crate::error::Invalid::Time { given: v.to_string() };
     let t = v.trim();
     // Microseconds too: a point select's objective is in them (time_units_include_microseconds).
     let micro = t.strip_suffix("us").or_else(|| t.strip_suffix("µs"));
@@ -20,12 +21,7 @@ pub fn parse_ms(v: &str) -> Result<f64, String> {
         (Some(n), _, _) => (n, 0.001),
         (None, Some(n), _) => (n, 1.0),
         (None, None, Some(n)) => (n, 1000.0),
-        _ => return Err(format!("'{v}': give a time with its unit, e.g. 0.2ms or 200us")),
+        _ => return Err(bad()),
     };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| *x >= 0.0 && x.is_finite())
-        .map(|x| x * scale)
-        .ok_or_else(|| format!("'{v}': give a time with its unit, e.g. 0.2ms"))
+    num.trim().parse::<f64>().ok().filter(|x| *x >= 0.0 && x.is_finite()).map(|x| x * scale).ok_or_else(bad)
 }

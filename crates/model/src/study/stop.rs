@@ -18,6 +18,7 @@
 //! The saturation level is the last level that met none of the conditions.
 
 use super::figures::LevelResult;
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,15 +49,16 @@ pub enum Condition {
 const KINK_MIN_RISE: f64 = 0.10;
 
 /// `cpu>80,p90>5s,plateau<5%,kink>3`.
-pub fn parse(s: &str) -> Result<Vec<Condition>, String> {
+pub fn parse(s: &str) -> Result<Vec<Condition>, Invalid> {
     s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(parse_one).collect()
 }
 
-fn parse_one(p: &str) -> Result<Condition, String> {
-    let bad = |why: &str| {
-        format!(
-            "--stop-when '{p}': {why}; conditions are cpu>80, p90>5s (or p90>spec, p90[type]>20s), plateau<5%, kink>3, lag>5s"
-        )
+fn parse_one(p: &str) -> Result<Condition, Invalid> {
+    let bad = |why: &str| Invalid::Entry {
+        option: "--stop-when",
+        entry: p.to_string(),
+        why: why.to_string(),
+        grammar: "conditions are cpu>80, p90>5s (or p90>spec, p90[type]>20s), plateau<5%, kink>3, lag>5s",
     };
     let number = |v: &str| v.trim().trim_end_matches('%').trim().parse::<f64>().map_err(|_| bad("not a number"));
     if let Some(v) = p.strip_prefix("cpu>") {
@@ -107,14 +109,16 @@ fn parse_one(p: &str) -> Result<Condition, String> {
 
 /// Refuses a `p90[type]` whose type no workload of the study reports: it would never
 /// be checked (unknown_transaction_type_in_stop_condition).
-pub fn check_types(conditions: &[Condition], types: &[String]) -> Result<(), String> {
+pub fn check_types(conditions: &[Condition], types: &[String]) -> Result<(), Invalid> {
     for c in conditions {
         if let Condition::P90 { only: Some(t), .. } = c {
             if !types.contains(t) {
-                return Err(format!(
-                    "--stop-when p90[{t}]: no workload here reports a transaction type '{t}'; its types are {}",
-                    types.join(", ")
-                ));
+                return Err(Invalid::UnknownType {
+                    option: "--stop-when",
+                    name: format!("p90[{t}]"),
+                    ty: t.clone(),
+                    types: types.join(", "),
+                });
             }
         }
     }
@@ -290,7 +294,8 @@ mod tests {
     fn unknown_transaction_type_in_stop_condition() {
         let types = ["new_order".to_string(), "delivery".to_string()];
         let e = check_types(&parse("p90[nosuchtype]>1ms").unwrap(), &types).unwrap_err();
-        assert!(e.contains("'nosuchtype'") && e.contains("new_order, delivery"), "{e}");
+        assert!(matches!(&e, Invalid::UnknownType { option: "--stop-when", ty, .. } if ty == "nosuchtype"), "{e}");
+        assert!(e.to_string().contains("its types are new_order, delivery"), "{e}");
         assert!(check_types(&parse("cpu>80,p90[delivery]>5s,p90>1s").unwrap(), &types).is_ok());
     }
 
@@ -298,7 +303,7 @@ mod tests {
     fn replication_lag_stops_a_level() {
         assert_eq!(parse("lag>5s").unwrap(), vec![Condition::Lag { above_s: 5.0 }]);
         assert_eq!(parse("lag>500ms").unwrap(), vec![Condition::Lag { above_s: 0.5 }]);
-        assert!(parse("lag>5").unwrap_err().contains("unit"));
+        assert!(matches!(parse("lag>5"), Err(Invalid::Entry { why, .. }) if why.contains("unit")));
         let c = parse("lag>5s").unwrap();
         let with = |lag| {
             let mut f = fig(2, 100.0, 1.0);
@@ -326,12 +331,12 @@ mod tests {
                 Condition::P90 { above_ms: Some(250.0), only: None },
             ]
         );
-        assert!(parse("p90>5").unwrap_err().contains("unit"));
+        assert!(matches!(parse("p90>5"), Err(Invalid::Entry { why, .. }) if why.contains("unit")));
         // time_units_include_microseconds: `p90>1us` had no unit to be written in.
         assert_eq!(parse("p90>800us").unwrap(), vec![Condition::P90 { above_ms: Some(0.8), only: None }]);
         assert_eq!(parse("p90>2µs").unwrap(), vec![Condition::P90 { above_ms: Some(0.002), only: None }]);
         assert!(parse("cpu>180").is_err());
-        assert!(parse("memory>1").unwrap_err().contains("unknown condition"));
+        assert!(matches!(parse("memory>1"), Err(Invalid::Entry { why, .. }) if why == "unknown condition"));
         assert_eq!(parse("").unwrap(), vec![]);
     }
 

@@ -20,6 +20,7 @@ pub mod decide;
 pub mod purchase;
 
 use crate::cost::CostInputs;
+use crate::error::Invalid;
 use crate::study::capacity::{RateFigures, Verdict};
 use crate::study::figures::SeriesResult;
 use crate::study::spec::PowerSpec;
@@ -122,8 +123,8 @@ fn default_budget() -> Value {
 }
 
 /// "30m", "90s", "1h", "1h30m" or plain seconds, in seconds.
-pub fn parse_budget(s: &str) -> Result<f64, String> {
-    let bad = || format!("--budget '{s}': give a time such as 10m, 90s or 1h30m");
+pub fn parse_budget(s: &str) -> Result<f64, Invalid> {
+    let bad = || Invalid::Value(format!("--budget '{s}': give a time such as 10m, 90s or 1h30m"));
     let t = s.trim();
     if let Ok(v) = t.parse::<f64>() {
         return Some(v).filter(|v| v.is_finite() && *v > 0.0).ok_or_else(bad);
@@ -162,26 +163,27 @@ impl PlanSpec {
     }
 
     /// A plan file's spec (`kind = "plan"`); errors name the file.
-    pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, String> {
+    pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, Invalid> {
         // A study file is no plan, whatever else it holds (a_file_of_another_kind_is_no_plan:
         // `kind = "sweep"` ran a whole plan).
-        let table: toml::Table = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| Invalid::Value(format!("{origin}: {}", e.message())))?;
         match table.get("kind").and_then(|k| k.as_str()) {
             Some("plan") => {}
             Some(other) => {
-                return Err(format!(
+                return Err(Invalid::Value(format!(
                     "{origin} is a {other} study file, not a plan (kind = \"plan\"): run it with `sizeup study run {origin}`"
-                ))
+                )))
             }
-            None => return Err(format!("{origin}: a plan file says kind = \"plan\"")),
+            None => return Err(Invalid::Value(format!("{origin}: a plan file says kind = \"plan\""))),
         }
-        let f: PlanFile = toml::from_str(text).map_err(|e| format!("{origin}: {}", e.message()))?;
+        let f: PlanFile = toml::from_str(text).map_err(|e| Invalid::Value(format!("{origin}: {}", e.message())))?;
         let budget_s = match &f.budget {
             Value::String(s) => parse_budget(s),
             Value::Number(n) => parse_budget(&n.to_string()),
-            _ => Err("budget: give a time such as \"10m\"".into()),
+            _ => Err(Invalid::Value("budget: give a time such as \"10m\"".into())),
         }
-        .map_err(|e| format!("{origin}: {e}"))?;
+        .map_err(|e| Invalid::Value(format!("{origin}: {e}")))?;
         let _ = f.description;
         let spec = PlanSpec {
             name: f.name.unwrap_or_else(|| format!("plan {} {}", f.workload, f.target_tps)),
@@ -197,35 +199,37 @@ impl PlanSpec {
             memory_price: f.memory_price,
             budget_s,
         };
-        spec.validate().map_err(|e| format!("{origin}: {e}"))?;
+        spec.validate().map_err(|e| Invalid::Value(format!("{origin}: {e}")))?;
         Ok(spec)
     }
 
     /// Everything checkable before a server is touched; each message says what to give.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         if !(self.target_tps.is_finite() && self.target_tps > 0.0) {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--target-tps {}: give the throughput to provide, above 0 (e.g. 5000)",
                 self.target_tps
-            ));
+            )));
         }
         if let Some(l) = &self.latency {
             crate::study::capacity::parse_objectives(l)?;
         }
         if self.budget_s.is_nan() || self.budget_s < MIN_BUDGET_S {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--budget {:.0}s: a plan needs at least {:.0} s (a sweep of short levels); give --budget 10m or more",
                 self.budget_s, MIN_BUDGET_S
-            ));
+            )));
         }
         if let Some(e) = self.efficiency.filter(|e| !(*e > 0.0 && *e <= 1.0)) {
-            return Err(format!("--efficiency {e}: give a number above 0 and at most 1"));
+            return Err(Invalid::Value(format!("--efficiency {e}: give a number above 0 and at most 1")));
         }
         if self.efficiency.is_some() && self.cluster != ClusterChoice::None {
-            return Err("--efficiency and --cluster: give one (the cluster measures the efficiency)".into());
+            return Err(Invalid::Value(
+                "--efficiency and --cluster: give one (the cluster measures the efficiency)".into(),
+            ));
         }
         if let Some(p) = self.memory_price.filter(|p| !(p.is_finite() && *p >= 0.0)) {
-            return Err(format!("--memory-price {p}: give a price per GiB, 0 or more"));
+            return Err(Invalid::Value(format!("--memory-price {p}: give a price per GiB, 0 or more")));
         }
         if let Some(c) = &self.cost {
             c.validate()?;
@@ -481,7 +485,12 @@ mod tests {
         ];
         for (s, says) in bad {
             let e = s.validate().unwrap_err();
-            assert!(e.contains(says), "{e}");
+            let said = match &e {
+                Invalid::Value(m) => m.contains(says),
+                Invalid::Entry { option, why, .. } => *option == "--latency" && why.contains("bound"),
+                _ => false,
+            };
+            assert!(said, "{e}");
         }
     }
 
@@ -514,12 +523,15 @@ years = 4
         assert_eq!(p.cost.unwrap().server_capex, 9000.0);
         assert_eq!(p.workload, "oltp_read_write");
         let e = PlanSpec::from_toml("kind = \"sweep\"\ntarget_tps = 5\nbudget = \"1m\"", "s.toml").unwrap_err();
-        assert!(e.starts_with("s.toml is a sweep study file, not a plan"), "a_file_of_another_kind_is_no_plan: {e}");
+        assert!(
+            matches!(&e, Invalid::Value(m) if m.starts_with("s.toml is a sweep study file, not a plan")),
+            "a_file_of_another_kind_is_no_plan: {e}"
+        );
         let e = PlanSpec::from_toml("kind = \"sweep\"\nlevels = \"1,2\"\nworkloads = [\"x\"]", "s.toml").unwrap_err();
-        assert!(e.contains("not a plan"), "{e}");
+        assert!(matches!(&e, Invalid::Value(m) if m.contains("not a plan")), "{e}");
         let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nbudget = \"1m\"", "g.toml").unwrap_err();
-        assert!(e.starts_with("g.toml: --budget 60s"), "{e}");
+        assert!(matches!(&e, Invalid::Value(m) if m.starts_with("g.toml: --budget 60s")), "{e}");
         let e = PlanSpec::from_toml("kind = \"plan\"\ntarget_tps = 5\nlevels = 3", "h.toml").unwrap_err();
-        assert!(e.contains("levels"), "{e}");
+        assert!(matches!(&e, Invalid::Value(m) if m.contains("levels")), "{e}");
     }
 }

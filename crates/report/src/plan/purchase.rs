@@ -7,7 +7,7 @@
 //! or stalled level never has a figure, an over-bound one is left out by `capacity()`.
 
 use super::{Findings, PlanSpec, StageRecord, DEFAULT_EFFICIENCY};
-use crate::model::sizing::{self, Plan, ScaleOut};
+use crate::model::sizing::{self, NoPlan, Plan, ScaleOut};
 use crate::store::Status;
 use crate::study::capacity;
 use crate::study::figures::LevelResult;
@@ -142,7 +142,7 @@ pub fn purchase(
     found: &Findings,
     stages: &[StageRecord],
     pool_bytes: Option<u64>,
-) -> Result<Purchase, String> {
+) -> Result<Purchase, NoPlan> {
     let t = plan.target_tps;
     let mut caveats = Vec::new();
     for r in stages.iter().filter(|r| r.for_time) {
@@ -176,17 +176,17 @@ pub fn purchase(
     fn finished(f: &Option<super::Found>) -> Option<&super::Found> {
         f.as_ref().filter(|f| f.completed())
     }
-    let sweep_found = found.sweep.as_ref().ok_or("the plan has no sweep")?;
+    let sweep_found = found.sweep.as_ref().ok_or(NoPlan::NotMeasured("the plan has no sweep".into()))?;
     if let Some(why) = unfinished(sweep_found) {
-        return Err(format!(
+        return Err(NoPlan::NotMeasured(format!(
             "the connection sweep (study {}) {why}: a plan is not priced from a study that did not finish; run the \
              plan again (on a quiet host, with the server healthy)",
             sweep_found.study
-        ));
+        )));
     }
-    let sweep = sweep_found.first().ok_or("the sweep stored no series")?;
+    let sweep = sweep_found.first().ok_or(NoPlan::NotMeasured("the sweep stored no series".into()))?;
     let peak = super::decide::peak(sweep).ok_or_else(|| {
-        if sweep.only_starved() {
+        NoPlan::NotMeasured(if sweep.only_starved() {
             format!(
                 "the connection sweep (study {}) has {}",
                 sweep_found.study,
@@ -197,7 +197,7 @@ pub fn purchase(
                 "the sweep (study {}) finished no level within its bounds: there is nothing to size from",
                 sweep_found.study
             )
-        }
+        })
     })?;
     let unit = sweep.unit.clone();
     let (efficiency, efficiency_words) = efficiency(plan, found, &mut caveats);
@@ -252,18 +252,18 @@ pub fn purchase(
                     .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
                     .collect();
                 if !unjudged.is_empty() {
-                    return Err(format!(
+                    return Err(NoPlan::NotMeasured(format!(
                         "{goal} was not measured below {lowest} tps, which broke it (study {}): {}; a lower rate \
                          may meet it: measure again on a quiet host, or with a longer --budget",
                         c.study,
                         unjudged.join("; ")
-                    ));
+                    )));
                 }
-                return Err(format!(
+                return Err(NoPlan::NotMeasured(format!(
                     "no rate met {goal} (study {}; the lowest tried, {lowest} tps, broke it): a server like this one \
                      cannot meet the objective at the rates tried, so no number of them plans for it",
                     c.study
-                ));
+                )));
             }
             (None, None) => {}
         }
@@ -300,10 +300,10 @@ pub fn purchase(
                     (None, Some(r)) => format!("the capacity search was skipped ({})", r.why),
                     (None, None) => "the capacity search did not run".into(),
                 };
-                return Err(format!(
+                return Err(NoPlan::NotMeasured(format!(
                     "{goal} was not measured: {why}; a plan at an objective is not priced from the closed-loop \
                      peak: give a longer --budget (or a quiet host), or leave out --latency to size at the peak"
-                ));
+                )));
             }
             (
                 peak.verdict.best_value,
@@ -396,7 +396,7 @@ struct FromOne<'a> {
 
 /// More instances per server, from the scale-up's gain over one instance; None (and a
 /// caveat) when the gain is inside the noise.
-fn more_instances(f: &super::Found, from: &FromOne, caveats: &mut Vec<String>) -> Result<Option<Candidate>, String> {
+fn more_instances(f: &super::Found, from: &FromOne, caveats: &mut Vec<String>) -> Result<Option<Candidate>, NoPlan> {
     if let Some(s) = f.first() {
         if let (Some((k, ..)), Some(one)) = (sizing::best_instances(s, &[]), s.capacity().find(|l| l.level == 1)) {
             let best = s.capacity().find(|l| l.level == k).expect("best_instances names a level");
@@ -445,7 +445,7 @@ fn other_pools(
     pool_bytes: Option<u64>,
     candidates: &mut Vec<Candidate>,
     caveats: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), NoPlan> {
     if let Some(s) = f.first() {
         let pools: Vec<(&LevelResult, u64)> =
             s.capacity().filter_map(|l| Some((l, l.memory.as_ref()?.pool_bytes?))).collect();
@@ -675,12 +675,23 @@ mod tests {
         let stolen = |p: f64| Verdict::Stolen { steal_pct: p };
         f.capacity = Some(rates(2, &[(896, missed()), (448, stolen(13.0)), (448, stolen(23.0))]));
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.starts_with("p99<50ms was not measured below 896 tps, which broke it (study 2): 448 tps: hypervisor took 13 % (steal)"), "{e}");
-        assert!(e.contains("measure again on a quiet host") && !e.contains("cannot meet"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.starts_with("p99<50ms was not measured below 896 tps, which broke it (study 2): 448 tps: hypervisor took 13 % (steal)")),
+            "{e}"
+        );
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.contains("measure again on a quiet host"))
+                && matches!(&e, NoPlan::NotMeasured(m) if !m.contains("cannot meet")),
+            "{e}"
+        );
         // Levels only too short or starved: no rate judged, said so.
         f.capacity = Some(rates(2, &[(448, stolen(13.0)), (448, stolen(23.0))]));
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.contains("judged no rate") && e.contains("448 tps: hypervisor took 23 %"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.contains("judged no rate"))
+                && matches!(&e, NoPlan::NotMeasured(m) if m.contains("448 tps: hypervisor took 23 %")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -688,7 +699,11 @@ mod tests {
         let mut f = cpu_bound();
         f.capacity = Some(rates(2, &[(900, missed()), (450, missed())]));
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.contains("no rate met p99<50ms") && e.contains("450 tps"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.contains("no rate met p99<50ms"))
+                && matches!(&e, NoPlan::NotMeasured(m) if m.contains("450 tps")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -762,16 +777,22 @@ mod tests {
         f.sweep.as_mut().unwrap().status = crate::store::Status::Failed;
         f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.contains("the connection sweep (study 1) failed (the server stalled): a plan is not priced"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.contains("the connection sweep (study 1) failed (the server stalled): a plan is not priced")),
+            "{e}"
+        );
         // An objective asked for and not measured (left out for time, or its study failed).
         let e = purchase(&plan(), &cpu_bound(), std::slice::from_ref(&left), None).unwrap_err();
-        assert!(e.starts_with("p99<50ms was not measured: the capacity search was skipped (left out for time"), "{e}");
-        assert!(e.contains("leave out --latency"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.starts_with("p99<50ms was not measured: the capacity search was skipped (left out for time")),
+            "{e}"
+        );
+        assert!(matches!(&e, NoPlan::NotMeasured(m) if m.contains("leave out --latency")), "{e}");
         let mut f = cpu_bound();
         capacity_met(&mut f);
         f.capacity.as_mut().unwrap().status = crate::store::Status::Failed;
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.contains("the capacity search (study 2) failed"), "{e}");
+        assert!(matches!(&e, NoPlan::NotMeasured(m) if m.contains("the capacity search (study 2) failed")), "{e}");
         // Without an objective the peak is the figure, and a stage left out is said.
         let no_goal = PlanSpec { latency: None, ..plan() };
         let left = StageRecord { stage: Stage::Memory, ..left };
@@ -871,6 +892,10 @@ mod tests {
             ..Default::default()
         };
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
-        assert!(e.contains("study 4") && e.contains("nothing to size from"), "{e}");
+        assert!(
+            matches!(&e, NoPlan::NotMeasured(m) if m.contains("study 4"))
+                && matches!(&e, NoPlan::NotMeasured(m) if m.contains("nothing to size from")),
+            "{e}"
+        );
     }
 }

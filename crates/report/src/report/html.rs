@@ -723,7 +723,7 @@ fn sizing_table(out: &mut String, spec: &StudySpec, series: &[SeriesResult], q: 
                 );
             }
             Err(e) => {
-                let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&e));
+                let _ = writeln!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()));
             }
         }
     }

@@ -236,7 +236,7 @@ pub fn text(
     status: crate::store::Status,
     spec: &PlanSpec,
     state: &PlanState,
-    answer: &Result<Purchase, String>,
+    answer: &Result<Purchase, crate::model::sizing::NoPlan>,
 ) -> String {
     let mut out = format!("\nplan {id} — {} — {status}\n", spec.name);
     match answer {
@@ -302,7 +302,7 @@ pub fn html(
     status: crate::store::Status,
     spec: &PlanSpec,
     state: &PlanState,
-    answer: &Result<Purchase, String>,
+    answer: &Result<Purchase, crate::model::sizing::NoPlan>,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "<section class=\"answer\"><h2>Plan {id} — {}</h2>", esc(&spec.name));
@@ -313,7 +313,7 @@ pub fn html(
             }
         }
         Err(why) => {
-            let _ = writeln!(out, "<p>No plan: {}.</p>", esc(why));
+            let _ = writeln!(out, "<p>No plan: {}.</p>", esc(&why.to_string()));
         }
     }
     out.push_str("</section>\n");

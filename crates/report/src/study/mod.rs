@@ -39,7 +39,7 @@ pub fn series_of(spec: &StudySpec) -> Vec<Series> {
 }
 
 /// Every series' verdict from what the store holds for a study.
-pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>, String> {
+pub fn results_of(spec: &StudySpec, row: &StudyRow) -> Result<Vec<SeriesResult>, crate::error::Invalid> {
     if spec.kind() == spec::Kind::Rate {
         return Ok(Vec::new()); // its levels are rates: `rate_levels`
     }

@@ -528,7 +528,7 @@ fn start_locked(home: &Path, spec: &ClusterSpec) -> Result<Cluster, ServerError>
         galera::check_installed()?;
     }
     if let Some(l) = &spec.lab {
-        l.check(spec.nodes, lab::host_cpus()).map_err(failed)?;
+        l.check(spec.nodes, lab::host_cpus()).map_err(|e| failed(e.to_string()))?;
     }
     let mut state = match read_state(home)? {
         Some(old) => reuse(old, spec)?,

@@ -3,6 +3,7 @@
 
 use super::session::Oltp;
 use super::{OltpOptions, Variant};
+use crate::error::Invalid;
 use crate::exec::RunSpec;
 use crate::options::{OltpArgs, WorkloadArgs};
 use crate::random::{RandOptions, RandType};
@@ -34,13 +35,13 @@ impl Kind for OltpKind {
     fn data_size(&self) -> Option<DataSize> {
         Some(DataSize { option: "table-size", default: 10_000, tag: "r" })
     }
-    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
-        let variant = Variant::from_name(name).ok_or_else(|| format!("unknown workload '{name}'"))?;
+    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Invalid> {
+        let variant = Variant::from_name(name).ok_or_else(|| Invalid::Value(format!("unknown workload '{name}'")))?;
         if options.oltp.read_only && variant != Variant::Complex {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--oltp-read-only is sysbench 0.4's switch for its complex mode (oltp_complex); \
                  for reads only run oltp_read_only instead of {name}"
-            ));
+            )));
         }
         let mut o = options_of(&options.oltp)?;
         o.text_protocol = options.db_ps_mode == "disable";
@@ -49,26 +50,26 @@ impl Kind for OltpKind {
 }
 
 /// sysbench's option values checked, as its scripts would refuse them.
-pub fn options_of(a: &OltpArgs) -> Result<OltpOptions, String> {
+pub fn options_of(a: &OltpArgs) -> Result<OltpOptions, Invalid> {
     let rand_type: RandType = a.rand_type.parse()?;
     if a.tables == 0 {
-        return Err("--tables must be at least 1".into());
+        return Err(Invalid::Value("--tables must be at least 1".into()));
     }
     if a.table_size > i32::MAX as u32 {
-        return Err(format!("--table-size {} is larger than an INT id can hold", a.table_size));
+        return Err(Invalid::Value(format!("--table-size {} is larger than an INT id can hold", a.table_size)));
     }
     if !(0.0..1.0).contains(&a.rand_pareto_h) || a.rand_pareto_h == 0.0 {
-        return Err("--rand-pareto-h must be between 0 and 1".into());
+        return Err(Invalid::Value("--rand-pareto-h must be between 0 and 1".into()));
     }
     if a.rand_spec_res >= 100 || a.rand_spec_pct > 100 {
-        return Err("--rand-spec-res must be below 100 and --rand-spec-pct at most 100".into());
+        return Err(Invalid::Value("--rand-spec-res must be below 100 and --rand-spec-pct at most 100".into()));
     }
     if a.rand_zipfian_exp <= 0.0 {
-        return Err("--rand-zipfian-exp must be above 0".into());
+        return Err(Invalid::Value("--rand-zipfian-exp must be above 0".into()));
     }
     let engine = a.mysql_storage_engine.trim();
     if engine.is_empty() || !engine.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(format!("--mysql-storage-engine '{engine}' is not an engine name"));
+        return Err(Invalid::Value(format!("--mysql-storage-engine '{engine}' is not an engine name")));
     }
     Ok(OltpOptions {
         tables: a.tables,

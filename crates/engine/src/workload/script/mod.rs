@@ -20,6 +20,7 @@ mod session;
 mod sql;
 mod state;
 
+use crate::error::Invalid;
 use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::random::RandOptions;
@@ -93,7 +94,7 @@ impl Script {
             "a Lua script is a few hundred KiB at most",
         )
         .map_err(|e| format!("cannot read the script {path}: {e}"))?;
-        let rand = super::oltp::lifecycle::options_of(&args.oltp)?.rand;
+        let rand = super::oltp::lifecycle::options_of(&args.oltp).map_err(|e| e.to_string())?.rand;
         let mut script = Script {
             path: path.to_string(),
             source,
@@ -291,8 +292,8 @@ impl Kind for ScriptKind {
     fn transaction_types(&self, _name: &str) -> Vec<String> {
         vec!["event".into()] // every event() is one transaction, as in sysbench
     }
-    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
-        Ok(Box::new(ScriptWorkload { script: Arc::new(Script::load(name, "run", options)?) }))
+    fn build(&self, name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Invalid> {
+        Ok(Box::new(ScriptWorkload { script: Arc::new(Script::load(name, "run", options).map_err(Invalid::File)?) }))
     }
 }
 

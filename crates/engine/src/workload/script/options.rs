@@ -7,6 +7,7 @@
 //! else from its default (boolean, number, string, list). Unlike sysbench, a value that
 //! does not read as its type is refused rather than taken as 0.
 
+use crate::error::Invalid;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -86,15 +87,19 @@ pub fn normalise(name: &str) -> String {
 }
 
 /// Reads `text` as an option of type `kind`.
-pub fn parse(kind: ArgType, text: &str) -> Result<OptValue, String> {
+pub fn parse(kind: ArgType, text: &str) -> Result<OptValue, Invalid> {
     let number = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite());
     Ok(match kind {
         ArgType::Bool => OptValue::Bool(crate::options::parse_switch(text)?),
-        ArgType::Int => {
-            OptValue::Number(text.trim().parse::<i64>().map_err(|_| format!("'{text}' is not a whole number"))? as f64)
+        ArgType::Int => OptValue::Number(
+            text.trim().parse::<i64>().map_err(|_| Invalid::Value(format!("'{text}' is not a whole number")))? as f64,
+        ),
+        ArgType::Double => {
+            OptValue::Number(number(text).ok_or_else(|| Invalid::Value(format!("'{text}' is not a number")))?)
         }
-        ArgType::Double => OptValue::Number(number(text).ok_or_else(|| format!("'{text}' is not a number"))?),
-        ArgType::Size => OptValue::Number(size(text).ok_or_else(|| format!("'{text}' is not a size (e.g. 64K, 2M)"))?),
+        ArgType::Size => OptValue::Number(
+            size(text).ok_or_else(|| Invalid::Value(format!("'{text}' is not a size (e.g. 64K, 2M)")))?,
+        ),
         ArgType::String => OptValue::Text(text.to_string()),
         ArgType::List => {
             OptValue::List(if text.is_empty() { Vec::new() } else { text.split(',').map(str::to_string).collect() })

@@ -3,6 +3,7 @@
 //! consistency conditions (clause 3.3.2) and cleanup.
 
 use super::{check, load, parse_mix, schema, Tpcc, TpccOptions};
+use crate::error::Invalid;
 use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
@@ -51,14 +52,16 @@ impl Kind for TpccKind {
     fn data_size(&self) -> Option<DataSize> {
         Some(DataSize { option: "warehouses", default: 1, tag: "w" })
     }
-    fn build(&self, _name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, String> {
+    fn build(&self, _name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Invalid> {
         if options.db_ps_mode == "disable" {
-            return Err("--db-ps-mode disable applies to the OLTP workloads; tpcc prepares its statements".into());
+            return Err(Invalid::Value(
+                "--db-ps-mode disable applies to the OLTP workloads; tpcc prepares its statements".into(),
+            ));
         }
         let t = &options.tpcc;
         let warehouses = t.warehouses.unwrap_or(1);
         if warehouses == 0 || warehouses > MAX_WAREHOUSES {
-            return Err(format!("--warehouses {warehouses}: give 1 to {MAX_WAREHOUSES}"));
+            return Err(Invalid::Value(format!("--warehouses {warehouses}: give 1 to {MAX_WAREHOUSES}")));
         }
         Ok(Box::new(TpccWorkload {
             warehouses,
@@ -138,12 +141,16 @@ impl Workload for TpccWorkload {
     fn check<'a>(&'a self, target: &'a Target, every: Duration) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
         Box::pin(check::check(target, every))
     }
-    fn check_run(&self, spec: &RunSpec) -> Result<(), String> {
+    fn check_run(&self, spec: &RunSpec) -> Result<(), Invalid> {
         if self.think_time && spec.rate.is_some() {
-            return Err("--think-time spec paces each user itself; leave out --rate (or use --think-time none)".into());
+            return Err(Invalid::Value(
+                "--think-time spec paces each user itself; leave out --rate (or use --think-time none)".into(),
+            ));
         }
         if self.think_time && spec.delay.is_some() {
-            return Err("--think-time spec paces each user itself; leave out --delay (or use --think-time none)".into());
+            return Err(Invalid::Value(
+                "--think-time spec paces each user itself; leave out --delay (or use --think-time none)".into(),
+            ));
         }
         Ok(())
     }
