@@ -8,7 +8,10 @@ fn main() {
     let cli = match sizeup::cli::Cli::parse_args(args) {
         Ok(cli) => cli,
         Err(e) => {
-            eprint!("{}", if e.starts_with("error:") { e } else { format!("error: {e}\n") });
+            match e {
+                sizeup::error::Invalid::CommandLine(parser) => eprint!("{parser}"),
+                e => eprintln!("error: {e}"),
+            }
             std::process::exit(2);
         }
     };

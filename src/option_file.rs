@@ -9,6 +9,7 @@
 //! system service because a package put a file there; name it with `--socket` or
 //! `--defaults-file /etc/mysql/my.cnf` to use it.
 
+use crate::error::Invalid;
 use crate::options::TargetArgs;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ const GROUPS: [&str; 2] = ["client", "sizeup"];
 pub type Settings = BTreeMap<String, String>;
 
 /// Reads the option files the target options name (or `~/.my.cnf` by default).
-pub fn read(t: &TargetArgs, home: Option<&Path>) -> Result<Settings, String> {
+pub fn read(t: &TargetArgs, home: Option<&Path>) -> Result<Settings, Invalid> {
     let mut files: Vec<(PathBuf, bool)> = Vec::new(); // (path, must exist)
     if t.no_defaults {
         return Ok(Settings::new());
@@ -41,7 +42,7 @@ pub fn read(t: &TargetArgs, home: Option<&Path>) -> Result<Settings, String> {
         match read_file(&path) {
             Ok(text) => merge(&mut out, &path, &text, 0)?,
             Err(e) if must || e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(format!("cannot read option file {}: {e}", path.display()))
+                return Err(Invalid::File(format!("cannot read option file {}: {e}", path.display())))
             }
             Err(_) => {}
         }
@@ -56,9 +57,9 @@ fn read_file(path: &Path) -> std::io::Result<String> {
 
 /// Adds the settings of one file's `[client]` and `[sizeup]` groups to `out`, following
 /// `!include FILE` and `!includedir DIR` (files ending .cnf, in name order).
-fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), String> {
+fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), Invalid> {
     if depth > 10 {
-        return Err(format!("option file {}: includes nest too deep", path.display()));
+        return Err(Invalid::File(format!("option file {}: includes nest too deep", path.display())));
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     // Per group, so [sizeup] wins over [client] whatever their order in the file.
@@ -72,32 +73,34 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
         if let Some(rest) = line.strip_prefix("!includedir") {
             let d = dir.join(rest.trim());
             let mut names: Vec<PathBuf> = std::fs::read_dir(&d)
-                .map_err(|e| format!("option file {}: !includedir {}: {e}", path.display(), d.display()))?
+                .map_err(|e| {
+                    Invalid::File(format!("option file {}: !includedir {}: {e}", path.display(), d.display()))
+                })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "cnf"))
                 .collect();
             names.sort();
             for p in names {
-                let text = read_file(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                let text = read_file(&p).map_err(|e| Invalid::File(format!("cannot read {}: {e}", p.display())))?;
                 merge(out, &p, &text, depth + 1)?;
             }
             continue;
         }
         if let Some(rest) = line.strip_prefix("!include") {
             let p = dir.join(rest.trim());
-            let text =
-                read_file(&p).map_err(|e| format!("option file {}: !include {}: {e}", path.display(), p.display()))?;
+            let text = read_file(&p)
+                .map_err(|e| Invalid::File(format!("option file {}: !include {}: {e}", path.display(), p.display())))?;
             merge(out, &p, &text, depth + 1)?;
             continue;
         }
         if let Some(name) = line.strip_prefix('[') {
             // As the mysql client: "Wrong group definition in config file".
             let Some((name, _)) = name.split_once(']') else {
-                return Err(format!(
+                return Err(Invalid::File(format!(
                     "option file {} line {} is not a group header like [client] (no closing `]`)",
                     path.display(),
                     n + 1
-                ));
+                )));
             };
             let name = name.trim().to_ascii_lowercase();
             group = GROUPS.iter().position(|g| *g == name);
@@ -117,7 +120,11 @@ fn merge(out: &mut Settings, path: &Path, text: &str, depth: u32) -> Result<(), 
             let word: String =
                 key.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
             let starts = if word.is_empty() { String::new() } else { format!(" (it starts with `{word}`)") };
-            return Err(format!("option file {} line {}{starts} is not key = value", path.display(), n + 1));
+            return Err(Invalid::File(format!(
+                "option file {} line {}{starts} is not key = value",
+                path.display(),
+                n + 1
+            )));
         }
         let key = strip_comment(key).trim();
         by_group[g].insert(key.to_ascii_lowercase().replace('_', "-"), value);
@@ -155,12 +162,12 @@ pub fn environment() -> BTreeMap<&'static str, String> {
 
 /// The command line's target completed from option files, then the environment.
 /// Pure: `files` and `env` are what [`read`] and [`environment`] return.
-pub fn complete(t: &TargetArgs, files: &Settings, env: &BTreeMap<&str, String>) -> Result<TargetArgs, String> {
+pub fn complete(t: &TargetArgs, files: &Settings, env: &BTreeMap<&str, String>) -> Result<TargetArgs, Invalid> {
     let mut out = t.clone();
     let file = |k: &str| files.get(k).cloned();
     let env = |k: &str| env.get(k).cloned();
     let port = |v: String, from: &str| {
-        v.trim().parse::<u16>().map_err(|_| format!("{from}: port '{v}' is not a port number (1-65535)"))
+        v.trim().parse::<u16>().map_err(|_| Invalid::Value(format!("{from}: port '{v}' is not a port number (1-65535)")))
     };
     out.host = out.host.or_else(|| file("host")).or_else(|| env("MYSQL_HOST"));
     out.port = match out.port {
@@ -215,11 +222,14 @@ mod tests {
     fn secrets_kept_out_of_option_file_errors() {
         for text in ["[client]\npassword: S3cretPW\n", "[client]\npassword S3cretPW\n", "[client S3cretPW\n"] {
             let e = merge(&mut Settings::new(), Path::new("/x/my.cnf"), text, 0).unwrap_err();
-            assert!(!e.contains("S3cretPW"), "{e}");
-            assert!(e.contains("/x/my.cnf line"), "{e}");
+            assert!(!e.to_string().contains("S3cretPW"), "{e}");
+            assert!(matches!(&e, Invalid::File(m) if m.contains("/x/my.cnf line")), "{e}");
         }
         let e = merge(&mut Settings::new(), Path::new("/x/my.cnf"), "[client]\npassword: S3cretPW\n", 0).unwrap_err();
-        assert_eq!(e, "option file /x/my.cnf line 2 (it starts with `password`) is not key = value");
+        assert_eq!(
+            e,
+            Invalid::File("option file /x/my.cnf line 2 (it starts with `password`) is not key = value".into())
+        );
     }
 
     #[test]
@@ -227,7 +237,11 @@ mod tests {
         // `[x` was read as a group and the file accepted.
         let mut s = Settings::new();
         let e = merge(&mut s, Path::new("/x/my.cnf"), "[client]\nport=1\n[x\nuser=a\n", 0).unwrap_err();
-        assert!(e.contains("line 3") && e.contains("group header"), "{e}");
+        assert!(
+            matches!(&e, Invalid::File(m) if m.contains("line 3"))
+                && matches!(&e, Invalid::File(m) if m.contains("group header")),
+            "{e}"
+        );
     }
 
     /// garbage_option_file_lines_are_ignored_silently: a line of words in [client] was
@@ -236,7 +250,11 @@ mod tests {
     fn garbage_option_file_lines_are_ignored_silently() {
         let mut s = Settings::new();
         let e = merge(&mut s, Path::new("/x/my.cnf"), "[client]\nport=1\nthis is junk\n", 0).unwrap_err();
-        assert!(e.contains("line 3") && e.contains("not key = value"), "{e}");
+        assert!(
+            matches!(&e, Invalid::File(m) if m.contains("line 3"))
+                && matches!(&e, Invalid::File(m) if m.contains("not key = value")),
+            "{e}"
+        );
         // Groups sizeup does not read are not its business; a switch with a comment is fine.
         let mut s = Settings::new();
         merge(&mut s, Path::new("/x/my.cnf"), "[mysqld]\nthis is junk\n[client]\nskip-ssl # off\n", 0).unwrap();
@@ -277,13 +295,13 @@ mod tests {
         let t = complete(&cli, &files, &env).unwrap();
         assert_eq!((t.host.as_deref(), t.port), (Some("clihost"), Some(1)));
         let bad = complete(&TargetArgs::default(), &[("port".to_string(), "x".to_string())].into(), &env);
-        assert!(bad.unwrap_err().contains("not a port"));
+        assert!(matches!(bad, Err(Invalid::Value(m)) if m.contains("not a port")));
     }
 
     #[test]
     fn a_named_defaults_file_must_exist_and_no_defaults_reads_none() {
         let t = TargetArgs { defaults_file: Some("/nonexistent/my.cnf".into()), ..Default::default() };
-        assert!(read(&t, None).unwrap_err().contains("/nonexistent/my.cnf"));
+        assert!(matches!(read(&t, None), Err(Invalid::File(m)) if m.contains("/nonexistent/my.cnf")));
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(".my.cnf"), "[client]\nuser = u\n").unwrap();
         assert_eq!(read(&TargetArgs::default(), Some(home.path())).unwrap()["user"], "u");

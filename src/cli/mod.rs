@@ -7,6 +7,7 @@
 
 pub mod sysbench;
 
+use crate::error::Invalid;
 pub use crate::options::{
     parse_switch, ClusterStartArgs, LabArgs, PowerArgs, RunOptions, ServerArgs, SessionArgs, TargetArgs, WorkloadArgs,
 };
@@ -40,7 +41,7 @@ pub struct Cli {
 impl Cli {
     /// The command line as given, sysbench's spellings and order included (see
     /// `sysbench::rewrite`); clap's errors and help exit as clap does.
-    pub fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, String> {
+    pub fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, Invalid> {
         use clap::CommandFactory;
         let cmd = Cli::command();
         let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
@@ -75,10 +76,10 @@ impl Cli {
                         eprint!("{}", g.render_help());
                         std::process::exit(2)
                     }
-                    None => e.render().to_string(),
+                    None => Invalid::CommandLine(e.render().to_string()),
                 }
             }
-            _ => e.render().to_string(),
+            _ => Invalid::CommandLine(e.render().to_string()),
         })?;
         for note in unused.iter().chain(&ignored) {
             eprintln!("note: {note}");
@@ -106,7 +107,7 @@ impl Cli {
 fn sysbench_options_unused(
     cmd: &clap::Command,
     args: Vec<std::ffi::OsString>,
-) -> Result<(Vec<std::ffi::OsString>, Vec<String>), String> {
+) -> Result<(Vec<std::ffi::OsString>, Vec<String>), Invalid> {
     let verb_at = args.iter().position(|a| a.to_str().is_some_and(|a| sysbench::VERBS.contains(&a) && a != "help"));
     let Some(sub) = verb_at.and_then(|i| cmd.find_subcommand(args[i].to_str()?)) else { return Ok((args, Vec::new())) };
     let known = |name: &str| {
@@ -154,7 +155,7 @@ fn negative_values_joined(cmd: &clap::Command, args: Vec<std::ffi::OsString>) ->
 /// (or the file) says those, so they are refused rather than silently ignored
 /// (a_resumed_plan_ignored_its_options). The connection's options are taken: a password
 /// is never stored.
-fn plan_defined_elsewhere(cmd: &clap::Command, args: &[std::ffi::OsString]) -> Result<(), String> {
+fn plan_defined_elsewhere(cmd: &clap::Command, args: &[std::ffi::OsString]) -> Result<(), Invalid> {
     use clap::Args;
     let text: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
     let Some(at) = text.iter().position(|a| *a == "plan") else { return Ok(()) };
@@ -171,11 +172,11 @@ fn plan_defined_elsewhere(cmd: &clap::Command, args: &[std::ffi::OsString]) -> R
         .collect();
     match defining.is_empty() {
         true => Ok(()),
-        false => Err(format!(
+        false => Err(Invalid::Conflict(format!(
             "--{by} takes the plan as {}: leave out {} (a new plan takes them)",
             if by == "resume" { "it was stored" } else { "the file says it" },
             defining.join(", ")
-        )),
+        ))),
     }
 }
 
@@ -235,7 +236,7 @@ fn script_options(
     cmd: &clap::Command,
     args: Vec<std::ffi::OsString>,
     subcommands: &[&str],
-) -> Result<ScriptSplit, String> {
+) -> Result<ScriptSplit, Invalid> {
     let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
         return Ok((args, None));
     };
@@ -263,12 +264,13 @@ fn script_options(
         // sysbench's `SCRIPT help`: the script's help() or its options.
         exit_as_sysbench(crate::workload::script::help_command(script, script));
     }
-    let (defs, legacy) = crate::workload::script::option_defs(script, command)?;
+    let (defs, legacy) = crate::workload::script::option_defs(script, command).map_err(Invalid::File)?;
     if text[verb_at + 2..].iter().any(|a| a == "--help" || a == "-h") {
         crate::out!("{}", crate::workload::script::options::help(script, &defs));
     }
     let sizeup = sizeup_options(cmd, if command == "help" { "run" } else { &text[verb_at] });
-    let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)?;
+    let (rest, given) = crate::workload::script::options::split(script, &text[verb_at + 2..], &defs, legacy, &sizeup)
+        .map_err(Invalid::Value)?;
     let args = text[..verb_at + 2].iter().cloned().chain(rest).map(std::ffi::OsString::from).collect();
     Ok((args, Some(given)))
 }
@@ -1017,9 +1019,15 @@ mod tests {
     fn a_resumed_plan_ignored_its_options() {
         let parse = |s: &str| Cli::parse_args(s.split(' ').map(std::ffi::OsString::from).collect());
         let e = parse("sizeup plan --resume 3 --budget 99h --workload=tpcc --tables 2").unwrap_err();
-        assert_eq!(e, "--resume takes the plan as it was stored: leave out --budget, --workload, --tables (a new plan takes them)");
+        assert_eq!(
+            e,
+            Invalid::Conflict(
+                "--resume takes the plan as it was stored: leave out --budget, --workload, --tables (a new plan takes them)"
+                    .into()
+            )
+        );
         let e = parse("sizeup plan --file p.toml --latency p99<1ms").unwrap_err();
-        assert!(e.contains("leave out --latency"), "{e}");
+        assert!(matches!(&e, Invalid::Conflict(m) if m.contains("leave out --latency")), "{e}");
         // The connection is not stored (a password never is): it is taken.
         assert!(parse("sizeup plan --resume 3 --password x --socket /tmp/s --html p.html").is_ok());
         assert!(parse("sizeup plan --target-tps 100 --budget 1h --tables 2").is_ok());

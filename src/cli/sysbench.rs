@@ -6,6 +6,7 @@
 //! A rewrite of the arguments only: what they mean is still checked by clap and
 //! `request`, and a sizeup command line passes through unchanged.
 
+use crate::error::Invalid;
 use std::ffi::OsString;
 
 /// The verbs sysbench takes last, and sizeup first (`help` lists a script's options).
@@ -16,7 +17,7 @@ pub(crate) const VERBS: [&str; 5] = ["run", "prepare", "cleanup", "prewarm", "he
 pub(crate) const GLOBAL_WITH_VALUE: [&str; 2] = ["--home", "--results"];
 
 /// sizeup's argument list for a sysbench-style one (unchanged otherwise).
-pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString>, String> {
+pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString>, Invalid> {
     let Some(text): Option<Vec<String>> = args.iter().map(|a| a.to_str().map(str::to_string)).collect() else {
         return Ok(args); // not UTF-8: clap will say what is wrong
     };
@@ -53,16 +54,19 @@ pub fn rewrite(args: Vec<OsString>, subcommands: &[&str]) -> Result<Vec<OsString
             let verb =
                 positional.iter().rev().find(|(_, p)| VERBS.contains(&p.as_str())).cloned().ok_or_else(|| {
                     let given = positional.first().map_or("", |(_, p)| p.as_str());
-                    format!(
-                    "'{given}' is not a command; sysbench's order needs a verb at the end (run, prepare, cleanup), \
-                     or write `sizeup run {given} ...`"
-                )
+                    Invalid::Value(format!(
+                        "'{given}' is not a command; sysbench's order needs a verb at the end (run, prepare, cleanup), \
+                         or write `sizeup run {given} ...`"
+                    ))
                 })?;
             let workload = match test {
                 Some(_) => test_workload(&text)?,
-                None => positional.iter().find(|(i, _)| *i != verb.0).map(|(_, p)| p.clone()).ok_or(
-                    "name the workload, e.g. `sizeup run oltp_read_write` (or sysbench's `sizeup oltp_read_write run`)",
-                )?,
+                None => positional.iter().find(|(i, _)| *i != verb.0).map(|(_, p)| p.clone()).ok_or_else(|| {
+                    Invalid::Missing(
+                        "name the workload, e.g. `sizeup run oltp_read_write` (or sysbench's `sizeup oltp_read_write run`)"
+                            .into(),
+                    )
+                })?,
             };
             let mut rest = text.clone();
             // Drop the workload's own position when it was given as a word.
@@ -178,7 +182,7 @@ fn option_value(text: &[String], name: &str) -> Option<String> {
 /// (`--test=/usr/share/sysbench/oltp_read_write.lua`, a modified `oltp.lua`), a name
 /// (`oltp_read_write`, or a script found as sysbench finds it, see [`workload_named`]),
 /// or 0.4's `oltp` with its modes.
-fn test_workload(text: &[String]) -> Result<String, String> {
+fn test_workload(text: &[String]) -> Result<String, Invalid> {
     let test = option_value(text, "--test").unwrap_or_default();
     if test.contains('/') || test.ends_with(".lua") {
         return Ok(test);
@@ -198,12 +202,14 @@ fn test_workload(text: &[String]) -> Result<String, String> {
             "insert" => "oltp_insert",
             "delete" => "oltp_delete",
             other => {
-                return Err(format!(
+                return Err(Invalid::Value(format!(
                     "--oltp-nontrx-mode={other}: sysbench 0.4 knew select, update_key, update_nokey, insert, delete"
-                ))
+                )))
             }
         },
-        other => return Err(format!("--oltp-test-mode={other}: sysbench 0.4 knew complex, simple, nontrx")),
+        other => {
+            return Err(Invalid::Value(format!("--oltp-test-mode={other}: sysbench 0.4 knew complex, simple, nontrx")))
+        }
     }
     .to_string())
 }
@@ -340,7 +346,7 @@ fn sysbench_option(name: &str) -> Option<&'static (&'static str, bool, Option<&'
 /// know (`known` says which it does), as sysbench ignores them; returns what is left
 /// and a note for each that asked for something sizeup does not do. `--db-driver`
 /// naming another driver is refused: nothing could run.
-pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<(Vec<OsString>, Vec<String>), String> {
+pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<(Vec<OsString>, Vec<String>), Invalid> {
     let mut out = Vec::with_capacity(args.len());
     let mut notes = Vec::new();
     let mut args = args.into_iter().peekable();
@@ -374,11 +380,11 @@ pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<
             continue;
         };
         if canonical == "db-driver" && value.is_some_and(|v| v != "mysql") {
-            return Err(format!(
+            return Err(Invalid::Value(format!(
                 "--db-driver={}: sizeup speaks the MySQL protocol only (MySQL, MariaDB, Percona, Galera); \
                  leave --db-driver out",
                 value.unwrap_or_default()
-            ));
+            )));
         }
         // A note only when the option asks for what sizeup does not do.
         let asked = match (switch, value) {
@@ -396,7 +402,7 @@ pub fn drop_unused(args: Vec<OsString>, known: &dyn Fn(&str) -> bool) -> Result<
 /// sysbench's `--config-file=FILE`: each `name=value` line of the file (values may be
 /// quoted, `#` starts a comment) is an option given where the file was named, so
 /// later options override it.
-pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, Invalid> {
     let mut out = Vec::with_capacity(args.len());
     for arg in args {
         let Some(path) =
@@ -410,7 +416,7 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
             crate::user_file::TEXT_LIMIT,
             "a config file is a few KiB",
         )
-        .map_err(|e| format!("--config-file={path}: {e}"))?;
+        .map_err(|e| Invalid::File(format!("--config-file={path}: {e}")))?;
         for (n, line) in text.lines().enumerate() {
             let Some((name, value)) = line.split_once('=') else { continue };
             let name = name.trim();
@@ -424,10 +430,10 @@ pub fn expand_config_files(args: Vec<OsString>) -> Result<Vec<OsString>, String>
                     // The key and line only: the value may be a password
                     // (secrets_kept_out_of_option_file_errors).
                     None => {
-                        return Err(format!(
+                        return Err(Invalid::File(format!(
                             "--config-file={path} line {}: {name}'s value has an unclosed quote",
                             n + 1
-                        ))
+                        )))
                     }
                 },
                 _ => value.split('#').next().unwrap_or("").trim_end(),
@@ -444,7 +450,7 @@ mod tests {
 
     const SUBS: [&str; 6] = ["run", "prepare", "cleanup", "prewarm", "server", "sweep"];
 
-    fn rw(args: &str) -> Result<String, String> {
+    fn rw(args: &str) -> Result<String, Invalid> {
         let v: Vec<OsString> = args.split(' ').map(OsString::from).collect();
         rewrite(v, &SUBS).map(|o| o.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" "))
     }
@@ -466,7 +472,9 @@ mod tests {
         );
         assert_eq!(rw("sizeup run oltp_read_write --threads=8").unwrap(), "sizeup run oltp_read_write --threads=8");
         assert_eq!(rw("sizeup server start").unwrap(), "sizeup server start");
-        assert!(rw("sizeup oltp_read_write --threads=8").unwrap_err().contains("verb at the end"));
+        assert!(
+            matches!(rw("sizeup oltp_read_write --threads=8"), Err(Invalid::Value(m)) if m.contains("verb at the end"))
+        );
         // A script's own command.
         assert_eq!(
             rw("sizeup ./tpcc.lua --scale=2 check").unwrap(),
@@ -487,7 +495,9 @@ mod tests {
         assert_eq!(out, ["--threads=2", "--x=1", "word"], "unknown to sysbench too: left for clap to refuse");
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("--mysql-dry-run: sizeup sends every statement"), "{notes:?}");
-        assert!(drop_unused(args("--db-driver=pgsql"), &known).unwrap_err().contains("MySQL protocol only"));
+        assert!(
+            matches!(drop_unused(args("--db-driver=pgsql"), &known), Err(Invalid::Value(m)) if m.contains("MySQL protocol only"))
+        );
         assert!(drop_unused(args("--db-driver=mysql"), &known).unwrap().0.is_empty());
     }
 
@@ -527,8 +537,11 @@ mod tests {
         let given = vec![OsString::from("sizeup"), format!("--config-file={}", file.display()).into()];
         let e = expand_config_files(given).unwrap_err();
         std::fs::remove_file(&file).unwrap();
-        assert!(!e.contains("S3cretPW"), "{e}");
-        assert!(e.ends_with("line 2: mysql-password's value has an unclosed quote"), "{e}");
+        assert!(!e.to_string().contains("S3cretPW"), "{e}");
+        assert!(
+            matches!(&e, Invalid::File(m) if m.ends_with("line 2: mysql-password's value has an unclosed quote")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -563,6 +576,8 @@ mod tests {
             rw("sizeup run --test=oltp --max-time=5").unwrap(),
             sb("run oltp_complex --max-time=5 --report-interval=0")
         );
-        assert!(rw("sizeup --test=oltp --oltp-test-mode=weird run").unwrap_err().contains("complex, simple, nontrx"));
+        assert!(
+            matches!(rw("sizeup --test=oltp --oltp-test-mode=weird run"), Err(Invalid::Value(m)) if m.contains("complex, simple, nontrx"))
+        );
     }
 }

@@ -16,7 +16,7 @@ pub fn model(cx: &Context, cmd: ModelCommand) -> Result<i32, Error> {
     type PointSet = (String, String, Vec<(f64, f64)>);
     let sets: Vec<PointSet> = match (points, from) {
         (Some(p), _) => {
-            vec![("the points given".into(), "throughput".into(), model::usl::parse_points(&p).map_err(Error::Usage)?)]
+            vec![("the points given".into(), "throughput".into(), model::usl::parse_points(&p).map_err(Error::from)?)]
         }
         (None, Some(f)) => {
             let Ref::Study(id) = parse_ref(&f)? else {

@@ -69,7 +69,7 @@ pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
     let (comparison, items) = match (parse_ref(&a.a)?, parse_ref(&a.b)?) {
         (Ref::Run(x), Ref::Run(y)) => {
             let (da, db) = (store.load_run(x)?, store.load_run(y)?);
-            let c = report::compare::runs(&da, &db).map_err(Error::Failed)?;
+            let c = report::compare::runs(&da, &db).map_err(Error::from)?;
             (c, vec![Item::Run(Box::new(da)), Item::Run(Box::new(db))])
         }
         (Ref::Study(x), Ref::Study(y)) => {
@@ -85,7 +85,7 @@ pub fn compare(cx: &Context, a: &CompareArgs) -> Result<i32, Error> {
                 Ok((item, steps))
             };
             let ((ia, ra), (ib, rb)) = (load(x)?, load(y)?);
-            let c = report::compare::studies(&ia, &ra, &ib, &rb).map_err(Error::Failed)?;
+            let c = report::compare::studies(&ia, &ra, &ib, &rb).map_err(Error::from)?;
             (c, vec![ia, ib])
         }
         _ => return Err(Error::Usage("compare two runs or two studies, not one of each".into())),

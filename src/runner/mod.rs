@@ -732,8 +732,8 @@ pub fn resolve_target(
 /// The target options completed from option files and the environment.
 pub fn complete_target(given: &TargetArgs) -> Result<TargetArgs, Error> {
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let files = option_file::read(given, home.as_deref()).map_err(Error::Usage)?;
-    option_file::complete(given, &files, &option_file::environment()).map_err(Error::Usage)
+    let files = option_file::read(given, home.as_deref()).map_err(Error::from)?;
+    option_file::complete(given, &files, &option_file::environment()).map_err(Error::from)
 }
 
 pub fn runtime(threads: u32) -> Result<tokio::runtime::Runtime, Error> {

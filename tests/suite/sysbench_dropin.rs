@@ -58,7 +58,7 @@ fn every_option_sysbench_lists_is_taken_on_every_verb() {
             let option = format!("--{name}={value}");
             let args: Vec<OsString> = ["sizeup", "oltp_read_write", &option, verb].map(OsString::from).to_vec();
             if let Err(e) = sizeup::cli::Cli::parse_args(args) {
-                refused.push(format!("{verb} {option}: {}", e.lines().next().unwrap_or("")));
+                refused.push(format!("{verb} {option}: {}", e.to_string().lines().next().unwrap_or("")));
             }
         }
     }

@@ -58,6 +58,10 @@ pub enum Invalid {
     /// A file sizeup cannot read or parse (a study, plan, option or user file).
     #[error("{0}")]
     File(String),
+    /// A command line the parser refused, as the parser wrote it (it starts with
+    /// "error:" and shows the usage).
+    #[error("{0}")]
+    CommandLine(String),
     /// One of the above, found in a file (its name first).
     #[error("{origin}: {what}")]
     In { origin: String, what: Box<Invalid> },

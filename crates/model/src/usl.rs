@@ -7,6 +7,7 @@
 //! steps clipped to the bounds, from several starting points spread over the plausible
 //! range; the best converged one wins. Pure arithmetic, no I/O.
 
+use crate::error::Invalid;
 use serde::{Deserialize, Serialize};
 
 /// Fewer measured levels than this do not pin three parameters down.
@@ -40,17 +41,18 @@ pub fn predict(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
 }
 
 /// `1:277,2:1469,4:1450` (concurrency:throughput).
-pub fn parse_points(s: &str) -> Result<Vec<(f64, f64)>, String> {
+pub fn parse_points(s: &str) -> Result<Vec<(f64, f64)>, Invalid> {
     s.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
-            let (n, x) =
-                p.split_once(':').ok_or_else(|| format!("'{p}': write points as N:throughput, e.g. 1:277,2:1469"))?;
-            let n: f64 = n.trim().parse().map_err(|_| format!("'{p}': {n} is not a concurrency"))?;
-            let x: f64 = x.trim().parse().map_err(|_| format!("'{p}': {x} is not a throughput"))?;
+            let (n, x) = p
+                .split_once(':')
+                .ok_or_else(|| Invalid::Value(format!("'{p}': write points as N:throughput, e.g. 1:277,2:1469")))?;
+            let n: f64 = n.trim().parse().map_err(|_| Invalid::Value(format!("'{p}': {n} is not a concurrency")))?;
+            let x: f64 = x.trim().parse().map_err(|_| Invalid::Value(format!("'{p}': {x} is not a throughput")))?;
             if !(n >= 1.0 && x >= 0.0 && n.is_finite() && x.is_finite()) {
-                return Err(format!("'{p}': concurrency must be 1 or more and throughput 0 or more"));
+                return Err(Invalid::Value(format!("'{p}': concurrency must be 1 or more and throughput 0 or more")));
             }
             Ok((n, x))
         })
@@ -121,18 +123,32 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// Fits the USL to (N, X) points; a refusal says why the data cannot carry a fit.
-pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
+/// Why the USL's three parameters cannot be fitted to the points.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NoFit {
+    #[error(
+        "{distinct} distinct concurrency levels is too few to fit the USL's three parameters: measure at least {MIN_POINTS}"
+    )]
+    TooFewLevels { distinct: usize },
+    #[error("every throughput is 0: nothing to fit")]
+    NoThroughput,
+    /// Throughput grows in proportion to concurrency: nothing says where it would bend.
+    #[error(
+        "no bend: throughput grows in proportion to concurrency over the measured range (λ = {lambda:.1} per unit); \
+         measure further into saturation to fit σ and κ"
+    )]
+    NoBend { lambda: f64 },
+}
+
+pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, NoFit> {
     let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
     distinct.sort_by(|a, b| a.total_cmp(b));
     distinct.dedup();
     if distinct.len() < MIN_POINTS {
-        return Err(format!(
-            "{} distinct concurrency levels is too few to fit the USL's three parameters: measure at least {MIN_POINTS}",
-            distinct.len()
-        ));
+        return Err(NoFit::TooFewLevels { distinct: distinct.len() });
     }
     if points.iter().all(|p| p.1 <= 0.0) {
-        return Err("every throughput is 0: nothing to fit".into());
+        return Err(NoFit::NoThroughput);
     }
     let mut best: Option<(f64, f64, f64)> = None;
     for s0 in [0.0, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.9] {
@@ -158,10 +174,7 @@ pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
     // No bend: throughput grows in proportion to concurrency (or nearly), and neither
     // contention nor coherency shows: the data say nothing about where it would peak.
     if sigma < 1e-4 && kappa < 1e-7 {
-        return Err(format!(
-            "no bend: throughput grows in proportion to concurrency over the measured range (λ = {lambda:.1} per unit); \
-             measure further into saturation to fit σ and κ"
-        ));
+        return Err(NoFit::NoBend { lambda });
     }
     let (peak_n, peak_x) = if kappa > 0.0 && sigma < 1.0 {
         let n = ((1.0 - sigma) / kappa).sqrt().max(1.0);
@@ -272,11 +285,15 @@ mod tests {
     #[test]
     fn refuses_too_few_or_too_flat() {
         let e = fit(&[(1.0, 10.0), (2.0, 19.0), (4.0, 30.0)]).unwrap_err();
-        assert!(e.contains("too few") && e.contains("at least 6"), "{e}");
+        assert_eq!(e, NoFit::TooFewLevels { distinct: 3 });
+        assert!(e.to_string().contains("at least 6"), "{e}");
         let linear: Vec<(f64, f64)> = (1..=8).map(|n| (n as f64, 100.0 * n as f64)).collect();
-        let e = fit(&linear).unwrap_err();
-        assert!(e.contains("no bend"), "{e}");
-        assert!(parse_points("1:2,x").unwrap_err().contains("N:throughput"));
+        assert!(matches!(fit(&linear), Err(NoFit::NoBend { lambda }) if (lambda - 100.0).abs() < 1.0));
+        assert!(matches!(
+            fit(&[(1.0, 0.0), (2.0, 0.0), (3.0, 0.0), (4.0, 0.0), (5.0, 0.0), (6.0, 0.0)]),
+            Err(NoFit::NoThroughput)
+        ));
+        assert!(matches!(parse_points("1:2,x"), Err(Invalid::Value(m)) if m.contains("N:throughput")));
         assert_eq!(parse_points("1:277, 2:1469").unwrap(), vec![(1.0, 277.0), (2.0, 1469.0)]);
     }
 }

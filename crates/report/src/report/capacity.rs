@@ -28,9 +28,9 @@ fn series(spec: &StudySpec, row: &StudyRow) -> Vec<SeriesLevels> {
 
 /// The study's stored objectives. Validated when the study was made, so an error here
 /// is a study a later or earlier release stored: said, never read as "no objective".
-fn objectives(spec: &StudySpec) -> Result<Vec<Objective>, String> {
+fn objectives(spec: &StudySpec) -> Result<Vec<Objective>, crate::error::Invalid> {
     match spec.rate() {
-        Some(r) => r.objectives().map_err(|e| format!("the study's stored objective cannot be read: {e}")),
+        Some(r) => r.objectives().map_err(|e| e.found_in("the study's stored objective cannot be read")),
         None => Ok(Vec::new()),
     }
 }
@@ -174,7 +174,7 @@ pub fn html(out: &mut String, spec: &StudySpec, row: &StudyRow) {
     let objectives = match objectives(spec) {
         Ok(o) => o,
         Err(e) => {
-            let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(&e));
+            let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(&e.to_string()));
             return;
         }
     };

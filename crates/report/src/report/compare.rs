@@ -8,6 +8,7 @@
 //! verdict.
 
 use super::html::Item;
+use crate::error::Invalid;
 use crate::result::RunDocument;
 use crate::stats::significance::{welch, Welch};
 use crate::stats::Interval;
@@ -101,14 +102,17 @@ fn repeated(metric: String, a: Vec<f64>, b: Vec<f64>) -> Row {
     }
 }
 
-pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, String> {
+pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, Invalid> {
     let (sa, sb) = (
-        a.summary.as_ref().ok_or("run A has no summary (it did not finish)")?,
-        b.summary.as_ref().ok_or("run B has no summary (it did not finish)")?,
+        a.summary.as_ref().ok_or_else(|| Invalid::Value("run A has no summary (it did not finish)".into()))?,
+        b.summary.as_ref().ok_or_else(|| Invalid::Value("run B has no summary (it did not finish)".into()))?,
     );
     let unit = a.config.unit().label();
     if unit != b.config.unit().label() {
-        return Err(format!("run A counts {unit} and run B {}: compare runs of one kind", b.config.unit().label()));
+        return Err(Invalid::Conflict(format!(
+            "run A counts {unit} and run B {}: compare runs of one kind",
+            b.config.unit().label()
+        )));
     }
     let (ia, ib) = (steady(a), steady(b));
     let series = |d: &RunDocument, ivs: &[&Interval], f: &dyn Fn(&RunDocument, &Interval) -> f64| {
@@ -279,22 +283,22 @@ fn step_samples(runs: &[RunDocument]) -> Vec<f64> {
 pub type Steps = BTreeMap<(String, u32), Vec<Vec<RunDocument>>>;
 
 /// Level by level, series matched by name (or by position when the names differ).
-pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison, String> {
+pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison, Invalid> {
     let (
         Item::Study { row: row_a, series: sa, spec: spec_a, .. },
         Item::Study { row: row_b, series: sb, spec: spec_b, .. },
     ) = (a, b)
     else {
-        return Err("compare needs two studies".into());
+        return Err(Invalid::Conflict("compare needs two studies".into()));
     };
     // Levels of a scale study are instances, of a scale-out study nodes, of a sweep
     // connections: "@ 2" would set two different things side by side.
     if spec_a.level_name() != spec_b.level_name() {
-        return Err(format!(
+        return Err(Invalid::Conflict(format!(
             "study A's levels are {} and study B's {}: compare studies of one kind",
             spec_a.level_name(),
             spec_b.level_name()
-        ));
+        )));
     }
     let mut rows = Vec::new();
     let mut units_differ = None;
@@ -340,8 +344,8 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     }
     if rows.is_empty() {
         return Err(match units_differ {
-            Some(why) => format!("{why}: compare studies of one kind"),
-            None => "the two studies share no level to compare".into(),
+            Some(why) => Invalid::Conflict(format!("{why}: compare studies of one kind")),
+            None => Invalid::Conflict("the two studies share no level to compare".into()),
         });
     }
     let label = |r: &crate::store::StudyRow| format!("study {} ({})", r.id, r.name);
