@@ -167,7 +167,9 @@ pub fn complete(t: &TargetArgs, files: &Settings, env: &BTreeMap<&str, String>) 
     let file = |k: &str| files.get(k).cloned();
     let env = |k: &str| env.get(k).cloned();
     let port = |v: String, from: &str| {
-        v.trim().parse::<u16>().map_err(|_| Invalid::Value(format!("{from}: port '{v}' is not a port number (1-65535)")))
+        v.trim()
+            .parse::<u16>()
+            .map_err(|_| Invalid::Value(format!("{from}: port '{v}' is not a port number (1-65535)")))
     };
     out.host = out.host.or_else(|| file("host")).or_else(|| env("MYSQL_HOST"));
     out.port = match out.port {

@@ -41,7 +41,7 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Err
         )));
     }
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
-    let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::Failed)?;
+    let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::from)?;
     let mut said = format!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
     if !report.kept.is_empty() {
         said.push_str(&format!("\nleft alone (not created by sizeup): {}", report.kept.join(", ")));
@@ -71,7 +71,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
     // The same check of the data a run makes first, so a missing prepare says so.
     rt.block_on(async {
         let mut conn = target.connect().await.map_err(|e| runner::missing_database(e, &target, &*w))?;
-        let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
+        let id = stall::server_id(&mut conn).await.map_err(Error::from)?;
         let checked = async {
             // The check reads only: others' tables are safe from it.
             runner::check_data(&mut conn, &target.database, &*w, true).await?;
@@ -83,7 +83,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
         let _ = conn.disconnect().await;
         Ok::<_, Error>(())
     })?;
-    let outcomes = rt.block_on(w.check(&target, every)).map_err(Error::Failed)?;
+    let outcomes = rt.block_on(w.check(&target, every)).map_err(Error::from)?;
     let mut failed = 0;
     for o in &outcomes {
         crate::outln!("condition {:>2}: {}  {}", o.number, if o.passed { "pass" } else { "FAIL" }, o.condition);
@@ -114,12 +114,12 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     if let Some(command) = &a.script_command {
         // sysbench's --threads default for a script's command.
         let threads = a.threads.unwrap_or(1).max(1);
-        runtime(threads)?.block_on(w.script_command(command, &target, threads, every)).map_err(Error::Failed)?;
+        runtime(threads)?.block_on(w.script_command(command, &target, threads, every)).map_err(Error::from)?;
         return Ok(0);
     }
     let threads = a.threads.unwrap_or_else(runner::cpus).max(1);
     let started = std::time::Instant::now();
-    runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::Failed)?;
+    runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::from)?;
     crate::outln!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
     Ok(0)
 }

@@ -224,7 +224,7 @@ fn check_servers(
         let mut first = None;
         for (i, t) in targets.all().iter().enumerate() {
             let mut conn = t.connect().await.map_err(|e| missing_database(e, t, workload))?;
-            let id = stall::server_id(&mut conn).await.map_err(Error::Failed)?;
+            let id = stall::server_id(&mut conn).await.map_err(Error::from)?;
             // Watched: a table another session holds, or a server that stops answering,
             // fails the run here after a statement timeout instead of holding it forever.
             let checked = async {
@@ -594,10 +594,10 @@ pub async fn check_data(
     if names.is_empty() {
         return match write_foreign || !workload.writes() {
             true => Ok(Default::default()),
-            false => ownership::foreign_tables(conn, database).await.map_err(Error::Failed),
+            false => ownership::foreign_tables(conn, database).await.map_err(Error::from),
         };
     }
-    let existing = ownership::existing_tables(conn, database, &names, "").await.map_err(Error::Failed)?;
+    let existing = ownership::existing_tables(conn, database, &names, "").await.map_err(Error::from)?;
     if let Some(msg) = ownership::incomplete(database, &existing, workload.name()) {
         return Err(Error::Usage(msg));
     }
@@ -793,7 +793,7 @@ pub fn prepare(
     let result = rt.block_on(workload.prepare(target, loaders, load, seed, rows));
     watcher.abort();
     bar.finish_and_clear();
-    result.map_err(Error::Failed)
+    result.map_err(Error::from)
 }
 
 /// Loads a run's data when its tables are missing, so a study is one command; tables
@@ -842,7 +842,7 @@ pub fn await_replicated(
         // Galera: this session's reads wait for everything the cluster committed.
         let _ = conn.query_drop("SET SESSION wsrep_sync_wait = 1").await;
         let existing =
-            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::Failed)?;
+            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::from)?;
         if existing.len() < names.len() {
             return Err(fail(format!(
                 "it holds {} of the {} tables node 0 holds in {}: a scale-out study needs one cluster \
@@ -912,7 +912,7 @@ pub fn ensure_prepared(manager: &Manager, req: &RunRequest) -> Result<bool, Erro
         target.ensure_database(req.spec.statement_timeout).await?;
         let mut conn = target.connect().await?;
         let existing =
-            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::Failed)?;
+            ownership::existing_tables(&mut conn, &target.database, &names, "").await.map_err(Error::from)?;
         if existing.is_empty() {
             return Ok(Some(None));
         }

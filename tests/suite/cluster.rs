@@ -391,7 +391,7 @@ fn cluster_flags_are_checked_before_anything_starts() {
         (&["cluster", "start", "--replicas", "1", "--base-port", "65500"][..], "--base-port 65500"),
     ] {
         match c.sizeup(args) {
-            Err(sizeup::Error::Usage(m)) => assert!(m.contains(says), "{args:?}: {m}"),
+            Err(e) if e.is_usage() => assert!(e.to_string().contains(says), "{args:?}: {e}"),
             other => panic!("{args:?}: {other:?}"),
         }
     }
@@ -574,7 +574,7 @@ fn round_robin_over_a_replica_reads_only() {
     let c = ClusterHome::new();
     assert_eq!(c.start(&["--replicas", "1"]).unwrap(), 0);
     let refused = |line: &str| match c.sizeup(&words(line)) {
-        Err(sizeup::Error::Usage(m)) => m,
+        Err(e) if e.is_usage() => e.to_string(),
         other => panic!("{line}: {other:?}"),
     };
     let m = refused("scale-out oltp_read_write --nodes 1..2 --route round-robin --threads-per-node 2 --step-time 2 --warmup 1 --tables 1 --table-size 1000");

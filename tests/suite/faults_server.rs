@@ -718,7 +718,10 @@ fn the_server_ending_a_dropped_stalled_load_hid_its_wait_from_the_undo() {
         rt.block_on(async {
             let mut loader = Loader::open(&target, &sending).await.unwrap();
             let r = loader.load("a", "i", vec![bytes::Bytes::from_static(b"1\n2\n")], &sending).await;
-            assert!(r.as_ref().is_err_and(|e| e.contains("the load stalled")), "{r:?}");
+            assert!(
+                matches!(&r, Err(sizeup::workload::DataError::Stalled(m)) if m.contains("the load stalled")),
+                "{r:?}"
+            );
             let ids = sending.stalled();
             assert_eq!(ids.len(), 1);
             loader.close(&sending).await;

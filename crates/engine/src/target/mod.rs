@@ -572,7 +572,7 @@ impl Target {
             .await
             .map_err(|e| failed(short_error(&e)))?;
         if exists.is_none() {
-            let id = stall::server_id(&mut conn).await.map_err(failed)?;
+            let id = stall::server_id(&mut conn).await.map_err(|e| failed(e.to_string()))?;
             let sql = format!("CREATE DATABASE IF NOT EXISTS {}", quote_ident(&self.database));
             // The watch's probe cannot name a database that is not there yet.
             let probe = Target { database: "information_schema".into(), ..self.clone() };

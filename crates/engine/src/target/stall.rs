@@ -19,6 +19,17 @@ pub(crate) const PROBE_WITHIN: Duration = Duration::from_secs(8);
 #[derive(Debug)]
 pub struct Stalled(pub String);
 
+/// Why a connection's server-side id could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum NoId {
+    #[error("reading the connection's id: {}", crate::target::short_error(.0))]
+    Refused(mysql_async::Error),
+    #[error("the server did not answer within {} s", .0.as_secs())]
+    NoAnswer(Duration),
+}
+
+impl crate::error::LayerError for NoId {}
+
 /// Runs `statements` on connection `id` of `target`, watching that the server still
 /// works on them: every `every` (at most 10 s) a new connection asks what `id` is doing.
 /// Once they have run for `every`, a probe with no answer within 8 s ends them as stalled;
@@ -114,11 +125,11 @@ fn verdict(seen: Seen, elapsed: Duration, first_wait: &mut Option<Duration>, eve
 /// takes. Not the handshake's (`Conn::id`): a proxy in between answers the handshake
 /// with a number of its own, and the watch would then look up, and the undo KILL,
 /// a connection that is not this one. Bounded like a probe: it runs before the watch.
-pub async fn server_id(conn: &mut Conn) -> Result<u32, String> {
+pub async fn server_id(conn: &mut Conn) -> Result<u32, NoId> {
     match crate::timer::timeout(PROBE_WITHIN, conn.query_first("SELECT CONNECTION_ID()")).await {
         Ok(Ok(id)) => Ok(id.unwrap_or(0)),
-        Ok(Err(e)) => Err(crate::target::short_error(&e)),
-        Err(_) => Err(format!("the server did not answer within {} s", PROBE_WITHIN.as_secs())),
+        Ok(Err(e)) => Err(NoId::Refused(e)),
+        Err(_) => Err(NoId::NoAnswer(PROBE_WITHIN)),
     }
 }
 

@@ -11,9 +11,11 @@
 //! Generated fields never contain tabs, newlines or backslashes; `\N` is NULL.
 
 use crate::client;
+use crate::error::Invalid;
 pub use crate::options::LoadMethod;
 use crate::target::stall::{self, Stalled};
 use crate::target::{short_error, Target};
+use crate::workload::DataError;
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
@@ -131,7 +133,7 @@ pub fn local_infile_refusal(offered: Option<bool>, local_infile: Option<&str>) -
 /// Decides how rows go in (`method`, and what the server offers): array binding where it
 /// takes it, LOAD DATA LOCAL where its greeting and `local_infile` allow, else INSERTs
 /// with one line saying why. An explicit method the server cannot take is an error.
-async fn decide(target: &Target, method: LoadMethod, bound: Duration) -> Result<Way, String> {
+async fn decide(target: &Target, method: LoadMethod, bound: Duration) -> Result<Way, DataError> {
     if method == LoadMethod::Insert {
         return Ok(Way::Insert);
     }
@@ -145,22 +147,26 @@ async fn decide(target: &Target, method: LoadMethod, bound: Duration) -> Result<
                 return Ok(Way::ArrayBinding);
             }
         }
-        Err(e) if method == LoadMethod::ArrayBinding => return Err(e.to_string()),
+        Err(e) if method == LoadMethod::ArrayBinding => return Err(e.into()),
         // The control driver's connect below says why.
         Err(_) => {}
     }
     if method == LoadMethod::ArrayBinding {
-        return Err(format!(
+        return Err(Invalid::Value(format!(
             "{} does not offer array binding (COM_STMT_BULK_EXECUTE, MariaDB 10.2 and later); \
              use --load-method auto, load-data or insert",
             target.describe()
-        ));
+        ))
+        .into());
     }
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    let mut conn = target.connect().await?;
     let asked = conn.query_first::<Option<String>, _>("SELECT @@GLOBAL.local_infile");
     let local_infile = match crate::timer::timeout(bound, asked).await {
         Ok(answer) => answer.ok().flatten().flatten(),
-        Err(_) => return Err(format!("reading the server's local_infile: no answer within {} s", bound.as_secs_f64())),
+        Err(_) => {
+            let waited = bound.as_secs_f64();
+            return Err(DataError::Stalled(format!("reading the server's local_infile: no answer within {waited} s")));
+        }
     };
     let _ = conn.disconnect().await;
     match local_infile_refusal(offered, local_infile.as_deref()) {
@@ -169,26 +175,28 @@ async fn decide(target: &Target, method: LoadMethod, bound: Duration) -> Result<
             eprintln!("note: loading by multi-row INSERTs: {why}");
             Ok(Way::Insert)
         }
-        Some(why) => Err(format!("--load-method load-data: {why}; use --load-method auto or insert")),
+        Some(why) => {
+            Err(Invalid::Value(format!("--load-method load-data: {why}; use --load-method auto or insert")).into())
+        }
     }
 }
 
 impl Loader {
     /// Connects a loader that sends rows as `sending` says.
-    pub async fn open(target: &Target, sending: &Sending) -> Result<Loader, String> {
+    pub async fn open(target: &Target, sending: &Sending) -> Result<Loader, DataError> {
         let method = sending.settings.method;
         let bound = sending.settings.statement_timeout;
         let way = *sending.way.get_or_try_init(|| decide(target, method, bound)).await?;
         match way {
             Way::ArrayBinding => {
                 sending.bulk.store(true, Ordering::Relaxed);
-                let conn = client::Conn::connect(&target.client_options()).await.map_err(|e| e.to_string())?;
-                return Self::bulk(conn, sending).await.map_err(|e| e.to_string());
+                let conn = client::Conn::connect(&target.client_options()).await?;
+                return Ok(Self::bulk(conn, sending).await?);
             }
             Way::Insert => sending.use_insert.store(true, Ordering::Relaxed),
             Way::LoadData => {}
         }
-        let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+        let mut conn = target.connect().await?;
         for s in LOADER_SESSION {
             if let Err(e) = conn.query_drop(format!("SET SESSION {s}")).await {
                 sending.refused(s, &short_error(&e));
@@ -235,14 +243,14 @@ impl Loader {
         columns: &str,
         pieces: Vec<Bytes>,
         sending: &Sending,
-    ) -> Result<(), String> {
+    ) -> Result<(), DataError> {
         sending.interrupted()?;
         let mut clock = Statements::new(sending.settings.statement_timeout);
         match self.load_rows(table, columns, pieces, sending, &mut clock).await {
             Err(Load::Stalled(what)) => {
                 self.stalled = true;
                 sending.stall(self.id);
-                Err(format!("loading {table}: {}", clock.stalled(&what)))
+                Err(DataError::Stalled(format!("loading {table}: {}", clock.stalled(&what))))
             }
             Err(Load::Failed(e)) => Err(e),
             Ok(()) => Ok(()),
@@ -284,7 +292,7 @@ impl Loader {
                     let marks = vec!["?"; columns.split(',').count()].join(",");
                     let sql = format!("INSERT INTO {table} ({columns}) VALUES ({marks})");
                     let prepared = clock.bound("a PREPARE of its INSERT".into(), conn.prepare(&sql)).await?;
-                    let stmt = prepared.map_err(|e| Load::Failed(format!("loading {table}: {e}")))?;
+                    let stmt = prepared.map_err(|e| Load::Failed(e.into()))?;
                     inserts.insert(key.clone(), stmt);
                 }
                 let stmt = &inserts[&key];
@@ -305,7 +313,8 @@ impl Loader {
                     // A lock wait timeout leaves the transaction open: end it either way.
                     let _ = conn.query_drop("ROLLBACK").await;
                     if !retry(client_code(&e), &mut attempt).await {
-                        return Err(Load::Failed(format!("loading {table}: {}", said(&e))));
+                        let (what, reason) = (format!("loading {table}"), said(&e));
+                        return Err(Load::Failed(DataError::Statement { what, reason }));
                     }
                 }
             }
@@ -314,16 +323,16 @@ impl Loader {
 
     /// Runs one statement (an index build), retried as loads are, and watched: it takes
     /// as long as its table needs, as long as the server (`target`) works on it.
-    pub async fn exec(&mut self, target: &Target, sql: &str, what: &str, sending: &Sending) -> Result<(), String> {
+    pub async fn exec(&mut self, target: &Target, sql: &str, what: &str, sending: &Sending) -> Result<(), DataError> {
         let (id, every) = (self.id, sending.settings.statement_timeout);
         stall::watched(target, id, every, what, self.exec_unwatched(sql, what)).await.unwrap_or_else(|Stalled(e)| {
             self.stalled = true;
             sending.stall(id);
-            Err(e)
+            Err(DataError::Stalled(e))
         })
     }
 
-    async fn exec_unwatched(&mut self, sql: &str, what: &str) -> Result<(), String> {
+    async fn exec_unwatched(&mut self, sql: &str, what: &str) -> Result<(), DataError> {
         match &mut self.link {
             Link::Text { conn, .. } => exec_retrying(conn, sql, what).await,
             Link::Bulk { conn, .. } => {
@@ -334,7 +343,7 @@ impl Loader {
                         Err(e) => e,
                     };
                     if !retry(client_code(&e), &mut attempt).await {
-                        return Err(format!("{what}: {}", said(&e)));
+                        return Err(DataError::Data(format!("{what}: {}", said(&e))));
                     }
                 }
             }
@@ -387,16 +396,16 @@ impl Sending {
     }
 
     /// Says so once the user interrupted the prepare.
-    fn interrupted(&self) -> Result<(), String> {
+    fn interrupted(&self) -> Result<(), DataError> {
         match crate::exec::signals_received() > self.signals_at {
-            true => Err("interrupted (SIGINT or SIGTERM): the load stopped".into()),
+            true => Err(DataError::Interrupted),
             false => Ok(()),
         }
     }
 
     /// Decides how rows go in (once per prepare): called before the tables are made, so a
     /// method the server cannot take is refused with nothing to undo.
-    pub async fn decide(&self, target: &Target) -> Result<(), String> {
+    pub async fn decide(&self, target: &Target) -> Result<(), DataError> {
         let (method, bound) = (self.settings.method, self.settings.statement_timeout);
         self.way.get_or_try_init(|| decide(target, method, bound)).await.map(drop)
     }
@@ -516,13 +525,16 @@ async fn load_data(
             if method == LoadMethod::Auto {
                 return Ok(Some(short_error(&e)));
             }
-            return Err(Load::Failed(format!(
-                "loading {table}: the server refuses LOAD DATA LOCAL ({}); use --load-method auto or insert",
-                short_error(&e)
-            )));
+            return Err(Load::Failed(
+                Invalid::Value(format!(
+                    "loading {table}: the server refuses LOAD DATA LOCAL ({}); use --load-method auto or insert",
+                    short_error(&e)
+                ))
+                .into(),
+            ));
         }
         if !retry(code, &mut attempt).await {
-            return Err(Load::Failed(format!("loading {table}: {}", short_error(&e))));
+            return Err(Load::Failed(DataError::sql(format!("loading {table}"), &e)));
         }
     }
 }
@@ -531,7 +543,7 @@ async fn load_data(
 enum Load {
     /// A statement (named) got no answer within the statement timeout.
     Stalled(String),
-    Failed(String),
+    Failed(DataError),
 }
 
 /// The statements of one load, each bounded by the statement timeout, and what the
@@ -620,7 +632,7 @@ async fn retry(code: Option<u16>, attempt: &mut u32) -> bool {
 }
 
 /// One statement of a load, retried as loads are.
-pub async fn exec_retrying(conn: &mut Conn, sql: &str, what: &str) -> Result<(), String> {
+pub async fn exec_retrying(conn: &mut Conn, sql: &str, what: &str) -> Result<(), DataError> {
     let mut attempt = 0;
     loop {
         let e = match conn.query_drop(sql).await {
@@ -628,7 +640,7 @@ pub async fn exec_retrying(conn: &mut Conn, sql: &str, what: &str) -> Result<(),
             Err(e) => e,
         };
         if !retry(control_code(&e), &mut attempt).await {
-            return Err(format!("{what}: {}", short_error(&e)));
+            return Err(DataError::sql(what, &e));
         }
     }
 }
@@ -657,8 +669,8 @@ async fn insert(
                 None => sql.push_str("NULL"),
                 Some(f) => {
                     sql.push('\'');
-                    let text =
-                        std::str::from_utf8(f).map_err(|_| Load::Failed(format!("{what}: generated non-text")))?;
+                    let text = std::str::from_utf8(f)
+                        .map_err(|_| Load::Failed(DataError::Data(format!("{what}: generated non-text"))))?;
                     sql.push_str(text);
                     sql.push('\'');
                 }
@@ -682,7 +694,7 @@ async fn insert(
 }
 
 /// Waits for every loader task; the first error (a loader's own, or its panic) wins.
-pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), String>>>) -> Result<(), String> {
+pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), DataError>>>) -> Result<(), DataError> {
     let mut first_error = None;
     for l in loaders {
         match l.await {
@@ -691,7 +703,7 @@ pub async fn join_loaders(loaders: Vec<tokio::task::JoinHandle<Result<(), String
                 first_error.get_or_insert(e);
             }
             Err(e) => {
-                first_error.get_or_insert(format!("a loader stopped: {e}"));
+                first_error.get_or_insert(DataError::Task(format!("a loader stopped: {e}")));
             }
         }
     }

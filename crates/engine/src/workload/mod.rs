@@ -12,6 +12,7 @@
 //! [`Kind`] is a workload known by name alone: enough to build one from options and to
 //! read a stored result back. A new workload is one module plus one line in [`KINDS`].
 pub mod bulk;
+pub mod error;
 pub mod oltp;
 pub mod ownership;
 pub mod script;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::exec::session::{Done, Failed, Session, Sessions};
+pub use error::DataError;
 pub use ownership::CleanupReport;
 pub use tpcc::check::Outcome as CheckOutcome;
 
@@ -193,10 +195,10 @@ pub trait Workload: Send + Sync {
         load: LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
-    ) -> BoxFuture<'a, Result<String, String>>;
+    ) -> BoxFuture<'a, Result<String, DataError>>;
     /// Drops the tables sizeup created for this workload, and only those; `threads` is
     /// what a script's cleanup sees as `sysbench.opt.threads`.
-    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>>;
+    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, DataError>>;
     /// Whether it has a step beyond prepare, run and cleanup (asked before anything
     /// is started, so a refused command changes nothing).
     fn supports(&self, _step: Optional) -> bool {
@@ -209,9 +211,9 @@ pub trait Workload: Send + Sync {
         &'a self,
         _target: &'a Target,
         _statement_timeout: Duration,
-    ) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+    ) -> BoxFuture<'a, Result<Vec<CheckOutcome>, DataError>> {
         let name = self.name().to_string();
-        Box::pin(async move { Err(format!("{name} has no consistency conditions to check")) })
+        Box::pin(async move { Err(Invalid::Value(format!("{name} has no consistency conditions to check")).into()) })
     }
     /// Reads the tables into the buffer pool, as sysbench's `prewarm` ([`Optional::Prewarm`]).
     /// Its statements are watched as [`Workload::check`]'s are.
@@ -220,9 +222,9 @@ pub trait Workload: Send + Sync {
         _target: &'a Target,
         _threads: u32,
         _statement_timeout: Duration,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), DataError>> {
         let name = self.name().to_string();
-        Box::pin(async move { Err(format!("{name} has no prewarm")) })
+        Box::pin(async move { Err(Invalid::Value(format!("{name} has no prewarm")).into()) })
     }
     /// A command of a script's own (`sysbench.cmdline.commands`, sysbench-tpcc's
     /// `check`), run as sysbench runs it; watched as [`Workload::check`]'s statements are.
@@ -232,9 +234,11 @@ pub trait Workload: Send + Sync {
         _target: &'a Target,
         _threads: u32,
         _statement_timeout: Duration,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), DataError>> {
         let name = self.name().to_string();
-        Box::pin(async move { Err(format!("{name} is not a script: it has no command {command}")) })
+        Box::pin(
+            async move { Err(Invalid::Value(format!("{name} is not a script: it has no command {command}")).into()) },
+        )
     }
     /// Run settings this workload cannot honour.
     /// Whether a run changes the data (inserts, updates or deletes).

@@ -7,6 +7,7 @@
 
 use crate::target::{literal, short_error};
 pub use crate::watched::Watched;
+use crate::workload::DataError;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
 
@@ -36,8 +37,8 @@ pub async fn keep_marks(
     database: &str,
     names: &[String],
     clause_of: impl Fn(&str) -> String,
-) -> Result<bool, String> {
-    let read = |e: mysql_async::Error| format!("checking sizeup's marks in {database}: {}", short_error(&e));
+) -> Result<bool, DataError> {
+    let read = |e: mysql_async::Error| DataError::sql(format!("checking sizeup's marks in {database}"), &e);
     let comments = raw_comments(conn, database).await.map_err(read)?;
     let marks_table = comments.iter().any(|(n, _)| n == MARKS_TABLE);
     let lost: Vec<(&String, String)> = names
@@ -58,10 +59,12 @@ pub async fn keep_marks(
             comment_clause("marks")
         );
         conn.query_drop(create).await.map_err(|e| {
-            format!(
-                "the server does not keep table comments (sizeup's mark on the tables it makes), and creating \
-                 {database}.{MARKS_TABLE} to keep them instead failed: {}",
-                short_error(&e)
+            DataError::sql(
+                format!(
+                    "the server does not keep table comments (sizeup's mark on the tables it makes), and creating \
+                     {database}.{MARKS_TABLE} to keep them instead failed"
+                ),
+                &e,
             )
         })?;
         eprintln!(
@@ -79,7 +82,7 @@ pub async fn keep_marks(
             true => format!("UPDATE {table} SET mark = {mark} WHERE name = {quoted}"),
             false => format!("INSERT INTO {table} VALUES ({quoted}, {mark})"),
         };
-        conn.query_drop(sql).await.map_err(|e| format!("recording sizeup's mark on {name}: {}", short_error(&e)))?;
+        conn.query_drop(sql).await.map_err(|e| DataError::sql(format!("recording sizeup's mark on {name}"), &e))?;
     }
     Ok(true)
 }
@@ -87,9 +90,9 @@ pub async fn keep_marks(
 /// Forgets the marks of tables that are gone (dropped by hand), so a table of that
 /// name made later by someone else is not taken for sizeup's; drops the marks table
 /// when it marks nothing. `tables`: every table of the database now.
-async fn forget_missing(conn: &mut Conn, database: &str, tables: &[String]) -> Result<(), String> {
+async fn forget_missing(conn: &mut Conn, database: &str, tables: &[String]) -> Result<(), DataError> {
     let table = format!("{}.{MARKS_TABLE}", crate::target::quote_ident(database));
-    let failed = |e: mysql_async::Error| format!("tidying {MARKS_TABLE}: {}", short_error(&e));
+    let failed = |e: mysql_async::Error| DataError::sql(format!("tidying {MARKS_TABLE}"), &e);
     let recorded: Vec<String> = conn.query(format!("SELECT name FROM {table}")).await.map_err(failed)?;
     let mut left = recorded.len();
     for gone in recorded.iter().filter(|n| !tables.contains(n)) {
@@ -109,7 +112,7 @@ pub async fn marked_or_undo(
     names: &[String],
     clause_of: impl Fn(&str) -> String,
     workload: &str,
-) -> Result<bool, String> {
+) -> Result<bool, DataError> {
     match keep_marks(conn, &target.database, names, clause_of).await {
         Ok(in_table) => Ok(in_table),
         Err(e) => Err(undo_prepare(target, names, e, workload, &[]).await),
@@ -167,10 +170,10 @@ pub async fn run_or_undo(
     statements: impl IntoIterator<Item = (String, String)>,
     every: std::time::Duration,
     workload: &str,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let id = match crate::target::stall::server_id(conn).await {
         Ok(id) => id,
-        Err(e) => return Err(undo_prepare(target, names, e, workload, &[]).await),
+        Err(e) => return Err(undo_prepare(target, names, e.into(), workload, &[]).await),
     };
     for (sql, what) in statements {
         let done = super::bulk::exec_retrying(conn, &sql, &what);
@@ -178,7 +181,7 @@ pub async fn run_or_undo(
         let (e, stalled) = match crate::target::stall::watched(target, id, every, &what, done).await {
             Ok(Ok(())) => continue,
             Ok(Err(e)) => (e, vec![]),
-            Err(crate::target::stall::Stalled(e)) => (e, vec![id]),
+            Err(stalled) => (stalled.into(), vec![id]),
         };
         return Err(undo_prepare(target, names, e, workload, &stalled).await);
     }
@@ -228,10 +231,10 @@ pub async fn existing_tables(
     database: &str,
     names: &[String],
     prefix: &str,
-) -> Result<Vec<ExistingTable>, String> {
+) -> Result<Vec<ExistingTable>, DataError> {
     let rows = comments(conn, database)
         .await
-        .map_err(|e| format!("reading the table list of {database}: {}", short_error(&e)))?;
+        .map_err(|e| DataError::sql(format!("reading the table list of {database}"), &e))?;
     Ok(rows
         .into_iter()
         .filter(|(n, _)| if names.is_empty() { n.starts_with(prefix) } else { names.contains(n) })
@@ -257,13 +260,13 @@ pub async fn drop_ours(
     names: &[String],
     pattern: &str,
     is_workload_table: fn(&str) -> bool,
-) -> Result<CleanupReport, String> {
+) -> Result<CleanupReport, DataError> {
     let mut conn = match target.connect().await {
         Ok(c) => c,
         Err(e) if e.is_unknown_database() => {
             return Ok(CleanupReport::default()); // unknown database: nothing to drop
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
     // The server-side lock wait below bounds a held table; the watch, slower than it,
     // bounds a server that stops answering.
@@ -271,7 +274,7 @@ pub async fn drop_ours(
     let every = std::time::Duration::from_secs(DROP_LOCK_WAIT_S as u64 + 15);
     let dropping = drop_on(&mut conn, target, names, pattern, is_workload_table);
     let what = format!("dropping sizeup's tables in {}", target.database);
-    let report = crate::target::stall::watched(target, id, every, &what, dropping).await.map_err(|e| e.0)??;
+    let report = crate::target::stall::watched(target, id, every, &what, dropping).await??;
     let _ = conn.disconnect().await;
     Ok(report)
 }
@@ -282,7 +285,7 @@ async fn drop_on(
     names: &[String],
     pattern: &str,
     is_workload_table: fn(&str) -> bool,
-) -> Result<CleanupReport, String> {
+) -> Result<CleanupReport, DataError> {
     let mut report = CleanupReport::default();
     // A table another connection holds (a load whose client was killed can stay in the
     // server, seen with MariaDB 10.11) would hold the DROP for a day, the server's
@@ -302,7 +305,7 @@ async fn drop_on(
     let marks = format!("{}.{MARKS_TABLE}", crate::target::quote_ident(&target.database));
     let has_marks = raw_comments(conn, &target.database)
         .await
-        .map_err(|e| format!("reading the table list of {}: {}", target.database, short_error(&e)))?
+        .map_err(|e| DataError::sql(format!("reading the table list of {}", target.database), &e))?
         .iter()
         .any(|(n, _)| n == MARKS_TABLE);
     for t in existing_tables(conn, &target.database, names, pattern).await? {
@@ -313,15 +316,15 @@ async fn drop_on(
             let dropped =
                 conn.query_drop(format!("DROP TABLE IF EXISTS {}", crate::target::quote_ident(&t.name))).await;
             if let Err(e) = dropped {
-                let mut why = format!("dropping {}: {}", t.name, short_error(&e));
+                let mut reason = short_error(&e);
                 if matches!(&e, mysql_async::Error::Server(s) if s.code == 1205) {
-                    why.push_str(&holders(conn, &target.database).await);
+                    reason.push_str(&holders(conn, &target.database).await);
                 }
-                return Err(why);
+                return Err(DataError::Statement { what: format!("dropping {}", t.name), reason });
             }
             if has_marks {
                 let forget = format!("DELETE FROM {marks} WHERE name = {}", literal(&t.name));
-                conn.query_drop(forget).await.map_err(|e| format!("dropping {}: {}", t.name, short_error(&e)))?;
+                conn.query_drop(forget).await.map_err(|e| DataError::sql(format!("dropping {}", t.name), &e))?;
             }
             report.dropped.push(t.name);
         } else {
@@ -332,7 +335,7 @@ async fn drop_on(
     if has_marks {
         let tables: Vec<String> = raw_comments(conn, &target.database)
             .await
-            .map_err(|e| format!("reading the table list of {}: {}", target.database, short_error(&e)))?
+            .map_err(|e| DataError::sql(format!("reading the table list of {}", target.database), &e))?
             .into_iter()
             .map(|(n, _)| n)
             .collect();
@@ -386,25 +389,27 @@ async fn holders(conn: &mut Conn, database: &str) -> String {
 pub async fn undo_prepare(
     target: &crate::target::Target,
     names: &[String],
-    mut error: String,
+    error: DataError,
     workload: &str,
     stalled: &[u32],
-) -> String {
+) -> DataError {
+    let undone = |account: String| DataError::Undone { error: Box::new(error), account };
     // The data set's own database named: a prepare elsewhere than the default asks for it.
     let cleanup = format!("sizeup cleanup {workload} --database {}", crate::target::shell_word(&target.database));
+    let mut account = String::new();
     if !stalled.is_empty() {
         match crate::timer::timeout(END_STALLED_WITHIN, end_stalled(target, stalled)).await {
-            Ok(Ok(seen)) => error.push_str(&seen),
-            Ok(Err(why)) => return stay(&error, &why, &cleanup),
-            Err(_) => return stay(&error, "the server did not answer within 15 s", &cleanup),
+            Ok(Ok(seen)) => account.push_str(&seen),
+            Ok(Err(why)) => return undone(stay(&account, &why.to_string(), &cleanup)),
+            Err(_) => return undone(stay(&account, "the server did not answer within 15 s", &cleanup)),
         }
     }
     // What was there before and after, read from the server, not inferred from what
     // the drop reported (a drop that fails part-way has dropped some).
     let before = tables_now(target, names).await;
-    let failed = drop_ours(target, names, "", |_| true).await.err();
+    let failed = drop_ours(target, names, "", |_| true).await.err().map(|e| e.to_string());
     let after = tables_now(target, names).await;
-    undo_said(&error, before, failed, after, &cleanup)
+    undone(undo_said(&account, before, failed, after, &cleanup))
 }
 
 /// The tables of `names` the server has now (None: it could not be asked).
@@ -480,18 +485,22 @@ fn stay(error: &str, why: &str, cleanup: &str) -> String {
 /// Ends (KILL) the loader connections `ids`, which sizeup opened and whose loads got no
 /// answer, and says what the server showed the first one doing, e.g.
 /// "; the server showed that connection 'Waiting for table metadata lock' for 2 s: ended (KILL)".
-async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<String, String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+async fn end_stalled(target: &crate::target::Target, ids: &[u32]) -> Result<String, DataError> {
+    let mut conn = target.connect().await?;
     let mut seen = String::new();
     for &id in ids {
         // None: gone, the server ended it already.
-        let Some((state, time)) = crate::target::stall::doing(&mut conn, id).await.map_err(|e| short_error(&e))? else {
+        let asked = crate::target::stall::doing(&mut conn, id).await;
+        let Some((state, time)) = asked.map_err(|e| DataError::sql(format!("asking what connection {id} does"), &e))?
+        else {
             continue;
         };
         // 1094: it ended between the two statements.
         match conn.query_drop(format!("KILL CONNECTION {id}")).await {
-            Err(mysql_async::Error::Server(e)) if e.code != 1094 => return Err(e.message),
-            Err(e @ mysql_async::Error::Io(_)) => return Err(e.to_string()),
+            Err(e @ mysql_async::Error::Server(_)) if !matches!(&e, mysql_async::Error::Server(s) if s.code == 1094) => {
+                return Err(DataError::sql(format!("ending connection {id}"), &e))
+            }
+            Err(e @ mysql_async::Error::Io(_)) => return Err(DataError::sql(format!("ending connection {id}"), &e)),
             _ => {}
         }
         if seen.is_empty() {
@@ -541,10 +550,10 @@ pub fn refusal(database: &str, existing: &[ExistingTable], workload: &str) -> Op
 /// server besides ([`Watched`]); a connection whose statements sizeup cannot read (its
 /// client character set, its sql_mode), or a server whose stored functions it cannot
 /// list, is refused.
-pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Watched, String> {
+pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Watched, DataError> {
     let rows = comments(conn, database)
         .await
-        .map_err(|e| format!("reading the table list of {database}: {}", short_error(&e)))?;
+        .map_err(|e| DataError::sql(format!("reading the table list of {database}"), &e))?;
     let mut watched = Watched {
         tables: rows.into_iter().filter(|(_, c)| !c.starts_with(MARK)).map(|(n, _)| n).collect(),
         ..Default::default()
@@ -552,13 +561,13 @@ pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Watched, 
     if !watched.tables.is_empty() {
         let names = watched.tables.clone();
         let tables: Vec<&str> = names.iter().map(String::as_str).collect();
-        let refuse = |why: String| {
-            format!(
+        let refuse = |why: DataError| {
+            DataError::NotOurs(format!(
                 "{why}, and {database} has tables sizeup did not create ({}): refusing to run a script's \
                  statements there, which sizeup could not check.\nGive the script its own --database, or (for a \
                  run) add --write-foreign-tables to let it change them",
                 list(&tables)
-            )
+            ))
         };
         reading(conn, &mut watched).await.map_err(refuse)?;
     }
@@ -568,8 +577,8 @@ pub async fn foreign_tables(conn: &mut Conn, database: &str) -> Result<Watched, 
 /// Marks the tables of `database` a script's command made (those not in `before`) as
 /// sizeup's, keeping any comment the script gave them after the mark. A server that
 /// refuses the ALTER or loses the comment gets the mark in [`MARKS_TABLE`].
-pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], script: &str) -> Result<(), String> {
-    let read = |e: mysql_async::Error| format!("reading the table list of {database}: {}", short_error(&e));
+pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], script: &str) -> Result<(), DataError> {
+    let read = |e: mysql_async::Error| DataError::sql(format!("reading the table list of {database}"), &e);
     let made: Vec<(String, String)> = raw_comments(conn, database)
         .await
         .map_err(read)?
@@ -601,7 +610,7 @@ pub async fn mark_made(conn: &mut Conn, database: &str, before: &[String], scrip
 /// stored and loadable functions, and the client character set `DEFAULT` means where
 /// sizeup cannot read statements in it. Err: why sizeup cannot read this connection's
 /// statements at all (its character set or sql_mode), or cannot list the functions.
-async fn reading(conn: &mut Conn, watched: &mut Watched) -> Result<(), String> {
+async fn reading(conn: &mut Conn, watched: &mut Watched) -> Result<(), DataError> {
     // A server that cannot say (a third-party one) is taken at its handshake: utf8mb4,
     // and strings and names as the default sql_mode reads them.
     let session: Option<(Option<String>, Option<String>, Option<String>)> = conn
@@ -611,15 +620,17 @@ async fn reading(conn: &mut Conn, watched: &mut Watched) -> Result<(), String> {
         .flatten();
     if let Some((client, global, mode)) = session {
         if let Some(c) = client.filter(|c| !readable_charset(c.as_bytes())) {
-            return Err(format!(
+            return Err(DataError::Data(format!(
                 "the server gives sizeup's connections the client character set {c}, in which sizeup cannot read \
                  statements"
-            ));
+            )));
         }
         let mode = mode.unwrap_or_default().to_ascii_uppercase();
         let unread = ["NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"].into_iter().find(|f| mode.split(',').any(|m| m == *f));
         if let Some(flag) = unread {
-            return Err(format!("the server's sql_mode has {flag}, with which sizeup cannot read statements"));
+            return Err(DataError::Data(format!(
+                "the server's sql_mode has {flag}, with which sizeup cannot read statements"
+            )));
         }
         if let Some(g) = global.filter(|g| !readable_charset(g.as_bytes())) {
             watched.default_charset = Some(g.to_lowercase());
@@ -628,11 +639,11 @@ async fn reading(conn: &mut Conn, watched: &mut Watched) -> Result<(), String> {
     let routines = "SELECT ROUTINE_TYPE, ROUTINE_NAME FROM information_schema.ROUTINES \
                     WHERE ROUTINE_TYPE IN ('FUNCTION', 'PACKAGE')";
     let routines: Vec<(String, String)> = conn.query(routines).await.map_err(|e| {
-        format!(
+        DataError::Data(format!(
             "sizeup cannot list the server's stored functions (information_schema.ROUTINES: {}), whose calls run \
              statements it cannot read",
             short_error(&e)
-        )
+        ))
     })?;
     for (kind, name) in routines {
         match kind.eq_ignore_ascii_case("PACKAGE") {

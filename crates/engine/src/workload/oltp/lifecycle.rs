@@ -8,6 +8,7 @@ use crate::exec::RunSpec;
 use crate::options::{OltpArgs, WorkloadArgs};
 use crate::random::{RandOptions, RandType};
 use crate::target::Target;
+use crate::workload::DataError;
 use crate::workload::{CleanupReport, DataSize, Kind, Optional, Ready, Runnable, SizeCheck, Workload};
 use crate::Error;
 use futures_util::future::BoxFuture;
@@ -145,7 +146,7 @@ impl Workload for OltpWorkload {
         load: crate::workload::bulk::LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<String, DataError>> {
         Box::pin(async move {
             let r = super::prepare::prepare(target, &self.options, loaders, load, seed, rows).await?;
             Ok(format!(
@@ -154,7 +155,7 @@ impl Workload for OltpWorkload {
             ))
         })
     }
-    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
+    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, DataError>> {
         Box::pin(super::prepare::cleanup(target))
     }
     fn supports(&self, step: Optional) -> bool {
@@ -163,7 +164,12 @@ impl Workload for OltpWorkload {
     fn writes(&self) -> bool {
         !matches!(self.variant, super::Variant::ReadOnly | super::Variant::PointSelect)
     }
-    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
+    fn prewarm<'a>(
+        &'a self,
+        target: &'a Target,
+        threads: u32,
+        every: Duration,
+    ) -> BoxFuture<'a, Result<(), DataError>> {
         Box::pin(super::prepare::prewarm(target, self.options.tables, self.options.table_size, threads, every))
     }
     fn start<'a>(

@@ -10,9 +10,10 @@
 use super::OltpOptions;
 use crate::random::{fill_template, rng_from_seed, IdDistribution, C_TEMPLATE, PAD_TEMPLATE};
 use crate::target::stall;
-use crate::target::{short_error, Target};
+use crate::target::Target;
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership::{self, comment_clause};
+use crate::workload::DataError;
 use bytes::Bytes;
 use mysql_async::prelude::Queryable;
 use mysql_async::Conn;
@@ -113,14 +114,14 @@ pub async fn prepare(
     load: bulk::LoadSettings,
     seed: u64,
     rows_done: Arc<AtomicU64>,
-) -> Result<PrepareReport, String> {
+) -> Result<PrepareReport, DataError> {
     let started = Instant::now();
-    target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    target.ensure_database(load.statement_timeout).await?;
+    let mut conn = target.connect().await?;
     let names = table_names(o.tables);
     let existing = ownership::existing_tables(&mut conn, &target.database, &names, "sbtest").await?;
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "oltp_read_write") {
-        return Err(refusal);
+        return Err(DataError::NotOurs(refusal));
     }
     let sending = Arc::new(bulk::Sending::new(load));
     sending.decide(target).await?;
@@ -154,7 +155,7 @@ async fn load_all(
     seed: u64,
     rows_done: Arc<AtomicU64>,
     conn: &mut Conn,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let queue = chunks(o);
     let mut left: Vec<AtomicU32> = (0..o.tables).map(|_| AtomicU32::new(0)).collect();
     for c in &queue {
@@ -189,7 +190,7 @@ async fn load_all(
                 Ok(built) => built?,
                 Err(stall::Stalled(e)) => {
                     sending.stall(id); // the caller's undo ends it
-                    return Err(e);
+                    return Err(DataError::Stalled(e));
                 }
             }
         }
@@ -208,7 +209,7 @@ async fn loader(
     state: &Loading,
     ids: &Arc<IdDistribution>,
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
     let r = load_chunks(target, &mut conn, o, state, ids, seed).await;
     conn.close(&state.sending).await;
@@ -222,7 +223,7 @@ async fn load_chunks(
     state: &Loading,
     ids: &Arc<IdDistribution>,
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     // The next chunk's rows are made on another runtime thread while the server takes
     // this one's: made in turn, the server's thread for this connection waited on them.
     let make = |chunk: Chunk| {
@@ -232,7 +233,7 @@ async fn load_chunks(
     let claim = || state.queue.lock().expect("no panics while held").pop_front();
     let mut next = claim().map(make);
     while let Some(made) = next.take() {
-        let (chunk, pieces) = made.await.map_err(|e| format!("making rows stopped: {e}"))?;
+        let (chunk, pieces) = made.await.map_err(|e| DataError::Data(format!("making rows stopped: {e}")))?;
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
         }
@@ -260,7 +261,7 @@ pub async fn prewarm(
     table_size: u32,
     threads: u32,
     every: Duration,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let next = Arc::new(AtomicU32::new(1));
     let mut workers = Vec::new();
     for _ in 0..threads.min(tables).max(1) {
@@ -274,7 +275,7 @@ pub async fn prewarm(
         }));
     }
     for w in workers {
-        w.await.map_err(|e| format!("a prewarm connection stopped: {e}"))??;
+        w.await.map_err(|e| DataError::Data(format!("a prewarm connection stopped: {e}")))??;
     }
     Ok(())
 }
@@ -286,17 +287,17 @@ async fn prewarm_tables(
     tables: u32,
     table_size: u32,
     every: Duration,
-) -> Result<(), String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+) -> Result<(), DataError> {
+    let mut conn = target.connect().await?;
     let id = stall::server_id(&mut conn).await?;
     // Keep the derived tables of the statements below in memory, as sysbench does.
     conn.query_drop("SET SESSION tmp_table_size=2*1024*1024*1024, max_heap_table_size=2*1024*1024*1024")
         .await
-        .map_err(|e| short_error(&e))?;
+        .map_err(|e| DataError::sql("keeping the prewarm's derived tables in memory", &e))?;
     loop {
         let t = next.fetch_add(1, Ordering::Relaxed);
         if t > tables {
-            return Ok::<(), String>(());
+            return Ok::<(), DataError>(());
         }
         for sql in [
             format!("ANALYZE TABLE sbtest{t}"),
@@ -304,14 +305,14 @@ async fn prewarm_tables(
             format!("SELECT COUNT(*) FROM (SELECT * FROM sbtest{t} WHERE k LIKE '%0%' LIMIT {table_size}) t"),
         ] {
             let what = format!("prewarming sbtest{t}");
-            let scan = async { conn.query_drop(&sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
-            stall::watched(target, id, every, &what, scan).await.map_err(|e| e.0)??;
+            let scan = async { conn.query_drop(&sql).await.map_err(|e| DataError::sql(what.clone(), &e)) };
+            stall::watched(target, id, every, &what, scan).await??;
         }
     }
 }
 
 /// Drops every `sbtestN` table of the target database that sizeup created, and only those.
-pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
+pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, DataError> {
     let is_sbtest = |n: &str| n.len() > "sbtest".len() && n["sbtest".len()..].chars().all(|c| c.is_ascii_digit());
     ownership::drop_ours(target, &[], "sbtest", is_sbtest).await
 }

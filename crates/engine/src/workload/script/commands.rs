@@ -11,9 +11,11 @@
 
 use super::state::{Env, Outcome, State, Watch};
 use super::Script;
+use crate::error::Invalid;
 use crate::exec::errors::RetryOn;
 use crate::random::SharedUniqueIds;
 use crate::target::Target;
+use crate::workload::DataError;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub async fn run(
     threads: u32,
     rows: Option<Arc<AtomicU64>>,
     every: Duration,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (name, target) = (name.to_string(), target.clone());
     std::thread::Builder::new()
@@ -36,13 +38,13 @@ pub async fn run(
         .spawn(move || {
             let result = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt.block_on(command(&script, &name, &target, threads.max(1), rows, every)),
-                Err(e) => Err(format!("cannot start a runtime: {e}")),
+                Err(e) => Err(DataError::Task(format!("cannot start a runtime: {e}"))),
             };
             super::state::flush_c_stdout();
             let _ = tx.send(result);
         })
-        .map_err(|e| format!("cannot start a thread for the script: {e}"))?;
-    rx.await.unwrap_or_else(|_| Err("the script's thread ended without an answer".into()))
+        .map_err(|e| DataError::Task(format!("cannot start a thread for the script: {e}")))?;
+    rx.await.unwrap_or_else(|_| Err(DataError::Task("the script's thread ended without an answer".into())))
 }
 
 async fn command(
@@ -52,7 +54,7 @@ async fn command(
     threads: u32,
     rows: Option<Arc<AtomicU64>>,
     every: Duration,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let env = Env {
         guard: super::sql::Guard::new(&target.database, foreign_tables(target).await?, super::sql::Guard::COMMAND),
         opt: super::opt_table(script, threads, None, Some(target)),
@@ -64,7 +66,7 @@ async fn command(
         rows,
         watch: Some(Watch { target: target.clone(), every, what: format!("{}'s {name}", script.path) }),
     };
-    let main = State::new(script, &env, 0, None)?;
+    let main = State::new(script, &env, 0, None).map_err(DataError::Script)?;
     if let Some(&(_, parallel)) = script.commands.iter().find(|(c, _)| c == name) {
         if !(parallel && threads > 1) {
             let r = main.call_command(name).await;
@@ -74,7 +76,7 @@ async fn command(
         return parallel_command(script, name, &env, threads).await;
     }
     let Some(f) = main.function(name).filter(|_| matches!(name, "prepare" | "cleanup")) else {
-        return Err(format!("{} has no {name} command", script.path));
+        return Err(Invalid::Value(format!("{} has no {name} command", script.path)).into());
     };
     let r = match main.call(&format!("{name}()"), &f, mlua::Value::Nil).await {
         Outcome::Returned(_) => Ok(true),
@@ -86,11 +88,11 @@ async fn command(
 
 /// The tables of the target's database sizeup did not make, which a command's
 /// statements must not change (none in a database that does not exist yet).
-async fn foreign_tables(target: &Target) -> Result<crate::workload::ownership::Watched, String> {
+async fn foreign_tables(target: &Target) -> Result<crate::workload::ownership::Watched, DataError> {
     let mut conn = match target.connect().await {
         Ok(c) => c,
         Err(e) if e.is_unknown_database() => return Ok(Default::default()),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
     };
     let foreign = crate::workload::ownership::foreign_tables(&mut conn, &target.database).await;
     let _ = conn.disconnect().await;
@@ -100,7 +102,7 @@ async fn foreign_tables(target: &Target) -> Result<crate::workload::ownership::W
 /// Runs a parallel command in `threads` states, each on a thread of its own; a state
 /// whose statement stalled ends the command at once (the others, cancelled, would
 /// otherwise run their whole share first).
-async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: u32) -> Result<(), String> {
+async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: u32) -> Result<(), DataError> {
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
     let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
     let mut handles = Vec::new();
@@ -128,14 +130,14 @@ async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: 
                 let _ = done.send((r, stalled));
             }
         });
-        handles.push(spawned.map_err(|e| format!("cannot start a thread for the script: {e}"))?);
+        handles.push(spawned.map_err(|e| DataError::Task(format!("cannot start a thread for the script: {e}")))?);
     }
     drop(done_tx);
     let mut results = Vec::new();
     let mut outcome = Ok(());
     while let Some((r, stalled)) = done_rx.recv().await {
         if let Some(why) = stalled {
-            outcome = Err(why);
+            outcome = Err(DataError::Stalled(why));
             break;
         }
         results.push(r);
@@ -147,8 +149,15 @@ async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: 
     for h in handles {
         let _ = h.join();
     }
+    said(script, name, results)
+}
+
+/// The states' results: a script's error, or a command that said it failed, ends it.
+fn said(script: &Script, name: &str, results: Vec<Result<bool, String>>) -> Result<(), DataError> {
     for r in results {
-        r?.then_some(()).ok_or_else(|| format!("{}: the {name} command failed", script.path))?;
+        r.map_err(DataError::Script)?
+            .then_some(())
+            .ok_or_else(|| DataError::Script(format!("{}: the {name} command failed", script.path)))?;
     }
     Ok(())
 }
@@ -156,12 +165,9 @@ async fn parallel_command(script: &Arc<Script>, name: &str, env: &Env, threads: 
 /// How a command ended, from what its states returned (`Ok(false)`: the command said it
 /// failed). A statement that stalled fails it with why, whatever the script made of the
 /// error the statement got.
-fn ended(script: &Script, name: &str, states: &[State], results: Vec<Result<bool, String>>) -> Result<(), String> {
+fn ended(script: &Script, name: &str, states: &[State], results: Vec<Result<bool, String>>) -> Result<(), DataError> {
     if let Some(why) = states.iter().find_map(|s| s.ctx.stalled.borrow_mut().take()) {
-        return Err(why);
+        return Err(DataError::Stalled(why));
     }
-    for r in results {
-        r?.then_some(()).ok_or_else(|| format!("{}: the {name} command failed", script.path))?;
-    }
-    Ok(())
+    said(script, name, results)
 }

@@ -25,6 +25,7 @@ use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::random::RandOptions;
 use crate::target::Target;
+use crate::workload::DataError;
 use crate::workload::{CleanupReport, DataSize, Kind, Optional, Runnable, SizeCheck, Workload};
 use crate::Error;
 use futures_util::future::BoxFuture;
@@ -303,20 +304,22 @@ pub struct ScriptWorkload {
 
 impl ScriptWorkload {
     /// The tables of the database, to tell what a cleanup dropped.
-    async fn tables(target: &Target) -> Result<Vec<String>, String> {
+    async fn tables(target: &Target) -> Result<Vec<String>, DataError> {
         use mysql_async::prelude::Queryable;
-        let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-        let names: Vec<String> = conn.query("SHOW TABLES").await.map_err(|e| crate::target::short_error(&e))?;
+        let mut conn = target.connect().await?;
+        let names: Vec<String> =
+            conn.query("SHOW TABLES").await.map_err(|e| DataError::sql("listing the tables", &e))?;
         let _ = conn.disconnect().await;
         Ok(names)
     }
 
     /// Marks the tables of the database not in `before` as made by sizeup (`script`).
-    async fn mark_made(target: &Target, before: &[String], script: &str) -> Result<(), String> {
-        let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    async fn mark_made(target: &Target, before: &[String], script: &str) -> Result<(), DataError> {
+        let mut conn = target.connect().await?;
         let marked = crate::workload::ownership::mark_made(&mut conn, &target.database, before, script).await;
         let _ = conn.disconnect().await;
-        marked.map_err(|e| format!("{e}: runs that change rows will refuse the tables the prepare made"))
+        marked
+            .map_err(|e| DataError::Data(format!("{e}: runs that change rows will refuse the tables the prepare made")))
     }
 }
 
@@ -352,16 +355,19 @@ impl Workload for ScriptWorkload {
         load: crate::workload::bulk::LoadSettings,
         _seed: u64,
         rows: Arc<AtomicU64>,
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<String, DataError>> {
         Box::pin(async move {
             if load.method != crate::workload::bulk::LoadMethod::Auto {
-                return Err("--load-method is for tpcc and the built-in OLTP workloads: a script's prepare \
-                            sends its rows as the script says; leave it out"
-                    .into());
+                return Err(Invalid::Value(
+                    "--load-method is for tpcc and the built-in OLTP workloads: a script's prepare sends its rows \
+                     as the script says; leave it out"
+                        .into(),
+                )
+                .into());
             }
             let started = std::time::Instant::now();
             // As for the built-in workloads, the database is made when missing.
-            target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
+            target.ensure_database(load.statement_timeout).await?;
             let every = load.statement_timeout;
             // The tables the prepare makes become sizeup's, so its runs may write them and
             // its cleanup drop them; marked however the prepare ends (an interrupted one's
@@ -379,7 +385,7 @@ impl Workload for ScriptWorkload {
             Ok(format!("{} prepared in {:.1} s{rows}", self.script.path, started.elapsed().as_secs_f64()))
         })
     }
-    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
+    fn cleanup<'a>(&'a self, target: &'a Target, threads: u32) -> BoxFuture<'a, Result<CleanupReport, DataError>> {
         Box::pin(async move {
             let before = Self::tables(target).await?;
             let every = Duration::from_secs_f64(crate::exec::DEFAULT_STATEMENT_TIMEOUT);
@@ -392,7 +398,12 @@ impl Workload for ScriptWorkload {
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Prewarm && self.script.has_command("prewarm")
     }
-    fn prewarm<'a>(&'a self, target: &'a Target, threads: u32, every: Duration) -> BoxFuture<'a, Result<(), String>> {
+    fn prewarm<'a>(
+        &'a self,
+        target: &'a Target,
+        threads: u32,
+        every: Duration,
+    ) -> BoxFuture<'a, Result<(), DataError>> {
         Box::pin(commands::run(self.script.clone(), "prewarm", target, threads, None, every))
     }
     fn script_command<'a>(
@@ -401,15 +412,16 @@ impl Workload for ScriptWorkload {
         target: &'a Target,
         threads: u32,
         every: Duration,
-    ) -> BoxFuture<'a, Result<(), String>> {
+    ) -> BoxFuture<'a, Result<(), DataError>> {
         Box::pin(async move {
             if !self.script.has_command(command) {
                 let all: Vec<&str> = self.script.commands.iter().map(|(c, _)| c.as_str()).collect();
-                return Err(format!(
+                return Err(Invalid::Value(format!(
                     "{} has no command {command} (sysbench.cmdline.commands has: {})",
                     self.script.path,
                     if all.is_empty() { "none".to_string() } else { all.join(", ") }
-                ));
+                ))
+                .into());
             }
             commands::run(self.script.clone(), command, target, threads, None, every).await
         })

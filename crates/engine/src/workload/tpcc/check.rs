@@ -4,6 +4,7 @@
 
 use crate::target::stall;
 use crate::target::{short_error, Target};
+use crate::workload::DataError;
 use mysql_async::prelude::Queryable;
 use std::time::Duration;
 
@@ -128,9 +129,11 @@ pub struct Outcome {
 /// Checks every condition on the target's TPC-C tables.
 /// Each scan takes as long as its tables need; one that waits for a lock for `every`, or
 /// on a server that stopped answering, fails the check as stalled.
-pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, String> {
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
-    let id = stall::server_id(&mut conn).await.map_err(|e| format!("reading the check's connection id: {e}"))?;
+pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, DataError> {
+    let mut conn = target.connect().await?;
+    let id = stall::server_id(&mut conn)
+        .await
+        .map_err(|e| DataError::Data(format!("reading the check's connection id: {e}")))?;
     // The checks read a consistent snapshot of all the tables; a server that refuses
     // the read-only one gets the nearest it takes, said (Dolt: no READ ONLY beside it).
     let mut refused = Vec::new();
@@ -142,11 +145,12 @@ pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, Str
                 break;
             }
             Err(e @ mysql_async::Error::Server(_)) => refused.push(format!("{sql}: {}", short_error(&e))),
-            Err(e) => return Err(format!("starting the check's read-only snapshot: {}", short_error(&e))),
+            Err(e) => return Err(DataError::sql("starting the check's read-only snapshot", &e)),
         }
     }
     let Some(words) = taken else {
-        return Err(format!("starting the check's snapshot: the server refused every form ({})", refused.join("; ")));
+        let reason = format!("the server refused every form ({})", refused.join("; "));
+        return Err(DataError::Statement { what: "starting the check's snapshot".into(), reason });
     };
     if let Some(first) = refused.first() {
         eprintln!("note: the check reads {words} (the server refused {first})");
@@ -154,8 +158,8 @@ pub async fn check(target: &Target, every: Duration) -> Result<Vec<Outcome>, Str
     let mut out = Vec::new();
     for (number, condition, sql) in CONDITIONS {
         let what = format!("checking condition {number}");
-        let scan = async { conn.query(sql).await.map_err(|e| format!("{what}: {}", short_error(&e))) };
-        let rows: Vec<mysql_async::Row> = stall::watched(target, id, every, &what, scan).await.map_err(|e| e.0)??;
+        let scan = async { conn.query(sql).await.map_err(|e| DataError::sql(what.clone(), &e)) };
+        let rows: Vec<mysql_async::Row> = stall::watched(target, id, every, &what, scan).await??;
         out.push(Outcome {
             number,
             condition,

@@ -8,6 +8,7 @@ use crate::exec::RunSpec;
 use crate::options::WorkloadArgs;
 use crate::stats::{Interval, Summary};
 use crate::target::{short_error, Target};
+use crate::workload::DataError;
 use crate::workload::{
     CheckOutcome, CleanupReport, DataSize, Kind, Optional, Ready, Runnable, SizeCheck, Unit, Workload,
 };
@@ -118,7 +119,7 @@ impl Workload for TpccWorkload {
         load: crate::workload::bulk::LoadSettings,
         seed: u64,
         rows: Arc<AtomicU64>,
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<String, DataError>> {
         Box::pin(async move {
             let r = load::prepare(target, self.warehouses, loaders, load, seed, rows).await?;
             Ok(format!(
@@ -132,13 +133,13 @@ impl Workload for TpccWorkload {
             ))
         })
     }
-    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, String>> {
+    fn cleanup<'a>(&'a self, target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, DataError>> {
         Box::pin(load::cleanup(target))
     }
     fn supports(&self, step: Optional) -> bool {
         step == Optional::Check
     }
-    fn check<'a>(&'a self, target: &'a Target, every: Duration) -> BoxFuture<'a, Result<Vec<CheckOutcome>, String>> {
+    fn check<'a>(&'a self, target: &'a Target, every: Duration) -> BoxFuture<'a, Result<Vec<CheckOutcome>, DataError>> {
         Box::pin(check::check(target, every))
     }
     fn check_run(&self, spec: &RunSpec) -> Result<(), Invalid> {

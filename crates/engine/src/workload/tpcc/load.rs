@@ -12,9 +12,10 @@ use super::random::{self as r, Constants};
 use super::schema::{self, TABLES};
 use crate::random::{rng_from_seed, WorkerRng};
 use crate::target::stall::{self, Stalled};
-use crate::target::{short_error, Target};
+use crate::target::Target;
 use crate::workload::bulk::{self, Rows};
 use crate::workload::ownership;
+use crate::workload::DataError;
 use mysql_async::prelude::Queryable;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -315,14 +316,14 @@ pub async fn prepare(
     load: bulk::LoadSettings,
     seed: u64,
     rows_done: Arc<AtomicU64>,
-) -> Result<LoadReport, String> {
+) -> Result<LoadReport, DataError> {
     let started = Instant::now();
-    target.ensure_database(load.statement_timeout).await.map_err(|e| e.to_string())?;
-    let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+    target.ensure_database(load.statement_timeout).await?;
+    let mut conn = target.connect().await?;
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
     let existing = ownership::existing_tables(&mut conn, &target.database, &names, "").await?;
     if let Some(refusal) = ownership::refusal(&target.database, &existing, "tpcc") {
-        return Err(refusal);
+        return Err(DataError::NotOurs(refusal));
     }
     let sending = bulk::Sending::new(load);
     sending.decide(target).await?;
@@ -374,12 +375,12 @@ async fn load_all(
     seed: u64,
     k: &Constants,
     conn: &mut mysql_async::Conn,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let k = *k;
     let now: String = conn
         .query_first("SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
         .await
-        .map_err(|e| short_error(&e))?
+        .map_err(|e| DataError::sql("reading the server's clock", &e))?
         .unwrap_or_default();
     let mut loaders = Vec::new();
     for _ in 0..threads.max(1) {
@@ -400,7 +401,7 @@ async fn load_all(
     for (table, sql) in schema::INDEXES {
         let (target, state) = (target.clone(), state.clone());
         builders.push(tokio::spawn(async move {
-            let mut conn = target.connect().await.map_err(|e| e.to_string())?;
+            let mut conn = target.connect().await?;
             let id = stall::server_id(&mut conn).await?;
             let what = format!("indexing {table}");
             let every = state.sending.settings.statement_timeout;
@@ -414,21 +415,21 @@ async fn load_all(
                 Err(Stalled(e)) => {
                     state.sending.stall(id);
                     state.sending.hold(conn);
-                    Err(e)
+                    Err(DataError::Stalled(e))
                 }
             }
         }));
     }
     let mut first_error = None;
     for b in builders {
-        if let Err(e) = b.await.map_err(|e| format!("an index build stopped: {e}")).and_then(|r| r) {
+        if let Err(e) = b.await.map_err(|e| DataError::Data(format!("an index build stopped: {e}"))).and_then(|r| r) {
             first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)
 }
 
-async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], seed: u64) -> Result<(), String> {
+async fn loader(target: &Target, state: &Loading, k: &Constants, now: &[u8], seed: u64) -> Result<(), DataError> {
     let mut conn = bulk::Loader::open(target, &state.sending).await?;
     let r = load_units(&mut conn, state, k, now, seed).await;
     conn.close(&state.sending).await;
@@ -441,7 +442,7 @@ async fn load_units(
     k: &Constants,
     now: &[u8],
     seed: u64,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     loop {
         if state.failed.load(Ordering::Relaxed) {
             return Ok(());
@@ -460,7 +461,7 @@ async fn load_units(
 }
 
 /// Drops the TPC-C tables of the target database that sizeup created, and only those.
-pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, String> {
+pub async fn cleanup(target: &Target) -> Result<ownership::CleanupReport, DataError> {
     let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
     ownership::drop_ours(target, &names, "", |_| true).await
 }
