@@ -11,6 +11,7 @@
 
 pub mod clock;
 pub mod errors;
+mod measuring;
 pub mod pacing;
 pub mod session;
 pub mod worker;
@@ -387,7 +388,7 @@ pub fn run<W>(
     targets: &Targets,
     spec: &RunSpec,
     ctx: &RunContext,
-    mut on_interval: impl FnMut(&Interval),
+    on_interval: impl FnMut(&Interval),
 ) -> Result<RunResult, String>
 where
     W: Sessions + Send + Sync + 'static,
@@ -418,195 +419,13 @@ where
         if !arrive(ctx, &go_tx)? {
             return Ok((interrupted_before_the_start(&names), false));
         }
-        let watch = monitor::os::Watch::new(
-            ctx.server_pids.iter().flatten().copied().collect(),
-            ctx.data_dir.as_deref(),
-            spec.power.clone(),
-        );
-        let mut snapshot = monitor::os::Snapshot::take(&watch);
-        // The server host's node_exporter, scraped on a thread of its own from now on.
-        let mut node = spec.server_metrics.clone().map(|url| monitor::node::Scraper::start(url, spec.interval));
-        let start = Instant::now();
-        run_end::reset(spec.time.map(|t| (start + t).into_std()));
-        go_tx.send_replace(Go::Start(start));
-
-        let step = spec.interval.as_secs_f64();
-        // This process's CPU, and each target's server's (None where not watched).
-        let cpu_now = || {
-            let servers: Vec<Option<f64>> =
-                ctx.server_pids.iter().map(|p| p.and_then(monitor::process_cpu_seconds)).collect();
-            (monitor::self_cpu_seconds(), servers)
-        };
-        let mut cpu_start = cpu_now();
-        // Several client groups share this process (a scale step's start line): each
-        // counts its own threads' CPU, this one's and its client threads'.
-        let group = RefCell::new(ctx.start_line.as_ref().map(|_| GroupCpu::start(&handles)));
-        let mut intervals = Vec::new();
-        let mut clock = clock::IntervalClock::new(shards, names.len());
-        let mut steady = clock::SteadyState::new(names.len(), spec.warmup.as_secs_f64());
-        let mut tail = Recorder::new(names.len());
-        let mut tallies = Vec::new();
-        let mut finals = 0;
-        let mut end = start;
-        let mut interrupted = false;
-        let mut forced = false;
-        let mut settled_at: Option<f64> = None;
-
-        // A replica's lag, sampled every interval on a control connection of its own
-        // (one per target); the latest sample, the largest over the targets, goes into
-        // each interval as it is closed.
-        let lag = std::cell::Cell::new(None);
-        let mut node_lag: Vec<Option<f64>> = vec![None; targets.len()];
-        let mut lag_probe =
-            spec.replica.then(|| Box::pin(lag::sample(targets.all().to_vec(), Vec::new(), spec.interval)));
-        // The server's status counters, read on a control connection per target (summed
-        // over several) shortly before each interval boundary, so that the reading is in
-        // when the interval closes; each interval gets the figures between the readings
-        // around it, or none (see monitor::status::Track). The first is taken at the
-        // start, without holding it up.
-        let status = RefCell::new(monitor::status::Track::default());
-        let mut status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), status_conns, start, spec.interval)));
-        let mut status_first = true;
-        let mut stall_rule = clock::StallRule::default();
-        let mut emit = |rec: &Recorder, t: f64, duration: f64, intervals: &mut Vec<Interval>| {
-            let warm = steady.in_warmup(t, duration);
-            let mut iv = Interval::from_recorder(rec, &names, t, duration, warm, threads, spec.percentile);
-            iv.stall = stall_rule.judge(rec);
-            iv.lag_s = lag.get();
-            let at = |secs: f64| (start + Duration::from_secs_f64(secs.max(0.0))).into_std();
-            iv.status = status.borrow_mut().close(at(t - duration), at(t));
-            // OS figures over the same span, sampled as the interval is closed.
-            let now = monitor::os::Snapshot::take(&watch);
-            let mut os = monitor::os::OsSample::between(&snapshot, &now, &watch.power);
-            os.server_host = node.as_mut().and_then(|n| n.close());
-            iv.os = Some(os);
-            snapshot = now;
-            on_interval(&iv);
-            if steady.warmup_ends_at(t, duration) {
-                cpu_start = cpu_now();
-                if let Some(g) = group.borrow_mut().as_mut() {
-                    g.restart();
-                }
-            }
-            steady.add(&iv, rec);
-            intervals.push(iv);
-        };
-
-        while finals < shards {
-            tokio::select! {
-                msg = rx.recv() => match msg {
-                    Some(Msg::Tick(k, rec)) => {
-                        for (k, rec) in clock.tick(k, &rec) {
-                            emit(&rec, k as f64 * step, step, &mut intervals);
-                        }
-                        // A warm-up run ends once the pool has settled: the workers
-                        // stop starting transactions, as at the deadline.
-                        if settled_at.is_none() && spec.settle.is_some_and(|r| r.settled(&intervals)) {
-                            settled_at = intervals.last().map(|iv| iv.t);
-                            control.stop();
-                        }
-                    }
-                    Some(Msg::Final(rec, at, t, (index, cpu))) => {
-                        tallies.extend(t);
-                        if let Some(g) = group.borrow_mut().as_mut() {
-                            g.ended(index, cpu);
-                        }
-                        tail.merge(&rec);
-                        end = end.max(at);
-                        finals += 1;
-                    }
-                    Some(_) => {}
-                    None => break,
-                },
-                (conns, v) = async { lag_probe.as_mut().expect("guarded").await }, if lag_probe.is_some() => {
-                    lag.set(v.iter().flatten().copied().reduce(f64::max));
-                    for (most, now) in node_lag.iter_mut().zip(&v) {
-                        if let Some(now) = *now {
-                            *most = Some(most.map_or(now, |m| m.max(now)));
-                        }
-                    }
-                    lag_probe = Some(Box::pin(lag::sample(targets.all().to_vec(), conns, spec.interval)));
-                }
-                (conns, reading) = async { status_probe.as_mut().expect("guarded").await }, if status_probe.is_some() => {
-                    match reading {
-                        Some((r, at)) if status_first => status.borrow_mut().first(r, at.into_std()),
-                        Some((r, at)) => status.borrow_mut().reading(r, at.into_std()),
-                        None => {}
-                    }
-                    status_first = false;
-                    let next = status_probe::next_reading(start, spec.interval, Instant::now());
-                    status_probe = Some(Box::pin(status_probe::sample(targets.all().to_vec(), conns, next, spec.interval)));
-                }
-                _ = signals::recv(&mut seen) => {
-                    if interrupted {
-                        // A second signal: save what is recorded and go, whatever is in flight.
-                        eprintln!("interrupted again: saving what was recorded and stopping now");
-                        forced = true;
-                        break;
-                    }
-                    interrupted = true;
-                    eprintln!(
-                        "\ninterrupted: finishing transactions in flight (at most {} s; again to stop at once), then saving the results",
-                        END_GRACE.as_secs()
-                    );
-                    control.stop();
-                }
-            }
-        }
-        if forced {
-            end = Instant::now();
-        }
-        clock.leftovers(&mut tail);
-        let last_t = clock.last_complete() as f64 * step;
-        let mut end_t = (end - start).as_secs_f64().max(last_t);
-        // A run that reached its --time covers it to the end: in open loop the workers
-        // leave as soon as no arrival is due before the deadline, a moment early, and
-        // the last interval is still a whole one (sysbench prints it). A run that spent
-        // its --events first lasted only as long as it ran.
-        // A run whose every session ended itself (a script's event() returned true) also
-        // lasted only as long as it ran, as sysbench counts it.
-        let by_workload = control.ended_by_workload() >= threads as u64;
-        let by_time = !(interrupted || forced || control.events_spent() || by_workload || settled_at.is_some());
-        if let (Some(t), true, None) = (spec.time, by_time, control.fatal()) {
-            end_t = end_t.max(t.as_secs_f64());
-        }
-        if end_t - last_t > 1e-3 || tail.transactions() > 0 {
-            // The last interval's reading, taken now that the workers have ended, within
-            // a second; not when the server may not answer (the run failed, stalled, left
-            // transactions waiting or was forced out). Nothing ran since the end, so it
-            // counts as taken then.
-            let answers = !(forced || control.fatal().is_some() || control.stalled())
-                && control.abandoned() == 0
-                && control.lost_since().is_none();
-            if let (Some(probe), true) = (status_probe.take(), answers) {
-                drop(probe);
-                if let Some(r) = status_probe::last(targets, spec.interval).await {
-                    let until = (start + Duration::from_secs_f64(end_t)).into_std();
-                    status.borrow_mut().reading(r, until);
-                }
-            }
-            emit(&tail, end_t, end_t - last_t, &mut intervals);
-        }
-        let (cpu, per_server) = cpu_span(cpu_start, cpu_now(), &ctx.server_pids, group.borrow().as_ref());
-        let run = Concluded {
-            names: &names,
-            intervals,
-            tallies,
-            spec,
-            threads,
-            targets,
-            cpu,
-            per_server,
-            node_lag,
-            settled_at,
-            by_time,
-            end_t,
-            arrivals: arrivals.as_deref(),
-            control: &control,
-            start,
-            interrupted,
-        };
-        Ok((run.result(steady), forced))
+        let mut m = measuring::Measuring::new(&names, spec, ctx, (threads, shards, targets.len()), on_interval);
+        run_end::reset(spec.time.map(|t| (m.start + t).into_std()));
+        go_tx.send_replace(Go::Start(m.start));
+        m.begin(&handles);
+        let ended = m.measure(&mut rx, &control, targets, &mut seen, status_conns).await;
+        let forced = m.forced;
+        Ok((m.conclude(ended, targets, arrivals.as_deref(), &control), forced))
     });
     match result {
         // Forced out: client threads still waiting on the server are left to the exit.
