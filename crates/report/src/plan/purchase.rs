@@ -150,20 +150,6 @@ pub fn purchase(
     }
     // A study that did not finish is no ground for a price: the sweep and the capacity
     // search refuse the plan (below), the others' ways to build are left out.
-    let unfinished = |f: &super::Found| {
-        (!f.completed()).then(|| {
-            format!(
-                "{}{}",
-                match f.status {
-                    Status::Abandoned => "was abandoned",
-                    Status::Interrupted => "was interrupted",
-                    Status::Running => "is still running",
-                    Status::Completed | Status::Failed => "failed",
-                },
-                f.error.as_deref().map_or(String::new(), |e| format!(" ({e})"))
-            )
-        })
-    };
     for stage in [super::Stage::ScaleUp, super::Stage::ScaleOut, super::Stage::Memory] {
         if let Some((f, why)) = found.get(stage).and_then(|f| Some((f, unfinished(f)?))) {
             caveats.push(format!(
@@ -202,120 +188,14 @@ pub fn purchase(
     let unit = sweep.unit.clone();
     let (efficiency, efficiency_words) = efficiency(plan, found, &mut caveats);
     // One instance's figure: the capacity at the objective, else the sweep's peak.
-    let mut base = None;
-    if let (Some(_), Some(c)) = (&plan.latency, finished(&found.capacity)) {
-        let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
-        match capacity::bracket(&tried) {
-            (Some(lo), hi) => {
-                // Rates are transactions a second; TPC-C's target is NOPM.
-                let per = c.rates.iter().find(|(r, ..)| *r == lo).and_then(|(_, f, _)| f.nopm_per_tps);
-                let k = if unit == "NOPM" { per.unwrap_or(1.0) } else { 1.0 };
-                let watts = c.rate_watts.iter().find(|(r, _)| *r == lo).map(|(_, w)| *w);
-                let mut weak = Vec::new();
-                if hi.is_none() {
-                    weak.push(format!(
-                        "no rate above {lo} tps broke the objective: a server may carry more, and the server count \
-                         is an upper bound"
-                    ));
-                }
-                // The range's top holds a rate that met the objective in another run.
-                let split = capacity::disagreed(&tried);
-                if !split.is_empty() {
-                    weak.push(format!(
-                        "{} met the objective in one run and broke it in another: the capacity varies from run to \
-                         run there, and the range holds both",
-                        split.iter().map(|r| format!("{r} tps")).collect::<Vec<_>>().join(" and ")
-                    ));
-                }
-                let hi = capacity::upper(&tried).or(hi).map_or(lo, |h| h.max(lo));
-                base = Some((
-                    lo as f64 * k,
-                    (lo as f64 * k, hi as f64 * k),
-                    watts,
-                    weak,
-                    format!(
-                        "study {}: the highest rate that met {} was {lo} tps{}",
-                        c.study,
-                        plan.latency.as_deref().unwrap_or(""),
-                        if hi > lo { format!(" ({hi} broke it)") } else { String::new() }
-                    ),
-                ));
-            }
-            (None, Some(lowest)) => {
-                let goal = plan.latency.as_deref().unwrap_or("");
-                // Below the lowest failure, rates spoiled or too short to judge: the
-                // objective may hold there, unmeasured.
-                let unjudged: Vec<String> = c
-                    .rates
-                    .iter()
-                    .filter(|(r, _, v)| *r < lowest && !v.met() && !v.server_failed())
-                    .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
-                    .collect();
-                if !unjudged.is_empty() {
-                    return Err(NoPlan::NotMeasured(format!(
-                        "{goal} was not measured below {lowest} tps, which broke it (study {}): {}; a lower rate \
-                         may meet it: measure again on a quiet host, or with a longer --budget",
-                        c.study,
-                        unjudged.join("; ")
-                    )));
-                }
-                return Err(NoPlan::NotMeasured(format!(
-                    "no rate met {goal} (study {}; the lowest tried, {lowest} tps, broke it): a server like this one \
-                     cannot meet the objective at the rates tried, so no number of them plans for it",
-                    c.study
-                )));
-            }
-            (None, None) => {}
-        }
-    }
+    let base = match (&plan.latency, finished(&found.capacity)) {
+        (Some(goal), Some(c)) => at_objective(goal, c, &unit)?,
+        _ => None,
+    };
     let at_objective = base.is_some();
-    let (per_instance, range, watts, mut weak, basis) = match base {
+    let Base { per_instance, range, watts, mut weak, basis } = match base {
         Some(b) => b,
-        None => {
-            let l = peak.level;
-            let mut weak = sizing::weak_level(l, "connections");
-            if peak.verdict.shape == Shape::Rising {
-                weak.push(format!(
-                    "the sweep was still rising at {} connections: a server may carry more, and the server count is \
-                     an upper bound",
-                    sweep.capacity().last().map_or(0, |l| l.level)
-                ));
-            }
-            // An objective asked for and not measured is no plan: the closed-loop peak
-            // says nothing of the latency at it.
-            if let Some(goal) = plan.latency.as_deref() {
-                let why = match (&found.capacity, stages.iter().find(|r| r.stage == super::Stage::Capacity)) {
-                    (Some(c), _) if !c.completed() => {
-                        format!("the capacity search (study {}) {}", c.study, unfinished(c).unwrap_or_default())
-                    }
-                    (Some(c), _) => format!(
-                        "the capacity search (study {}) judged no rate ({})",
-                        c.study,
-                        c.rates
-                            .iter()
-                            .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ),
-                    (None, Some(r)) => format!("the capacity search was skipped ({})", r.why),
-                    (None, None) => "the capacity search did not run".into(),
-                };
-                return Err(NoPlan::NotMeasured(format!(
-                    "{goal} was not measured: {why}; a plan at an objective is not priced from the closed-loop \
-                     peak: give a longer --budget (or a quiet host), or leave out --latency to size at the peak"
-                )));
-            }
-            (
-                peak.verdict.best_value,
-                peak.verdict.best_range,
-                l.observed.os.as_ref().and_then(|o| o.watts),
-                weak,
-                format!(
-                    "study {}: the sweep's peak, {:.0} {unit} at {} connections",
-                    sweep_found.study, peak.verdict.best_value, peak.verdict.best
-                ),
-            )
-        }
+        None => at_peak(plan, found, stages, &peak, sweep, sweep_found.study, &unit)?,
     };
     let range = earlier_runs(found, at_objective, per_instance, range, &unit, &mut weak, &mut caveats);
     weak.dedup();
@@ -380,6 +260,150 @@ pub fn purchase(
         efficiency,
         efficiency_words,
         caveats,
+    })
+}
+
+/// How a study that did not finish ended, in words ("was interrupted (why)"); None
+/// when it finished.
+fn unfinished(f: &super::Found) -> Option<String> {
+    (!f.completed()).then(|| {
+        format!(
+            "{}{}",
+            match f.status {
+                Status::Abandoned => "was abandoned",
+                Status::Interrupted => "was interrupted",
+                Status::Running => "is still running",
+                Status::Completed | Status::Failed => "failed",
+            },
+            f.error.as_deref().map_or(String::new(), |e| format!(" ({e})"))
+        )
+    })
+}
+
+/// One instance's figure as measured: per-instance throughput, its range, the watts at
+/// it, what makes it weak, and the sentence saying where it comes from.
+struct Base {
+    per_instance: f64,
+    range: (f64, f64),
+    watts: Option<f64>,
+    weak: Vec<String>,
+    basis: String,
+}
+
+/// One instance's figure at the objective `goal`, from the capacity search `c`: the
+/// highest rate that met it (None when the search judged no rate either way); no plan
+/// when no rate met it.
+fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>, NoPlan> {
+    let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    match capacity::bracket(&tried) {
+        (Some(lo), hi) => {
+            // Rates are transactions a second; TPC-C's target is NOPM.
+            let per = c.rates.iter().find(|(r, ..)| *r == lo).and_then(|(_, f, _)| f.nopm_per_tps);
+            let k = if unit == "NOPM" { per.unwrap_or(1.0) } else { 1.0 };
+            let watts = c.rate_watts.iter().find(|(r, _)| *r == lo).map(|(_, w)| *w);
+            let mut weak = Vec::new();
+            if hi.is_none() {
+                weak.push(format!(
+                    "no rate above {lo} tps broke the objective: a server may carry more, and the server count \
+                     is an upper bound"
+                ));
+            }
+            // The range's top holds a rate that met the objective in another run.
+            let split = capacity::disagreed(&tried);
+            if !split.is_empty() {
+                weak.push(format!(
+                    "{} met the objective in one run and broke it in another: the capacity varies from run to \
+                     run there, and the range holds both",
+                    split.iter().map(|r| format!("{r} tps")).collect::<Vec<_>>().join(" and ")
+                ));
+            }
+            let hi = capacity::upper(&tried).or(hi).map_or(lo, |h| h.max(lo));
+            Ok(Some(Base {
+                per_instance: lo as f64 * k,
+                range: (lo as f64 * k, hi as f64 * k),
+                watts,
+                weak,
+                basis: format!(
+                    "study {}: the highest rate that met {goal} was {lo} tps{}",
+                    c.study,
+                    if hi > lo { format!(" ({hi} broke it)") } else { String::new() }
+                ),
+            }))
+        }
+        (None, Some(lowest)) => {
+            // Below the lowest failure, rates spoiled or too short to judge: the
+            // objective may hold there, unmeasured.
+            let unjudged: Vec<String> = c
+                .rates
+                .iter()
+                .filter(|(r, _, v)| *r < lowest && !v.met() && !v.server_failed())
+                .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
+                .collect();
+            if !unjudged.is_empty() {
+                return Err(NoPlan::NotMeasured(format!(
+                    "{goal} was not measured below {lowest} tps, which broke it (study {}): {}; a lower rate \
+                     may meet it: measure again on a quiet host, or with a longer --budget",
+                    c.study,
+                    unjudged.join("; ")
+                )));
+            }
+            Err(NoPlan::NotMeasured(format!(
+                "no rate met {goal} (study {}; the lowest tried, {lowest} tps, broke it): a server like this one \
+                 cannot meet the objective at the rates tried, so no number of them plans for it",
+                c.study
+            )))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// One instance's figure at the sweep's peak; no plan when an objective was asked for
+/// and not measured (the closed-loop peak says nothing of the latency at it).
+fn at_peak(
+    plan: &PlanSpec,
+    found: &Findings,
+    stages: &[StageRecord],
+    peak: &super::decide::Peak,
+    sweep: &crate::study::figures::SeriesResult,
+    study: i64,
+    unit: &str,
+) -> Result<Base, NoPlan> {
+    let l = peak.level;
+    let mut weak = sizing::weak_level(l, "connections");
+    if peak.verdict.shape == Shape::Rising {
+        weak.push(format!(
+            "the sweep was still rising at {} connections: a server may carry more, and the server count is \
+             an upper bound",
+            sweep.capacity().last().map_or(0, |l| l.level)
+        ));
+    }
+    if let Some(goal) = plan.latency.as_deref() {
+        let why = match (&found.capacity, stages.iter().find(|r| r.stage == super::Stage::Capacity)) {
+            (Some(c), _) if !c.completed() => {
+                format!("the capacity search (study {}) {}", c.study, unfinished(c).unwrap_or_default())
+            }
+            (Some(c), _) => format!(
+                "the capacity search (study {}) judged no rate ({})",
+                c.study,
+                c.rates.iter().map(|(r, _, v)| format!("{r} tps: {}", v.short())).collect::<Vec<_>>().join("; ")
+            ),
+            (None, Some(r)) => format!("the capacity search was skipped ({})", r.why),
+            (None, None) => "the capacity search did not run".into(),
+        };
+        return Err(NoPlan::NotMeasured(format!(
+            "{goal} was not measured: {why}; a plan at an objective is not priced from the closed-loop \
+             peak: give a longer --budget (or a quiet host), or leave out --latency to size at the peak"
+        )));
+    }
+    Ok(Base {
+        per_instance: peak.verdict.best_value,
+        range: peak.verdict.best_range,
+        watts: l.observed.os.as_ref().and_then(|o| o.watts),
+        weak,
+        basis: format!(
+            "study {study}: the sweep's peak, {:.0} {unit} at {} connections",
+            peak.verdict.best_value, peak.verdict.best
+        ),
     })
 }
 
