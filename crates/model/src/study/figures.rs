@@ -201,7 +201,27 @@ fn figures_of(
         all.add(h).map_err(|e| Unmeasured::Histogram(format!("merging histograms: {e:?}")))?;
     }
     let p90 = types.iter().map(|(name, h)| stats::TypeP90::new(name, LatencyMs::of(h).p90, limits(name))).collect();
-    let mut os = first.summary.as_ref().and_then(|s| s.observed.os.clone());
+    let figures = StepFigures {
+        unit,
+        throughput,
+        tps,
+        latency_ms: LatencyMs::of(&all),
+        p90,
+        instances,
+        observed: step_observed(docs, late),
+        node_cpus: docs.iter().find_map(node_quota),
+        rate: None,
+        memory: None,
+    };
+    Ok((figures, why))
+}
+
+/// What a step's runs observed together: the first group's OS figures with each server's
+/// cores counted once, the notes (the load-generator and other-programs verdicts made
+/// again for the step when several groups ran), each server's status counters once, the
+/// largest lag and the conflicts summed. `late`: intervals counted off schedule.
+fn step_observed(docs: &[RunDocument], late: usize) -> Observed {
+    let mut os = docs[0].summary.as_ref().and_then(|s| s.observed.os.clone());
     if let Some(os) = os.as_mut() {
         let each: Vec<(String, f64)> = docs
             .iter()
@@ -265,19 +285,7 @@ fn figures_of(
     let summaries = || docs.iter().filter_map(|d| d.summary.as_ref());
     let max_lag_s = summaries().filter_map(|s| s.observed.max_lag_s).reduce(f64::max);
     let conflicts = summaries().filter_map(|s| s.observed.conflicts).reduce(|a, b| a + b);
-    let figures = StepFigures {
-        unit,
-        throughput,
-        tps,
-        latency_ms: LatencyMs::of(&all),
-        p90,
-        instances,
-        observed: Observed { os, status, max_lag_s, conflicts, notes },
-        node_cpus: docs.iter().find_map(node_quota),
-        rate: None,
-        memory: None,
-    };
-    Ok((figures, why))
+    Observed { os, status, max_lag_s, conflicts, notes }
 }
 
 /// One level: its repeats combined.
