@@ -665,13 +665,38 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             upper(&tried).map_or("above the rates tried".into(), rate)
         ));
     }
+    out.push_str(&neither_way(levels, &tried, unit, hi.is_some() || lo.is_none()));
+    // A met rate above a failed one: the edge is noisy, and the answer takes the lower.
+    if let (Some(hi), true) = (hi, tried.iter().any(|(r, v)| v.met() && Some(*r) > hi)) {
+        let above: Vec<String> = tried.iter().filter(|(r, v)| v.met() && *r > hi).map(|(r, _)| rate(*r)).collect();
+        out.push_str(&format!(
+            " {} met the objective above the failure at {}: near the limit the verdict varies from run to run, and \
+             the answer keeps the lower.",
+            above.join(", "),
+            rate(hi)
+        ));
+    }
+    out
+}
+
+/// The rates that count neither way, said in turn: too few transactions to judge, not
+/// counted, starved by other programs, stolen by the hypervisor. `longer_judges`: a
+/// longer --step-time would judge the rates below (no bracket closed under them).
+fn neither_way(
+    levels: &[(u32, RateFigures, Verdict)],
+    tried: &[(u32, Verdict)],
+    unit: Option<f64>,
+    longer_judges: bool,
+) -> String {
+    let rate = |r: u32| rate_text(r as f64, unit);
+    let mut out = String::new();
     for (r, _, v) in levels {
         match v {
             Verdict::TooShort { objective, transactions, needed } => out.push_str(&format!(
                 " At {} only {transactions} transactions finished: too few to judge {objective} ({needed} needed), \
                  so that rate counts neither way{}.",
                 rate(*r),
-                if hi.is_some() || lo.is_none() { "; a longer --step-time judges lower rates" } else { "" }
+                if longer_judges { "; a longer --step-time judges lower rates" } else { "" }
             )),
             Verdict::NotCounted { why } => out.push_str(&format!(
                 " At {} {why}: the search stopped there and that rate counts neither way.",
@@ -695,7 +720,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
         .collect();
     stolen.sort_by_key(|(r, _)| *r);
     if !stolen.is_empty() {
-        let ended = stopped_by_steal(&tried);
+        let ended = stopped_by_steal(tried);
         out.push_str(&format!(
             " The hypervisor took {} of the host's CPU time (steal) in {} run(s) at {}: those runs count neither way \
              (a paused virtual CPU is latency no server causes){}.",
@@ -712,16 +737,6 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             } else {
                 " and each ran again"
             }
-        ));
-    }
-    // A met rate above a failed one: the edge is noisy, and the answer takes the lower.
-    if let (Some(hi), true) = (hi, tried.iter().any(|(r, v)| v.met() && Some(*r) > hi)) {
-        let above: Vec<String> = tried.iter().filter(|(r, v)| v.met() && *r > hi).map(|(r, _)| rate(*r)).collect();
-        out.push_str(&format!(
-            " {} met the objective above the failure at {}: near the limit the verdict varies from run to run, and \
-             the answer keeps the lower.",
-            above.join(", "),
-            rate(hi)
         ));
     }
     out
