@@ -807,7 +807,7 @@ pub struct ScaleOutArgs {
     /// reads to the replicas, writes to the primary (a proxy's read/write split);
     /// round-robin: one group of N x --threads-per-node connections dealt over the N
     /// nodes in turn (a connection pool, or a proxy in round-robin mode).
-    #[arg(long, value_enum, default_value_t = crate::study::spec::Route::EveryNode, help_heading = "Scale-out")]
+    #[arg(long, default_value = "every-node", value_parser = route, help_heading = "Scale-out")]
     pub route: crate::study::spec::Route,
     /// With --route split: the primary's workload.
     #[arg(long, default_value = "oltp_write_only", help_heading = "Scale-out")]
@@ -1037,4 +1037,10 @@ mod tests {
     fn bad_switch_is_rejected() {
         assert!(Cli::try_parse_from(["sizeup", "run", "x", "--skip-trx=maybe"]).is_err());
     }
+}
+
+/// `--route`: one of the routes' names, listed in the help.
+fn route(word: &str) -> Result<crate::study::spec::Route, String> {
+    use crate::study::spec::Route;
+    Route::named(word).ok_or_else(|| format!("give one of {}", Route::NAMES.join(", ")))
 }

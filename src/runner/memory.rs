@@ -12,6 +12,7 @@ use crate::runner::{self, observe};
 use crate::server::ServerSettings;
 use crate::stats::Interval;
 use crate::study::memory::{self, MemoryLevel};
+use crate::study::spec::ManagedSettings;
 use crate::study::spec::{Levels, StudySpec, Vary};
 use crate::study::Series;
 use crate::Error;

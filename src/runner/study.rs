@@ -14,6 +14,7 @@ use crate::server::cluster::ClusterSpec;
 use crate::server::{Manager, ServerSettings};
 use crate::stats::Interval;
 use crate::store::Store;
+use crate::study::spec::ManagedSettings;
 use crate::study::spec::{Config, Kind, Route, Section, ServerSpec, StudySpec};
 use crate::study::{series_of, Series};
 use crate::Error;

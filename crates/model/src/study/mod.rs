@@ -8,6 +8,7 @@ pub mod figures;
 pub mod levels;
 pub mod memory;
 pub mod saturation;
+pub mod section;
 pub mod steady;
 pub mod stop;
 
