@@ -408,7 +408,7 @@ pub struct PlanArgs {
     pub cost: Option<String>,
     /// Measure scale-out on a cluster made on this host (emulated: a lab of miniature
     /// nodes): galera, or replicas (read-only workloads); none uses --efficiency.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, default_value = "none", value_parser = cluster)]
     pub cluster: crate::plan::ClusterChoice,
     /// The scale-out efficiency E (0..1] when no cluster is measured (default 0.9, said
     /// to be assumed).
@@ -1037,6 +1037,12 @@ mod tests {
     fn bad_switch_is_rejected() {
         assert!(Cli::try_parse_from(["sizeup", "run", "x", "--skip-trx=maybe"]).is_err());
     }
+}
+
+/// `--cluster`: one of the choices' names, listed in the help.
+fn cluster(word: &str) -> Result<crate::plan::ClusterChoice, String> {
+    use crate::plan::ClusterChoice;
+    ClusterChoice::named(word).ok_or_else(|| format!("give one of {}", ClusterChoice::NAMES.join(", ")))
 }
 
 /// `--route`: one of the routes' names, listed in the help.

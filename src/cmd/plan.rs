@@ -85,7 +85,7 @@ fn exit_code(answered: bool) -> i32 {
 pub fn read_file(file: &Path) -> Result<PlanSpec, Error> {
     let text = crate::user_file::read_to_string(file, crate::user_file::TEXT_LIMIT, "a plan file is a few KiB")
         .map_err(|e| Error::Usage(format!("cannot read plan file {}: {e}", file.display())))?;
-    PlanSpec::from_toml(&text, &file.display().to_string()).map_err(Error::from)
+    crate::plan::from_toml(&text, &file.display().to_string()).map_err(Error::from)
 }
 
 fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
@@ -121,7 +121,7 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
         memory_price: a.memory_price,
         budget_s,
     };
-    spec.validate().map_err(Error::from)?;
+    crate::plan::validate(&spec).map_err(Error::from)?;
     Ok(spec)
 }
 

@@ -5,6 +5,7 @@
 //! plan resumes where it stopped and decides as it would have.
 
 use super::study::{self, Site};
+use crate::plan;
 use crate::plan::decide::{self, Decision};
 use crate::plan::{Earlier, Findings, Found, Host, PlanSpec, PlanState, Stage, StageRecord};
 use crate::runner;
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 /// Runs (or, with `resume`, continues) a plan. Returns its exit code and id.
 pub fn run(site: &Site, spec: &PlanSpec, resume: Option<i64>) -> Result<(i32, i64), Error> {
-    spec.validate().map_err(Error::from)?;
+    plan::validate(spec).map_err(Error::from)?;
     Store::check_writable(site.results)?;
     let store = Store::open(site.results)?;
     let (id, mut state) = match resume {
@@ -145,8 +146,9 @@ fn run_stages(
                 state.stages.push(StageRecord { stage, study: None, why, for_time, seconds: 0.0 });
                 save(state, Status::Running)?;
             }
-            Decision::Run { spec: s, why } => {
-                crate::outln!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&s));
+            Decision::Run { study: planned, why } => {
+                crate::outln!("\n{}: {why} (about {:.0} s)", stage.name(), decide::estimate_s(&planned));
+                let s = plan::study_spec(spec, id, &planned);
                 let t0 = Instant::now();
                 let (r, sid) = study::run_with_id(site, &s, None);
                 let seconds = t0.elapsed().as_secs_f64();
@@ -204,7 +206,7 @@ fn mib(b: u64) -> f64 {
 /// The host's CPUs, whether sizeup manages the server, and the data's size against the
 /// buffer pool (the data loaded first when missing, as the sweep would).
 fn host_facts(site: &Site, spec: &PlanSpec) -> Result<Host, Error> {
-    let probe = decide::probe_spec(spec);
+    let probe = plan::probe_spec(spec);
     probe.validate().map_err(Error::from)?;
     let series = crate::study::series_of(&probe);
     study::prepare_sweep(site, &probe, &series[0])?;

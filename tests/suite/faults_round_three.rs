@@ -219,7 +219,7 @@ fn a_plans_state_and_setup_faults_are_said() {
     let results = s.results();
     {
         let store = sizeup::store::Store::open(&results).unwrap();
-        let spec = sizeup::plan::PlanSpec::from_toml(
+        let spec = sizeup::plan::from_toml(
             // A server that is not there: the resumed plan ends at once after the note.
             "kind = \"plan\"\ntarget_tps = 100\nbudget = \"2m\"\n[options]\nsocket = \"/nonexistent/x.sock\"\n",
             "p.toml",

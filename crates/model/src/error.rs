@@ -117,3 +117,12 @@ pub const EXIT_TERMINATED: i32 = 143;
 pub fn interrupted(code: i32) -> bool {
     code == EXIT_INTERRUPTED || code == EXIT_TERMINATED
 }
+
+/// A number as an error message echoes it: 1e308 as `1e308`, not 309 digits.
+pub fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}

@@ -7,6 +7,7 @@
 pub mod cost;
 pub mod error;
 pub mod monitor;
+pub mod plan;
 pub mod result;
 pub mod run;
 pub mod sizing;

@@ -7,7 +7,6 @@
 
 use crate::error::Invalid;
 use crate::exec::RunSpec;
-use crate::monitor::os::{parse_power_model, Power};
 use crate::options::{RunOptions, TargetArgs};
 use crate::server::ServerSettings;
 use crate::workload::{self, Workload};
@@ -133,16 +132,9 @@ pub const MAX_RATE: f64 = 1_000_000.0;
 /// The most connections one run opens (`--threads`, `--users`).
 pub const MAX_THREADS: u32 = 10_000;
 
-/// Seconds from an option, 0 to `max`; the message names the option and the range.
-/// A number as an error message echoes it: 1e308 as `1e308`, not 309 digits.
-pub fn shown(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e9 {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
-}
+pub use crate::error::shown;
 
+/// Seconds from an option, 0 to `max`; the message names the option and the range.
 pub fn seconds_in(name: &str, v: f64, max: f64) -> Result<Duration, Invalid> {
     if !v.is_finite() || !(0.0..=max).contains(&v) {
         return Err(Invalid::Value(format!("{name} must be between 0 and {max} seconds (got {})", shown(v))));
@@ -293,23 +285,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, Invalid> {
     })
 }
 
-/// `--power-model idle=W,max=W` or `--watts W` (one of them at most).
-/// The most `--watts` one system may draw.
-pub const MAX_WATTS: f64 = 1e6;
-
-pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, Invalid> {
-    match (model, watts) {
-        (Some(_), Some(_)) => Err(Invalid::Value("give --power-model or --watts, not both".into())),
-        (Some(m), None) => parse_power_model(m),
-        // A megawatt is far beyond one server; 1e308 W gave "inf W" per transaction.
-        (None, Some(w)) if w.is_finite() && w > 0.0 && w <= MAX_WATTS => Ok(Power::Given { watts: w }),
-        (None, Some(w)) => Err(Invalid::Value(format!(
-            "--watts {}: give the system's power draw in watts, above 0 and at most {MAX_WATTS}",
-            shown(w)
-        ))),
-        (None, None) => Ok(Power::None),
-    }
-}
+pub use crate::monitor::os::{power, MAX_WATTS};
 
 /// Managed instances' settings from `server start`'s options or a study's `[server]`.
 /// A size as server options take it: digits, then K, M, G or T (or none: bytes).
@@ -629,7 +605,7 @@ mod tests {
         let e = seconds_in("--time", 1e308, MAX_SECONDS).unwrap_err();
         assert!(matches!(&e, Invalid::Value(m) if m.ends_with("(got 1e308)")), "{e}");
         assert!(matches!(power(None, Some(1e308)), Err(Invalid::Value(m)) if m.contains("--watts 1e308: ")));
-        assert_eq!(power(None, Some(450.0)).unwrap(), Power::Given { watts: 450.0 });
+        assert_eq!(power(None, Some(450.0)).unwrap(), crate::monitor::os::Power::Given { watts: 450.0 });
     }
 
     /// set_may_not_move_what_sizeup_manages: `--set datadir=/elsewhere` started mariadbd

@@ -130,6 +130,24 @@ impl Power {
     }
 }
 
+/// The most `--watts` one system may draw.
+pub const MAX_WATTS: f64 = 1e6;
+
+/// `--power-model idle=W,max=W` or `--watts W` (one of them at most).
+pub fn power(model: Option<&str>, watts: Option<f64>) -> Result<Power, Invalid> {
+    match (model, watts) {
+        (Some(_), Some(_)) => Err(Invalid::Value("give --power-model or --watts, not both".into())),
+        (Some(m), None) => parse_power_model(m),
+        // A megawatt is far beyond one server; 1e308 W gave "inf W" per transaction.
+        (None, Some(w)) if w.is_finite() && w > 0.0 && w <= MAX_WATTS => Ok(Power::Given { watts: w }),
+        (None, Some(w)) => Err(Invalid::Value(format!(
+            "--watts {}: give the system's power draw in watts, above 0 and at most {MAX_WATTS}",
+            crate::error::shown(w)
+        ))),
+        (None, None) => Ok(Power::None),
+    }
+}
+
 /// `--power-model idle=W,max=W`.
 pub fn parse_power_model(s: &str) -> Result<Power, Invalid> {
     let mut idle = None;

@@ -381,7 +381,7 @@ pub fn html(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
+    use crate::plan::fixtures::{cpu_bound, found, lock_bound, plan};
     use crate::plan::purchase::purchase;
     use crate::study::capacity::{RateFigures, Verdict};
     use crate::study::figures::fixtures::fixture;
@@ -434,7 +434,7 @@ mod tests {
             storage: Some("vda, 100 GiB, not rotational (SSD, NVMe or virtual)".into()),
             path: Some("a unix socket (no network round trip)".into()),
             data_bytes: Some(3 << 20),
-            ..crate::plan::decide::tests::host()
+            ..crate::plan::fixtures::host()
         };
         let s = measured_on(&spec, Some(&host), &p);
         assert_eq!(

@@ -7,8 +7,8 @@
 //! or stalled level never has a figure, an over-bound one is left out by `capacity()`.
 
 use super::{Findings, PlanSpec, StageRecord, DEFAULT_EFFICIENCY};
-use crate::model::sizing::{self, NoPlan, Plan, ScaleOut};
-use crate::store::Status;
+use crate::sizing::{self, NoPlan, Plan, ScaleOut};
+use crate::status::Status;
 use crate::study::capacity;
 use crate::study::figures::LevelResult;
 use crate::study::saturation::{self, Shape};
@@ -579,8 +579,7 @@ fn efficiency(plan: &PlanSpec, found: &Findings, caveats: &mut Vec<String>) -> (
         return given();
     };
     let pts: Vec<(f64, f64)> = s.capacity().map(|l| (l.level as f64, l.throughput.mean)).collect();
-    let fit =
-        crate::model::usl::fit(&pts).ok().filter(|f| f.r2 >= crate::model::usl::WEAK_R2).map(|f| (f.sigma, f.kappa));
+    let fit = crate::usl::fit(&pts).ok().filter(|f| f.r2 >= crate::usl::WEAK_R2).map(|f| (f.sigma, f.kappa));
     let last = s.efficiency.iter().max_by_key(|e| e.nodes).expect("two points");
     let lab = f.emulated.as_deref().map_or(String::new(), |l| format!(", {l}"));
     (
@@ -598,7 +597,7 @@ fn after_colon(why: &str) -> &str {
 mod tests {
     use super::*;
     use crate::cost::CostInputs;
-    use crate::plan::decide::tests::{cpu_bound, found, lock_bound, plan};
+    use crate::plan::fixtures::{cpu_bound, found, lock_bound, plan};
     use crate::plan::{Found, Stage};
     use crate::study::capacity::{RateFigures, Verdict};
     use crate::study::figures::fixtures::fixture;
@@ -606,7 +605,7 @@ mod tests {
     fn rates(study: i64, levels: &[(u32, Verdict)]) -> Found {
         Found {
             study,
-            status: crate::store::Status::Completed,
+            status: Status::Completed,
             rates: levels.iter().map(|(r, v)| (*r, RateFigures::default(), v.clone())).collect(),
             ..Default::default()
         }
@@ -798,7 +797,7 @@ mod tests {
         // A failed sweep: no plan, whatever it finished.
         let mut f = cpu_bound();
         capacity_met(&mut f);
-        f.sweep.as_mut().unwrap().status = crate::store::Status::Failed;
+        f.sweep.as_mut().unwrap().status = Status::Failed;
         f.sweep.as_mut().unwrap().error = Some("the server stalled".into());
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
         assert!(
@@ -814,7 +813,7 @@ mod tests {
         assert!(matches!(&e, NoPlan::NotMeasured(m) if m.contains("leave out --latency")), "{e}");
         let mut f = cpu_bound();
         capacity_met(&mut f);
-        f.capacity.as_mut().unwrap().status = crate::store::Status::Failed;
+        f.capacity.as_mut().unwrap().status = Status::Failed;
         let e = purchase(&plan(), &f, &[], None).unwrap_err();
         assert!(matches!(&e, NoPlan::NotMeasured(m) if m.contains("the capacity search (study 2) failed")), "{e}");
         // Without an objective the peak is the figure, and a stage left out is said.
@@ -827,7 +826,7 @@ mod tests {
         capacity_met(&mut f);
         f.scale_up = Some(found(3, fixture(&[(1, 1500.0, 0.02, 55.0), (2, 2400.0, 0.02, 90.0)], "")));
         assert_eq!(purchase(&plan(), &f, &[], None).unwrap().chosen.plan.instances_per_server, 2);
-        f.scale_up.as_mut().unwrap().status = crate::store::Status::Failed;
+        f.scale_up.as_mut().unwrap().status = Status::Failed;
         let p = purchase(&plan(), &f, &[], None).unwrap();
         assert!(p.beaten.is_empty() && p.chosen.plan.instances_per_server == 1, "{:?}", p.chosen);
         assert!(
@@ -857,7 +856,7 @@ mod tests {
                 page_cache: None,
             });
         }
-        let mut f = crate::plan::decide::tests::memory_bound();
+        let mut f = crate::plan::fixtures::memory_bound();
         f.memory = Some(found(5, s));
         let plan = PlanSpec { latency: None, cost: Some(cost()), memory_price: Some(20_000.0), ..plan() };
         let p = purchase(&plan, &f, &[], Some(1 << 30)).unwrap();
@@ -909,7 +908,7 @@ mod tests {
         let f = Findings {
             sweep: Some(Found {
                 study: 4,
-                status: crate::store::Status::Completed,
+                status: Status::Completed,
                 series: vec![fixture(&[], "")],
                 ..Default::default()
             }),

@@ -7,8 +7,9 @@
 use super::{ClusterChoice, Findings, Host, PlanSpec, Stage, DEFAULT_EFFICIENCY};
 use crate::study::bottleneck::{self, Finding};
 use crate::study::figures::{LevelResult, SeriesResult};
+use crate::study::levels::Levels;
 use crate::study::saturation::Saturation;
-use crate::study::spec::{self, ClusterSection, Levels, MemorySpec, RateSpec, ScaleSpec, Section, StudySpec};
+use crate::study::section::{ClusterSection, MemorySpec, RateSpec, Route, ScaleSpec, Section, ServerSpec};
 
 /// Each step's measured seconds and warm-up, from the budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -17,11 +18,43 @@ pub struct Timing {
     pub warmup: f64,
 }
 
+/// The study a stage runs, as decided: its kind with its section, levels and step
+/// length, and what it changes from the plan's own options. The report crate writes
+/// it as a study spec named after the plan (`study_name`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    pub stage: Stage,
+    pub section: Section,
+    pub levels: Levels,
+    pub timing: Timing,
+    /// Each instance's or node's load, and how a cluster's is routed.
+    pub scale: ScaleSpec,
+    /// Settings of the instances the study makes (a cluster's miniature nodes).
+    pub server: ServerSpec,
+    /// A database of its own (a cluster's, made fresh), else the plan's (`DATABASE`
+    /// unless the plan names one).
+    pub database: Option<String>,
+}
+
+impl Planned {
+    fn new(stage: Stage, section: Section, levels: Levels, timing: Timing) -> Planned {
+        Planned {
+            stage,
+            section,
+            levels,
+            timing,
+            scale: ScaleSpec::default(),
+            server: ServerSpec::default(),
+            database: None,
+        }
+    }
+}
+
 /// What a stage does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decision {
     Run {
-        spec: Box<StudySpec>,
+        study: Box<Planned>,
         why: String,
     },
     /// `for_time`: it would have run, but the budget had no room.
@@ -105,19 +138,17 @@ fn outgrows(host: &Host) -> bool {
 }
 
 /// About how long a study runs: its steps and its setup, seconds.
-pub fn estimate_s(spec: &StudySpec) -> f64 {
-    let step = spec.step_time + spec.warmup;
-    let levels = || spec.level_values().map(|v| v.len()).unwrap_or(1) as f64;
-    match &spec.section {
+pub fn estimate_s(study: &Planned) -> f64 {
+    let step = study.timing.step_time + study.timing.warmup;
+    let values = || study.levels.resolve().unwrap_or_default();
+    let levels = || values().len().max(1) as f64;
+    match &study.section {
         Section::Sweep => levels() * step + SWEEP_SETUP_S,
         Section::Rate(r) => (1 + r.max_levels.unwrap_or(RATE_LEVELS)) as f64 * step + RATE_SETUP_S,
-        Section::Scale => {
-            let v = spec.level_values().unwrap_or_default();
-            v.len() as f64 * step + INSTANCE_SETUP_S * *v.iter().max().unwrap_or(&1) as f64
-        }
+        Section::Scale => values().len() as f64 * step + INSTANCE_SETUP_S * *values().iter().max().unwrap_or(&1) as f64,
         Section::ScaleOut { .. } => levels() * (step + 20.0) + CLUSTER_SETUP_S,
         Section::Memory(m) => {
-            let n = match &spec.levels {
+            let n = match &study.levels {
                 Levels::Text(t) if t.trim() == "auto" => MEMORY_LEVELS as f64,
                 _ => levels(),
             };
@@ -160,39 +191,8 @@ pub fn study_name(plan_id: i64, stage: Stage) -> String {
 /// another size (the demo's, a user's sbtest) is neither refused nor touched.
 pub const DATABASE: &str = "sizeup_plan";
 
-fn base(plan: &PlanSpec, plan_id: i64, stage: Stage, section: Section, levels: Levels, t: Timing) -> StudySpec {
-    let mut options = plan.options.clone();
-    options.entry("database".to_string()).or_insert_with(|| DATABASE.into());
-    StudySpec {
-        name: study_name(plan_id, stage),
-        description: format!("Run by `sizeup plan` {plan_id} ({}).", plan.name),
-        section,
-        workloads: vec![plan.workload.clone()],
-        levels,
-        step_time: t.step_time,
-        warmup: t.warmup,
-        repeat: 1,
-        sample_interval: 1.0,
-        steady_last: 1.0,
-        stop_when: String::new(),
-        options,
-        server: Default::default(),
-        configs: Vec::new(),
-        scale: Default::default(),
-        power: plan.power.clone(),
-        cost: plan.cost.clone(),
-        script_options: plan.script_options.clone(),
-    }
-}
-
-/// The study the host's facts are read through before the first stage: the sweep's
-/// workload, data and target at one connection (its data loaded as the sweep would).
-pub fn probe_spec(plan: &PlanSpec) -> StudySpec {
-    base(plan, 0, Stage::Sweep, Section::Sweep, Levels::List(vec![1]), Timing { step_time: 5.0, warmup: 1.0 })
-}
-
-fn run(spec: StudySpec, why: String) -> Decision {
-    Decision::Run { spec: Box::new(spec), why }
+fn run(study: Planned, why: String) -> Decision {
+    Decision::Run { study: Box::new(study), why }
 }
 
 fn skip(why: impl Into<String>) -> Decision {
@@ -242,11 +242,11 @@ pub fn decide(
 ) -> Decision {
     let wanted = want(stage, plan, plan_id, host, t, found);
     match wanted {
-        Decision::Run { spec, why } if stage != Stage::Sweep && estimate_s(&spec) > left_s => Decision::Skip {
+        Decision::Run { study, why } if stage != Stage::Sweep && estimate_s(&study) > left_s => Decision::Skip {
             why: format!(
                 "left out for time: it would take about {:.0} s and {:.0} s of the budget were left ({why}); \
                  without it {}",
-                estimate_s(&spec),
+                estimate_s(&study),
                 left_s.max(0.0),
                 left_out(stage, plan)
             ),
@@ -266,7 +266,7 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
             levels.last().expect("a level"),
             levels.last().expect("a level") / host.cpus.max(1)
         );
-        return run(base(plan, plan_id, stage, Section::Sweep, Levels::List(levels), t), why);
+        return run(Planned::new(stage, Section::Sweep, Levels::List(levels), t), why);
     }
     let Some(sweep) = found.sweep.as_ref().and_then(|f| f.first()) else {
         return skip("the sweep measured nothing to build on");
@@ -296,7 +296,7 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
                 probe_threads: Some(at),
                 max_levels: Some(RATE_LEVELS),
             };
-            let s = base(plan, plan_id, stage, Section::Rate(rate), Levels::Text("auto".into()), t);
+            let s = Planned::new(stage, Section::Rate(rate), Levels::Text("auto".into()), t);
             let why = format!(
                 "the highest arrival rate that meets {latency}: open-loop rates searched from a closed-loop probe at \
                  {at} connections, where the sweep saturated ({:.0} {} at best)",
@@ -304,13 +304,13 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
             );
             run(s, why)
         }
-        Stage::ScaleUp => scale_up(plan, plan_id, host, t, &p),
+        Stage::ScaleUp => scale_up(host, t, &p),
         Stage::ScaleOut => scale_out(plan, plan_id, t, at),
-        Stage::Memory => memory(plan, plan_id, host, t, &p),
+        Stage::Memory => memory(host, t, &p),
     }
 }
 
-fn scale_up(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> Decision {
+fn scale_up(host: &Host, t: Timing, p: &Peak) -> Decision {
     if !host.managed {
         return skip(
             "the server is not one sizeup manages, so it cannot start more instances of it: one instance per \
@@ -344,7 +344,7 @@ fn scale_up(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> 
         );
     }
     let levels = instance_levels(host);
-    let mut s = base(plan, plan_id, Stage::ScaleUp, Section::Scale, Levels::List(levels.clone()), t);
+    let mut s = Planned::new(Stage::ScaleUp, Section::Scale, Levels::List(levels.clone()), t);
     s.scale = ScaleSpec { threads_per_instance: Some(p.connections()), ..Default::default() };
     let what = if p.ran_out.is_empty() {
         "nothing measured ran out".to_string()
@@ -391,13 +391,12 @@ fn scale_out(plan: &PlanSpec, plan_id: i64, t: Timing, at: u32) -> Decision {
         link_jitter: None,
     };
     let section = Section::ScaleOut { cluster: Some(cluster) };
-    let mut s = base(plan, plan_id, Stage::ScaleOut, section, Levels::Text(format!("1..{CLUSTER_NODES}")), t);
-    s.server =
-        spec::ServerSpec { buffer_pool: Some("128M".into()), log_file_size: Some("64M".into()), ..Default::default() };
-    s.options.insert("database".into(), format!("plan{plan_id}").into());
+    let mut s = Planned::new(Stage::ScaleOut, section, Levels::Text(format!("1..{CLUSTER_NODES}")), t);
+    s.server = ServerSpec { buffer_pool: Some("128M".into()), log_file_size: Some("64M".into()), ..Default::default() };
+    s.database = Some(format!("plan{plan_id}"));
     s.scale = ScaleSpec {
         threads_per_instance: Some(at.clamp(1, 8)),
-        route: if kind == "galera" { spec::Route::EveryNode } else { spec::Route::RoundRobin },
+        route: if kind == "galera" { Route::EveryNode } else { Route::RoundRobin },
         ..Default::default()
     };
     let why = format!(
@@ -407,7 +406,7 @@ fn scale_out(plan: &PlanSpec, plan_id: i64, t: Timing, at: u32) -> Decision {
     run(s, why)
 }
 
-fn memory(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> Decision {
+fn memory(host: &Host, t: Timing, p: &Peak) -> Decision {
     let pool_ran_out = p.has("pool");
     if let Some(why) = &host.pool_unused {
         return skip(format!(
@@ -437,93 +436,18 @@ fn memory(plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, p: &Peak) -> De
         ));
     }
     let memory = MemorySpec { threads: Some(p.connections()), max_warmup: Some(MEMORY_WARMUP_S), ..Default::default() };
-    let s = base(plan, plan_id, Stage::Memory, Section::Memory(memory), Levels::Text("auto".into()), t);
+    let s = Planned::new(Stage::Memory, Section::Memory(memory), Levels::Text("auto".into()), t);
     run(s, format!("{why}: how far down throughput holds as the pool shrinks, and the hot set"))
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::monitor::status::StatusSample;
+    use crate::plan::fixtures::*;
     use crate::plan::Found;
     use crate::study::figures::fixtures::fixture;
     use crate::study::saturation::Shape;
-    use crate::study::spec::Kind;
-    use std::collections::BTreeMap;
-
-    pub fn plan() -> PlanSpec {
-        PlanSpec {
-            name: "p".into(),
-            target_tps: 5000.0,
-            latency: Some("p99<50ms".into()),
-            workload: "oltp_read_write".into(),
-            options: BTreeMap::new(),
-            script_options: BTreeMap::new(),
-            cost: None,
-            power: Default::default(),
-            cluster: ClusterChoice::None,
-            efficiency: None,
-            memory_price: None,
-            budget_s: 600.0,
-        }
-    }
-
-    pub fn host() -> Host {
-        Host { cpus: 2, managed: true, data_bytes: Some(50 << 20), pool_bytes: Some(1 << 30), ..Default::default() }
-    }
-
-    /// A sweep on 2 cores that peaks at 8 connections: busy % at each level as given.
-    fn sweep(busy: [f64; 5]) -> SeriesResult {
-        fixture(
-            &[
-                (1, 400.0, 0.02, busy[0]),
-                (2, 800.0, 0.02, busy[1]),
-                (4, 1500.0, 0.02, busy[2]),
-                (8, 1800.0, 0.02, busy[3]),
-                (16, 1790.0, 0.02, busy[4]),
-            ],
-            "",
-        )
-    }
-
-    /// A CPU-bound server: the host's CPU 97 % busy from 8 connections on.
-    pub fn cpu_bound() -> Findings {
-        let s = sweep([30.0, 55.0, 85.0, 97.0, 98.0]);
-        Findings { sweep: Some(found(1, s)), ..Default::default() }
-    }
-
-    /// A lock-bound server: throughput flat from 8 connections with the CPU 55 % busy
-    /// and half the running sessions waiting on row locks.
-    pub fn lock_bound() -> Findings {
-        let mut s = sweep([20.0, 35.0, 50.0, 55.0, 55.0]);
-        for l in &mut s.levels {
-            l.observed.status = Some(StatusSample {
-                row_lock_time_ms_per_s: Some(l.level as f64 * 400.0),
-                row_lock_waits_per_s: Some(120.0),
-                threads_running: Some(l.level as f64),
-                ..Default::default()
-            });
-        }
-        Findings { sweep: Some(found(1, s)), ..Default::default() }
-    }
-
-    /// A memory-bound server: CPU 60 % busy, the pool's hit ratio 93 % with 2,400
-    /// page reads a second from disk.
-    pub fn memory_bound() -> Findings {
-        let mut s = sweep([20.0, 35.0, 50.0, 60.0, 60.0]);
-        for l in &mut s.levels {
-            l.observed.status = Some(StatusSample {
-                buffer_pool_hit_ratio: Some(0.93),
-                buffer_pool_reads_per_s: Some(2400.0),
-                ..Default::default()
-            });
-        }
-        Findings { sweep: Some(found(1, s)), ..Default::default() }
-    }
-
-    pub fn found(study: i64, s: SeriesResult) -> Found {
-        Found { study, status: crate::store::Status::Completed, series: vec![s], ..Default::default() }
-    }
+    use crate::study::section::Kind;
 
     fn next(stage: Stage, f: &Findings, h: &Host) -> Decision {
         decide(stage, &plan(), 7, h, timing(&plan(), h), f, 10_000.0)
@@ -542,11 +466,11 @@ pub(crate) mod tests {
         assert!(matches!(d, Decision::Skip { for_time: false, .. }), "{d:?}");
         assert!(said(&d).contains("CPU 97 % busy") && said(&d).contains("share the same cores"), "{}", said(&d));
         // The objective is measured where the sweep saturated.
-        let Decision::Run { spec, why } = next(Stage::Capacity, &f, &host()) else { panic!("capacity runs") };
-        assert_eq!(spec.kind(), Kind::Rate);
-        assert_eq!(spec.rate().unwrap().probe_threads, Some(8));
+        let Decision::Run { study, why } = next(Stage::Capacity, &f, &host()) else { panic!("capacity runs") };
+        let Section::Rate(rate) = &study.section else { panic!("a rate study: {study:?}") };
+        assert_eq!(rate.probe_threads, Some(8));
+        assert_eq!(rate.latency, "p99<50ms");
         assert!(why.contains("p99<50ms") && why.contains("8 connections"), "{why}");
-        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         // The data fits: no memory study.
         let d = next(Stage::Memory, &f, &host());
         assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("fits the buffer pool"), "{d:?}");
@@ -555,14 +479,12 @@ pub(crate) mod tests {
     #[test]
     fn a_lock_bound_server_gets_a_scale_up_at_its_saturation() {
         let f = lock_bound();
-        let Decision::Run { spec, why } = next(Stage::ScaleUp, &f, &host()) else { panic!("scale-up runs") };
-        assert_eq!(spec.kind(), Kind::Scale);
-        assert_eq!(spec.levels, Levels::List(vec![1, 2]));
-        assert_eq!(spec.scale.threads_per_instance, Some(8));
+        let Decision::Run { study, why } = next(Stage::ScaleUp, &f, &host()) else { panic!("scale-up runs") };
+        assert_eq!(study.section.kind(), Kind::Scale);
+        assert_eq!(study.levels, Levels::List(vec![1, 2]));
+        assert_eq!(study.scale.threads_per_instance, Some(8));
         assert!(why.contains("left CPU unused") && why.contains("row locks"), "{why}");
-        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
-        assert_eq!(spec.name, "plan 7: scale-up");
-        assert_eq!(spec.options["database"], DATABASE, "the plan's own database unless one is named");
+        assert_eq!(study.database, None, "the plan's own database");
         // Not on a server sizeup does not manage.
         let named = Host { managed: false, ..host() };
         let d = next(Stage::ScaleUp, &f, &named);
@@ -574,11 +496,10 @@ pub(crate) mod tests {
         let f = memory_bound();
         let d = next(Stage::ScaleUp, &f, &host());
         assert!(matches!(d, Decision::Skip { .. }) && said(&d).contains("memory comes first"), "{d:?}");
-        let Decision::Run { spec, why } = next(Stage::Memory, &f, &host()) else { panic!("memory runs") };
-        assert_eq!(spec.kind(), Kind::Memory);
-        assert_eq!(spec.memory_spec().threads, Some(8));
+        let Decision::Run { study, why } = next(Stage::Memory, &f, &host()) else { panic!("memory runs") };
+        let Section::Memory(m) = &study.section else { panic!("a memory study: {study:?}") };
+        assert_eq!(m.threads, Some(8));
         assert!(why.contains("the buffer pool ran out"), "{why}");
-        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         // Data larger than the pool runs it too, with the sizes said.
         let big = Host { data_bytes: Some(3 << 30), pool_bytes: Some(1 << 30), ..host() };
         let Decision::Run { why, .. } = next(Stage::Memory, &cpu_bound(), &big) else { panic!("memory runs") };
@@ -631,7 +552,7 @@ pub(crate) mod tests {
         let total: f64 = [Stage::Sweep, Stage::Capacity, Stage::ScaleUp]
             .iter()
             .map(|s| match want(*s, &plan(), 7, &h, ten, &f) {
-                Decision::Run { spec, .. } => estimate_s(&spec),
+                Decision::Run { study, .. } => estimate_s(&study),
                 Decision::Skip { .. } => 0.0,
             })
             .sum();
@@ -648,14 +569,16 @@ pub(crate) mod tests {
         let d = decide(Stage::ScaleOut, &given, 7, &host(), timing(&given, &host()), &f, 1e4);
         assert!(said(&d).contains("the efficiency given, 0.75, is used"), "{d:?}");
         let galera = PlanSpec { cluster: ClusterChoice::Galera, ..plan() };
-        let Decision::Run { spec, why } =
+        let Decision::Run { study, why } =
             decide(Stage::ScaleOut, &galera, 7, &host(), timing(&galera, &host()), &f, 1e4)
         else {
             panic!("scale-out runs")
         };
-        assert_eq!(spec.cluster().unwrap().kind, "galera");
+        let Section::ScaleOut { cluster: Some(cluster) } = &study.section else { panic!("a cluster: {study:?}") };
+        assert_eq!(cluster.kind, "galera");
+        assert_eq!(study.scale.route, Route::EveryNode);
+        assert_eq!(study.database.as_deref(), Some("plan7"), "a fresh database on the new cluster");
         assert!(why.contains("emulated"), "{why}");
-        assert!(spec.validate().is_ok(), "{:?}", spec.validate());
         let replicas = PlanSpec { cluster: ClusterChoice::Replicas, ..plan() };
         let d = decide(Stage::ScaleOut, &replicas, 7, &host(), timing(&replicas, &host()), &f, 1e4);
         assert!(said(&d).contains("replicas take reads only"), "{d:?}");
@@ -664,7 +587,7 @@ pub(crate) mod tests {
     #[test]
     fn nothing_is_built_on_a_sweep_that_measured_nothing() {
         let failed = Findings {
-            sweep: Some(Found { study: 1, status: crate::store::Status::Failed, ..Default::default() }),
+            sweep: Some(Found { study: 1, status: crate::status::Status::Failed, ..Default::default() }),
             ..Default::default()
         };
         for stage in [Stage::Capacity, Stage::ScaleUp, Stage::ScaleOut, Stage::Memory] {
