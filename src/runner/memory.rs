@@ -246,7 +246,7 @@ fn step(
         ))
     };
     let (doc, ended) = runner::measure(site.manager, site.results, req, &observe::Progress(&measured))?;
-    let fact = |name: &str| doc.config.server_fact(name);
+    let fact = |name: &str| doc.config.server.variable(name);
     let level_facts = MemoryLevel {
         pool_bytes: doc.config.pool_bytes(),
         data_bytes: doc.config.data_bytes(),

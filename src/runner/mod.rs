@@ -194,7 +194,7 @@ struct Checked {
     /// The workload, started against the first server's data.
     ready: Box<dyn crate::workload::Runnable>,
     /// The first server's facts (version, settings, the data's size).
-    server: serde_json::Value,
+    server: target::ServerFacts,
     /// Each Galera node's certification conflicts before the run.
     conflicts_before: Vec<Option<u64>>,
     replica: bool,
@@ -237,23 +237,19 @@ fn check_servers(
                 if i == 0 {
                     let mut server = server.clone();
                     // The data's size beside the buffer pool, in every run's record.
-                    if let (Some((tables, bytes)), Some(map)) =
-                        (target::data_size(&mut conn, &t.database).await, server.as_object_mut())
-                    {
-                        map.insert("data".into(), workload.data().into());
-                        map.insert("data_tables".into(), tables.to_string().into());
-                        map.insert("data_bytes".into(), bytes.to_string().into());
+                    if let Some((tables, bytes)) = target::data_size(&mut conn, &t.database).await {
+                        server.data = Some(workload.data());
+                        server.data_tables = Some(tables);
+                        server.data_bytes = Some(bytes);
                     }
-                    if let (Some(why), Some(map)) =
-                        (target::tables_not_innodb(&mut conn, &t.database).await, server.as_object_mut())
-                    {
-                        map.entry(target::NO_INNODB).or_insert(why.into());
+                    if server.innodb_unused.is_none() {
+                        server.innodb_unused = target::tables_not_innodb(&mut conn, &t.database).await;
                     }
                     first = Some((workload.start(&mut conn, &t.database, spec, observer.warns()).await?, server));
                 }
-                let galera = server.get("wsrep_on").and_then(|v| v.as_str()) == Some("ON");
+                let galera = server.variable("wsrep_on").as_deref() == Some("ON");
                 conflicts.push(if galera { target::galera_conflicts(&mut conn).await } else { None });
-                replica |= server.get("replica").is_some();
+                replica |= server.replica;
                 Ok::<_, Error>(())
             };
             let what = format!("reading the data set in {} ({})", t.database, t.describe());
@@ -278,22 +274,12 @@ fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec:
             1 => Vec::new(),
             _ => targets.all().iter().map(facts_of).collect(),
         },
-        server: {
-            let mut facts: BTreeMap<String, serde_json::Value> =
-                checked.server.as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
-            if let Some(label) = &placed.emulated {
-                facts.insert("lab".into(), label.clone().into());
-            }
-            if let Some(q) = placed.servers[0].2.as_ref().and_then(|n| n.lab.as_ref()?.cpu_quota) {
-                facts.insert(crate::study::figures::LAB_CPU_QUOTA.into(), q.into());
-            }
-            if let Some(o) = &placed.owners[0] {
-                facts.insert("server_process".into(), o.describe().into());
-            }
-            if let Some(url) = &spec.server_metrics {
-                facts.insert("server_metrics".into(), url.clone().into());
-            }
-            facts
+        server: target::ServerFacts {
+            lab: placed.emulated.clone(),
+            lab_cpu_quota: placed.servers[0].2.as_ref().and_then(|n| n.lab.as_ref()?.cpu_quota),
+            server_process: placed.owners[0].as_ref().map(|o| o.describe()),
+            server_metrics: spec.server_metrics.clone(),
+            ..checked.server.clone()
         },
         host: monitor::host_facts(),
     }
@@ -370,7 +356,7 @@ fn enrich(
     let unmoved = crate::exec::clock::forget_unmoved(&mut outcome.intervals, &mut outcome.summary);
     if unmoved.any() {
         if unmoved.innodb {
-            config.server.entry(target::NO_INNODB.to_string()).or_insert_with(|| {
+            config.server.innodb_unused.get_or_insert_with(|| {
                 "its InnoDB counters did not move while the run read rows: no InnoDB underneath".into()
             });
         }
@@ -519,9 +505,8 @@ pub async fn refuse_writes_to_replicas(targets: &[Target], workload: &dyn Worklo
 
 /// Refuses a run whose connections would prepare more statements than the server
 /// allows in all (`max_prepared_stmt_count`, error 1461 mid-start otherwise).
-fn check_prepared_statements(server: &serde_json::Value, threads: u32, per_connection: u32) -> Result<(), Error> {
-    let max: u64 =
-        server.get("max_prepared_stmt_count").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+fn check_prepared_statements(server: &target::ServerFacts, threads: u32, per_connection: u32) -> Result<(), Error> {
+    let max = server.number("max_prepared_stmt_count").unwrap_or(0);
     let need = threads as u64 * per_connection as u64;
     if max > 0 && need > max {
         return Err(Error::Usage(format!(
@@ -544,10 +529,7 @@ pub fn server_limits(manager: &Manager, req: &RunRequest) -> Result<(Option<u64>
         let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, workload))?;
         let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
         let _ = conn.disconnect().await;
-        let number = |key: &str| -> Option<u64> {
-            server.get(key).and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).filter(|n| *n > 0)
-        };
-        Ok((number("max_connections"), number("max_prepared_stmt_count")))
+        Ok((server.number("max_connections"), server.number("max_prepared_stmt_count")))
     })
 }
 
@@ -617,8 +599,8 @@ pub async fn check_data(
 }
 
 /// Refuses a run the server cannot take a connection for each of its workers.
-fn check_connections(server: &serde_json::Value, threads: u32) -> Result<(), Error> {
-    let max: u32 = server.get("max_connections").and_then(|v| v.as_str()).and_then(|v| v.parse().ok()).unwrap_or(0);
+fn check_connections(server: &target::ServerFacts, threads: u32) -> Result<(), Error> {
+    let max = server.number("max_connections").map_or(0, |m| m.min(u32::MAX as u64) as u32);
     connection_limit(threads, max)
 }
 

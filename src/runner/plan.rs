@@ -337,5 +337,5 @@ pub fn earlier_runs(store: &Store, id: i64, spec: &PlanSpec, state: &PlanState) 
 pub fn emulated(store: &Store, row: &crate::store::StudyRow) -> Option<String> {
     let run = row.steps.iter().find(|s| s.status == crate::store::Status::Completed)?.runs.first()?;
     let doc = store.load_run(*run).ok()?;
-    doc.config.server_fact("lab").filter(|l| l.starts_with("emulated"))
+    doc.config.server.emulated().map(str::to_string)
 }

@@ -433,7 +433,7 @@ fn a_scale_out_study_over_one_to_three_galera_nodes_stores_e_of_n() {
             runs.iter().map(|r| format!("{:?}{}", r.config.target.socket, r.config.target.port)).collect();
         assert_eq!(ports.len(), n);
         for r in &runs {
-            assert_eq!(r.config.server_fact("wsrep_on").as_deref(), Some("ON"));
+            assert_eq!(r.config.server.variable("wsrep_on").as_deref(), Some("ON"));
             assert!(r.summary.as_ref().unwrap().observed.conflicts.is_some(), "Galera conflicts are counted");
             // The node's own server process was watched.
             assert!(r.summary.as_ref().unwrap().observed.os.as_ref().unwrap().server_cores.is_some());

@@ -162,7 +162,7 @@ fn a_study_after_a_memory_study_runs_at_its_own_named_pool() {
     let row = store.load_study(2).unwrap();
     let run = row.steps[0].runs[0];
     let doc = store.load_run(run).unwrap();
-    assert_eq!(doc.config.server_fact("innodb_buffer_pool_size").as_deref(), Some("134217728"));
+    assert_eq!(doc.config.server.variable("innodb_buffer_pool_size").as_deref(), Some("134217728"));
     let (_, shown, _) = out(&s, &["study", "show", "2"]);
     assert!(shown.contains(line), "{shown}");
     // The memory study's measured run against the sweep's: the settings are named.

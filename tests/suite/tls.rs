@@ -389,7 +389,7 @@ fn a_sweep_and_a_scale_study_run_over_tls() {
     assert_eq!(runs.len(), 3, "two sweep levels and one scale step");
     for r in runs {
         let doc = store.load_run(r.id).unwrap();
-        assert_eq!(doc.config.server_fact("tls").as_deref(), Some("on"), "run {}", r.id);
+        assert_eq!(doc.config.server.tls, Some(true), "run {}", r.id);
         assert_eq!(doc.status, sizeup::store::Status::Completed);
     }
 }

@@ -693,42 +693,39 @@ pub const SERVER_VARIABLES: &[&str] = &[
     "read_only",
 ];
 
-/// Server facts recorded with every result: version, family, TLS state and the variables
-/// that matter for an OLTP measurement (lowercase name -> value, all strings).
+/// Server facts recorded with every result: version, family, replication and the
+/// variables that matter for an OLTP measurement (lowercase name -> value, all strings).
 ///
 /// Variables are read with `SHOW GLOBAL VARIABLES WHERE`, which MySQL 5.7, 8.0, 8.4 and
 /// 9.x and MariaDB all allow (MySQL 8.0 removed information_schema.GLOBAL_VARIABLES, and
 /// 5.7 refuses it unless show_compatibility_56 is on). Settings that differ by family
 /// (innodb_log_file_size / innodb_redo_log_capacity, tx_isolation /
 /// transaction_isolation) are recorded as the server has them.
-pub async fn server_facts(conn: &mut Conn) -> Result<serde_json::Value, mysql_async::Error> {
+pub async fn server_facts(conn: &mut Conn) -> Result<ServerFacts, mysql_async::Error> {
     let list = SERVER_VARIABLES.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
     let rows: Vec<(String, Option<String>)> =
         conn.query(format!("SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})")).await?;
-    let mut map = serde_json::Map::new();
+    let mut facts = ServerFacts::default();
     for (k, v) in rows {
-        map.insert(k.to_ascii_lowercase(), serde_json::Value::String(v.unwrap_or_default()));
+        facts.variables.insert(k.to_ascii_lowercase(), serde_json::Value::String(v.unwrap_or_default()));
     }
-    let text = |k: &str| map.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let (version, comment) = (text("version"), text("version_comment"));
+    let (version, comment) = (facts.variable("version").unwrap_or_default(), facts.variable("version_comment"));
     let number: String = version.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-    map.insert("server_family".into(), server_family(&version, &comment).into());
-    map.insert("server_version".into(), number.trim_end_matches('.').into());
+    facts.server_family = Some(server_family(&version, comment.as_deref().unwrap_or_default()).into());
+    facts.server_version = Some(number.trim_end_matches('.').into());
     if let Some(lag) = replication_lag(conn).await {
-        map.insert("replica".into(), "yes".into());
-        map.insert("replication_lag_s".into(), lag.map_or(serde_json::Value::Null, Into::into));
+        facts.replica = true;
+        facts.replication_lag_s = lag;
     }
-    let absent = absent(&map);
+    let absent = absent(&facts.variables);
     if !absent.is_empty() {
-        map.insert("absent".into(), absent.join(", ").into());
+        facts.absent = Some(absent.join(", "));
     }
-    if let Some(why) = innodb_missing(conn).await {
-        map.insert(NO_INNODB.into(), why.into());
-    }
-    Ok(serde_json::Value::Object(map))
+    facts.innodb_unused = innodb_missing(conn).await;
+    Ok(facts)
 }
 
-pub use sizeup_model::result::NO_INNODB;
+pub use sizeup_model::result::ServerFacts;
 
 /// Why InnoDB is not there, by `information_schema.ENGINES`; None when it is, or when
 /// the server will not say (its other facts then decide).
@@ -803,7 +800,7 @@ pub async fn tables_not_innodb(conn: &mut Conn, database: &str) -> Option<String
 /// MySQL-protocol server that is not InnoDB underneath): named in the facts, so nobody
 /// reads a missing one as a default. Where families spell one differently, either
 /// spelling counts.
-pub fn absent(facts: &serde_json::Map<String, serde_json::Value>) -> Vec<&'static str> {
+pub fn absent(variables: &std::collections::BTreeMap<String, serde_json::Value>) -> Vec<&'static str> {
     const MATTER: [&[&str]; 9] = [
         &["innodb_buffer_pool_size"],
         &["innodb_log_file_size", "innodb_redo_log_capacity"],
@@ -815,18 +812,17 @@ pub fn absent(facts: &serde_json::Map<String, serde_json::Value>) -> Vec<&'stati
         &["max_connections"],
         &["transaction_isolation", "tx_isolation"],
     ];
-    MATTER.iter().filter(|names| !names.iter().any(|n| facts.contains_key(*n))).map(|names| names[0]).collect()
+    MATTER.iter().filter(|names| !names.iter().any(|n| variables.contains_key(*n))).map(|names| names[0]).collect()
 }
 
 /// Records in `facts` the TLS state of sizeup's own connection (`tls`, what rustls
 /// negotiated; None: plain): servers need not report it (go-mysql-server and
 /// mysql-mimic leave Ssl_version and Ssl_cipher empty).
-pub fn record_tls(facts: &mut serde_json::Value, tls: Option<crate::client::TlsInfo>) {
-    let Some(map) = facts.as_object_mut() else { return };
-    map.insert("tls".into(), if tls.is_some() { "on" } else { "off" }.into());
+pub fn record_tls(facts: &mut ServerFacts, tls: Option<crate::client::TlsInfo>) {
+    facts.tls = Some(tls.is_some());
     if let Some(t) = tls {
-        map.insert("tls_version".into(), t.version.into());
-        map.insert("tls_cipher".into(), t.cipher.into());
+        facts.tls_version = Some(t.version);
+        facts.tls_cipher = Some(t.cipher);
     }
 }
 
@@ -1025,7 +1021,10 @@ mod tests {
     #[test]
     fn absent_variables_are_listed_in_the_facts() {
         let facts = |names: &[&str]| {
-            names.iter().map(|n| (n.to_string(), serde_json::Value::from("1"))).collect::<serde_json::Map<_, _>>()
+            names
+                .iter()
+                .map(|n| (n.to_string(), serde_json::Value::from("1")))
+                .collect::<std::collections::BTreeMap<_, _>>()
         };
         // MySQL 8.4 spells the redo log and isolation its way: nothing absent.
         let mysql = facts(&[

@@ -39,16 +39,13 @@ pub struct StepFigures {
     pub memory: Option<super::memory::MemoryLevel>,
 }
 
-/// The server fact a lab node's CPU quota is stored in, in cores.
-pub const LAB_CPU_QUOTA: &str = "lab_cpu_quota";
-
 /// A lab node's CPU quota: the stored fact, or in runs stored before it was kept, the
 /// lab's label ("emulated (node CPU quota 0.4, link delay 0.2 ms)").
 fn node_quota(d: &RunDocument) -> Option<f64> {
-    if let Some(q) = d.config.server.get(LAB_CPU_QUOTA) {
-        return q.as_f64();
+    if let Some(q) = d.config.server.lab_cpu_quota {
+        return Some(q);
     }
-    let lab = d.config.server_fact("lab")?;
+    let lab = d.config.server.lab.as_deref()?;
     let rest = lab.split("node CPU quota ").nth(1)?;
     rest.split(|c: char| !(c.is_ascii_digit() || c == '.')).next()?.parse().ok()
 }
@@ -251,7 +248,7 @@ fn step_observed(docs: &[RunDocument], late: usize) -> Observed {
     }
     // Lab nodes are held to CPU quotas the host-wide verdict cannot see: each run's
     // own verdict (made knowing its node's quota) stands.
-    let lab = docs.iter().any(|d| d.config.server_fact("lab").is_some_and(|l| l.starts_with("emulated")));
+    let lab = docs.iter().any(|d| d.config.server.emulated().is_some());
     if several && lab {
         for n in docs.iter().filter_map(|d| d.summary.as_ref()).flat_map(|s| s.observed.notes.iter()) {
             if n.starts_with(os::LOAD_GENERATOR) && !notes.contains(n) {
@@ -794,10 +791,10 @@ pub(crate) mod tests {
     #[test]
     fn lab_quota_is_a_fact_not_a_label() {
         let mut d: RunDocument = serde_json::from_str(include_str!("../../../../tests/fixtures/run.json")).unwrap();
-        d.config.server.insert("lab".into(), "emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
+        d.config.server.lab = Some("emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
         assert_eq!(node_quota(&d), Some(0.4));
-        d.config.server.insert(LAB_CPU_QUOTA.into(), 0.75.into());
-        d.config.server.insert("lab".into(), "a label worded otherwise".into());
+        d.config.server.lab_cpu_quota = Some(0.75);
+        d.config.server.lab = Some("a label worded otherwise".into());
         assert_eq!(node_quota(&d), Some(0.75));
     }
 

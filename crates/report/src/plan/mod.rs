@@ -72,9 +72,11 @@ pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, Invalid> {
     let table: toml::Table = toml::from_str(text).map_err(|e| Invalid::Value(format!("{origin}: {}", e.message())))?;
     match table.get("kind").and_then(|k| k.as_str()) {
         Some("plan") => {}
-        Some(other) => return Err(Invalid::Value(format!(
+        Some(other) => {
+            return Err(Invalid::Value(format!(
             "{origin} is a {other} study file, not a plan (kind = \"plan\"): run it with `sizeup study run {origin}`"
-        ))),
+        )))
+        }
         None => return Err(Invalid::Value(format!("{origin}: a plan file says kind = \"plan\""))),
     }
     let f: PlanFile = toml::from_str(text).map_err(|e| Invalid::Value(format!("{origin}: {}", e.message())))?;

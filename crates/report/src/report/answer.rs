@@ -421,7 +421,7 @@ fn mib(bytes: f64) -> String {
 /// on disk; buffer pool 128.0 MiB: the data is 36 % of the pool".
 pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
     let bytes = c.data_bytes()? as f64;
-    let what = c.server_fact("data").unwrap_or_default();
+    let what = c.server.data.clone().unwrap_or_default();
     let mut out =
         format!("{what}, {} on disk (information_schema's estimate)", mib(bytes)).trim_start_matches(", ").to_string();
     if let Some(why) = c.innodb_unused() {
@@ -436,8 +436,8 @@ pub fn data_vs_pool(c: &crate::result::RunConfig) -> Option<String> {
 pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     let mut w = Vec::new();
     let c = &doc.config;
-    let fact = |k: &str| c.server_fact(k);
-    if let Some(absent) = fact("absent").filter(|a| !a.is_empty()) {
+    let fact = |k: &str| c.server.variable(k);
+    if let Some(absent) = c.server.absent.as_deref().filter(|a| !a.is_empty()) {
         w.push(format!(
             "the server has no {absent}: its storage and durability settings are not InnoDB's, and \
              these figures compare with an InnoDB server's only as a whole"
@@ -455,7 +455,7 @@ pub fn config_warnings(doc: &RunDocument) -> Vec<String> {
     if binlog_on && fact("sync_binlog").as_deref() == Some("0") {
         w.push("non-durable: sync_binlog=0 with the binary log on".into());
     }
-    if let Some(lab) = fact("lab").filter(|l| l.starts_with("emulated")) {
+    if let Some(lab) = c.server.emulated() {
         w.push(format!("lab node: {lab}, not a separate server"));
     }
     if let Some(os) = doc.summary.as_ref().and_then(|s| s.observed.os.as_ref()) {
@@ -797,16 +797,16 @@ mod tests {
         }))
         .unwrap();
         assert!(config_warnings(&doc).is_empty());
-        doc.config.server.insert("innodb_flush_log_at_trx_commit".into(), "2".into());
-        doc.config.server.insert("sync_binlog".into(), "0".into());
+        doc.config.server.variables.insert("innodb_flush_log_at_trx_commit".into(), "2".into());
+        doc.config.server.variables.insert("sync_binlog".into(), "0".into());
         let w = config_warnings(&doc);
         assert!(w[0].contains("innodb_flush_log_at_trx_commit=2") && w[1].contains("sync_binlog=0"), "{w:?}");
-        doc.config.server.insert("log_bin".into(), "OFF".into());
+        doc.config.server.variables.insert("log_bin".into(), "OFF".into());
         assert_eq!(config_warnings(&doc).len(), 1, "sync_binlog does not matter without a binary log");
         // A lab node's figures are emulated; a node outside the lab is not flagged.
-        doc.config.server.insert("lab".into(), "not emulated".into());
+        doc.config.server.lab = Some("not emulated".into());
         assert_eq!(config_warnings(&doc).len(), 1);
-        doc.config.server.insert("lab".into(), "emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
+        doc.config.server.lab = Some("emulated (node CPU quota 0.4, link delay 0.2 ms)".into());
         assert!(config_warnings(&doc)[1].contains("emulated (node CPU quota 0.4"), "{:?}", config_warnings(&doc));
     }
 

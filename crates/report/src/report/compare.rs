@@ -176,7 +176,7 @@ pub fn runs(a: &RunDocument, b: &RunDocument) -> Result<Comparison, Invalid> {
     if ca.run.threads != cb.run.threads {
         warnings.push(format!("A ran {} connection(s) and B {}: the loads differ", ca.run.threads, cb.run.threads));
     }
-    let differ = settings_differ(&ca.server, &cb.server);
+    let differ = settings_differ(&ca.server.variables, &cb.server.variables);
     if !differ.is_empty() {
         warnings.push(settings_warning(&differ));
     }
@@ -356,7 +356,10 @@ pub fn studies(a: &Item, ra: &Steps, b: &Item, rb: &Steps) -> Result<Comparison,
     for (x, y) in &pairs {
         for level in x.levels.iter().map(|l| l.level) {
             let first = |steps: &Steps, name: &str| {
-                steps.get(&(name.to_string(), level)).and_then(|s| s.first()?.first()).map(|d| d.config.server.clone())
+                steps
+                    .get(&(name.to_string(), level))
+                    .and_then(|s| s.first()?.first())
+                    .map(|d| d.config.server.variables.clone())
             };
             if let (Some(fa), Some(fb)) = (first(ra, &x.name), first(rb, &y.name)) {
                 for d in settings_differ(&fa, &fb) {

@@ -140,14 +140,15 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
     if let Some(c) = config {
         let version = if c.sizeup_version.is_empty() { "?" } else { &c.sizeup_version };
         row("tool", format!("sizeup {version}"));
-        if let Some(v) = c.server_fact("version") {
-            row("server", format!("{v} {}", c.server_fact("version_comment").unwrap_or_default()));
+        if let Some(v) = c.server.variable("version") {
+            row("server", format!("{v} {}", c.server.variable("version_comment").unwrap_or_default()));
         }
         let vars: Vec<String> = c
             .server
+            .variables
             .keys()
-            .filter(|k| !k.starts_with("version") && !k.starts_with("data"))
-            .map(|k| format!("{k}={}", c.server_fact(k).unwrap_or_default()))
+            .filter(|k| !k.starts_with("version"))
+            .map(|k| format!("{k}={}", c.server.variable(k).unwrap_or_default()))
             .collect();
         if !vars.is_empty() {
             row("server variables", vars.join(", "));
@@ -169,11 +170,12 @@ fn provenance(out: &mut String, config: Option<&crate::result::RunConfig>, extra
         if let Some(d) = super::answer::data_vs_pool(c) {
             row("data", d);
         }
-        if let Some(tls) = c.server_fact("tls") {
-            let detail = [c.server_fact("tls_version"), c.server_fact("tls_cipher")]
+        if let Some(tls) = c.server.tls.map(|on| if on { "on" } else { "off" }) {
+            let detail = [&c.server.tls_version, &c.server.tls_cipher]
                 .into_iter()
                 .flatten()
                 .filter(|v| !v.is_empty())
+                .map(String::as_str)
                 .collect::<Vec<_>>()
                 .join(" ");
             row("connection", if detail.is_empty() { format!("TLS {tls}") } else { format!("TLS {tls}: {detail}") });
@@ -197,9 +199,10 @@ fn configuration_settings(out: &mut String, spec: &StudySpec, samples: &[(String
         let recorded = doc.map_or("no run finished".to_string(), |d| {
             d.config
                 .server
+                .variables
                 .keys()
-                .filter(|k| !k.starts_with("version") && !k.starts_with("data") && !k.starts_with("tls"))
-                .map(|k| format!("{k}={}", d.config.server_fact(k).unwrap_or_default()))
+                .filter(|k| !k.starts_with("version"))
+                .map(|k| format!("{k}={}", d.config.server.variable(k).unwrap_or_default()))
                 .collect::<Vec<_>>()
                 .join(", ")
         });
