@@ -5,6 +5,7 @@
 //! Passwords never reach it: configs are built from `Target`'s serialised form, which
 //! leaves the password out.
 
+use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use sizeup_model::result::RunDocument;
 use sizeup_model::stats::{Interval, Summary};
@@ -165,10 +166,27 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// A status as the store keeps it, the word every release stored (`completed`), written
+/// and read through rusqlite's `ToSql`/`FromSql` (the model's `Status` cannot take
+/// rusqlite's traits itself: neither is this crate's). A word no release wrote reads
+/// as failed.
+struct Stored(Status);
+
+impl ToSql for Stored {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.0.as_str()))
+    }
+}
+
+impl FromSql for Stored {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        value.as_str().map(|word| Stored(Status::stored(word)))
+    }
+}
+
 /// A run still marked running whose recording process is gone was cut off (killed, or
 /// the machine stopped): it reads as `abandoned`. Its intervals so far are kept.
-fn live_status(status: String, pid: Option<i64>) -> Status {
-    let status = Status::stored(&status);
+fn live_status(Stored(status): Stored, pid: Option<i64>) -> Status {
     let gone = |pid: i64| pid != std::process::id() as i64 && std::fs::metadata(format!("/proc/{pid}")).is_err();
     match pid {
         Some(pid) if status == Status::Running && gone(pid) => Status::Abandoned,
@@ -409,8 +427,8 @@ impl Store {
         let config = serde_json::to_string(config).expect("serialisable");
         self.conn
             .execute(
-                "INSERT INTO runs (workload, target, status, config, pid) VALUES (?1, ?2, 'running', ?3, ?4)",
-                params![workload, target, config, std::process::id()],
+                "INSERT INTO runs (workload, target, status, config, pid) VALUES (?1, ?2, ?5, ?3, ?4)",
+                params![workload, target, config, std::process::id(), Stored(Status::Running)],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
@@ -458,7 +476,7 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         tx.execute(
             "UPDATE runs SET status = ?2, error = ?3, summary = ?4, finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?1",
-            params![run, status.as_str(), error, summary],
+            params![run, Stored(status), error, summary],
         )
         .map_err(|e| self.err(e))?;
         for (name, hdr) in histograms {
@@ -501,8 +519,8 @@ impl Store {
     pub fn begin_study(&self, name: &str, kind: &str, spec: &serde_json::Value) -> Result<i64, StoreError> {
         self.conn
             .execute(
-                "INSERT INTO studies (name, kind, status, spec, pid) VALUES (?1, ?2, 'running', ?3, ?4)",
-                params![name, kind, spec.to_string(), std::process::id()],
+                "INSERT INTO studies (name, kind, status, spec, pid) VALUES (?1, ?2, ?5, ?3, ?4)",
+                params![name, kind, spec.to_string(), std::process::id(), Stored(Status::Running)],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
@@ -520,7 +538,7 @@ impl Store {
             .execute(
                 "UPDATE studies SET status = ?2, result = COALESCE(?3, result), pid = ?4, \
                  finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
-                params![id, status.as_str(), result.map(|r| r.to_string()), std::process::id(), finished],
+                params![id, Stored(status), result.map(|r| r.to_string()), std::process::id(), finished],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -537,7 +555,7 @@ impl Store {
                     step.series,
                     step.level,
                     step.repeat,
-                    step.status.as_str(),
+                    Stored(step.status),
                     serde_json::to_string(&step.runs).expect("serialisable"),
                     step.figures.as_ref().map(|f| f.to_string())
                 ],
@@ -549,8 +567,8 @@ impl Store {
     pub fn begin_plan(&self, name: &str, spec: &serde_json::Value) -> Result<i64, StoreError> {
         self.conn
             .execute(
-                "INSERT INTO plans (name, status, spec, state, pid) VALUES (?1, 'running', ?2, '{}', ?3)",
-                params![name, spec.to_string(), std::process::id()],
+                "INSERT INTO plans (name, status, spec, state, pid) VALUES (?1, ?4, ?2, '{}', ?3)",
+                params![name, spec.to_string(), std::process::id(), Stored(Status::Running)],
             )
             .map_err(|e| self.err(e))?;
         Ok(self.conn.last_insert_rowid())
@@ -563,7 +581,7 @@ impl Store {
             .execute(
                 "UPDATE plans SET status = ?2, state = ?3, pid = ?4, \
                  finished_at = CASE WHEN ?5 THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END WHERE id = ?1",
-                params![id, status.as_str(), state.to_string(), std::process::id(), finished],
+                params![id, Stored(status), state.to_string(), std::process::id(), finished],
             )
             .map_err(|e| self.err(e))?;
         Ok(())
@@ -654,7 +672,7 @@ impl Store {
                     series: r.get(0)?,
                     level: r.get(1)?,
                     repeat: r.get(2)?,
-                    status: Status::stored(&r.get::<_, String>(3)?),
+                    status: r.get::<_, Stored>(3)?.0,
                     runs: serde_json::from_str(&runs).unwrap_or_default(),
                     figures: figures.and_then(|f| serde_json::from_str(&f).ok()),
                 })
@@ -804,6 +822,27 @@ mod tests {
         store.conn.execute("UPDATE runs SET pid = 99999999 WHERE id = ?1", [id]).unwrap();
         assert_eq!(store.load_run(id).unwrap().status, Status::Abandoned);
         assert_eq!(store.list_runs().unwrap()[0].status, Status::Abandoned);
+    }
+
+    /// statuses_are_stored_through_tosql_and_fromsql: the word every release stored
+    /// goes in and comes back through rusqlite's traits; a later release's word reads as
+    /// failed, not as an error.
+    #[test]
+    fn statuses_are_stored_through_tosql_and_fromsql() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("r.db")).unwrap();
+        let id = store.begin_run("oltp_point_select", "t", &Default::default()).unwrap();
+        let word = |id: i64| -> String {
+            store.conn.query_row("SELECT status FROM runs WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+        };
+        assert_eq!(word(id), "running");
+        for status in Status::ALL.into_iter().filter(|s| *s != Status::Running) {
+            store.finish_run(id, status, None, None, &BTreeMap::new()).unwrap();
+            assert_eq!(word(id), status.as_str());
+            assert_eq!(store.load_run(id).unwrap().status, status);
+        }
+        store.conn.execute("UPDATE runs SET status = 'a later word' WHERE id = ?1", [id]).unwrap();
+        assert_eq!(store.load_run(id).unwrap().status, Status::Failed);
     }
 
     #[test]
