@@ -60,8 +60,9 @@ pub fn measure(
     let mut outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            let _ = store.finish_run(run_id, crate::store::Status::Failed, Some(&e), None, &BTreeMap::new());
-            return Err(Error::Failed(e));
+            let _ =
+                store.finish_run(run_id, crate::store::Status::Failed, Some(&e.to_string()), None, &BTreeMap::new());
+            return Err(e.into());
         }
     };
     enrich(&mut outcome, &mut config, &placed, &checked.conflicts_before, &*workload, &spec, &store, run_id)?;
@@ -286,7 +287,7 @@ fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec:
 }
 
 /// What the worker loop returned, and where the interval writer failed if it did.
-type Executed = (Result<crate::exec::RunResult, String>, Option<(usize, f64, store::StoreError)>);
+type Executed = (Result<crate::exec::RunResult, crate::exec::RunError>, Option<(usize, f64, store::StoreError)>);
 
 /// Runs the worker loop on the stored run `run_id`: each interval goes to the observer
 /// and is stored as it comes.

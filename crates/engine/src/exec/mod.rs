@@ -345,9 +345,30 @@ pub struct RunResult {
     pub fatal: Option<String>,
 }
 
+/// Why a run did not get to measure, or a script's own code around it failed: what
+/// happened after the run began is in its result (`ended`, `fatal`), not here.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// A connection could not be opened or prepared before the start.
+    #[error("{0}")]
+    Connect(String),
+    /// A client thread or its runtime could not be started, or a thread stopped before
+    /// the start.
+    #[error("{0}")]
+    Client(String),
+    /// Another client group of this step failed before the start.
+    #[error("another client group of this step failed before the start")]
+    GroupFailed,
+    /// A script's own code outside the worker loop (init, done, a loop of its own).
+    #[error("{0}")]
+    Script(String),
+}
+
+impl crate::error::LayerError for RunError {}
+
 enum Msg {
     Ready,
-    ConnectFailed(String),
+    ConnectFailed(RunError),
     Tick(u64, Recorder),
     /// A client thread's last tally, when it ended, its connections' tallies, and
     /// its index and own CPU seconds (read by itself: its clock goes with it).
@@ -389,7 +410,7 @@ pub fn run<W>(
     spec: &RunSpec,
     ctx: &RunContext,
     on_interval: impl FnMut(&Interval),
-) -> Result<RunResult, String>
+) -> Result<RunResult, RunError>
 where
     W: Sessions + Send + Sync + 'static,
 {
@@ -408,7 +429,10 @@ where
     let Clients { handles, mut rx, go: go_tx } =
         start_clients(&workload, targets, spec, &control, &arrivals, names.len(), shards)?;
 
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Client(format!("cannot start the measuring runtime: {e}")))?;
     let result = rt.block_on(async {
         if !clients_ready(&mut rx, &go_tx, shards, ctx, &mut seen).await? {
             return Ok((interrupted_before_the_start(&names), false));
@@ -454,7 +478,7 @@ fn start_clients<W>(
     arrivals: &Option<Arc<Mutex<Arrivals>>>,
     types: usize,
     shards: u32,
-) -> Result<Clients, String>
+) -> Result<Clients, RunError>
 where
     W: Sessions + Send + Sync + 'static,
 {
@@ -479,7 +503,7 @@ where
                 .spawn(move || {
                     client_thread(workload, workers, targets, spec, control, tx, go_rx, arrivals, types, s as usize)
                 })
-                .map_err(|e| format!("cannot start a client thread: {e}"))?,
+                .map_err(|e| RunError::Client(format!("cannot start a client thread: {e}")))?,
         );
     }
     Ok(Clients { handles, rx, go })
@@ -494,7 +518,7 @@ async fn clients_ready(
     shards: u32,
     ctx: &RunContext,
     seen: &mut u64,
-) -> Result<bool, String> {
+) -> Result<bool, RunError> {
     let mut ready = 0;
     signals::install();
     while ready < shards {
@@ -517,7 +541,7 @@ async fn clients_ready(
             }
             _ => {
                 go.send_replace(Go::Abort);
-                return Err("a client thread stopped before the run started".into());
+                return Err(RunError::Client("a client thread stopped before the run started".into()));
             }
         }
     }
@@ -527,7 +551,7 @@ async fn clients_ready(
 /// A scale step's client groups start measuring together: false when the step was
 /// interrupted before all arrived, an error when another group failed. Blocking here is
 /// fine: the client threads run on their own runtimes.
-fn arrive(ctx: &RunContext, go: &watch::Sender<Go>) -> Result<bool, String> {
+fn arrive(ctx: &RunContext, go: &watch::Sender<Go>) -> Result<bool, RunError> {
     let Some(line) = &ctx.start_line else { return Ok(true) };
     let arrived = line.arrive();
     if arrived.is_err() {
@@ -536,7 +560,7 @@ fn arrive(ctx: &RunContext, go: &watch::Sender<Go>) -> Result<bool, String> {
     match arrived {
         Ok(()) => Ok(true),
         Err(Ended::Interrupted) => Ok(false),
-        Err(_) => Err("another client group of this step failed before the start".into()),
+        Err(_) => Err(RunError::GroupFailed),
     }
 }
 
@@ -885,7 +909,7 @@ fn client_thread<W: Sessions>(
     let rt = match builder.build() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = tx.send(Msg::ConnectFailed(format!("cannot start a client runtime: {e}")));
+            let _ = tx.send(Msg::ConnectFailed(RunError::Client(format!("cannot start a client runtime: {e}"))));
             return;
         }
     };
@@ -908,7 +932,7 @@ fn client_thread<W: Sessions>(
             match r {
                 Ok(pair) => ready.push(pair),
                 Err(e) => {
-                    let _ = tx.send(Msg::ConnectFailed(e));
+                    let _ = tx.send(Msg::ConnectFailed(RunError::Connect(e)));
                     return;
                 }
             }

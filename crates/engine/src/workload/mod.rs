@@ -275,7 +275,7 @@ impl<W: Sessions + Send + Sync + 'static> Runnable for Ready<W> {
         spec: &RunSpec,
         ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<RunResult, String> {
+    ) -> Result<RunResult, crate::exec::RunError> {
         crate::exec::run(Arc::new(self.sessions), targets, spec, ctx, on_interval)
     }
 }
@@ -291,7 +291,7 @@ pub trait Runnable: Send {
         spec: &RunSpec,
         ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<RunResult, String>;
+    ) -> Result<RunResult, crate::exec::RunError>;
     /// Asked for sysbench's output: whether the run prints its interval lines itself
     /// (a script's `sysbench.hooks.report_intermediate`, called as sysbench calls it),
     /// so the caller prints none. Asking turns the hook on: ask only when its lines are

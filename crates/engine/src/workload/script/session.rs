@@ -17,7 +17,7 @@ use super::state::{Env, Outcome, State, Watch};
 use super::Script;
 use crate::client::{Conn, Error};
 use crate::exec::errors::{classify, ErrorClass, RetryOn};
-use crate::exec::{RunContext, RunResult, RunSpec};
+use crate::exec::{RunContext, RunError, RunResult, RunSpec};
 use crate::random::SharedUniqueIds;
 use crate::stats::{Interval, QueryCounts};
 use crate::target::Targets;
@@ -232,7 +232,7 @@ impl Runnable for ScriptRun {
         spec: &RunSpec,
         ctx: &RunContext,
         on_interval: &mut dyn FnMut(&Interval),
-    ) -> Result<RunResult, String> {
+    ) -> Result<RunResult, RunError> {
         // The script's main state (init, done) talks to the first server.
         let target = targets.first();
         let opt = super::opt_table(&self.script, spec.threads, Some(spec), Some(target));
@@ -254,8 +254,11 @@ impl Runnable for ScriptRun {
             }),
             guard: guard.clone(),
         };
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
-        let main = State::new(&self.script, &env, 0, None)?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RunError::Client(format!("cannot start the script's runtime: {e}")))?;
+        let main = State::new(&self.script, &env, 0, None).map_err(RunError::Script)?;
         let hook = main.hook("report_intermediate").filter(|_| self.report_hook);
         for name in ["report_intermediate", "report_cumulative"] {
             if main.hook(name).is_some() && !(name == "report_intermediate" && hook.is_some()) {
@@ -266,12 +269,12 @@ impl Runnable for ScriptRun {
             }
         }
         if main.function("thread_run").is_some() {
-            return Err(format!(
+            return Err(RunError::Script(format!(
                 "{} defines thread_run(): sizeup's worker loop calls event() itself and cannot run a script's own loop",
                 self.script.path
-            ));
+            )));
         }
-        call_main(&rt, &main, "init")?;
+        call_main(&rt, &main, "init").map_err(RunError::Script)?;
         let sessions = ScriptSessions {
             script: self.script.clone(),
             opt,
@@ -316,7 +319,7 @@ impl Runnable for ScriptRun {
         let result = crate::exec::run(Arc::new(sessions), targets, spec, ctx, &mut report);
         let done = call_main(&rt, &main, "done");
         super::state::flush_c_stdout();
-        done?;
+        done.map_err(RunError::Script)?;
         result
     }
 }
