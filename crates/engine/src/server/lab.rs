@@ -108,7 +108,7 @@ impl Placement {
     /// Makes `cmd`'s process join the cgroup and enter the namespace between fork and
     /// exec, so the server's pid is the one spawned and no thread of it ever runs
     /// outside either. The same as `ip netns exec`, without its extra mount namespace.
-    pub fn apply(&self, cmd: &mut Command) -> Result<(), String> {
+    pub fn apply(&self, cmd: &mut Command) -> Result<(), LabError> {
         use std::os::unix::process::CommandExt;
         if self.netns.is_none() && self.cgroup.is_none() {
             return Ok(());
@@ -116,14 +116,14 @@ impl Placement {
         let netns = match &self.netns {
             Some(n) => {
                 let path = Path::new("/run/netns").join(n);
-                Some(std::fs::File::open(&path).map_err(|e| format!("network namespace {n}: {e}"))?)
+                Some(std::fs::File::open(&path).map_err(|e| LabError::File(format!("network namespace {n}: {e}")))?)
             }
             None => None,
         };
         let procs = match &self.cgroup {
             Some(dir) => Some(
                 std::ffi::CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
-                    .map_err(|_| format!("cgroup path {} has a NUL byte", dir.display()))?,
+                    .map_err(|_| LabError::File(format!("cgroup path {} has a NUL byte", dir.display())))?,
             ),
             None => None,
         };
@@ -266,7 +266,30 @@ pub struct Host {
     /// Why nodes cannot have namespaces here, if they cannot.
     pub no_netns: Option<String>,
     /// The cpu controller, or why there is none.
-    pub cpu: Result<CpuController, String>,
+    pub cpu: Result<CpuController, LabError>,
+}
+
+/// Why the lab could not give a node what it asked for. A missing quota or delay goes
+/// into the node's notes (a node without one is still a node, said so); a namespace, a
+/// link or a cgroup that could not be made stops the cluster, naming the node.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LabError {
+    /// This host cannot hold a node to a CPU quota (not root, no cpu controller).
+    #[error("{0}")]
+    NoQuota(String),
+    /// An iproute2 tool is not installed.
+    #[error("no `{0}` command (iproute2)")]
+    NoTool(String),
+    /// A tool refused a command: the command, and its stderr's first line.
+    #[error("`{command}`: {why}")]
+    Refused { command: String, why: String },
+    /// A file of the lab (a namespace, a cgroup, the host's lock) could not be opened,
+    /// written or removed.
+    #[error("{0}")]
+    File(String),
+    /// Every 10.213.K.0/24 is used on this host.
+    #[error("every subnet {NET_PREFIX}.K.0/24 is in use on this host")]
+    NoSubnet,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -287,7 +310,10 @@ pub fn probe() -> Host {
     } else {
         None
     };
-    let cpu = if is_root() { cpu_controller() } else { Err("not root: no CPU quota (cgroups need root)".to_string()) };
+    let cpu = match is_root() {
+        true => cpu_controller(),
+        false => Err(LabError::NoQuota("not root: no CPU quota (cgroups need root)".into())),
+    };
     Host { no_netns, cpu }
 }
 
@@ -296,7 +322,7 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn cpu_controller() -> Result<CpuController, String> {
+fn cpu_controller() -> Result<CpuController, LabError> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut v2 = None;
     for line in info.lines() {
@@ -314,20 +340,20 @@ fn cpu_controller() -> Result<CpuController, String> {
         }
     }
     let Some(root) = v2 else {
-        return Err("no cgroup cpu controller mounted: no CPU quota".into());
+        return Err(LabError::NoQuota("no cgroup cpu controller mounted: no CPU quota".into()));
     };
     let has = |file: &str| {
         std::fs::read_to_string(root.join(file)).unwrap_or_default().split_whitespace().any(|c| c == "cpu")
     };
     if !has("cgroup.controllers") {
-        return Err(format!("cgroup v2 at {} has no cpu controller: no CPU quota", root.display()));
+        return Err(LabError::NoQuota(format!("cgroup v2 at {} has no cpu controller: no CPU quota", root.display())));
     }
     if !has("cgroup.subtree_control") {
-        return Err(format!(
+        return Err(LabError::NoQuota(format!(
             "cgroup v2 at {}: the cpu controller is not enabled for child groups (cgroup.subtree_control), \
              and enabling it is a host-wide change sizeup does not make: no CPU quota",
             root.display()
-        ));
+        )));
     }
     Ok(CpuController::V2(root))
 }
@@ -342,20 +368,24 @@ fn tool(name: &str) -> Option<PathBuf> {
 }
 
 /// Runs `ip` or `tc`; the error is the command and its stderr's first line.
-fn run(name: &str, args: &[&str]) -> Result<String, String> {
-    let bin = tool(name).ok_or_else(|| format!("no `{name}` command (iproute2)"))?;
-    let out = Command::new(&bin).args(args).output().map_err(|e| format!("{name}: {e}"))?;
+fn run(name: &str, args: &[&str]) -> Result<String, LabError> {
+    let bin = tool(name).ok_or_else(|| LabError::NoTool(name.to_string()))?;
+    let command = || format!("{name} {}", args.join(" "));
+    let out = Command::new(&bin)
+        .args(args)
+        .output()
+        .map_err(|e| LabError::Refused { command: command(), why: e.to_string() })?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
         let err = String::from_utf8_lossy(&out.stderr);
-        Err(format!("`{name} {}`: {}", args.join(" "), err.lines().next().unwrap_or("failed").trim()))
+        Err(LabError::Refused { command: command(), why: err.lines().next().unwrap_or("failed").trim().to_string() })
     }
 }
 
 /// Serialises subnet choice and creation between sizeup processes on this host (state
 /// directories differ, the address space does not).
-fn host_lock() -> Result<std::fs::File, String> {
+fn host_lock() -> Result<std::fs::File, LabError> {
     use std::os::fd::AsRawFd;
     let path = std::env::temp_dir().join("sizeup-lab.lock");
     let f = std::fs::OpenOptions::new()
@@ -363,29 +393,29 @@ fn host_lock() -> Result<std::fs::File, String> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(|e| LabError::File(format!("cannot open {}: {e}", path.display())))?;
     // SAFETY: flock on a descriptor we own; released when the file closes.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(format!("cannot lock {}: {}", path.display(), std::io::Error::last_os_error()));
+        return Err(LabError::File(format!("cannot lock {}: {}", path.display(), std::io::Error::last_os_error())));
     }
     Ok(f)
 }
 
 /// The first 10.213.K.0/24 from the tag's own K upward that no address or route on the
 /// host touches.
-fn free_subnet(names: &Names) -> Result<u8, String> {
+fn free_subnet(names: &Names) -> Result<u8, LabError> {
     let used = format!("{}\n{}", run("ip", &["-4", "-o", "addr", "show"])?, run("ip", &["-4", "route", "show"])?);
     let start = u32::from_str_radix(&names.tag, 16).unwrap_or(0) % 256;
     (0..256u32)
         .map(|d| ((start + d) % 256) as u8)
         .find(|k| !used.contains(&format!("{NET_PREFIX}.{k}.")))
-        .ok_or_else(|| format!("every subnet {NET_PREFIX}.K.0/24 is in use on this host"))
+        .ok_or(LabError::NoSubnet)
 }
 
 impl Network {
     /// Creates the switch namespace, its bridge and the client's uplink. Anything it
     /// made is removed again if a later step fails.
-    pub fn create(home: &Path) -> Result<Network, String> {
+    pub fn create(home: &Path) -> Result<Network, LabError> {
         let names = Names::new(home);
         let _lock = host_lock()?;
         let subnet = free_subnet(&names)?;
@@ -420,7 +450,7 @@ impl Network {
 
     /// Creates node `index`'s namespace and its link to the switch, with netem on both
     /// ends when a delay is asked. Returns the namespace and what was not applied.
-    pub fn add_node(&self, index: u32, spec: &LabSpec) -> Result<(String, Vec<String>), String> {
+    pub fn add_node(&self, index: u32, spec: &LabSpec) -> Result<(String, Vec<String>), LabError> {
         let sw = self.names.switch_ns();
         let ns = self.names.node_ns(index);
         let port = format!("n{index}");
@@ -452,10 +482,13 @@ impl Network {
                 let mut args = vec!["-n", space.as_str(), "qdisc", "add", "dev", dev.as_str(), "root", "netem"];
                 args.extend(netem.iter().map(String::as_str));
                 if let Err(e) = run("tc", &args) {
-                    let why = if e.contains("qdisc kind is unknown") || e.contains("No such file") {
-                        "the kernel has no netem qdisc (sch_netem)".to_string()
-                    } else {
-                        e
+                    let why = match &e {
+                        LabError::Refused { why, .. }
+                            if why.contains("qdisc kind is unknown") || why.contains("No such file") =>
+                        {
+                            "the kernel has no netem qdisc (sch_netem)".to_string()
+                        }
+                        e => e.to_string(),
                     };
                     notes.push(format!("link delay {} ms not applied: {why}", trim_float(delay)));
                     break;
@@ -532,15 +565,16 @@ pub fn remove_leftovers(home: &Path) -> Vec<String> {
 }
 
 /// Creates node `index`'s CPU cgroup with a quota of `cpus` cores.
-pub fn create_cgroup(ctrl: &CpuController, names: &Names, index: u32, cpus: f64) -> Result<PathBuf, String> {
+pub fn create_cgroup(ctrl: &CpuController, names: &Names, index: u32, cpus: f64) -> Result<PathBuf, LabError> {
     let (CpuController::V1(root) | CpuController::V2(root)) = ctrl;
     let dir = root.join(names.cgroup(index));
     if dir.exists() {
         remove_cgroup(&dir)?;
     }
-    std::fs::create_dir(&dir).map_err(|e| format!("cannot create cgroup {}: {e}", dir.display()))?;
+    std::fs::create_dir(&dir).map_err(|e| LabError::File(format!("cannot create cgroup {}: {e}", dir.display())))?;
     let write = |file: &str, v: String| {
-        std::fs::write(dir.join(file), &v).map_err(|e| format!("cannot write {v} to {}: {e}", dir.join(file).display()))
+        std::fs::write(dir.join(file), &v)
+            .map_err(|e| LabError::File(format!("cannot write {v} to {}: {e}", dir.join(file).display())))
     };
     let quota = (cpus * CPU_PERIOD_US as f64).round() as u64;
     let r = match ctrl {
@@ -570,14 +604,14 @@ pub fn read_quota(dir: &Path) -> Option<f64> {
 }
 
 /// Removes a cgroup sizeup made, ending any process still in it first.
-pub fn remove_cgroup(dir: &Path) -> Result<(), String> {
+pub fn remove_cgroup(dir: &Path) -> Result<(), LabError> {
     let started = std::time::Instant::now();
     loop {
         match std::fs::remove_dir(dir) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) if started.elapsed() > std::time::Duration::from_secs(10) => {
-                return Err(format!("cannot remove cgroup {}: {e}", dir.display()))
+                return Err(LabError::File(format!("cannot remove cgroup {}: {e}", dir.display())))
             }
             Err(_) => {
                 let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
@@ -633,7 +667,7 @@ pub fn place_node(
     net: Result<&Network, &str>,
     spec: &LabSpec,
     index: u32,
-) -> Result<(Placement, Lab), String> {
+) -> Result<(Placement, Lab), LabError> {
     let mut placement = Placement::default();
     let mut lab = Lab { address: "127.0.0.1".into(), ..Lab::default() };
     match net {
@@ -653,7 +687,7 @@ pub fn place_node(
                 placement.cgroup = Some(dir.clone());
                 lab.cgroup = Some(dir);
             }
-            Err(why) => lab.notes.push(why.clone()),
+            Err(why) => lab.notes.push(why.to_string()),
         }
     }
     Ok((placement, lab))
@@ -678,6 +712,16 @@ pub fn read_back(lab: &mut Lab) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// lab_errors_have_kinds: a missing tool and a refused command are told apart by
+    /// kind (the netem note reads the refusal's words, not the whole sentence).
+    #[test]
+    fn lab_errors_have_kinds() {
+        assert_eq!(run("sizeup-no-such-tool", &[]), Err(LabError::NoTool("sizeup-no-such-tool".into())));
+        let refused = LabError::Refused { command: "tc qdisc add".into(), why: "qdisc kind is unknown".into() };
+        assert_eq!(refused.to_string(), "`tc qdisc add`: qdisc kind is unknown");
+        assert_eq!(LabError::NoSubnet.to_string(), format!("every subnet {NET_PREFIX}.K.0/24 is in use on this host"));
+    }
 
     #[test]
     fn durations_read_as_milliseconds() {
@@ -740,7 +784,7 @@ mod tests {
     fn a_host_without_namespaces_or_cgroups_runs_nodes_plain_and_says_so() {
         let host = Host {
             no_netns: Some("not root: nodes share the host's network (no namespaces, no link delay)".into()),
-            cpu: Err("not root: no CPU quota (cgroups need root)".into()),
+            cpu: Err(LabError::NoQuota("not root: no CPU quota (cgroups need root)".into())),
         };
         let spec = LabSpec { node_cpus: Some(0.4), link_delay_ms: Some(0.2), link_jitter_ms: None, client_cpus: 1.0 };
         let why = host.no_netns.clone().unwrap();

@@ -1036,9 +1036,9 @@ fn launch(i: &Instance, args: &[&str]) -> Result<i32, ServerError> {
             .map_err(|e| ServerError::State(format!("PATH for instance {}: {e}", i.index)))?;
         cmd.env("PATH", joined);
     }
-    i.placement.apply(&mut cmd).map_err(|detail| ServerError::Start {
+    i.placement.apply(&mut cmd).map_err(|e| ServerError::Start {
         index: i.index,
-        detail,
+        detail: e.to_string(),
         log: i.error_log().display().to_string(),
     })?;
     let child = cmd
