@@ -638,6 +638,14 @@ fn request(ctx: &Ctx, req: Request) {
 /// The primitives sysbench.lua builds `sysbench.sql` from. Those that return `true`
 /// have left a request: the Lua side yields, and is resumed with its outcome.
 pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
+    install_connections(lua, raw, ctx)?;
+    install_statements(lua, raw, ctx)?;
+    install_bulk(lua, raw, ctx)
+}
+
+/// connect, disconnect, reconnect, query and fetch_row on a connection handle, and
+/// `ignorable` (the script's sql_error_ignorable hook accepted the last failure).
+fn install_connections(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     let c = ctx.clone();
     // The worker's connection for the first connect of a run's state, else a new one.
     raw.set(
@@ -707,6 +715,22 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
         })?,
     )?;
     let c = ctx.clone();
+    // The script's sql_error_ignorable hook accepted the last failure: retry it.
+    raw.set(
+        "ignorable",
+        lua.create_function(move |_, ()| {
+            if let Some(f) = c.last_error.borrow_mut().as_mut() {
+                f.class = ErrorClass::Retry;
+            }
+            Ok(true)
+        })?,
+    )?;
+    Ok(())
+}
+
+/// prepare, bind, execute and close on a prepared statement's handle.
+fn install_statements(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
+    let c = ctx.clone();
     raw.set(
         "prepare",
         lua.create_function(move |lua, (h, sql): (UserDataRef<ConnHandle>, LuaString)| {
@@ -758,6 +782,12 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
             Ok(live)
         })?,
     )?;
+    Ok(())
+}
+
+/// The bulk insert (sysbench's `bulk_insert_init`, `_next`, `_done`): rows gathered into
+/// one packet, flushed when the next would overflow it.
+fn install_bulk(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
     let c = ctx.clone();
     raw.set(
         "bulk_init",
@@ -805,17 +835,6 @@ pub fn install(lua: &Lua, raw: &Table, ctx: &Rc<Ctx>) -> mlua::Result<()> {
         "bulk_done",
         lua.create_function(move |_, h: UserDataRef<ConnHandle>| {
             request(&c, Request::Flush { slot: h.0.clone(), then_append: false });
-            Ok(true)
-        })?,
-    )?;
-    let c = ctx.clone();
-    // The script's sql_error_ignorable hook accepted the last failure: retry it.
-    raw.set(
-        "ignorable",
-        lua.create_function(move |_, ()| {
-            if let Some(f) = c.last_error.borrow_mut().as_mut() {
-                f.class = ErrorClass::Retry;
-            }
             Ok(true)
         })?,
     )?;
