@@ -642,171 +642,211 @@ pub fn study_text(
 }
 
 pub fn study_tables(spec: &crate::study::spec::StudySpec, series: &[crate::study::figures::SeriesResult]) -> String {
-    use crate::study::spec::Kind;
     let mut out = String::new();
-    let scale = spec.kind() == Kind::Scale;
-    let out_kind = spec.kind() == Kind::ScaleOut;
     let level_name = spec.level_name();
     for s in series {
         let _ = writeln!(out, "\n{}", spec.series_label(&s.name));
         if let Some(c) = spec.configs.iter().find(|c| s.name.ends_with(&format!(" @ {}", c.name))) {
             let _ = writeln!(out, "  settings: {}", crate::study::spec::config_settings_text(&spec.server, c));
         }
-        let _ = write!(
-            out,
-            "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>9}",
-            s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c", "oth c", "ran out"
-        );
-        if scale {
-            // The ratio is to the first level measured, which need not be 1 instance.
-            let first = s.levels.first().map_or(1, |l| l.level);
-            let _ = write!(out, " {:>10} {:>6}", "per inst", format!("x{first}"));
-        }
-        let has_lag = s.levels.iter().any(|l| l.observed.max_lag_s.is_some());
-        let has_conflicts = s.levels.iter().any(|l| l.observed.conflicts.is_some());
-        if out_kind {
-            let _ = write!(out, " {:>10} {:>15}", "per node", "e(N) [range]");
-            if has_lag {
-                let _ = write!(out, " {:>6}", "lag s");
-            }
-            if has_conflicts {
-                let _ = write!(out, " {:>9}", "conflicts");
-            }
-        }
-        let has_watts = s.levels.iter().any(|l| l.per_watt.is_some());
-        if has_watts {
-            let _ = write!(out, " {:>6} {:>9}", "W", format!("{}/W", s.unit));
-        }
-        out.push('\n');
+        let cols = Columns::of(spec, s);
+        cols.header(&mut out, s, level_name);
         for l in &s.levels {
-            let spread = if l.throughput.n > 1 {
-                format!("±{:.1}%", l.throughput.cv * 100.0)
-            } else {
-                format!("cv{:.1}%", l.sample_cv * 100.0)
-            };
-            let os =
-                l.observed.os.clone().unwrap_or(crate::monitor::os::OsSample { no_cpu: true, ..Default::default() });
-            // An interval without a CPU reading is a gap: "-", never 0 or 100 %.
-            let share = |v: f64| if os.no_cpu { "-".to_string() } else { format!("{v:.1}") };
-            let ran_out: Vec<&str> = crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
-            let _ = write!(
-                out,
-                "  {:>9} {:>11.1} {:>8} {:>9.2} {:>9.2} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6.2} {:>6} {:>9}",
-                l.level,
-                l.throughput.mean,
-                spread,
-                l.latency_avg_ms,
-                l.p95_ms,
-                share(os.usr + os.nice),
-                share(os.sys + os.irq + os.soft),
-                share(os.iowait),
-                share(os.idle),
-                os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
-                os.client_cores,
-                os.other_cores.map_or("-".into(), |c| format!("{c:.2}")),
-                if ran_out.is_empty() { "-".to_string() } else { ran_out.join(",") }
-            );
-            if scale {
-                let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
-                let _ = write!(out, " {per:>10.1} {:>6.2}", l.ratio_to_first);
-            }
-            if out_kind {
-                let per = l.throughput.mean / l.level.max(1) as f64;
-                let e = s.efficiency.iter().find(|e| e.nodes == l.level);
-                let e = e.map_or("-".into(), |e| format!("{:.2} [{:.2}-{:.2}]", e.e, e.low, e.high));
-                let _ = write!(out, " {per:>10.1} {e:>15}");
-                if has_lag {
-                    let _ = write!(out, " {:>6}", l.observed.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")));
-                }
-                if has_conflicts {
-                    let _ = write!(out, " {:>9}", l.observed.conflicts.map_or("-".into(), |v| format!("{v:.0}")));
-                }
-            }
-            if has_watts {
-                let w = os.watts.unwrap_or(0.0);
-                let _ = write!(out, " {w:>6.0} {:>9}", l.per_watt.map_or("-".into(), |p| format!("{p:.2}")));
-            }
-            let mut marks = Vec::new();
-            if s.peak.is_some_and(|(lv, _)| lv == l.level) {
-                marks.push("peak");
-            }
-            if s.saturation == Some(l.level) {
-                marks.push("saturation");
-            }
-            if l.stop.is_some() {
-                marks.push("stop");
-            }
-            if l.over_bound {
-                marks.push("over bound");
-            }
-            if l.starved.is_some() {
-                marks.push("starved: not counted");
-            }
-            if !marks.is_empty() {
-                let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
-            }
-            out.push('\n');
-            for n in l.observed.notes.iter() {
-                let _ = writeln!(out, "  {:>9}   note: {n}", "");
-            }
+            cols.row(&mut out, s, l);
         }
-        if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
-            let _ = write!(out, "  p90 at {} {level_name}:", l.level);
-            for crate::stats::TypeP90 { name, ms, .. } in &l.p90 {
-                // A sub-millisecond p90 printed as "0 ms" read as none.
-                let _ = write!(out, " {name} {} ms", if *ms < 10.0 { format!("{ms:.2}") } else { format!("{ms:.0}") });
-            }
-            out.push('\n');
-        }
-        let power = s
-            .levels
-            .iter()
-            .find_map(|l| l.observed.os.as_ref().filter(|o| o.watts.is_some()))
-            .map(|o| o.power_source.clone());
-        if let Some(src) = power {
-            let _ = writeln!(out, "  power: {src}");
-        }
-        let peak = s.peak.and_then(|(lv, _)| s.levels.iter().find(|l| l.level == lv));
-        // A scale-out peak is several servers' throughput: `size` prices whole plans.
-        if let (Some(c), Some(l), false) = (spec.cost_of(&s.name), peak, out_kind) {
-            if let Some(w) = l.observed.os.as_ref().and_then(|o| o.watts) {
-                let t = c.tco(w, l.throughput.mean);
-                let (lo, hi) = crate::study::saturation::range(l);
-                let _ = writeln!(
-                    out,
-                    "  cost at the peak: TCO {cur}{:.0} over {} years ({cur}{:.0} capex + {cur}{:.0} energy), {cur}{:.3} per {} ({cur}{:.3}-{cur}{:.3} over the peak's range)",
-                    t.total,
-                    c.years,
-                    t.capex,
-                    t.energy_cost,
-                    t.per_throughput,
-                    s.unit,
-                    t.total / hi.max(1e-9),
-                    if lo > 0.0 { t.total / lo } else { f64::INFINITY },
-                    cur = c.currency
-                );
-            }
-        }
-        match (&s.stop, s.stopped_at, s.saturation) {
-            (Some(why), Some(at), Some(sat)) => {
-                let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturation at {sat} {level_name}");
-            }
-            (Some(why), Some(at), None) => {
-                let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturated from the first level");
-            }
-            _ if s.complete => {}
-            _ => {
-                let why = answer::unfinished(s, level_name).expect("unfinished");
-                let _ = writeln!(out, "  unfinished: {why}");
-            }
-        }
-        let answer = answer::series(s, spec.kind(), level_name, &spec.series_label(&s.name));
-        let _ = writeln!(out, "  {}", paint(&format!("answer: {answer}"), "1"));
+        series_footer(&mut out, spec, s, level_name);
     }
     for c in answer::configurations(spec, series) {
         let _ = writeln!(out, "\n{}", paint(&format!("answer: {c}"), "1"));
     }
     out
+}
+
+/// The columns a series' table has beyond the common ones: a scale study's per instance,
+/// a scale-out's per node and efficiency (lag and conflicts where measured), watts
+/// where known.
+struct Columns {
+    scale: bool,
+    scale_out: bool,
+    lag: bool,
+    conflicts: bool,
+    watts: bool,
+}
+
+impl Columns {
+    fn of(spec: &crate::study::spec::StudySpec, s: &crate::study::figures::SeriesResult) -> Columns {
+        use crate::study::spec::Kind;
+        Columns {
+            scale: spec.kind() == Kind::Scale,
+            scale_out: spec.kind() == Kind::ScaleOut,
+            lag: s.levels.iter().any(|l| l.observed.max_lag_s.is_some()),
+            conflicts: s.levels.iter().any(|l| l.observed.conflicts.is_some()),
+            watts: s.levels.iter().any(|l| l.per_watt.is_some()),
+        }
+    }
+
+    /// The table's head line.
+    fn header(&self, out: &mut String, s: &crate::study::figures::SeriesResult, level_name: &str) {
+        let _ = write!(
+            out,
+            "  {level_name:>9} {:>11} {:>8} {:>9} {:>9} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6} {:>6} {:>9}",
+            s.unit, "spread", "avg ms", "p95 ms", "usr", "sys", "iow", "idle", "srv c", "cli c", "oth c", "ran out"
+        );
+        if self.scale {
+            // The ratio is to the first level measured, which need not be 1 instance.
+            let first = s.levels.first().map_or(1, |l| l.level);
+            let _ = write!(out, " {:>10} {:>6}", "per inst", format!("x{first}"));
+        }
+        if self.scale_out {
+            let _ = write!(out, " {:>10} {:>15}", "per node", "e(N) [range]");
+            if self.lag {
+                let _ = write!(out, " {:>6}", "lag s");
+            }
+            if self.conflicts {
+                let _ = write!(out, " {:>9}", "conflicts");
+            }
+        }
+        if self.watts {
+            let _ = write!(out, " {:>6} {:>9}", "W", format!("{}/W", s.unit));
+        }
+        out.push('\n');
+    }
+
+    /// One level's row, its marks (peak, saturation, stop, ...) and its notes.
+    fn row(&self, out: &mut String, s: &crate::study::figures::SeriesResult, l: &crate::study::figures::LevelResult) {
+        let spread = if l.throughput.n > 1 {
+            format!("±{:.1}%", l.throughput.cv * 100.0)
+        } else {
+            format!("cv{:.1}%", l.sample_cv * 100.0)
+        };
+        let os = l.observed.os.clone().unwrap_or(crate::monitor::os::OsSample { no_cpu: true, ..Default::default() });
+        // An interval without a CPU reading is a gap: "-", never 0 or 100 %.
+        let share = |v: f64| if os.no_cpu { "-".to_string() } else { format!("{v:.1}") };
+        let ran_out: Vec<&str> = crate::study::bottleneck::findings(l).iter().map(|f| f.tag).collect();
+        let _ = write!(
+            out,
+            "  {:>9} {:>11.1} {:>8} {:>9.2} {:>9.2} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6.2} {:>6} {:>9}",
+            l.level,
+            l.throughput.mean,
+            spread,
+            l.latency_avg_ms,
+            l.p95_ms,
+            share(os.usr + os.nice),
+            share(os.sys + os.irq + os.soft),
+            share(os.iowait),
+            share(os.idle),
+            os.server_cores.map_or("-".into(), |c| format!("{c:.2}")),
+            os.client_cores,
+            os.other_cores.map_or("-".into(), |c| format!("{c:.2}")),
+            if ran_out.is_empty() { "-".to_string() } else { ran_out.join(",") }
+        );
+        if self.scale {
+            let per = l.throughput.mean / l.per_instance.len().max(1) as f64;
+            let _ = write!(out, " {per:>10.1} {:>6.2}", l.ratio_to_first);
+        }
+        if self.scale_out {
+            let per = l.throughput.mean / l.level.max(1) as f64;
+            let e = s.efficiency.iter().find(|e| e.nodes == l.level);
+            let e = e.map_or("-".into(), |e| format!("{:.2} [{:.2}-{:.2}]", e.e, e.low, e.high));
+            let _ = write!(out, " {per:>10.1} {e:>15}");
+            if self.lag {
+                let _ = write!(out, " {:>6}", l.observed.max_lag_s.map_or("-".into(), |v| format!("{v:.0}")));
+            }
+            if self.conflicts {
+                let _ = write!(out, " {:>9}", l.observed.conflicts.map_or("-".into(), |v| format!("{v:.0}")));
+            }
+        }
+        if self.watts {
+            let w = os.watts.unwrap_or(0.0);
+            let _ = write!(out, " {w:>6.0} {:>9}", l.per_watt.map_or("-".into(), |p| format!("{p:.2}")));
+        }
+        let mut marks = Vec::new();
+        if s.peak.is_some_and(|(lv, _)| lv == l.level) {
+            marks.push("peak");
+        }
+        if s.saturation == Some(l.level) {
+            marks.push("saturation");
+        }
+        if l.stop.is_some() {
+            marks.push("stop");
+        }
+        if l.over_bound {
+            marks.push("over bound");
+        }
+        if l.starved.is_some() {
+            marks.push("starved: not counted");
+        }
+        if !marks.is_empty() {
+            let _ = write!(out, "  {}", paint(&format!("<- {}", marks.join(", ")), "1"));
+        }
+        out.push('\n');
+        for n in l.observed.notes.iter() {
+            let _ = writeln!(out, "  {:>9}   note: {n}", "");
+        }
+    }
+}
+
+/// Below a series' table: per-type p90 at the last level, the power source, the cost at
+/// the peak, why it stopped (or what left it unfinished), and the answer.
+fn series_footer(
+    out: &mut String,
+    spec: &crate::study::spec::StudySpec,
+    s: &crate::study::figures::SeriesResult,
+    level_name: &str,
+) {
+    let out_kind = spec.kind() == crate::study::spec::Kind::ScaleOut;
+    if let Some(l) = s.levels.last().filter(|l| l.p90.len() > 1) {
+        let _ = write!(out, "  p90 at {} {level_name}:", l.level);
+        for crate::stats::TypeP90 { name, ms, .. } in &l.p90 {
+            // A sub-millisecond p90 printed as "0 ms" read as none.
+            let _ = write!(out, " {name} {} ms", if *ms < 10.0 { format!("{ms:.2}") } else { format!("{ms:.0}") });
+        }
+        out.push('\n');
+    }
+    let power = s
+        .levels
+        .iter()
+        .find_map(|l| l.observed.os.as_ref().filter(|o| o.watts.is_some()))
+        .map(|o| o.power_source.clone());
+    if let Some(src) = power {
+        let _ = writeln!(out, "  power: {src}");
+    }
+    let peak = s.peak.and_then(|(lv, _)| s.levels.iter().find(|l| l.level == lv));
+    // A scale-out peak is several servers' throughput: `size` prices whole plans.
+    if let (Some(c), Some(l), false) = (spec.cost_of(&s.name), peak, out_kind) {
+        if let Some(w) = l.observed.os.as_ref().and_then(|o| o.watts) {
+            let t = c.tco(w, l.throughput.mean);
+            let (lo, hi) = crate::study::saturation::range(l);
+            let _ = writeln!(
+                out,
+                "  cost at the peak: TCO {cur}{:.0} over {} years ({cur}{:.0} capex + {cur}{:.0} energy), {cur}{:.3} per {} ({cur}{:.3}-{cur}{:.3} over the peak's range)",
+                t.total,
+                c.years,
+                t.capex,
+                t.energy_cost,
+                t.per_throughput,
+                s.unit,
+                t.total / hi.max(1e-9),
+                if lo > 0.0 { t.total / lo } else { f64::INFINITY },
+                cur = c.currency
+            );
+        }
+    }
+    match (&s.stop, s.stopped_at, s.saturation) {
+        (Some(why), Some(at), Some(sat)) => {
+            let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturation at {sat} {level_name}");
+        }
+        (Some(why), Some(at), None) => {
+            let _ = writeln!(out, "  stopped at {at} {level_name}: {why}; saturated from the first level");
+        }
+        _ if s.complete => {}
+        _ => {
+            let why = answer::unfinished(s, level_name).expect("unfinished");
+            let _ = writeln!(out, "  unfinished: {why}");
+        }
+    }
+    let answer = answer::series(s, spec.kind(), level_name, &spec.series_label(&s.name));
+    let _ = writeln!(out, "  {}", paint(&format!("answer: {answer}"), "1"));
 }
 
 /// One line per stored study.
