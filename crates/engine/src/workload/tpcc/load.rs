@@ -113,168 +113,182 @@ fn generate(unit: Unit, k: &Constants, now: &[u8], seed: u64) -> Vec<Batch> {
     let mut rng = rng_from_seed(seed ^ unit_seed(unit));
     let rng = &mut rng;
     match unit {
-        Unit::Items { part } => {
-            let mut b = Batch::new("item", "i_id, i_im_id, i_name, i_price, i_data");
-            let per = ITEMS / PARTS;
-            for i in part * per + 1..=(part + 1) * per {
-                let line = b.rows.line();
-                num(line, i);
-                num(tab(line), r::uniform(rng, 1, 10_000));
-                r::a_string(rng, 14, 24, tab(line));
-                r::fixed(rng, 100, 10_000, 2, tab(line));
-                r::data_field(rng, tab(line));
-                b.rows.end_row();
-            }
-            vec![b]
-        }
-        Unit::Warehouse { w } => {
-            let mut wh =
-                Batch::new("warehouse", "w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd");
-            let line = wh.rows.line();
-            num(line, w);
-            r::a_string(rng, 6, 10, tab(line));
-            address(rng, line);
-            r::fixed(rng, 0, 2000, 4, tab(line));
-            tab(line).extend_from_slice(b"300000.00");
-            wh.rows.end_row();
-            let mut d = Batch::new(
-                "district",
-                "d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id",
-            );
-            for id in 1..=DISTRICTS {
-                let line = d.rows.line();
-                num(line, id);
-                num(tab(line), w);
-                r::a_string(rng, 6, 10, tab(line));
-                address(rng, line);
-                r::fixed(rng, 0, 2000, 4, tab(line));
-                tab(line).extend_from_slice(b"30000.00\t3001");
-                d.rows.end_row();
-            }
-            vec![wh, d]
-        }
-        Unit::Stock { w, part } => {
-            let mut b = Batch::new(
-                "stock",
-                "s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, \
-                 s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data",
-            );
-            let per = ITEMS / PARTS;
-            for i in part * per + 1..=(part + 1) * per {
-                let line = b.rows.line();
-                num(line, i);
-                num(tab(line), w);
-                num(tab(line), r::uniform(rng, 10, 100));
-                for _ in 0..10 {
-                    r::a_string(rng, 24, 24, tab(line));
-                }
-                tab(line).extend_from_slice(b"0\t0\t0");
-                r::data_field(rng, tab(line));
-                b.rows.end_row();
-            }
-            vec![b]
-        }
-        Unit::Customers { w, d } => {
-            let mut c = Batch::new(
-                "customer",
-                "c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, \
-                 c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, \
-                 c_delivery_cnt, c_data",
-            );
-            let mut h = Batch::new("history", "h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data");
-            for id in 1..=CUSTOMERS {
-                let line = c.rows.line();
-                num(line, id);
-                num(tab(line), d);
-                num(tab(line), w);
-                r::a_string(rng, 8, 16, tab(line));
-                tab(line).extend_from_slice(b"OE");
-                // The first 1,000 customers take the names 0..999 in order; the rest NURand.
-                let n = if id <= 1000 { id - 1 } else { r::last_name_number(rng, k) };
-                r::last_name(n, tab(line));
-                r::a_string(rng, 10, 20, tab(line));
-                r::a_string(rng, 10, 20, tab(line));
-                r::a_string(rng, 10, 20, tab(line));
-                r::state(rng, tab(line));
-                r::zip(rng, tab(line));
-                r::n_string(rng, 16, tab(line));
-                tab(line).extend_from_slice(now);
-                tab(line).extend_from_slice(if r::uniform(rng, 1, 10) == 1 { b"BC" } else { b"GC" });
-                tab(line).extend_from_slice(b"50000.00");
-                r::fixed(rng, 0, 5000, 4, tab(line));
-                tab(line).extend_from_slice(b"-10.00\t10.00\t1\t0");
-                r::a_string(rng, 300, 500, tab(line));
-                c.rows.end_row();
+        Unit::Items { part } => items(rng, part),
+        Unit::Warehouse { w } => warehouse(rng, w),
+        Unit::Stock { w, part } => stock(rng, w, part),
+        Unit::Customers { w, d } => customers(rng, k, now, w, d),
+        Unit::Orders { w, d } => orders(rng, now, w, d),
+    }
+}
 
-                let line = h.rows.line();
-                num(line, id);
-                num(tab(line), d);
-                num(tab(line), w);
-                num(tab(line), d);
-                num(tab(line), w);
-                tab(line).extend_from_slice(now);
-                tab(line).extend_from_slice(b"10.00");
-                r::a_string(rng, 12, 24, tab(line));
-                h.rows.end_row();
-            }
-            vec![c, h]
+/// The item table's rows of one part (clause 4.3.3.1).
+fn items(rng: &mut WorkerRng, part: u32) -> Vec<Batch> {
+    let mut b = Batch::new("item", "i_id, i_im_id, i_name, i_price, i_data");
+    let per = ITEMS / PARTS;
+    for i in part * per + 1..=(part + 1) * per {
+        let line = b.rows.line();
+        num(line, i);
+        num(tab(line), r::uniform(rng, 1, 10_000));
+        r::a_string(rng, 14, 24, tab(line));
+        r::fixed(rng, 100, 10_000, 2, tab(line));
+        r::data_field(rng, tab(line));
+        b.rows.end_row();
+    }
+    vec![b]
+}
+
+/// A warehouse and its districts.
+fn warehouse(rng: &mut WorkerRng, w: u32) -> Vec<Batch> {
+    let mut wh = Batch::new("warehouse", "w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd");
+    let line = wh.rows.line();
+    num(line, w);
+    r::a_string(rng, 6, 10, tab(line));
+    address(rng, line);
+    r::fixed(rng, 0, 2000, 4, tab(line));
+    tab(line).extend_from_slice(b"300000.00");
+    wh.rows.end_row();
+    let mut d = Batch::new(
+        "district",
+        "d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id",
+    );
+    for id in 1..=DISTRICTS {
+        let line = d.rows.line();
+        num(line, id);
+        num(tab(line), w);
+        r::a_string(rng, 6, 10, tab(line));
+        address(rng, line);
+        r::fixed(rng, 0, 2000, 4, tab(line));
+        tab(line).extend_from_slice(b"30000.00\t3001");
+        d.rows.end_row();
+    }
+    vec![wh, d]
+}
+
+/// One part of a warehouse's stock.
+fn stock(rng: &mut WorkerRng, w: u32, part: u32) -> Vec<Batch> {
+    let mut b = Batch::new(
+        "stock",
+        "s_i_id, s_w_id, s_quantity, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, \
+         s_dist_07, s_dist_08, s_dist_09, s_dist_10, s_ytd, s_order_cnt, s_remote_cnt, s_data",
+    );
+    let per = ITEMS / PARTS;
+    for i in part * per + 1..=(part + 1) * per {
+        let line = b.rows.line();
+        num(line, i);
+        num(tab(line), w);
+        num(tab(line), r::uniform(rng, 10, 100));
+        for _ in 0..10 {
+            r::a_string(rng, 24, 24, tab(line));
         }
-        Unit::Orders { w, d } => {
-            let mut o =
-                Batch::new("orders", "o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local");
-            let mut no = Batch::new("new_order", "no_o_id, no_d_id, no_w_id");
-            let mut ol = Batch::new(
-                "order_line",
-                "ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, \
-                 ol_amount, ol_dist_info",
-            );
-            let customers = r::permutation(rng, CUSTOMERS);
-            for id in 1..=ORDERS {
-                let delivered = id < FIRST_NEW_ORDER;
-                let lines = r::uniform(rng, 5, 15);
-                let line = o.rows.line();
-                num(line, id);
-                num(tab(line), d);
-                num(tab(line), w);
-                num(tab(line), customers[id as usize - 1]);
+        tab(line).extend_from_slice(b"0\t0\t0");
+        r::data_field(rng, tab(line));
+        b.rows.end_row();
+    }
+    vec![b]
+}
+
+/// A district's customers and each one's first history row; the first 1,000 take
+/// the last names 0..999 in order, the rest NURand's (`k`).
+fn customers(rng: &mut WorkerRng, k: &Constants, now: &[u8], w: u32, d: u32) -> Vec<Batch> {
+    let mut c = Batch::new(
+        "customer",
+        "c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, \
+         c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, \
+         c_delivery_cnt, c_data",
+    );
+    let mut h = Batch::new("history", "h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data");
+    for id in 1..=CUSTOMERS {
+        let line = c.rows.line();
+        num(line, id);
+        num(tab(line), d);
+        num(tab(line), w);
+        r::a_string(rng, 8, 16, tab(line));
+        tab(line).extend_from_slice(b"OE");
+        // The first 1,000 customers take the names 0..999 in order; the rest NURand.
+        let n = if id <= 1000 { id - 1 } else { r::last_name_number(rng, k) };
+        r::last_name(n, tab(line));
+        r::a_string(rng, 10, 20, tab(line));
+        r::a_string(rng, 10, 20, tab(line));
+        r::a_string(rng, 10, 20, tab(line));
+        r::state(rng, tab(line));
+        r::zip(rng, tab(line));
+        r::n_string(rng, 16, tab(line));
+        tab(line).extend_from_slice(now);
+        tab(line).extend_from_slice(if r::uniform(rng, 1, 10) == 1 { b"BC" } else { b"GC" });
+        tab(line).extend_from_slice(b"50000.00");
+        r::fixed(rng, 0, 5000, 4, tab(line));
+        tab(line).extend_from_slice(b"-10.00\t10.00\t1\t0");
+        r::a_string(rng, 300, 500, tab(line));
+        c.rows.end_row();
+
+        let line = h.rows.line();
+        num(line, id);
+        num(tab(line), d);
+        num(tab(line), w);
+        num(tab(line), d);
+        num(tab(line), w);
+        tab(line).extend_from_slice(now);
+        tab(line).extend_from_slice(b"10.00");
+        r::a_string(rng, 12, 24, tab(line));
+        h.rows.end_row();
+    }
+    vec![c, h]
+}
+
+/// A district's orders, their lines and the undelivered ones' new-order rows.
+fn orders(rng: &mut WorkerRng, now: &[u8], w: u32, d: u32) -> Vec<Batch> {
+    let mut o = Batch::new("orders", "o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local");
+    let mut no = Batch::new("new_order", "no_o_id, no_d_id, no_w_id");
+    let mut ol = Batch::new(
+        "order_line",
+        "ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, \
+         ol_amount, ol_dist_info",
+    );
+    let customers = r::permutation(rng, CUSTOMERS);
+    for id in 1..=ORDERS {
+        let delivered = id < FIRST_NEW_ORDER;
+        let lines = r::uniform(rng, 5, 15);
+        let line = o.rows.line();
+        num(line, id);
+        num(tab(line), d);
+        num(tab(line), w);
+        num(tab(line), customers[id as usize - 1]);
+        tab(line).extend_from_slice(now);
+        if delivered {
+            num(tab(line), r::uniform(rng, 1, 10));
+        } else {
+            tab(line).extend_from_slice(b"\\N");
+        }
+        num(tab(line), lines);
+        tab(line).push(b'1');
+        o.rows.end_row();
+        if !delivered {
+            let line = no.rows.line();
+            num(line, id);
+            num(tab(line), d);
+            num(tab(line), w);
+            no.rows.end_row();
+        }
+        for n in 1..=lines {
+            let line = ol.rows.line();
+            num(line, id);
+            num(tab(line), d);
+            num(tab(line), w);
+            num(tab(line), n);
+            num(tab(line), r::uniform(rng, 1, ITEMS));
+            num(tab(line), w);
+            if delivered {
                 tab(line).extend_from_slice(now);
-                if delivered {
-                    num(tab(line), r::uniform(rng, 1, 10));
-                } else {
-                    tab(line).extend_from_slice(b"\\N");
-                }
-                num(tab(line), lines);
-                tab(line).push(b'1');
-                o.rows.end_row();
-                if !delivered {
-                    let line = no.rows.line();
-                    num(line, id);
-                    num(tab(line), d);
-                    num(tab(line), w);
-                    no.rows.end_row();
-                }
-                for n in 1..=lines {
-                    let line = ol.rows.line();
-                    num(line, id);
-                    num(tab(line), d);
-                    num(tab(line), w);
-                    num(tab(line), n);
-                    num(tab(line), r::uniform(rng, 1, ITEMS));
-                    num(tab(line), w);
-                    if delivered {
-                        tab(line).extend_from_slice(now);
-                        line.extend_from_slice(b"\t5\t0.00");
-                    } else {
-                        tab(line).extend_from_slice(b"\\N\t5");
-                        r::fixed(rng, 1, 999_999, 2, tab(line));
-                    }
-                    r::a_string(rng, 24, 24, tab(line));
-                    ol.rows.end_row();
-                }
+                line.extend_from_slice(b"\t5\t0.00");
+            } else {
+                tab(line).extend_from_slice(b"\\N\t5");
+                r::fixed(rng, 1, 999_999, 2, tab(line));
             }
-            vec![o, no, ol]
+            r::a_string(rng, 24, 24, tab(line));
+            ol.rows.end_row();
         }
     }
+    vec![o, no, ol]
 }
 
 fn unit_seed(u: Unit) -> u64 {
