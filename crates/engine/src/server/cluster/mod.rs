@@ -667,7 +667,6 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
     }
     // Nodes beyond the asked size leave first (Galera: a clean leave shrinks the group).
     shrink(home, state, spec.nodes)?;
-    let names = lab::Names::new(home);
     let any_running = state.nodes.iter().any(|n| n.instance.state() == State::Running);
     let bootstrap = match spec.kind {
         ClusterKind::Galera if !any_running => Some(galera::bootstrap_node(state, spec.nodes)?),
@@ -693,121 +692,160 @@ fn bring_up(home: &Path, spec: &ClusterSpec, state: &mut ClusterFile) -> Result<
                 State::Stopped => {}
             }
         }
-        let role = match (spec.kind, index) {
-            (ClusterKind::Galera, _) => NodeRole::Galera,
-            (ClusterKind::Replicas, 0) => NodeRole::Primary,
-            (ClusterKind::Replicas, _) => NodeRole::Replica,
-        };
-        let (port, gports) = ports(state.base_port, index);
-        let dir = home.join("cluster").join(format!("node{index}"));
-        let mut record = NodeRecord {
-            role,
-            instance: Instance {
-                index,
-                socket: super::socket_path(&dir, home, &format!("node{index}")),
-                dir,
-                port,
-                pid: None,
-                should_run: false,
-                settings: state.settings.clone(),
-                binary: binary.clone(),
-                started_at: 0,
-                recovered: pos.is_some_and(|p| state.nodes[p].instance.state() == State::Crashed),
-                address: "127.0.0.1".into(),
-                role_options: Vec::new(),
-                placement: Default::default(),
-                path_first: Vec::new(),
-                log_from: 0,
-                user_settings: None,
-            },
-            lab: None,
-            galera_ports: (role == NodeRole::Galera).then_some(gports),
-        };
-        if let (Some(h), Some(l)) = (&host, &state.lab) {
-            let net = match (&state.network, &net_error) {
-                (Some(n), _) => Ok(n),
-                (None, Some(why)) => Err(why.as_str()),
-                (None, None) => Err("no lab network"),
-            };
-            let (placement, facts) = lab::place_node(h, &names, net, l, index)
-                .map_err(|e| failed(format!("lab: setting up node {index} failed: {e}")))?;
-            record.instance.address = facts.address.clone();
-            record.instance.placement = placement;
-            record.lab = Some(facts);
-        }
-        let in_netns = record.instance.placement.netns.is_some();
-        if !in_netns {
-            for p in [Some(port), record.galera_ports.map(|g| g.group), record.galera_ports.map(|g| g.ist)]
-                .into_iter()
-                .flatten()
-            {
-                if super::port_taken(p) {
-                    return Err(ServerError::PortInUse { port: p });
-                }
-            }
-        }
-        let peers: Vec<(String, GaleraPorts)> = (0..spec.nodes)
-            .map(|i| {
-                let addr = match (&state.network, &record.lab) {
-                    (Some(n), Some(l)) if l.netns.is_some() => n.node_address(i),
-                    _ => "127.0.0.1".to_string(),
-                };
-                (addr, ports(state.base_port, i).1)
-            })
-            .collect();
-        record.instance.role_options = match role {
-            NodeRole::Galera => {
-                record.instance.path_first = galera::sst_helpers(&record.instance)?;
-                galera::options(state, &record, &peers)?
-            }
-            NodeRole::Primary | NodeRole::Replica => replicas::options(&record),
-        };
-        match pos {
-            Some(p) => state.nodes[p] = record.clone(),
-            None => state.nodes.push(record.clone()),
-        }
-        state.nodes.sort_by_key(|n| n.instance.index);
-        write_state(home, state)?;
-        record.instance.prepare().map_err(|e| node_error(index, e))?;
-        let args: &[&str] = if bootstrap == Some(index) { &["--wsrep-new-cluster"] } else { &[] };
-        record.instance.launch(args).map_err(|e| node_error(index, e))?;
-        let at = state.nodes.iter().position(|n| n.instance.index == index).expect("recorded");
-        state.nodes[at] = record.clone();
-        write_state(home, state)?;
-        record.instance.wait_ready().map_err(|e| node_error(index, e))?;
-        if let Some(l) = record.lab.as_mut() {
-            lab::read_back(l);
-        }
-        state.nodes[at] = record.clone();
-        write_state(home, state)?;
-        let node = record.public();
-        let net = state.network.clone();
-        match role {
-            NodeRole::Galera => galera::joined(&node, net.as_ref(), bootstrap == Some(index))?,
-            NodeRole::Primary => replicas::primary_ready(&node, net.as_ref())?,
-            NodeRole::Replica => {
-                let primary = state.nodes.iter().find(|n| n.role == NodeRole::Primary).expect("primary first").public();
-                replicas::replica_ready(&primary, &node, net.as_ref())?
-            }
-        }
-        // A lab node is ready over its socket before its namespace address answers the
-        // clients, which use only that address: a study's next step failed connecting.
-        if node.socket.is_none()
-            && wait_for(LAB_ADDRESS_BOUND, || tcp_greets(&node.host, node.port).then_some(())).is_none()
-        {
-            return Err(failed(format!(
-                "{} is ready but its address {}:{} gave no MySQL greeting within {} s",
-                node.describe(),
-                node.host,
-                node.port,
-                LAB_ADDRESS_BOUND.as_secs()
-            )));
-        }
+        start_node(
+            home,
+            spec,
+            state,
+            (index, pos),
+            bootstrap,
+            &binary,
+            host.as_ref().map(|h| (h, net_error.as_deref())),
+        )?;
     }
     let cluster = state.public();
     match spec.kind {
         ClusterKind::Galera => galera::formed(&cluster, spec.nodes),
         ClusterKind::Replicas => replicas::caught_up(&cluster),
+    }
+}
+
+/// Starts node `index` (at `pos` in the state when it was there before): its record,
+/// its lab placement (`lab`: the host and why the lab network is missing, if it is),
+/// its role's options, then launched, ready, joined or replicating, and answering on
+/// its address.
+fn start_node(
+    home: &Path,
+    spec: &ClusterSpec,
+    state: &mut ClusterFile,
+    (index, pos): (u32, Option<usize>),
+    bootstrap: Option<u32>,
+    binary: &Path,
+    lab: Option<(&lab::Host, Option<&str>)>,
+) -> Result<(), ServerError> {
+    let role = match (spec.kind, index) {
+        (ClusterKind::Galera, _) => NodeRole::Galera,
+        (ClusterKind::Replicas, 0) => NodeRole::Primary,
+        (ClusterKind::Replicas, _) => NodeRole::Replica,
+    };
+    let port = ports(state.base_port, index).0;
+    let recovered = pos.is_some_and(|p| state.nodes[p].instance.state() == State::Crashed);
+    let mut record = node_record(home, state, binary, index, role, recovered);
+    if let (Some((h, net_error)), Some(l)) = (lab, &state.lab) {
+        let net = match (&state.network, net_error) {
+            (Some(n), _) => Ok(n),
+            (None, Some(why)) => Err(why),
+            (None, None) => Err("no lab network"),
+        };
+        let (placement, facts) = lab::place_node(h, &lab::Names::new(home), net, l, index)
+            .map_err(|e| failed(format!("lab: setting up node {index} failed: {e}")))?;
+        record.instance.address = facts.address.clone();
+        record.instance.placement = placement;
+        record.lab = Some(facts);
+    }
+    let in_netns = record.instance.placement.netns.is_some();
+    if !in_netns {
+        for p in
+            [Some(port), record.galera_ports.map(|g| g.group), record.galera_ports.map(|g| g.ist)].into_iter().flatten()
+        {
+            if super::port_taken(p) {
+                return Err(ServerError::PortInUse { port: p });
+            }
+        }
+    }
+    let peers: Vec<(String, GaleraPorts)> = (0..spec.nodes)
+        .map(|i| {
+            let addr = match (&state.network, &record.lab) {
+                (Some(n), Some(l)) if l.netns.is_some() => n.node_address(i),
+                _ => "127.0.0.1".to_string(),
+            };
+            (addr, ports(state.base_port, i).1)
+        })
+        .collect();
+    record.instance.role_options = match role {
+        NodeRole::Galera => {
+            record.instance.path_first = galera::sst_helpers(&record.instance)?;
+            galera::options(state, &record, &peers)?
+        }
+        NodeRole::Primary | NodeRole::Replica => replicas::options(&record),
+    };
+    match pos {
+        Some(p) => state.nodes[p] = record.clone(),
+        None => state.nodes.push(record.clone()),
+    }
+    state.nodes.sort_by_key(|n| n.instance.index);
+    write_state(home, state)?;
+    record.instance.prepare().map_err(|e| node_error(index, e))?;
+    let args: &[&str] = if bootstrap == Some(index) { &["--wsrep-new-cluster"] } else { &[] };
+    record.instance.launch(args).map_err(|e| node_error(index, e))?;
+    let at = state.nodes.iter().position(|n| n.instance.index == index).expect("recorded");
+    state.nodes[at] = record.clone();
+    write_state(home, state)?;
+    record.instance.wait_ready().map_err(|e| node_error(index, e))?;
+    if let Some(l) = record.lab.as_mut() {
+        lab::read_back(l);
+    }
+    state.nodes[at] = record.clone();
+    write_state(home, state)?;
+    let node = record.public();
+    let net = state.network.clone();
+    match role {
+        NodeRole::Galera => galera::joined(&node, net.as_ref(), bootstrap == Some(index))?,
+        NodeRole::Primary => replicas::primary_ready(&node, net.as_ref())?,
+        NodeRole::Replica => {
+            let primary = state.nodes.iter().find(|n| n.role == NodeRole::Primary).expect("primary first").public();
+            replicas::replica_ready(&primary, &node, net.as_ref())?
+        }
+    }
+    // A lab node is ready over its socket before its namespace address answers the
+    // clients, which use only that address: a study's next step failed connecting.
+    if node.socket.is_none()
+        && wait_for(LAB_ADDRESS_BOUND, || tcp_greets(&node.host, node.port).then_some(())).is_none()
+    {
+        return Err(failed(format!(
+            "{} is ready but its address {}:{} gave no MySQL greeting within {} s",
+            node.describe(),
+            node.host,
+            node.port,
+            LAB_ADDRESS_BOUND.as_secs()
+        )));
+    }
+    Ok(())
+}
+
+/// A node's record before it starts: its directory, socket and ports from its index.
+/// A node's record before it starts: its directory, socket and ports from its index.
+fn node_record(
+    home: &Path,
+    state: &ClusterFile,
+    binary: &Path,
+    index: u32,
+    role: NodeRole,
+    recovered: bool,
+) -> NodeRecord {
+    let (port, gports) = ports(state.base_port, index);
+    let dir = home.join("cluster").join(format!("node{index}"));
+    NodeRecord {
+        role,
+        instance: Instance {
+            index,
+            socket: super::socket_path(&dir, home, &format!("node{index}")),
+            dir,
+            port,
+            pid: None,
+            should_run: false,
+            settings: state.settings.clone(),
+            binary: binary.to_path_buf(),
+            started_at: 0,
+            recovered,
+            address: "127.0.0.1".into(),
+            role_options: Vec::new(),
+            placement: Default::default(),
+            path_first: Vec::new(),
+            log_from: 0,
+            user_settings: None,
+        },
+        lab: None,
+        galera_ports: (role == NodeRole::Galera).then_some(gports),
     }
 }
 
