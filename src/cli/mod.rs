@@ -935,6 +935,18 @@ fn vary_values() -> impl clap::builder::TypedValueParser<Value = crate::study::s
     .map(|s| s.parse().expect("one of the values listed"))
 }
 
+/// `--cluster`: one of the choices' names, listed in the help.
+fn cluster(word: &str) -> Result<crate::plan::ClusterChoice, String> {
+    use crate::plan::ClusterChoice;
+    ClusterChoice::named(word).ok_or_else(|| format!("give one of {}", ClusterChoice::NAMES.join(", ")))
+}
+
+/// `--route`: one of the routes' names, listed in the help.
+fn route(word: &str) -> Result<crate::study::spec::Route, String> {
+    use crate::study::spec::Route;
+    Route::named(word).ok_or_else(|| format!("give one of {}", Route::NAMES.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1037,16 +1049,4 @@ mod tests {
     fn bad_switch_is_rejected() {
         assert!(Cli::try_parse_from(["sizeup", "run", "x", "--skip-trx=maybe"]).is_err());
     }
-}
-
-/// `--cluster`: one of the choices' names, listed in the help.
-fn cluster(word: &str) -> Result<crate::plan::ClusterChoice, String> {
-    use crate::plan::ClusterChoice;
-    ClusterChoice::named(word).ok_or_else(|| format!("give one of {}", ClusterChoice::NAMES.join(", ")))
-}
-
-/// `--route`: one of the routes' names, listed in the help.
-fn route(word: &str) -> Result<crate::study::spec::Route, String> {
-    use crate::study::spec::Route;
-    Route::named(word).ok_or_else(|| format!("give one of {}", Route::NAMES.join(", ")))
 }
