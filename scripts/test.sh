@@ -7,13 +7,16 @@ source scripts/packages.sh
 log=$(mktemp)
 apt_log=$(mktemp)
 trap 'rm -f "$log" "$apt_log"' EXIT
-# The report rendering test draws the report in headless Chromium, and the server-metrics
+# The report rendering test draws the report in headless Chromium, the server-metrics
 # tests scrape a node_exporter of their own (Debian's prometheus-node-exporter, started on
-# a loopback port, never the system service): installed while the tests build, when absent.
+# a loopback port, never the system service), and the capture tests hold sizeup's digests
+# against pt-query-digest's (Debian's percona-toolkit): installed while the tests build,
+# when absent.
 apt=""
 pkgs=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || pkgs+=(chromium)
 command -v prometheus-node-exporter >/dev/null 2>&1 || pkgs+=(prometheus-node-exporter)
+command -v pt-query-digest >/dev/null 2>&1 || pkgs+=(percona-toolkit)
 if [ ${#pkgs[@]} -gt 0 ]; then
   install "${pkgs[@]}" >"$apt_log" 2>&1 &
   apt=$!
@@ -30,7 +33,7 @@ status=0
 cargo test --release --locked --workspace --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
 if [ -n "$apt" ] && ! wait "$apt"; then
   cat "$apt_log" >&2
-  echo "installing ${pkgs[*]} failed (the lines above): the report rendering and server-metrics tests need them" >&2
+  echo "installing ${pkgs[*]} failed (the lines above): the report rendering, server-metrics and capture tests need them" >&2
   status=1
 fi
 # Without them the other tests still run; the third_party tests fail, naming the

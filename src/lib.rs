@@ -12,6 +12,7 @@
 //! are re-exported here at the paths they had (`crate::stats`, `crate::exec`, ...).
 //! README's "Architecture" says more.
 
+pub use sizeup_model::capture;
 pub mod cli;
 pub use sizeup_engine::client;
 mod cmd;

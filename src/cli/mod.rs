@@ -388,6 +388,40 @@ pub enum Command {
     /// pool), each chosen from what the one before found, within --budget; then servers
     /// x instances per server with their range, cost and watts, and one HTML report.
     Plan(PlanArgs),
+    /// Your own traffic: a server's slow log (written at long_query_time = 0) as a
+    /// capture file of sessions and statements with the moment each started, for
+    /// `capture show` to summarise by digest.
+    Capture(CaptureArgs),
+}
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct CaptureArgs {
+    #[command(subcommand)]
+    pub command: Option<CaptureCommand>,
+    /// The slow log to read (MariaDB's, or MySQL 5.7's or 8.x's file format), written
+    /// with long_query_time = 0 so that every statement is in it.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub slow_log: Option<PathBuf>,
+    /// The capture file to write.
+    #[arg(long, short, value_name = "CAPTURE", required = true)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CaptureCommand {
+    /// What a capture holds: its length, sessions, statements per second, read/write
+    /// share, and its digests (pt-query-digest's) by share of time, with each one's
+    /// count, mean and p99 as captured.
+    Show {
+        capture: PathBuf,
+        /// The digests shown, by share of time (0: all).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! One module per command family, each readable alone: it parses nothing (clap did),
 //! validates through `request`, and calls the layers below. This file only dispatches.
 
+mod capture;
 mod cluster;
 mod data;
 mod model;
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Model(cmd) => model::model(&cx, cmd),
         Command::Size(a) => model::size(&cx, &a),
         Command::Plan(a) => plan::plan(&cx, &a),
+        Command::Capture(a) => capture::capture(&a),
     }
 }
 
@@ -65,6 +67,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, &Path)> {
         Command::Report(a) => out.push(("--html", a.html.as_path())),
         Command::Compare(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
         Command::Plan(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
+        Command::Capture(a) => out.extend(a.output.as_deref().map(|p| ("--output", p))),
         _ => {}
     }
     out

@@ -10,6 +10,7 @@ mod bad_input;
 mod bad_input_data;
 mod bench_scripts;
 mod capacity;
+mod capture;
 mod client;
 mod client_config;
 mod cluster;

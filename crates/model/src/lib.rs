@@ -4,6 +4,7 @@
 //! the compiler keeps it so (this crate depends on no client, runtime or store), and
 //! its tests need no server.
 
+pub mod capture;
 pub mod cost;
 pub mod error;
 pub mod monitor;

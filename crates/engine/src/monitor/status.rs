@@ -1,6 +1,7 @@
 //! The server's status counters: the types and arithmetic are the model's
 //! ([`sizeup_model::monitor::status`]); reading them from a server is here.
 
+use sizeup_model::capture::OWN_MARK as OWN;
 pub use sizeup_model::monitor::status::*;
 
 /// Reads the kept counters from one server: [`statement`], or the whole `SHOW GLOBAL
@@ -8,7 +9,7 @@ pub use sizeup_model::monitor::status::*;
 pub async fn read(conn: &mut mysql_async::Conn) -> Result<Reading, mysql_async::Error> {
     use mysql_async::prelude::Queryable;
     let rows: Vec<mysql_async::Row> = match conn.query(statement()).await {
-        Err(mysql_async::Error::Server(_)) => conn.query("SHOW GLOBAL STATUS").await?,
+        Err(mysql_async::Error::Server(_)) => conn.query(format!("{OWN} SHOW GLOBAL STATUS")).await?,
         r => r?,
     };
     let text = |r: &mysql_async::Row, i: usize| match r.as_ref(i) {

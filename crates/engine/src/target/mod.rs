@@ -9,6 +9,7 @@ use crate::error::Invalid;
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder};
 use serde::Serialize;
+use sizeup_model::capture::OWN_MARK as OWN;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -638,7 +639,7 @@ pub fn short_error(e: &mysql_async::Error) -> String {
 /// `Ssl_cipher`; both MySQL and MariaDB have them): None when it is not encrypted.
 pub async fn tls_state(conn: &mut Conn) -> Result<Option<crate::client::TlsInfo>, mysql_async::Error> {
     let rows: Vec<(String, Option<String>)> =
-        conn.query("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')").await?;
+        conn.query(format!("{OWN} SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")).await?;
     let get = |name: &str| {
         rows.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.clone()).unwrap_or_default()
     };
@@ -704,7 +705,7 @@ pub const SERVER_VARIABLES: &[&str] = &[
 pub async fn server_facts(conn: &mut Conn) -> Result<ServerFacts, mysql_async::Error> {
     let list = SERVER_VARIABLES.iter().map(|v| format!("'{v}'")).collect::<Vec<_>>().join(",");
     let rows: Vec<(String, Option<String>)> =
-        conn.query(format!("SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})")).await?;
+        conn.query(format!("{OWN} SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})")).await?;
     let mut facts = ServerFacts::default();
     for (k, v) in rows {
         facts.variables.insert(k.to_ascii_lowercase(), serde_json::Value::String(v.unwrap_or_default()));
@@ -731,7 +732,7 @@ pub use sizeup_model::result::ServerFacts;
 /// the server will not say (its other facts then decide).
 async fn innodb_missing(conn: &mut Conn) -> Option<String> {
     let rows: Vec<(String, String)> =
-        conn.query("SELECT ENGINE, SUPPORT FROM information_schema.ENGINES").await.ok()?;
+        conn.query(format!("{OWN} SELECT ENGINE, SUPPORT FROM information_schema.ENGINES")).await.ok()?;
     if rows.is_empty() {
         return None;
     }
@@ -758,7 +759,7 @@ pub async fn innodb_unused(conn: &mut Conn, database: &str) -> Option<String> {
     }
     let table: Option<String> = conn
         .query_first(format!(
-            "SELECT table_name FROM information_schema.TABLES WHERE table_schema = {} \
+            "{OWN} SELECT table_name FROM information_schema.TABLES WHERE table_schema = {} \
              AND table_type = 'BASE TABLE' AND table_name <> 'sizeup_marks' LIMIT 1",
             literal(database)
         ))
@@ -767,11 +768,11 @@ pub async fn innodb_unused(conn: &mut Conn, database: &str) -> Option<String> {
         .flatten();
     let table = table?;
     let requests = |rows: Vec<(String, String)>| rows.first().and_then(|(_, v)| v.trim().parse::<u64>().ok());
-    let count = "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'";
-    let before = requests(conn.query(count).await.ok()?)?;
+    let count = format!("{OWN} SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_read_requests'");
+    let before = requests(conn.query(&count).await.ok()?)?;
     let read = format!("SELECT COUNT(*) FROM {}.{}", quote_ident(database), quote_ident(&table));
     let rows: Option<u64> = conn.query_first(read).await.ok()?;
-    let after = requests(conn.query(count).await.ok()?)?;
+    let after = requests(conn.query(&count).await.ok()?)?;
     (rows.unwrap_or(0) > 0 && after == before).then(|| {
         format!("reading {table}'s rows left Innodb_buffer_pool_read_requests at {before}: no InnoDB underneath")
     })
@@ -783,7 +784,7 @@ pub async fn innodb_unused(conn: &mut Conn, database: &str) -> Option<String> {
 pub async fn tables_not_innodb(conn: &mut Conn, database: &str) -> Option<String> {
     let engines: Vec<Option<String>> = conn
         .query(format!(
-            "SELECT DISTINCT ENGINE FROM information_schema.TABLES WHERE table_schema = {} \
+            "{OWN} SELECT DISTINCT ENGINE FROM information_schema.TABLES WHERE table_schema = {} \
              AND table_type = 'BASE TABLE' AND table_name <> 'sizeup_marks'",
             literal(database)
         ))
@@ -832,7 +833,7 @@ pub fn record_tls(facts: &mut ServerFacts, tls: Option<crate::client::TlsInfo>) 
 pub async fn data_size(conn: &mut Conn, database: &str) -> Option<(u64, u64)> {
     let row: Option<(u64, Option<u64>)> = conn
         .query_first(format!(
-            "SELECT COUNT(*), CAST(SUM(data_length + index_length) AS UNSIGNED) FROM information_schema.TABLES \
+            "{OWN} SELECT COUNT(*), CAST(SUM(data_length + index_length) AS UNSIGNED) FROM information_schema.TABLES \
              WHERE table_schema = {} AND table_type = 'BASE TABLE'",
             literal(database)
         ))
@@ -848,9 +849,9 @@ pub async fn data_size(conn: &mut Conn, database: &str) -> Option<(u64, u64)> {
 /// thread stopped). MariaDB and MySQL before 8.4 answer SHOW SLAVE STATUS; MySQL 8.4
 /// and later only SHOW REPLICA STATUS (Seconds_Behind_Source).
 pub async fn replication_lag(conn: &mut Conn) -> Option<Option<f64>> {
-    let mut rows: Vec<mysql_async::Row> = match conn.query("SHOW SLAVE STATUS").await {
+    let mut rows: Vec<mysql_async::Row> = match conn.query(format!("{OWN} SHOW SLAVE STATUS")).await {
         Ok(r) => r,
-        Err(mysql_async::Error::Server(_)) => conn.query("SHOW REPLICA STATUS").await.ok()?,
+        Err(mysql_async::Error::Server(_)) => conn.query(format!("{OWN} SHOW REPLICA STATUS")).await.ok()?,
         Err(_) => return None,
     };
     let row = rows.drain(..).next()?;
@@ -899,7 +900,7 @@ pub async fn galera_conflicts_on(conn: &mut Conn) -> Result<Conflicts, mysql_asy
 pub async fn status_vars(conn: &mut Conn, names: &[&str]) -> Result<Vec<(String, String)>, mysql_async::Error> {
     let list: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
     let rows: Vec<(String, String)> =
-        conn.query(format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))).await?;
+        conn.query(format!("{OWN} SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))).await?;
     Ok(rows.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect())
 }
 

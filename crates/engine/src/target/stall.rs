@@ -126,7 +126,12 @@ fn verdict(seen: Seen, elapsed: Duration, first_wait: &mut Option<Duration>, eve
 /// with a number of its own, and the watch would then look up, and the undo KILL,
 /// a connection that is not this one. Bounded like a probe: it runs before the watch.
 pub async fn server_id(conn: &mut Conn) -> Result<u32, NoId> {
-    match crate::timer::timeout(PROBE_WITHIN, conn.query_first("SELECT CONNECTION_ID()")).await {
+    match crate::timer::timeout(
+        PROBE_WITHIN,
+        conn.query_first(format!("{} SELECT CONNECTION_ID()", sizeup_model::capture::OWN_MARK)),
+    )
+    .await
+    {
         Ok(Ok(id)) => Ok(id.unwrap_or(0)),
         Ok(Err(e)) => Err(NoId::Refused(e)),
         Err(_) => Err(NoId::NoAnswer(PROBE_WITHIN)),
@@ -138,7 +143,8 @@ pub async fn server_id(conn: &mut Conn) -> Result<u32, NoId> {
 /// Only a connection of this login's user: behind a proxy an id may be another's.
 pub async fn doing(conn: &mut Conn, id: u32) -> Result<Option<(Option<String>, Option<u64>)>, mysql_async::Error> {
     let sql = format!(
-        "SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = {id} AND USER = SUBSTRING_INDEX(USER(), '@', 1)"
+        "{} SELECT STATE, TIME FROM information_schema.PROCESSLIST WHERE ID = {id} AND USER = SUBSTRING_INDEX(USER(), '@', 1)",
+        sizeup_model::capture::OWN_MARK
     );
     conn.query_first(sql).await
 }

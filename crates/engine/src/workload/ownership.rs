@@ -122,7 +122,8 @@ pub async fn marked_or_undo(
 /// Every table of `database` with its comment, as the server keeps them.
 async fn raw_comments(conn: &mut Conn, database: &str) -> Result<Vec<(String, Option<String>)>, mysql_async::Error> {
     conn.query(format!(
-        "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} ORDER BY TABLE_NAME",
+        "{} SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} ORDER BY TABLE_NAME",
+        sizeup_model::capture::OWN_MARK,
         crate::target::literal(database)
     ))
     .await

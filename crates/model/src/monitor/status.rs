@@ -439,7 +439,11 @@ impl Track {
 /// reading against 25 us filtered, measured on the project's 2-core box).
 pub fn statement() -> String {
     let names: Vec<String> = KEPT.iter().map(|k| format!("'{k}'")).collect();
-    format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({}) OR Variable_name LIKE '{HANDLER_READ}%'", names.join(", "))
+    format!(
+        "{} SHOW GLOBAL STATUS WHERE Variable_name IN ({}) OR Variable_name LIKE '{HANDLER_READ}%'",
+        crate::capture::OWN_MARK,
+        names.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,116 @@
+//! `sizeup capture` of a real server's traffic: MariaDB's slow log at
+//! long_query_time = 0 while `sizeup run oltp_read_write` ran, captured, summarised by
+//! `capture show`, and held against pt-query-digest (Debian's percona-toolkit) on the
+//! same log.
+
+use super::common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// pt-query-digest's classes of `log`: fingerprint -> count.
+fn pt_query_digest(log: &Path) -> BTreeMap<String, u64> {
+    let out = std::process::Command::new("pt-query-digest")
+        .args(["--no-version-check", "--output", "json", "--limit", "100000"])
+        .arg(log)
+        .output()
+        .expect("pt-query-digest is installed (scripts/test.sh installs percona-toolkit)");
+    assert!(out.status.success(), "pt-query-digest: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Its JSON follows a comment line or two.
+    let json = &text[text.find('{').expect("pt-query-digest's JSON")..];
+    let v: Value = serde_json::from_str(json).expect("pt-query-digest's JSON reads");
+    v["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .map(|c| (c["fingerprint"].as_str().unwrap().to_string(), c["query_count"].as_u64().unwrap()))
+        .collect()
+}
+
+/// a_slow_log_is_captured_as_pt_query_digest_reads_it: every digest of the capture has
+/// pt-query-digest's count on the same log, sizeup's own status reads (which
+/// pt-query-digest counts) are left out, and oltp_read_write's shape is there: ten point
+/// selects to a commit.
+#[test]
+fn a_slow_log_is_captured_as_pt_query_digest_reads_it() {
+    let s = TestServer::start();
+    let data = ["--tables", "2", "--table-size", "2000"];
+    assert_eq!(s.sizeup(&[&["prepare", "oltp_read_write"][..], &data].concat()).unwrap(), 0);
+    let datadir = s.sql("SELECT @@datadir").trim().to_string();
+    let log = Path::new(&datadir).join("capture-slow.log");
+    s.sql(&format!(
+        "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
+        log.display()
+    ));
+    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], &data].concat();
+    assert_eq!(s.sizeup(&run).unwrap(), 0);
+    s.sql("SET GLOBAL slow_query_log = 0");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("traffic.capture");
+    let (code, said, err) =
+        run_in(&s, &["capture", "--slow-log", &log.to_string_lossy(), "-o", &out.to_string_lossy()]);
+    assert_eq!(code, 0, "{said}{err}");
+    assert!(said.starts_with("captured ") && said.contains("to the second"), "{said}");
+    assert!(said.contains("of sizeup's own"), "the run's status reads were left out: {said}");
+
+    let (code, json, err) = run_in(&s, &["capture", "show", &out.to_string_lossy(), "--json", "--limit", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let ours: BTreeMap<String, u64> = v["digests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["digest"].as_str().unwrap().to_string(), d["count"].as_u64().unwrap()))
+        .collect();
+    let count = |d: &str| ours.get(d).copied().unwrap_or(0);
+    let (point, commits) = (count("select c from sbtest? where id=?"), count("commit"));
+    assert!(commits > 10, "{ours:?}");
+    // Ten point selects a transaction; the last one of each connection may be cut.
+    assert!(point.abs_diff(10 * commits) <= 20, "{point} point selects, {commits} commits");
+    assert!(ours.keys().all(|d| !d.contains("show global status")), "sizeup's own reads are out: {ours:?}");
+
+    let theirs = pt_query_digest(&log);
+    assert!(
+        theirs.keys().any(|d| d.starts_with("show global status")),
+        "the log held sizeup's status reads, which only pt-query-digest counts: {theirs:?}"
+    );
+    for (digest, n) in &ours {
+        assert_eq!(theirs.get(digest), Some(n), "{digest}: sizeup {n}, pt-query-digest {:?}", theirs.get(digest));
+    }
+    // And nothing of the application's is missing: what pt-query-digest has beyond the
+    // capture is sizeup's own and the administrator commands.
+    for (digest, n) in &theirs {
+        if !ours.contains_key(digest) {
+            assert!(
+                digest.starts_with("show ")
+                    || digest.starts_with("administrator command")
+                    || digest.contains("information_schema.")
+                    || digest == "select connection_id()",
+                "pt-query-digest's {digest} ({n}) is not in the capture"
+            );
+        }
+    }
+}
+
+/// A capture refuses what it cannot read or would damage, in one line each.
+#[test]
+fn capture_refuses_bad_input_without_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    std::fs::write(p("notes.txt"), "keep me").unwrap();
+    std::fs::write(p("empty.log"), "").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["capture", "--slow-log", &p("missing.log"), "-o", &p("c")], "--slow-log"),
+        (&["capture", "--slow-log", &p("empty.log"), "-o", &p("c")], "holds no statement to capture"),
+        (&["capture", "--slow-log", &p("empty.log"), "-o", &p("notes.txt")], "is not a sizeup capture"),
+        (&["capture", "show", &p("notes.txt")], "is not a sizeup capture"),
+    ];
+    for (args, says) in cases {
+        let e = sizeup(args).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains(says), "{args:?}: {e}");
+        assert!(!e.to_string().contains('\n'), "one line: {e}");
+    }
+    assert_eq!(std::fs::read_to_string(p("notes.txt")).unwrap(), "keep me", "no damage");
+    assert!(!Path::new(&p("c")).exists(), "no half capture");
+}
