@@ -392,6 +392,23 @@ pub enum Command {
     /// capture file of sessions and statements with the moment each started, for
     /// `capture show` to summarise by digest.
     Capture(CaptureArgs),
+    /// Play a capture back against a copy of the captured server's data: one connection
+    /// per captured session, each statement started at its captured moment divided by
+    /// --speed (open loop: latency from when it was due), one stored run per speed.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The capture file (`sizeup capture ... -o FILE`).
+    pub capture: PathBuf,
+    /// The captured pace times each of these, one run each: 1,2,4 (2: twice as fast).
+    #[arg(long, default_value = "1")]
+    pub speed: String,
+    /// The run's options; `--read-only` replays only the statements that change no
+    /// data (no copy needed).
+    #[command(flatten)]
+    pub options: RunOptions,
 }
 
 #[derive(Args, Debug)]

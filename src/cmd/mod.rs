@@ -6,6 +6,7 @@ mod cluster;
 mod data;
 mod model;
 mod plan;
+mod replay;
 mod report;
 mod run;
 mod runs;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Size(a) => model::size(&cx, &a),
         Command::Plan(a) => plan::plan(&cx, &a),
         Command::Capture(a) => capture::capture(&a),
+        Command::Replay(a) => replay::replay(&cx, &a),
     }
 }
 
@@ -68,6 +70,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, &Path)> {
         Command::Compare(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
         Command::Plan(a) => out.extend(a.html.as_deref().map(|p| ("--html", p))),
         Command::Capture(a) => out.extend(a.output.as_deref().map(|p| ("--output", p))),
+        Command::Replay(a) => out.extend(a.options.json.as_deref().map(|p| ("--json", p))),
         _ => {}
     }
     out

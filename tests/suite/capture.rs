@@ -114,3 +114,75 @@ fn capture_refuses_bad_input_without_damage() {
     assert_eq!(std::fs::read_to_string(p("notes.txt")).unwrap(), "keep me", "no damage");
     assert!(!Path::new(&p("c")).exists(), "no half capture");
 }
+
+/// a_capture_replays_its_statements_digest_for_digest: the capture of oltp_read_write,
+/// replayed at 1x on a copy of the data (restored from a dump taken before it was
+/// captured): each captured statement is sent once, in its session, so every digest's
+/// count comes back (done or failed on the copy); a replay that writes is refused until
+/// the user says the target is a copy (--write-foreign-tables).
+#[test]
+fn a_capture_replays_its_statements_digest_for_digest() {
+    let s = TestServer::start();
+    let data = ["--tables", "2", "--table-size", "2000"];
+    assert_eq!(s.sizeup(&[&["prepare", "oltp_read_write"][..], &data].concat()).unwrap(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("sbtest.sql");
+    let out = std::process::Command::new("mariadb-dump")
+        .args(["--no-defaults", "-uroot", "--databases", "sbtest"])
+        .arg(format!("--socket={}", s.socket.display()))
+        .output()
+        .expect("mariadb-dump is installed");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&dump, &out.stdout).unwrap();
+    let datadir = s.sql("SELECT @@datadir").trim().to_string();
+    let log = Path::new(&datadir).join("replay-slow.log");
+    s.sql(&format!(
+        "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
+        log.display()
+    ));
+    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], &data].concat();
+    assert_eq!(s.sizeup(&run).unwrap(), 0);
+    s.sql("SET GLOBAL slow_query_log = 0");
+    let capture = dir.path().join("traffic.capture").to_string_lossy().into_owned();
+    assert_eq!(sizeup(&["capture", "--slow-log", &log.to_string_lossy(), "-o", &capture]).unwrap(), 0);
+    // The copy: the data as it was before the captured run.
+    let restore = std::process::Command::new("mariadb")
+        .args(["--no-defaults", "-uroot"])
+        .arg(format!("--socket={}", s.socket.display()))
+        .stdin(std::fs::File::open(&dump).unwrap())
+        .output()
+        .unwrap();
+    assert!(restore.status.success(), "{}", String::from_utf8_lossy(&restore.stderr));
+
+    let e = s.sizeup(&["replay", &capture]).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("--write-foreign-tables"), "{e}");
+    let json = dir.path().join("replay.json");
+    let code = s
+        .sizeup(&["replay", &capture, "--speed", "1", "--write-foreign-tables", "--json", &json.to_string_lossy()])
+        .unwrap();
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (code, shown, _) = run_in(&s, &["capture", "show", &capture, "--json", "--limit", "0"]);
+    assert_eq!(code, 0);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let captured: BTreeMap<String, u64> = shown["digests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["digest"].as_str().unwrap().to_string(), d["count"].as_u64().unwrap()))
+        .collect();
+    let summary = &doc["summary"];
+    let types = summary["types"].as_array().unwrap();
+    assert!(!types.is_empty());
+    for t in types {
+        let name = t["name"].as_str().unwrap();
+        let sent = t["transactions"].as_u64().unwrap() + t["errors"].as_u64().unwrap();
+        if let Some(n) = captured.get(name) {
+            assert_eq!(sent, *n, "{name}: captured {n}, replayed {sent}");
+        }
+    }
+    let all: u64 = captured.values().sum();
+    let sent = summary["transactions"].as_u64().unwrap() + summary["errors"].as_u64().unwrap();
+    assert_eq!(sent, all, "every captured statement once: {summary}");
+    assert_eq!(doc["config"]["options"]["speed"], 1.0);
+}

@@ -159,7 +159,7 @@ pub struct OltpArgs {
         help_heading = "OLTP"
     )]
     pub mysql_storage_engine: String,
-    /// oltp_complex only: leave out the writes (sysbench 0.4's --oltp-read-only).
+    /// oltp_complex, and a replay: leave out the writes (sysbench 0.4's --oltp-read-only).
     #[arg(long, alias = "oltp-read-only", value_parser = parse_switch, num_args = 0..=1, require_equals = true, default_value = "off", default_missing_value = "on", help_heading = "OLTP")]
     pub read_only: bool,
     /// uniform, gaussian, special, pareto or zipfian.
@@ -242,6 +242,22 @@ pub struct WorkloadArgs {
     #[arg(skip)]
     #[serde(skip)]
     pub script_options: BTreeMap<String, String>,
+    /// How a capture is replayed: set by `sizeup replay`, not given to `run`.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub replay: ReplayArgs,
+}
+
+/// How `sizeup replay` plays a capture back.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayArgs {
+    /// The captured pace times this (0: as captured).
+    pub speed: f64,
+    /// Only the statements that change no data.
+    pub read_only: bool,
+    /// The user said the target holds a copy the replay may write to
+    /// (`--write-foreign-tables`).
+    pub writes_allowed: bool,
 }
 
 impl Default for WorkloadArgs {

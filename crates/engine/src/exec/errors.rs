@@ -15,6 +15,9 @@ pub enum ErrorClass {
     Reconnect,
     /// Anything else: the run stops and says why.
     Fatal,
+    /// Counted, and the session goes on with its next transaction (a replay's statement
+    /// that a copy of the data refused, as the application's session went on).
+    Skip,
 }
 
 pub use sizeup_model::run::RetryOn;

@@ -36,6 +36,19 @@ impl Failed {
     }
 }
 
+/// When a session's next transaction starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// As the run paces its connections: at once (closed loop), or at the run's next
+    /// arrival (`--rate`).
+    Run,
+    /// At this offset from the run's start (a replay's captured schedule); its latency
+    /// counts from then, as an arrival's does.
+    At(std::time::Duration),
+    /// Never: the session has no more work, and its worker ends.
+    Done,
+}
+
 pub trait Session {
     /// Called on every new connection (the first and each reconnect): prepares statements.
     async fn connected(&mut self, conn: &mut Conn) -> Result<(), Failed>;
@@ -46,6 +59,12 @@ pub trait Session {
     fn pause(&mut self) -> Option<std::time::Duration> {
         None
     }
+    /// When the next transaction is due ([`Pace::Run`]: as the run paces).
+    fn pace(&mut self) -> Pace {
+        Pace::Run
+    }
+    /// The next transaction starts now, `late` after it was due (0 when on time).
+    fn began(&mut self, _late: std::time::Duration) {}
     /// How the worker loop handles a failed transaction: by sizeup's error classes,
     /// unless the session knows better (a script's hook may make an error retryable).
     fn error_class(&self, failed: &Failed, retry: &RetryOn) -> ErrorClass {

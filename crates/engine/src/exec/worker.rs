@@ -6,7 +6,7 @@
 
 use super::errors::ErrorClass;
 use super::pacing::Arrivals;
-use super::session::Session;
+use super::session::{Pace, Session};
 use crate::client::Conn;
 use crate::stats::{QueryCounts, Recorder};
 use crate::target::Target;
@@ -181,7 +181,8 @@ impl Shard {
 
     /// When the next transaction's latency starts counting and when it really starts
     /// (later, in an open loop that fell behind), or `None` when the run is over.
-    async fn next_start(&self, wake: &mut watch::Receiver<bool>) -> Option<(Instant, Instant)> {
+    /// `due`: the session's own schedule, before the run's arrivals.
+    async fn next_start(&self, wake: &mut watch::Receiver<bool>, due: Option<Duration>) -> Option<(Instant, Instant)> {
         if self.control.stopped() {
             return None;
         }
@@ -192,9 +193,10 @@ impl Shard {
             }
         }
         let now = Instant::now();
-        let intended = match &self.arrivals {
-            None => now,
-            Some(a) => self.start + Duration::from_secs_f64(a.lock().expect("not poisoned").claim()),
+        let intended = match (due, &self.arrivals) {
+            (Some(d), _) => self.start + d,
+            (None, None) => now,
+            (None, Some(a)) => self.start + Duration::from_secs_f64(a.lock().expect("not poisoned").claim()),
         };
         // Nothing starts after the deadline, however far behind an open loop is: arrivals
         // left over are counted as missed, not worked off past `--time`.
@@ -309,7 +311,16 @@ pub async fn run_worker<S: Session>(
                 break;
             }
         }
-        let Some((intended, mut started)) = shard.next_start(&mut wake).await else { break };
+        let due = match session.pace() {
+            Pace::Run => None,
+            Pace::At(d) => Some(d),
+            Pace::Done => {
+                shard.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
+                break;
+            }
+        };
+        let Some((intended, mut started)) = shard.next_start(&mut wake, due).await else { break };
+        session.began(started.saturating_duration_since(intended));
         let mut queries = QueryCounts::default();
         loop {
             // What the ticker's stall check reads: no timer per statement.
@@ -366,6 +377,7 @@ pub async fn run_worker<S: Session>(
                             shard.control.fail(failed.describe("statement failed"));
                             break 'run;
                         }
+                        ErrorClass::Skip => break,
                     }
                     started = Instant::now();
                     if shard.control.stopped() || shard.deadline.is_some_and(|d| started >= d) {
@@ -463,7 +475,7 @@ mod tests {
         let s = shard(None, Some(Duration::from_secs(2)), None);
         let mut wake = s.control.subscribe();
         let mut started = 0;
-        while let Some((t, _)) = s.next_start(&mut wake).await {
+        while let Some((t, _)) = s.next_start(&mut wake, None).await {
             assert_eq!(t, Instant::now(), "closed loop starts at once");
             started += 1;
             tokio::time::advance(Duration::from_millis(10)).await; // a 10 ms transaction
@@ -471,12 +483,29 @@ mod tests {
         assert_eq!(started, 200);
     }
 
+    /// A session's own schedule (a replay's) sets when each of its transactions starts,
+    /// before the run's arrivals; one started late counts its latency from when it was due.
+    #[tokio::test(start_paused = true)]
+    async fn a_sessions_own_schedule_sets_its_starts() {
+        let s = shard(Some(100.0), Some(Duration::from_secs(2)), None);
+        let mut wake = s.control.subscribe();
+        let at = |ms| s.start + Duration::from_millis(ms);
+        let (t, started) = s.next_start(&mut wake, Some(Duration::from_millis(500))).await.unwrap();
+        assert!(t == started && t >= at(500) && t - at(500) <= Duration::from_millis(2), "waited for its time");
+        tokio::time::advance(Duration::from_millis(300)).await; // a 300 ms statement
+        let (t, started) = s.next_start(&mut wake, Some(Duration::from_millis(600))).await.unwrap();
+        assert_eq!(t, at(600), "late: latency from when it was due");
+        assert!(started - at(800) <= Duration::from_millis(2));
+        assert!(s.arrivals.as_ref().unwrap().lock().unwrap().backlog(2.0) > 150, "no arrival was claimed");
+        assert!(s.next_start(&mut wake, Some(Duration::from_secs(3))).await.is_none(), "due after the deadline");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn event_budget_is_exact_and_stops_the_run() {
         let s = shard(None, None, Some(5));
         let mut wake = s.control.subscribe();
         let mut n = 0;
-        while s.next_start(&mut wake).await.is_some() {
+        while s.next_start(&mut wake, None).await.is_some() {
             n += 1;
         }
         assert_eq!(n, 5);
@@ -488,7 +517,7 @@ mod tests {
         let s = shard(Some(100.0), Some(Duration::from_secs(20)), None);
         let mut wake = s.control.subscribe();
         let mut n = 0u32;
-        while let Some((t, _)) = s.next_start(&mut wake).await {
+        while let Some((t, _)) = s.next_start(&mut wake, None).await {
             // An idle worker waits for the arrival and latency starts when it really
             // starts; an arrival already due (the timer woke up to 1 ms late for the
             // previous one) starts counting at its due time.
@@ -503,7 +532,7 @@ mod tests {
         let s = shard(Some(100.0), None, None);
         let mut wake = s.control.subscribe();
         tokio::time::advance(Duration::from_secs(1)).await;
-        let (t, started) = s.next_start(&mut wake).await.unwrap();
+        let (t, started) = s.next_start(&mut wake, None).await.unwrap();
         assert!(Instant::now() - t > Duration::from_millis(900), "the first arrival was due long ago");
         assert_eq!(started, Instant::now());
         assert!(s.arrivals.as_ref().unwrap().lock().unwrap().backlog(1.0) > 50);
@@ -516,7 +545,7 @@ mod tests {
         let s = shard(Some(1000.0), Some(Duration::from_secs(5)), None);
         let mut wake = s.control.subscribe();
         let mut n = 0;
-        while s.next_start(&mut wake).await.is_some() {
+        while s.next_start(&mut wake, None).await.is_some() {
             n += 1;
             tokio::time::advance(Duration::from_millis(100)).await; // a slow server
         }
@@ -535,7 +564,7 @@ mod tests {
             crate::timer::sleep(Duration::from_secs(1)).await;
             control.stop();
         };
-        let (next, ()) = tokio::join!(s.next_start(&mut wake), stopper);
+        let (next, ()) = tokio::join!(s.next_start(&mut wake, None), stopper);
         assert_eq!(next, None);
         assert!(Instant::now() - s.start < Duration::from_secs(2));
     }

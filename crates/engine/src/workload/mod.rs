@@ -15,6 +15,7 @@ pub mod bulk;
 pub mod error;
 pub mod oltp;
 pub mod ownership;
+pub mod replay;
 pub mod script;
 pub mod tpcc;
 
@@ -35,7 +36,8 @@ pub use ownership::CleanupReport;
 pub use tpcc::check::Outcome as CheckOutcome;
 
 /// Every workload sizeup knows, one line each.
-pub static KINDS: [&dyn Kind; 3] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT];
+pub static KINDS: [&dyn Kind; 4] =
+    [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT, &replay::REPLAY];
 
 /// The workload a name stands for, or a message listing the names there are.
 pub fn kind(name: &str) -> Result<&'static dyn Kind, Invalid> {

@@ -161,7 +161,12 @@ impl<R: BufRead> SlowLog<R> {
                 if server_banner(&l) {
                     self.skipped.lines += 1;
                 } else if !in_text && is_use(&l) {
-                    self.schema = Some(String::from_utf8_lossy(trim_semicolon(&l[4..])).trim().to_string());
+                    // `use sbtest;`, or quoted as MariaDB writes it: use `sbtest`;
+                    let db = String::from_utf8_lossy(trim_semicolon(&l[4..])).trim().to_string();
+                    self.schema = Some(match db.strip_prefix('`').and_then(|d| d.strip_suffix('`')) {
+                        Some(quoted) => quoted.replace("``", "`"),
+                        None => db,
+                    });
                 } else if !in_text && log_settings(&l) {
                     // `SET timestamp=N;`, or with the ids a statement set:
                     // `SET last_insert_id=5,insert_id=6,timestamp=N;`.
@@ -433,7 +438,7 @@ Time                 Id Command    Argument
 # Time: 2023-11-27T10:00:00.500000Z
 # User@Host: app[app] @ localhost []  Id:     8
 # Query_time: 0.200000  Lock_time: 0.000002 Rows_sent: 1  Rows_examined: 1
-use shop;
+use `shop`;
 SET timestamp=1701079200;
 SELECT * FROM orders WHERE id = 5;
 # Time: 2023-11-27T10:00:00.600000Z

@@ -147,6 +147,7 @@ pub fn class_name(class: ErrorClass) -> &'static str {
         ErrorClass::Retry => "retry",
         ErrorClass::Reconnect => "reconnect",
         ErrorClass::Fatal => "fatal",
+        ErrorClass::Skip => "skip",
     }
 }
 
