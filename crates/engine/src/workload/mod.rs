@@ -36,8 +36,7 @@ pub use ownership::CleanupReport;
 pub use tpcc::check::Outcome as CheckOutcome;
 
 /// Every workload sizeup knows, one line each.
-pub static KINDS: [&dyn Kind; 4] =
-    [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT, &replay::REPLAY];
+pub static KINDS: [&dyn Kind; 4] = [&oltp::lifecycle::OLTP, &tpcc::lifecycle::TPCC, &script::SCRIPT, &replay::REPLAY];
 
 /// The workload a name stands for, or a message listing the names there are.
 pub fn kind(name: &str) -> Result<&'static dyn Kind, Invalid> {

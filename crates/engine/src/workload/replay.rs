@@ -186,9 +186,10 @@ impl Workload for Replay {
         }
         let left = t.left.load(Ordering::Relaxed);
         if left > 0 {
-            summary.observed.notes.push(format!(
-                "{left} captured statements were not replayed: the run ended before they were reached"
-            ));
+            summary
+                .observed
+                .notes
+                .push(format!("{left} captured statements were not replayed: the run ended before they were reached"));
         }
         let errors = t.errors.lock().expect("not poisoned");
         if !errors.is_empty() {
@@ -199,7 +200,10 @@ impl Workload for Replay {
                 .iter()
                 .take(5)
                 .map(|((code, ty), n)| {
-                    format!("{n} x error {code} on {}", self.schedule.types.get(*ty as usize).map_or("?", |s| s.as_str()))
+                    format!(
+                        "{n} x error {code} on {}",
+                        self.schedule.types.get(*ty as usize).map_or("?", |s| s.as_str())
+                    )
                 })
                 .collect();
             summary.observed.notes.push(format!(
@@ -243,11 +247,8 @@ impl Workload for Replay {
                 "capture": self.path, "speed": self.speed, "read_only": self.read_only,
                 "sessions": self.sessions(), "statements": self.schedule.statements,
             });
-            let sessions = ReplaySessions {
-                schedule: self.schedule.clone(),
-                speed: self.speed,
-                tally: self.tally.clone(),
-            };
+            let sessions =
+                ReplaySessions { schedule: self.schedule.clone(), speed: self.speed, tally: self.tally.clone() };
             let run: Box<dyn Runnable> = Box::new(Ready { sessions, options });
             Ok(run)
         })
