@@ -28,6 +28,21 @@ fn pt_query_digest(log: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The server's slow log at long_query_time = 0 around `sizeup run oltp_read_write` at 2
+/// threads for 2 s on `data`: its path.
+fn slow_logged_run(s: &TestServer, data: &[&str]) -> std::path::PathBuf {
+    let datadir = s.sql("SELECT @@datadir").trim().to_string();
+    let log = Path::new(&datadir).join("captured-slow.log");
+    s.sql(&format!(
+        "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
+        log.display()
+    ));
+    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], data].concat();
+    assert_eq!(s.sizeup(&run).unwrap(), 0);
+    s.sql("SET GLOBAL slow_query_log = 0");
+    log
+}
+
 /// a_slow_log_is_captured_as_pt_query_digest_reads_it: every digest of the capture has
 /// pt-query-digest's count on the same log, sizeup's own status reads (which
 /// pt-query-digest counts) are left out, and oltp_read_write's shape is there: ten point
@@ -37,15 +52,7 @@ fn a_slow_log_is_captured_as_pt_query_digest_reads_it() {
     let s = TestServer::start();
     let data = ["--tables", "2", "--table-size", "2000"];
     assert_eq!(s.sizeup(&[&["prepare", "oltp_read_write"][..], &data].concat()).unwrap(), 0);
-    let datadir = s.sql("SELECT @@datadir").trim().to_string();
-    let log = Path::new(&datadir).join("capture-slow.log");
-    s.sql(&format!(
-        "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
-        log.display()
-    ));
-    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], &data].concat();
-    assert_eq!(s.sizeup(&run).unwrap(), 0);
-    s.sql("SET GLOBAL slow_query_log = 0");
+    let log = slow_logged_run(&s, &data);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("traffic.capture");
     let (code, said, err) =
@@ -134,15 +141,7 @@ fn a_capture_replays_its_statements_digest_for_digest() {
         .expect("mariadb-dump is installed");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::write(&dump, &out.stdout).unwrap();
-    let datadir = s.sql("SELECT @@datadir").trim().to_string();
-    let log = Path::new(&datadir).join("replay-slow.log");
-    s.sql(&format!(
-        "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
-        log.display()
-    ));
-    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], &data].concat();
-    assert_eq!(s.sizeup(&run).unwrap(), 0);
-    s.sql("SET GLOBAL slow_query_log = 0");
+    let log = slow_logged_run(&s, &data);
     let capture = dir.path().join("traffic.capture").to_string_lossy().into_owned();
     assert_eq!(sizeup(&["capture", "--slow-log", &log.to_string_lossy(), "-o", &capture]).unwrap(), 0);
     // The copy: the data as it was before the captured run.
