@@ -17,7 +17,7 @@ pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
     let speeds = speeds(&a.speed)?;
     let path = a.capture.to_string_lossy().into_owned();
     let read_only = a.options.workload.oltp.read_only;
-    let schedule = replay::load(&path, read_only)?;
+    let schedule = std::sync::Arc::new(replay::load(&path, read_only)?);
     if a.options.rate > 0.0 {
         return Err(
             Invalid::Conflict("--rate and a replay: the capture sets the pace (--speed scales it)".into()).into()
@@ -49,8 +49,12 @@ pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
             })?);
         }
         options.time = span_s / speed + GRACE_S;
-        options.workload.replay =
-            crate::options::ReplayArgs { speed, read_only, writes_allowed: a.options.write_foreign_tables };
+        options.workload.replay = crate::options::ReplayArgs {
+            speed,
+            read_only,
+            writes_allowed: a.options.write_foreign_tables,
+            schedule: Some(schedule.clone()),
+        };
         if speeds.len() > 1 {
             options.json = a.options.json.as_deref().map(|p| with_speed(p, speed));
         }

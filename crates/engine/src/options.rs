@@ -249,7 +249,7 @@ pub struct WorkloadArgs {
 }
 
 /// How `sizeup replay` plays a capture back.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct ReplayArgs {
     /// The captured pace times this (0: as captured).
     pub speed: f64,
@@ -258,6 +258,21 @@ pub struct ReplayArgs {
     /// The user said the target holds a copy the replay may write to
     /// (`--write-foreign-tables`).
     pub writes_allowed: bool,
+    /// The capture as read (with `read_only`'s statements left out) by the command that
+    /// replays it at several speeds: read and fingerprinted once, not once a speed.
+    pub schedule: Option<std::sync::Arc<sizeup_model::capture::schedule::Schedule>>,
+}
+
+impl std::fmt::Debug for ReplayArgs {
+    // The schedule is the whole capture: its size, not its statements.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayArgs")
+            .field("speed", &self.speed)
+            .field("read_only", &self.read_only)
+            .field("writes_allowed", &self.writes_allowed)
+            .field("statements", &self.schedule.as_ref().map(|s| s.statements))
+            .finish()
+    }
 }
 
 impl Default for WorkloadArgs {

@@ -60,7 +60,10 @@ impl Kind for ReplayKind {
         if !speed.is_finite() {
             return Err(Invalid::Value(format!("--speed {speed}: give a factor above 0, such as 1,2,4")));
         }
-        let schedule = Arc::new(load(name, r.read_only)?);
+        let schedule = match &r.schedule {
+            Some(s) => s.clone(),
+            None => Arc::new(load(name, r.read_only)?),
+        };
         if schedule.statements == 0 {
             return Err(Invalid::Value(format!(
                 "{name} holds no statement to replay{}",
@@ -273,6 +276,9 @@ impl Sessions for ReplaySessions {
             next: 0,
             speed: self.speed,
             tally: self.tally.clone(),
+            started: 0,
+            late: 0,
+            latest_us: 0,
         }
     }
 }
@@ -284,6 +290,10 @@ pub struct ReplaySession {
     next: usize,
     speed: f64,
     tally: Arc<Tally>,
+    /// This session's starts, late starts and latest start, added to `tally` at the end.
+    started: u64,
+    late: u64,
+    latest_us: u64,
 }
 
 impl ReplaySession {
@@ -315,10 +325,12 @@ impl Session for ReplaySession {
     }
 
     fn began(&mut self, late: Duration) {
-        self.tally.started.fetch_add(1, Ordering::Relaxed);
+        // Counted here and added to the shared tally once, at the end: no shared write
+        // per statement across the client threads.
+        self.started += 1;
         if late > LATE {
-            self.tally.late.fetch_add(1, Ordering::Relaxed);
-            self.tally.latest_us.fetch_max(late.as_micros() as u64, Ordering::Relaxed);
+            self.late += 1;
+            self.latest_us = self.latest_us.max(late.as_micros() as u64);
         }
     }
 
@@ -357,7 +369,11 @@ impl Session for ReplaySession {
 
     async fn finish(&mut self, _conn: &mut Conn, _queries: &mut QueryCounts) -> Result<(), String> {
         let left = self.statements().len().saturating_sub(self.next) as u64;
-        self.tally.left.fetch_add(left, Ordering::Relaxed);
+        let t = &self.tally;
+        t.left.fetch_add(left, Ordering::Relaxed);
+        t.started.fetch_add(self.started, Ordering::Relaxed);
+        t.late.fetch_add(self.late, Ordering::Relaxed);
+        t.latest_us.fetch_max(self.latest_us, Ordering::Relaxed);
         Ok(())
     }
 }
