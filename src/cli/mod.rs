@@ -712,6 +712,10 @@ pub struct StudyArgs {
     /// How missing tables are loaded (as `sizeup prepare --load-method`).
     #[arg(long, value_enum, default_value_t)]
     pub load_method: crate::options::LoadMethod,
+    /// Let the steps write to tables sizeup did not create (as `sizeup run
+    /// --write-foreign-tables`): a replayed capture's, sysbench's.
+    #[arg(long)]
+    pub write_foreign_tables: bool,
 }
 
 impl StudyArgs {
@@ -724,6 +728,7 @@ impl StudyArgs {
             server_lost_timeout: self.server_lost_timeout,
             statement_timeout: self.statement_timeout,
             load_method: self.load_method,
+            write_foreign_tables: self.write_foreign_tables,
             ..RunOptions::default()
         }
     }
@@ -745,7 +750,13 @@ pub struct SweepArgs {
 pub struct CapacityArgs {
     /// Workload name: tpcc, an OLTP workload such as oltp_read_write, or a sysbench Lua
     /// script (./my_test.lua).
-    pub workload: String,
+    #[arg(required_unless_present = "replay")]
+    pub workload: Option<String>,
+    /// Your own traffic: a capture (`sizeup capture`) replayed at rising speeds, on a
+    /// copy of its data. The search starts at its captured rate; rates are statements
+    /// a second.
+    #[arg(long, value_name = "CAPTURE", conflicts_with = "workload", help_heading = "Capacity")]
+    pub replay: Option<std::path::PathBuf>,
     /// The latency objective(s), all to be met: p99<20ms, p99.9<100ms, p90[delivery]<5s;
     /// several with commas or given again.
     #[arg(long, value_name = "OBJECTIVE", help_heading = "Capacity", required = true, action = clap::ArgAction::Append)]

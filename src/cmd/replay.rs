@@ -10,19 +10,11 @@ use crate::exec::Ended;
 use crate::workload::replay;
 use crate::{request, runner, Error};
 
-/// Room after a replay's last statement is due, for it and the ones before it to end.
-const GRACE_S: f64 = 5.0;
-
 pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
     let speeds = speeds(&a.speed)?;
     let path = a.capture.to_string_lossy().into_owned();
     let read_only = a.options.workload.oltp.read_only;
-    let schedule = std::sync::Arc::new(replay::load(&path, read_only)?);
-    if a.options.rate > 0.0 {
-        return Err(
-            Invalid::Conflict("--rate and a replay: the capture sets the pace (--speed scales it)".into()).into()
-        );
-    }
+    let schedule = replay::load(&path, read_only)?;
     let span_s = schedule.span_us as f64 / 1e6;
     crate::outln!(
         "{path}: {} sessions ({} at once at most), {} statements over {span_s:.1} s{}",
@@ -38,23 +30,7 @@ pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
     let mut worst = 0;
     for &speed in &speeds {
         let mut options = a.options.clone();
-        options.threads = schedule.sessions.len().max(1) as u32;
-        // Open loop, as a rate run: one client thread per connection unless told. One
-        // thread for several busy sessions held a capture of 16,300 statements a second
-        // to 10,500 at any speed; one each replayed it at 16,300.
-        options.session.client_threads.get_or_insert(options.threads);
-        if options.target.database.is_none() {
-            options.target.database = Some(schedule.schema.clone().ok_or_else(|| {
-                Invalid::Missing(format!("{path} names no database: give the one its statements ran in (--database)"))
-            })?);
-        }
-        options.time = span_s / speed + GRACE_S;
-        options.workload.replay = crate::options::ReplayArgs {
-            speed,
-            read_only,
-            writes_allowed: a.options.write_foreign_tables,
-            schedule: Some(schedule.clone()),
-        };
+        replay::run_options(&mut options, &path, schedule.clone(), speed)?;
         if speeds.len() > 1 {
             options.json = a.options.json.as_deref().map(|p| with_speed(p, speed));
         }

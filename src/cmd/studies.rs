@@ -48,7 +48,22 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
     if a.rates.trim().is_empty() {
         return Err(Error::Usage("--rates is empty: give rates (500,1000 or 500..4000+500), or `auto`".into()));
     }
-    let name = format!("capacity {} {latency}", a.workload);
+    let workload = match (&a.workload, &a.replay) {
+        (_, Some(capture)) => {
+            let path = capture.to_string_lossy().into_owned();
+            if !path.ends_with(crate::workload::replay::SUFFIX) {
+                return Err(Error::Usage(format!(
+                    "--replay {path}: a capture file ends in {} (`sizeup capture ... -o FILE{}`)",
+                    crate::workload::replay::SUFFIX,
+                    crate::workload::replay::SUFFIX
+                )));
+            }
+            path
+        }
+        (Some(w), None) => w.clone(),
+        (None, None) => return Err(Error::Usage("give a workload, or --replay CAPTURE".into())),
+    };
+    let name = format!("capacity {workload} {latency}");
     let rate = spec::RateSpec {
         latency,
         resolution: a.resolution,
@@ -56,7 +71,7 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
         probe_threads: a.probe_threads,
         max_levels: a.max_levels,
     };
-    let spec = spec_of(Section::Rate(rate), &a.workload, &a.rates, &a.study, name);
+    let spec = spec_of(Section::Rate(rate), &workload, &a.rates, &a.study, name);
     study::run(&site(cx, a.study.target.password.clone()), &spec, None)
 }
 

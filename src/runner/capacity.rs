@@ -12,7 +12,10 @@ use crate::study::capacity::{self, Objective, RateFigures, RateLevel, Search, Ve
 use crate::study::figures::{self, StepFigures};
 use crate::study::spec::{RateSpec, Section, StudySpec, DEFAULT_MAX_RATE_LEVELS};
 use crate::study::{probe_series, Series};
+use crate::workload::replay;
 use crate::{report, Error};
+use sizeup_model::capture::schedule::Schedule;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The probe's length: enough for a throughput figure, short beside the levels.
@@ -38,6 +41,8 @@ struct Begun {
     search: Search,
     probe: (u32, f64),
     cap: u32,
+    /// A replayed capture's schedule, read once for all its levels.
+    replay: Option<Arc<Schedule>>,
 }
 
 impl<'a> Rate<'a> {
@@ -52,6 +57,55 @@ impl<'a> Rate<'a> {
 
     fn begun(&self, series: &Series) -> Option<&Begun> {
         self.begun.as_ref().filter(|b| b.series == series.name)
+    }
+
+    /// What the series' rates are said in: a replay's as speeds of its capture.
+    fn unit(&self, series: &Series) -> capacity::RateUnit {
+        match self.begun(series).and_then(|b| b.replay.as_deref()) {
+            Some(s) => capacity::RateUnit::Replay(capacity::ReplayScale {
+                captured_rate: s.rate(),
+                transactions_per_statement: Some(s.transactions_per_statement()),
+            }),
+            None => capacity::RateUnit::Tps,
+        }
+    }
+
+    /// A replay's series: no closed-loop probe (the capture's own rate is the scale),
+    /// and its connections are its captured sessions, which the server must allow.
+    fn begin_replay(&mut self, series: &Series, cap: u32) -> Result<driver::Begun, Error> {
+        let spec = &self.grid.spec;
+        let read_only = spec.run_options(1).map_err(Error::from)?.workload.oltp.read_only;
+        let schedule = replay::load(&series.workload, read_only).map_err(Error::from)?;
+        let sessions = schedule.sessions.len() as u32;
+        if sessions > cap {
+            return Err(Error::Usage(format!(
+                "{} replays {sessions} captured sessions, one connection each, and the server allows {cap} for a \
+                 level (max_connections less 10): raise max_connections on the copy",
+                series.workload
+            )));
+        }
+        let captured = schedule.rate().round().max(1.0) as u32;
+        crate::outln!(
+            "{}: {} statements ({} transactions) over {:.1} s in {sessions} sessions: {captured} statements/s \
+             captured, the search starts there",
+            series.workload,
+            schedule.statements,
+            schedule.transactions,
+            schedule.span_us as f64 / 1e6
+        );
+        let search = Search {
+            first: self.given.first().copied().unwrap_or(captured),
+            factor: 2.0,
+            resolution: self.rate.resolution(),
+            max_levels: self.rate.max_levels.unwrap_or(match self.given.is_empty() {
+                true => DEFAULT_MAX_RATE_LEVELS,
+                false => self.given.len(),
+            }),
+            given: self.given.clone(),
+            repeat_bracket: self.given.is_empty(),
+        };
+        self.begun = Some(Begun { series: series.name.clone(), search, probe: (0, 0.0), cap, replay: Some(schedule) });
+        Ok(driver::Begun::Ready)
     }
 }
 
@@ -78,6 +132,9 @@ impl StudyKind for Rate<'_> {
         // The most connections a level may open: the tool's limit, and the server's
         // (connections and prepared statements) less a margin for its own clients.
         let cap = connection_cap(self.site, spec, series)?;
+        if series.workload.ends_with(replay::SUFFIX) {
+            return self.begin_replay(series, cap);
+        }
         // The probe runs for given rates too: its latency tells a pool that caps the rate
         // from a server that slows down, and its throughput is the closed loop's figure.
         let Some(probe) = probe(self.site, spec, series, self.id, self.store, bar, cap)? else {
@@ -102,7 +159,7 @@ impl StudyKind for Rate<'_> {
             given: self.given.clone(),
             repeat_bracket: self.given.is_empty(),
         };
-        self.begun = Some(Begun { series: series.name.clone(), search, probe, cap });
+        self.begun = Some(Begun { series: series.name.clone(), search, probe, cap, replay: None });
         Ok(driver::Begun::Ready)
     }
 
@@ -120,8 +177,8 @@ impl StudyKind for Rate<'_> {
         }
     }
 
-    fn what(&self, _series: &Series, level: u32) -> String {
-        capacity::rate_text(level as f64, None)
+    fn what(&self, series: &Series, level: u32) -> String {
+        capacity::rate_text(level as f64, self.unit(series))
     }
 
     fn progress(&self, _series: &Series) -> driver::Progress {
@@ -131,6 +188,16 @@ impl StudyKind for Rate<'_> {
     fn step(&self, series: &Series, at: At, screen: &Screen) -> Result<Measured, Error> {
         let b = self.begun(series).ok_or_else(|| Error::Failed(format!("series {}: not begun", series.name)))?;
         let level = at.level;
+        if let Some(schedule) = &b.replay {
+            let speed = level as f64 / schedule.rate();
+            let req = self
+                .grid
+                .spec
+                .replay_request(&series.workload, schedule.clone(), speed, self.site.password.as_deref())
+                .map_err(Error::from)?;
+            let show = &observe::Progress(screen.show);
+            return Ok(Measured::one(runner::measure(self.site.manager, self.site.results, req, show)?));
+        }
         let connections = match self.rate.connections {
             Some(c) => c,
             None => capacity::default_connections(level as f64, &self.objectives, runner::cpus(), b.cap),
@@ -147,17 +214,32 @@ impl StudyKind for Rate<'_> {
         let spec = &self.grid.spec;
         let level = at.level;
         let (probe_tps, probe_ms) = self.begun(series).map_or((0, 0.0), |b| b.probe);
+        // A replay has no closed-loop probe; its connections are its sessions, so a
+        // full pool is no pool to widen: its sessions fell behind.
+        let replayed = self.begun(series).is_some_and(|b| b.replay.is_some());
+        let probe = (!replayed).then_some((probe_tps as f64, probe_ms));
         let docs = &m.docs;
-        let (mut f, uncounted) = figures::step_figures_or_whole(docs, spec.sample_interval, spec.steady_last)
+        // A fast replay's intervals are shorter than the study's (a tenth of its span).
+        let interval = match replayed {
+            true => docs[0].config.run.interval.as_secs_f64(),
+            false => spec.sample_interval,
+        };
+        let (mut f, uncounted) = figures::step_figures_or_whole(docs, interval, spec.steady_last)
             .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
         let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::from)?;
         let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
+        // A replay's connections are its captured sessions: never a pool to widen, so
+        // the verdict is the objective's or the arrivals' (judged with no pool limit).
+        let judged = match replayed {
+            true => RateFigures { connections: u32::MAX, ..rf.clone() },
+            false => rf.clone(),
+        };
         let verdict = match (f.observed.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
             // The host's leftovers are no verdict on the server.
             (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
             (None, Some(why)) => Verdict::NotCounted { why },
             (None, None) => capacity::verdict_with_steal(
-                capacity::verdict(&rf, seconds, &self.objectives, Some((probe_tps as f64, probe_ms))),
+                capacity::verdict(&judged, seconds, &self.objectives, probe),
                 f.observed.os.as_ref().and_then(|o| o.stolen()),
             ),
         };
@@ -266,9 +348,10 @@ fn level_line(
     let verdict = v.short();
     let cpu = step.observed.os.as_ref().and_then(|o| o.busy()).map_or(String::new(), |b| format!(" cpu {b:.0} %"));
     format!(
-        "[{}] {label}: achieved {:.0} tps, {} connection(s) ({:.1} in the system), backlog <= {}, {}{cpu}: {verdict} {}",
+        "[{}] {label}: achieved {:.0} {}, {} connection(s) ({:.1} in the system), backlog <= {}, {}{cpu}: {verdict} {}",
         report::fmt_elapsed(elapsed.as_secs()),
         f.achieved,
+        if f.replay.is_some() { "statements/s" } else { "tps" },
         f.connections,
         f.in_flight_mean,
         f.max_backlog,

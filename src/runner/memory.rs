@@ -57,7 +57,7 @@ pub fn check_levels(site: &Site, spec: &StudySpec) -> Result<(), Error> {
     for level in spec.level_values().map_err(Error::from)? {
         if let Some(s) = settings(site, spec, level)? {
             crate::server::check_memory(&s, 1, false).map_err(|e| Error::Usage(e.to_string()))?;
-            runner::connection_limit(threads, s.max_connections)?;
+            runner::connection_limit(threads, s.max_connections, "give fewer --threads")?;
         }
     }
     Ok(())

@@ -232,7 +232,7 @@ fn check_servers(
                 let mut server =
                     target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
                 target::record_tls(&mut server, t.negotiated_tls().await.map_err(Error::Failed)?);
-                check_connections(&server, share)?;
+                check_connections(&server, share, workload)?;
                 guarded.merge(check_data(&mut conn, &t.database, workload, write_foreign_tables).await?);
                 check_prepared_statements(&server, share, workload.statements_per_connection())?;
                 if i == 0 {
@@ -544,7 +544,7 @@ pub fn check_limits(manager: &Manager, req: &RunRequest) -> Result<(), Error> {
         let mut conn = target.connect().await.map_err(|e| missing_database(e, &target, workload))?;
         let server = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)))?;
         let _ = conn.disconnect().await;
-        check_connections(&server, share)?;
+        check_connections(&server, share, workload)?;
         check_prepared_statements(&server, share, workload.statements_per_connection())
     })
 }
@@ -600,17 +600,18 @@ pub async fn check_data(
 }
 
 /// Refuses a run the server cannot take a connection for each of its workers.
-fn check_connections(server: &target::ServerFacts, threads: u32) -> Result<(), Error> {
+fn check_connections(server: &target::ServerFacts, threads: u32, workload: &dyn Workload) -> Result<(), Error> {
     let max = server.number("max_connections").map_or(0, |m| m.min(u32::MAX as u64) as u32);
-    connection_limit(threads, max)
+    connection_limit(threads, max, &workload.fewer_connections())
 }
 
-/// Refuses `threads` connections (and sizeup's own watcher) over `max` (0: unknown).
-pub fn connection_limit(threads: u32, max: u32) -> Result<(), Error> {
+/// Refuses `threads` connections (and sizeup's own watcher) over `max` (0: unknown);
+/// `fewer` says how the run could open fewer.
+pub fn connection_limit(threads: u32, max: u32, fewer: &str) -> Result<(), Error> {
     if max > 0 && threads + 1 > max {
         return Err(Error::Usage(format!(
-            "{threads} connections are more than the server allows ({max}, max_connections): give fewer \
-             --threads, or raise it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
+            "{threads} connections are more than the server allows ({max}, max_connections): {fewer}, or raise \
+             it (managed: `sizeup server stop` then `sizeup server start --max-connections {}`)",
             threads + 10
         )));
     }
@@ -753,7 +754,7 @@ pub fn prepare(
         let mut conn = target.connect_server().await?;
         let facts = target::server_facts(&mut conn).await.map_err(|e| Error::Failed(target::short_error(&e)));
         let _ = conn.disconnect().await;
-        check_connections(&facts?, loaders)
+        check_connections(&facts?, loaders, workload)
     })?;
     report::note(&format!(
         "preparing {}: {} in {} on {} with {loaders} connection(s)",

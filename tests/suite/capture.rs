@@ -5,6 +5,7 @@
 
 use super::common::*;
 use serde_json::Value;
+use sizeup::study::capacity::Verdict;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -93,7 +94,8 @@ fn a_slow_log_is_captured_as_pt_query_digest_reads_it() {
                 digest.starts_with("show ")
                     || digest.starts_with("administrator command")
                     || digest.contains("information_schema.")
-                    || digest == "select connection_id()",
+                    || digest == "select connection_id()"
+                    || digest == "select max(id) from sbtest?",
                 "pt-query-digest's {digest} ({n}) is not in the capture"
             );
         }
@@ -184,4 +186,114 @@ fn a_capture_replays_its_statements_digest_for_digest() {
     let sent = summary["transactions"].as_u64().unwrap() + summary["errors"].as_u64().unwrap();
     assert_eq!(sent, all, "every captured statement once: {summary}");
     assert_eq!(doc["config"]["options"]["speed"], 1.0);
+}
+
+/// A MySQL 8 slow log (µs times) of `sessions` sessions in the `shop` database, each
+/// sending `SELECT SLEEP(0.003)` and `SELECT 1` in turn every 20 ms, `each` statements,
+/// and with `lone` one more session of a single statement at the start.
+fn paced_slow_log(sessions: u64, each: u64, lone: bool) -> String {
+    let mut entries: Vec<(u64, u64, u64, &str)> = Vec::new(); // (end µs, session, query µs, text)
+    for i in 0..sessions {
+        for k in 0..each {
+            let start = k * 20_000 + i * 20_000 / sessions;
+            let (qt, text) = if k % 2 == 0 { (3_000, "SELECT SLEEP(0.003)") } else { (100, "SELECT 1") };
+            entries.push((start + qt, 10 + i, qt, text));
+        }
+    }
+    if lone {
+        entries.push((100, 99, 100, "SELECT 1"));
+    }
+    entries.sort();
+    let mut log = String::from("/usr/sbin/mysqld, Version: 8.0.35 (MySQL Community Server - GPL). started with:\n");
+    for (n, (end, session, qt, text)) in entries.iter().enumerate() {
+        let (s, us) = (end / 1_000_000, end % 1_000_000);
+        log += &format!(
+            "# Time: 2026-11-29T00:{:02}:{:02}.{us:06}Z\n# User@Host: app[app] @ localhost []  Id: {session}\n\
+             # Query_time: {}.{:06}  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 0\n{}{text};\n",
+            s / 60,
+            s % 60,
+            qt / 1_000_000,
+            qt % 1_000_000,
+            if n == 0 { "use shop;\n" } else { "" }
+        );
+    }
+    log
+}
+
+/// `paced_slow_log` captured into `dir`, the `shop` database made on `s`: the capture.
+fn paced_capture(s: &TestServer, dir: &Path, lone: bool) -> String {
+    let log = dir.join("paced-slow.log");
+    std::fs::write(&log, paced_slow_log(8, 200, lone)).unwrap();
+    let capture = dir.join("paced.capture").to_string_lossy().into_owned();
+    assert_eq!(sizeup(&["capture", "--slow-log", &log.to_string_lossy(), "-o", &capture]).unwrap(), 0);
+    s.sql("CREATE DATABASE IF NOT EXISTS shop");
+    capture
+}
+
+/// every_interval_completes_after_a_session_is_done: a captured session of one
+/// statement ended its client thread at once, no interval of the run completed until
+/// its end, and the whole replay was one interval in the warm-up: no figure at all.
+#[test]
+fn every_interval_completes_after_a_session_is_done() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = paced_capture(&s, dir.path(), true);
+    let json = dir.path().join("r.json");
+    let args = ["replay", &capture, "--report-interval", "0.5", "--warmup", "1", "--json", &json.to_string_lossy()];
+    assert_eq!(s.sizeup(&args).unwrap(), 0);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let intervals = doc["intervals"].as_array().unwrap();
+    // 4 s of capture in half-second intervals, the first two the warm-up.
+    assert!(intervals.len() >= 7, "{} intervals: {intervals:?}", intervals.len());
+    assert_eq!(intervals.iter().filter(|iv| iv["warmup"] == true).count(), 2, "{intervals:?}");
+    let summary = &doc["summary"];
+    assert!(summary["transactions"].as_u64().unwrap() > 1000, "the 3 s after the warm-up counted: {summary}");
+    assert_eq!(doc["config"]["options"]["sessions"], 9);
+}
+
+/// `sizeup capacity --replay`: the capture's own rate is the first level, the search
+/// doubles the speed until the sessions cannot keep up (each sends its statements in
+/// order: at 16x a pair of them is due every 2.5 ms and takes 3.1), and the answer is
+/// in speeds of the captured traffic, naming the digests that broke first.
+#[test]
+fn capacity_of_a_replay_brackets_a_speed_of_the_captured_traffic() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = paced_capture(&s, dir.path(), false);
+    let args = [
+        "capacity",
+        "--replay",
+        &capture,
+        "--latency",
+        "p99<20ms",
+        "--warmup",
+        "0",
+        "--resolution",
+        "20",
+        "--max-levels",
+        "7",
+    ];
+    let (code, stdout, stderr) = run_in(&s, &args);
+    if !answered(code, &s.results(), &format!("{stdout}\n{stderr}")) {
+        return;
+    }
+    let row = sizeup::store::Store::open(&s.results()).unwrap().load_study(1).unwrap();
+    assert_eq!(row.kind, "rate");
+    let levels: Vec<_> =
+        sizeup::study::rate_levels(&row, &capture).into_iter().filter(|(_, _, v)| !v.spoiled()).collect();
+    let scale = levels[0].1.replay.expect("a replay's levels carry its scale");
+    // 1,600 statements from the first start to the last: 3.98 s.
+    assert!((scale.captured_rate - 1600.0 / 3.98).abs() < 2.0, "{scale:?}");
+    assert_eq!(scale.transactions_per_statement, Some(1.0), "every statement its own transaction");
+    assert_eq!(levels[0].0, scale.captured_rate.round() as u32, "the search starts at the captured rate");
+    let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    let (lo, hi) = sizeup::study::capacity::bracket(&tried);
+    assert!(lo.is_some_and(|lo| lo >= levels[0].0), "1x holds: {tried:?}");
+    let hi = hi.expect("a speed the sessions cannot keep up with");
+    assert!(hi as f64 <= 16.0 * scale.captured_rate * 1.01, "16x cannot be kept up with: {tried:?}");
+    assert!(levels.iter().all(|(_, f, _)| f.connections == 8), "one connection per captured session");
+    let answer = stdout.lines().find(|l| l.contains(": Sustains")).unwrap_or_default();
+    assert!(answer.contains("x the captured rate (") && answer.contains(" transactions/s)"), "{stdout}");
+    assert!(answer.contains("The digests over p99 <= 20.0 ms at"), "{answer}");
+    assert!(answer.contains("`select sleep(?)`"), "the slow digest broke first: {answer}");
 }

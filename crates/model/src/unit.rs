@@ -10,6 +10,9 @@ pub enum Unit {
     Tps,
     /// TPC-C's New-Order transactions per minute.
     Nopm,
+    /// A replayed capture's statements per second (its transactions are the
+    /// application's, counted beside them).
+    Statements,
 }
 
 impl Unit {
@@ -17,29 +20,35 @@ impl Unit {
         match self {
             Unit::Tps => "tps",
             Unit::Nopm => "NOPM",
+            Unit::Statements => "statements/s",
         }
     }
 }
 
 /// TPC-C's workload name.
 pub const TPCC: &str = "tpcc";
+/// A capture file is named by its path, ending so.
+pub const CAPTURE_SUFFIX: &str = ".capture";
 /// TPC-C's New-Order: the first of its transaction types.
 pub const NEW_ORDER: usize = 0;
 
 impl Unit {
-    /// The unit a workload of this name counts in: NOPM for TPC-C, tps for the rest
-    /// (a later release's workload too).
+    /// The unit a workload of this name counts in: NOPM for TPC-C, statements a second
+    /// for a capture, tps for the rest (a later release's workload too).
     pub fn of(workload: &str) -> Unit {
-        match workload == TPCC {
-            true => Unit::Nopm,
-            false => Unit::Tps,
+        if workload == TPCC {
+            Unit::Nopm
+        } else if workload.ends_with(CAPTURE_SUFFIX) {
+            Unit::Statements
+        } else {
+            Unit::Tps
         }
     }
 
     /// An interval's throughput in this unit.
     pub fn throughput(self, iv: &Interval) -> f64 {
         match self {
-            Unit::Tps => iv.tps,
+            Unit::Tps | Unit::Statements => iv.tps,
             Unit::Nopm => interval_nopm(iv),
         }
     }

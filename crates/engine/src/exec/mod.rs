@@ -953,11 +953,7 @@ fn client_thread<W: Sessions>(
             recorder: RefCell::new(Recorder::new(types)),
             arrivals,
             start,
-            // The first interval boundary at or after the warm-up, as exec::clock counts it.
-            steady_from: start
-                + spec
-                    .interval
-                    .mul_f64((spec.warmup.as_secs_f64() / spec.interval.as_secs_f64() - 1e-9).ceil().max(0.0)),
+            steady_from: start + steady_from(&spec),
             deadline: spec.time.map(|t| start + t),
             delay: spec.delay,
             retry_on: spec.retry_on.clone(),
@@ -967,6 +963,7 @@ fn client_thread<W: Sessions>(
             late: Default::default(),
             server_lost_timeout: spec.server_lost_timeout,
             statement_timeout: spec.statement_timeout,
+            ended_here: Default::default(),
         };
         let connections = ready.len();
         // Each worker and the ticker is polled only when its own waker fired: a join or
@@ -992,6 +989,18 @@ fn client_thread<W: Sessions>(
                     _ => return Vec::new(),
                 }
             }
+            // This thread's sessions ended themselves while others go on (a replay's
+            // short session): its ticker goes on handing over empty intervals, or no
+            // interval of the run would be complete until its end, all of it one
+            // interval in the warm-up (every_interval_completes_after_a_thread_is_done).
+            let total = spec.threads as u64;
+            let all_here = shard.ended_here.get() as usize == connections;
+            while all_here && shard.control.ended_by_workload() < total {
+                tokio::select! {
+                    t = all.next() => if !matches!(t, Some(Some(_))) { break },
+                    _ = crate::timer::sleep(WORKLOAD_END_CHECK) => {}
+                }
+            }
             tallies
         })
         .await;
@@ -999,6 +1008,15 @@ fn client_thread<W: Sessions>(
         let _ = tx.send(Msg::Final(rec, Instant::now(), tallies, (index, monitor::thread_cpu_seconds())));
     });
 }
+
+/// Where a run's measured time begins: the first interval boundary at or after the
+/// warm-up, as exec::clock counts it.
+pub fn steady_from(spec: &RunSpec) -> Duration {
+    spec.interval.mul_f64((spec.warmup.as_secs_f64() / spec.interval.as_secs_f64() - 1e-9).ceil().max(0.0))
+}
+
+/// How often a client thread whose sessions all ended looks whether the others have.
+const WORKLOAD_END_CHECK: Duration = Duration::from_millis(100);
 
 /// How often the ticker looks for a stall and for a transaction past `--statement-timeout`.
 const STALL_CHECK: Duration = Duration::from_secs(1);
@@ -1195,6 +1213,7 @@ mod tests {
             late: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
+            ended_here: Default::default(),
         }
     }
 

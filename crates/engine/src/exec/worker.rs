@@ -165,6 +165,17 @@ pub struct Shard {
     pub late: std::cell::Cell<Option<Duration>>,
     pub server_lost_timeout: Duration,
     pub statement_timeout: Duration,
+    /// This thread's workers whose session ended itself (a replay's ran out of
+    /// statements, a script's event() returned true).
+    pub ended_here: std::cell::Cell<u32>,
+}
+
+impl Shard {
+    /// A worker's session ended itself: counted for the run and for this thread.
+    fn ended_by_workload(&self) {
+        self.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
+        self.ended_here.set(self.ended_here.get() + 1);
+    }
 }
 
 impl Shard {
@@ -315,7 +326,7 @@ pub async fn run_worker<S: Session>(
             Pace::Run => None,
             Pace::At(d) => Some(d),
             Pace::Done => {
-                shard.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
+                shard.ended_by_workload();
                 break;
             }
         };
@@ -332,7 +343,7 @@ pub async fn run_worker<S: Session>(
                     // The session's last word (a script's event() returned true): its
                     // statements count, the transaction does not, and this worker ends.
                     shard.recorder.borrow_mut().queries(0, &queries);
-                    shard.control.ended_by_workload.fetch_add(1, Ordering::Relaxed);
+                    shard.ended_by_workload();
                     break 'run;
                 }
                 Ok(done) => {
@@ -467,6 +478,7 @@ mod tests {
             late: Default::default(),
             server_lost_timeout: Duration::from_secs(30),
             statement_timeout: Duration::from_secs(60),
+            ended_here: Default::default(),
         }
     }
 

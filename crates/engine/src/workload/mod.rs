@@ -187,6 +187,10 @@ pub trait Workload: Send + Sync {
     /// What a finished run's figures say of the run itself, as notes: TPC-C's completed
     /// mix against the specification's minimums. `connections` is the run's.
     fn judge(&self, _summary: &mut Summary, _connections: u32) {}
+    /// How a run of it opens fewer connections, where the server allows too few.
+    fn fewer_connections(&self) -> String {
+        "give fewer --threads".into()
+    }
     /// Creates and loads the tables with `loaders` connections sending rows as `load`
     /// says; says what it loaded.
     fn prepare<'a>(
@@ -316,5 +320,19 @@ mod tests {
             }
         }
         assert_eq!(Unit::of("a_later_release_workload"), Unit::Tps);
+    }
+
+    /// A capture leaves out what sizeup itself sent: the size checks every run makes
+    /// were captured as the application's (setup_statements_are_marked_as_sizeups).
+    #[test]
+    fn setup_statements_are_marked_as_sizeups() {
+        let mut options = crate::options::WorkloadArgs::default();
+        options.tpcc.warehouses = Some(2);
+        for name in ["oltp_read_write", "tpcc"] {
+            let w = kind(name).unwrap().build(name, &options).unwrap();
+            let check = w.size_check().unwrap_or_else(|| panic!("{name}: a size check"));
+            assert!(sizeup_model::capture::is_own(check.sql), "{name}: {}", check.sql);
+            assert!(check.confirm.is_none_or(sizeup_model::capture::is_own), "{name}");
+        }
     }
 }

@@ -15,21 +15,26 @@ use crate::error::Invalid;
 use crate::exec::errors::{classify, ErrorClass, RetryOn};
 use crate::exec::session::{Pace, Session, Sessions};
 use crate::exec::RunSpec;
-use crate::options::WorkloadArgs;
+use crate::options::{RunOptions, WorkloadArgs};
 use crate::stats::{QueryCounts, Summary};
 use crate::target::Target;
 use crate::workload::{CleanupReport, DataError};
 use futures_util::future::BoxFuture;
 use sizeup_model::capture::file::Reader;
-use sizeup_model::capture::schedule::Schedule;
+use sizeup_model::capture::schedule::{ReplayOptions, Schedule};
 use sizeup_model::capture::Kind as StatementKind;
+use sizeup_model::unit::Unit;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A capture file is named by its path, ending so.
-pub const SUFFIX: &str = ".capture";
+pub const SUFFIX: &str = sizeup_model::unit::CAPTURE_SUFFIX;
+/// The shortest interval a fast replay of a short capture is measured in.
+const MIN_INTERVAL_S: f64 = 0.1;
+/// Room after a replay's last statement is due, for it and the ones before it to end.
+pub const GRACE_S: f64 = 5.0;
 /// A statement that starts this much after it was due started late.
 pub const LATE: Duration = Duration::from_millis(10);
 
@@ -48,6 +53,9 @@ impl Kind for ReplayKind {
     fn default_database(&self) -> &'static str {
         "information_schema"
     }
+    fn unit(&self) -> Unit {
+        Unit::Statements
+    }
     fn data_size(&self) -> Option<DataSize> {
         None // the captured server's data, copied
     }
@@ -62,7 +70,7 @@ impl Kind for ReplayKind {
         }
         let schedule = match &r.schedule {
             Some(s) => s.clone(),
-            None => Arc::new(load(name, r.read_only)?),
+            None => load(name, r.read_only)?,
         };
         if schedule.statements == 0 {
             return Err(Invalid::Value(format!(
@@ -77,15 +85,67 @@ impl Kind for ReplayKind {
             writes_allowed: r.writes_allowed,
             schedule,
             tally: Arc::new(Tally::default()),
+            steady_from: std::sync::OnceLock::new(),
         }))
     }
 }
 
-/// A capture's schedule, read whole.
-pub fn load(path: &str, read_only: bool) -> Result<Schedule, Invalid> {
+/// A run of `schedule` at `speed`, as `sizeup replay` and a rate study's levels make
+/// it: one connection (and client thread, unless told) per captured session, the
+/// database most sessions start in unless one is given, and the capture's span at
+/// that speed with room for the last statements. A warm-up longer than a fifth of the
+/// span is cut to that, so that most of the capture is measured.
+pub fn run_options(o: &mut RunOptions, path: &str, schedule: Arc<Schedule>, speed: f64) -> Result<(), Invalid> {
+    if o.rate > 0.0 {
+        return Err(Invalid::Conflict("--rate and a replay: the capture sets the pace (--speed scales it)".into()));
+    }
+    let sessions = schedule.sessions.len().max(1) as u32;
+    // Open loop, as a rate run: one client thread per connection unless told. One
+    // thread for several busy sessions held a capture of 16,300 statements a second
+    // to 10,500 at any speed; one each replayed it at 16,300.
+    o.threads = sessions;
+    o.session.client_threads.get_or_insert(sessions);
+    if o.target.database.is_none() {
+        o.target.database = Some(schedule.schema.clone().ok_or_else(|| {
+            Invalid::Missing(format!("{path} names no database: give the one its statements ran in (--database)"))
+        })?);
+    }
+    let span_s = schedule.span_us as f64 / 1e6 / speed;
+    o.time = span_s + GRACE_S;
+    // A fast replay of a short capture still has intervals to measure after its
+    // warm-up: a tenth of its span each at most (a tenth of a second at least).
+    o.warmup = o.warmup.min(span_s / 5.0);
+    if o.report_interval > 0.0 {
+        o.report_interval = o.report_interval.min(span_s / 10.0).max(MIN_INTERVAL_S);
+    }
+    o.workload.replay = crate::options::ReplayArgs {
+        speed,
+        read_only: o.workload.oltp.read_only,
+        writes_allowed: o.write_foreign_tables,
+        schedule: Some(schedule),
+    };
+    Ok(())
+}
+
+/// A capture's schedule, read whole once per process: a study asks for it at each
+/// step, a check and a report, and a large capture takes seconds to read. A file
+/// changed since is read again.
+pub fn load(path: &str, read_only: bool) -> Result<Arc<Schedule>, Invalid> {
+    type Key = (String, bool, Option<std::time::SystemTime>);
+    static READ: Mutex<Option<(Key, Arc<Schedule>)>> = Mutex::new(None);
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let key = (path.to_string(), read_only, modified);
+    let mut read = READ.lock().expect("not poisoned");
+    if let Some((k, s)) = read.as_ref() {
+        if *k == key {
+            return Ok(s.clone());
+        }
+    }
     let f = std::fs::File::open(path).map_err(|e| Invalid::File(format!("{path}: {e}")))?;
     let r = Reader::new(std::io::BufReader::new(f), path).map_err(|e| Invalid::File(e.to_string()))?;
-    Schedule::of(r, read_only).map_err(|e| Invalid::File(format!("{path}: {e}")))
+    let s = Arc::new(Schedule::of(r, read_only).map_err(|e| Invalid::File(format!("{path}: {e}")))?);
+    *read = Some((key, s.clone()));
+    Ok(s)
 }
 
 /// What the sessions saw beyond the worker loop's counts: late starts, statements left
@@ -107,12 +167,25 @@ pub struct Replay {
     writes_allowed: bool,
     schedule: Arc<Schedule>,
     tally: Arc<Tally>,
+    /// Where the run's measured time begins, known at its start: the first interval
+    /// boundary at or after the warm-up, as the worker loop counts it.
+    steady_from: std::sync::OnceLock<Duration>,
 }
 
 impl Replay {
     /// The connections a replay opens: one per captured session.
     pub fn sessions(&self) -> usize {
         self.schedule.sessions.len()
+    }
+
+    /// Statements due from `from` to `to` seconds into the run, at this speed.
+    fn due_between(&self, from: f64, to: f64) -> u64 {
+        let (from_us, to_us) = (from * 1e6 * self.speed, to * 1e6 * self.speed);
+        let due = |s: &sizeup_model::capture::schedule::Session| {
+            let at = |t: f64| s.statements.partition_point(|d| (d.offset_us as f64) < t);
+            (at(to_us) - at(from_us)) as u64
+        };
+        self.schedule.sessions.iter().map(due).sum()
     }
 }
 
@@ -174,8 +247,24 @@ impl Workload for Replay {
         }
         Ok(())
     }
+    fn fewer_connections(&self) -> String {
+        format!(
+            "{} replays {} captured sessions, one connection each ({} at once at most in the capture)",
+            self.path,
+            self.sessions(),
+            self.schedule.most_at_once
+        )
+    }
     fn judge(&self, summary: &mut Summary, _connections: u32) {
         let t = &self.tally;
+        // What was due over the measured time is what this speed offered; what was due
+        // and never started is missed, as an open loop's arrivals are.
+        let from = self.steady_from.get().copied().unwrap_or_default().as_secs_f64();
+        let due = self.due_between(from, from + summary.seconds);
+        if summary.seconds > 0.0 {
+            summary.offered_rate = Some(due as f64 / summary.seconds);
+        }
+        summary.missed_arrivals = t.left.load(Ordering::Relaxed);
         let started = t.started.load(Ordering::Relaxed);
         let late = t.late.load(Ordering::Relaxed);
         if late > 0 {
@@ -246,10 +335,17 @@ impl Workload for Replay {
                     spec.threads
                 )));
             }
-            let options = serde_json::json!({
-                "capture": self.path, "speed": self.speed, "read_only": self.read_only,
-                "sessions": self.sessions(), "statements": self.schedule.statements,
-            });
+            let _ = self.steady_from.set(crate::exec::steady_from(spec));
+            let options = serde_json::to_value(ReplayOptions {
+                capture: self.path.clone(),
+                speed: self.speed,
+                read_only: self.read_only,
+                sessions: self.sessions(),
+                statements: self.schedule.statements,
+                captured_rate: self.schedule.rate(),
+                transactions_per_statement: Some(self.schedule.transactions_per_statement()),
+            })
+            .expect("serialisable");
             let sessions =
                 ReplaySessions { schedule: self.schedule.clone(), speed: self.speed, tally: self.tally.clone() };
             let run: Box<dyn Runnable> = Box::new(Ready { sessions, options });

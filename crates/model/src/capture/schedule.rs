@@ -50,6 +50,9 @@ pub struct Schedule {
     pub most_at_once: u32,
     /// The database most sessions start in (a replay's connections start there).
     pub schema: Option<String>,
+    /// The application's transactions: each COMMIT or ROLLBACK, and each statement
+    /// that reads or writes outside BEGIN ... COMMIT (autocommit).
+    pub transactions: u64,
 }
 
 impl Schedule {
@@ -63,6 +66,8 @@ impl Schedule {
         let mut last_schema: HashMap<u64, Option<Arc<str>>> = HashMap::new();
         let (mut n, mut writes, mut writes_left_out) = (0u64, 0u64, 0u64);
         let mut provisional: Vec<Vec<String>> = Vec::new();
+        let mut open: HashMap<u64, bool> = HashMap::new();
+        let mut transactions = 0u64;
         for s in statements {
             let s = s?;
             let kind = Kind::of(&s.text);
@@ -70,6 +75,8 @@ impl Schedule {
                 writes_left_out += 1;
                 continue;
             }
+            let in_txn = open.entry(s.session).or_insert(false);
+            transactions += u64::from(counts_as_transaction(&s.text, kind, in_txn));
             writes += u64::from(kind == Kind::Write);
             let digest = fingerprint(&s.text);
             let next = digests.len() as u32;
@@ -141,8 +148,60 @@ impl Schedule {
             writes,
             writes_left_out,
             span_us: last - first,
+            transactions,
         })
     }
+
+    /// Statements a second at speed 1, over the capture's span.
+    pub fn rate(&self) -> f64 {
+        self.statements as f64 / (self.span_us as f64 / 1e6).max(1e-3)
+    }
+
+    /// The application's transactions per statement replayed (1 where it never opened
+    /// a transaction).
+    pub fn transactions_per_statement(&self) -> f64 {
+        if self.statements == 0 {
+            return 1.0;
+        }
+        self.transactions as f64 / self.statements as f64
+    }
+}
+
+/// Whether a statement ends a transaction of the application's: COMMIT and ROLLBACK
+/// end one begun by BEGIN or START TRANSACTION; a read or write outside one is one
+/// (autocommit). `in_txn` is the session's state, updated.
+fn counts_as_transaction(text: &str, kind: Kind, in_txn: &mut bool) -> bool {
+    let word = |w: &str| {
+        let t = text.trim_start();
+        t.len() >= w.len() && t[..w.len()].eq_ignore_ascii_case(w)
+    };
+    if word("BEGIN") || word("START TRANSACTION") {
+        *in_txn = true;
+        return false;
+    }
+    if word("COMMIT") || word("ROLLBACK") && !word("ROLLBACK TO") {
+        let ended = *in_txn;
+        *in_txn = false;
+        return ended;
+    }
+    !*in_txn && kind != Kind::Other
+}
+
+/// What a replay records as its workload options in each stored run: the capture,
+/// the speed and the scale that turns its statements into the captured traffic's.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplayOptions {
+    pub capture: String,
+    pub speed: f64,
+    pub read_only: bool,
+    pub sessions: usize,
+    pub statements: u64,
+    /// Statements a second at speed 1.
+    #[serde(default)]
+    pub captured_rate: f64,
+    /// The application's transactions per statement (COMMITs and autocommit statements).
+    #[serde(default)]
+    pub transactions_per_statement: Option<f64>,
 }
 
 /// The most sessions open at one moment, each from its first statement to its last.
@@ -196,6 +255,7 @@ mod tests {
         assert_eq!(s.types[eight[0].ty as usize], "select * from orders where id = ?");
         assert_eq!(s.types[0], "select * from orders where id = ?", "the busiest digest first");
         assert_eq!(s.schema.as_deref(), Some("shop"));
+        assert_eq!(s.transactions, 3, "one BEGIN ... COMMIT and two autocommit SELECTs");
         let read_only = Schedule::of(capture.into_iter(), true).unwrap();
         assert_eq!((read_only.statements, read_only.writes, read_only.writes_left_out), (5, 0, 1));
         assert_eq!(s.writes, 1);
@@ -211,6 +271,28 @@ mod tests {
         assert_eq!(s.types.last().unwrap(), OTHER_TYPE);
         let other = s.sessions[0].statements.iter().filter(|d| d.ty as usize == MAX_TYPES).count();
         assert_eq!(other, 5);
+    }
+
+    #[test]
+    fn transactions_are_commits_and_autocommit_statements() {
+        let capture = vec![
+            st(1, 0, None, "begin"),
+            st(1, 1, None, "SELECT 1"),
+            st(1, 2, None, "UPDATE t SET a = 1"),
+            st(1, 3, None, "ROLLBACK TO SAVEPOINT s"),
+            st(1, 4, None, "COMMIT"),
+            st(1, 5, None, "SET NAMES utf8mb4"),
+            st(1, 6, None, "INSERT INTO t VALUES (1)"),
+            st(1, 7, None, "commit"),
+            st(2, 0, None, "START TRANSACTION READ ONLY"),
+            st(2, 1, None, "SELECT 2"),
+            st(2, 2, None, "rollback"),
+        ];
+        let s = Schedule::of(capture.into_iter(), false).unwrap();
+        // BEGIN..COMMIT, the autocommit INSERT (its COMMIT ends nothing), START..ROLLBACK.
+        assert_eq!(s.transactions, 3);
+        assert!((s.transactions_per_statement() - 3.0 / 11.0).abs() < 1e-9);
+        assert_eq!(s.rate(), 11_000.0, "a span under a millisecond counts as one");
     }
 
     #[test]

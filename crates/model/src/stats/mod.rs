@@ -465,6 +465,10 @@ pub struct Summary {
     /// could not hold the rate), as pgbench's skipped transactions.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub missed_arrivals: u64,
+    /// A workload that paces itself (a replay): what was due a second over the measured
+    /// time, the rate it offered (an arrival-paced run's is its `--rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate: Option<f64>,
     /// A warm-up run that waited for the buffer pool's hit ratio: the second it
     /// settled at (absent when it ran to its bound, or waited for nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -615,6 +619,7 @@ impl Summary {
             server_cpu_us_per_txn: None,
             max_backlog,
             missed_arrivals: 0,
+            offered_rate: None,
             settled_after_s: None,
             reconnect_failures: rec.reconnect_failures,
             outage_intervals: 0,

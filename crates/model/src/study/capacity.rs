@@ -226,6 +226,43 @@ pub struct RateFigures {
     /// The queue was still growing across the level (see [`rising`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rising: Option<Rising>,
+    /// A replayed capture: the rate is statements a second, this scales it to the
+    /// captured traffic's speed and transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayScale>,
+}
+
+/// A replay's rates against the captured traffic's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplayScale {
+    /// Statements a second at speed 1.
+    pub captured_rate: f64,
+    /// The application's transactions per statement (COMMITs and autocommit statements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions_per_statement: Option<f64>,
+}
+
+/// What a rate study's rates are said in.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum RateUnit {
+    #[default]
+    Tps,
+    /// TPC-C: New-Orders per minute per transaction per second.
+    Nopm(f64),
+    /// A replay: statements a second, said as a speed of the captured traffic.
+    Replay(ReplayScale),
+}
+
+impl RateUnit {
+    /// The unit the levels were measured in (tps where none says otherwise).
+    pub fn of(levels: &[(u32, RateFigures, Verdict)]) -> RateUnit {
+        let f = || levels.iter().map(|(_, f, _)| f);
+        match (f().find_map(|f| f.replay), f().find_map(|f| f.nopm_per_tps)) {
+            (Some(r), _) => RateUnit::Replay(r),
+            (None, Some(k)) => RateUnit::Nopm(k),
+            (None, None) => RateUnit::Tps,
+        }
+    }
 }
 
 impl RateFigures {
@@ -400,9 +437,37 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
         types.push(TypeLatency { name: t.name.clone(), p50: at(0.5), p95: at(0.95), p99: at(0.99), p999: at(0.999) });
         histograms.push((t.name.clone(), h));
     }
+    // A replay's objective is on all its statements (its digests are many, some rare):
+    // the digests' own percentiles are beside it, to say which broke first.
+    let replay = (doc.config.unit() == crate::unit::Unit::Statements).then(|| {
+        let o: crate::capture::schedule::ReplayOptions =
+            serde_json::from_value(doc.config.options.clone()).unwrap_or_default();
+        ReplayScale { captured_rate: o.captured_rate, transactions_per_statement: o.transactions_per_statement }
+    });
+    let all = match replay {
+        Some(_) => {
+            let mut all = stats::new_histogram();
+            for (_, h) in &histograms {
+                all.add(h).map_err(|e| Unmeasured::Histogram(e.to_string()))?;
+            }
+            Some(all)
+        }
+        None => None,
+    };
     let measured = objectives
         .iter()
         .map(|o| {
+            if let (Some(all), None) = (&all, &o.only) {
+                let ms =
+                    if all.is_empty() { f64::MAX } else { all.value_at_quantile(o.percentile / 100.0) as f64 / 1000.0 };
+                return Measured {
+                    objective: o.name(),
+                    ms,
+                    below_ms: o.below_ms,
+                    on: ALL_STATEMENTS.into(),
+                    transactions: Some(all.len()),
+                };
+            }
             let worst = histograms
                 .iter()
                 .filter(|(n, h)| o.only.as_ref().is_none_or(|t| t == n) && !h.is_empty())
@@ -417,7 +482,8 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
     let steady: Vec<&stats::Interval> = doc.intervals.iter().filter(|iv| !iv.warmup).collect();
     let achieved = if summary.seconds > 0.0 { summary.transactions as f64 / summary.seconds } else { 0.0 };
     Ok(RateFigures {
-        offered,
+        // A workload that paces itself says what it offered over the measured time.
+        offered: summary.offered_rate.unwrap_or(offered),
         achieved,
         connections: doc.config.run.threads,
         in_flight_mean: achieved * summary.latency_ms.avg / 1000.0,
@@ -434,8 +500,44 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
                 .map(|iv| (iv.avg_ms, (iv.concurrency + iv.backlog) as f64))
                 .collect::<Vec<_>>(),
         ),
+        replay,
     })
 }
+
+/// A replay's digests at the rate that broke an objective, worst first: those over the
+/// bound at the objective's percentile (the nearest the level kept: p50, p95, p99 or
+/// p99.9), at most `n`. Said as the digests whose latency broke first.
+pub fn digests_over(f: &RateFigures, o: &Objective, n: usize) -> Vec<(String, f64)> {
+    let at = |t: &TypeLatency| match o.percentile {
+        p if p >= 99.9 => t.p999,
+        p if p >= 99.0 => t.p99,
+        p if p >= 95.0 => t.p95,
+        _ => t.p50,
+    };
+    let mut over: Vec<(String, f64)> = f
+        .types
+        .iter()
+        .filter(|t| o.only.as_ref().is_none_or(|only| *only == t.name))
+        .map(|t| (t.name.clone(), at(t)))
+        .filter(|(_, ms)| *ms > o.below_ms)
+        .collect();
+    over.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    over.truncate(n);
+    over
+}
+
+/// The percentile [`digests_over`] reads for an objective, by name.
+pub fn kept_percentile(o: &Objective) -> &'static str {
+    match o.percentile {
+        p if p >= 99.9 => "p99.9",
+        p if p >= 99.0 => "p99",
+        p if p >= 95.0 => "p95",
+        _ => "p50",
+    }
+}
+
+/// What a replay's objectives are measured on: every statement it replayed.
+pub const ALL_STATEMENTS: &str = "all statements";
 
 /// A rate study's level as stored with its step: the figures and the verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -563,11 +665,19 @@ pub fn next_rate(s: &Search, tried: &[(u32, Verdict)]) -> Option<u32> {
     (!tried.iter().any(|(r, _)| *r == next)).then_some(next)
 }
 
-/// A rate in the study's unit: tps, or NOPM for TPC-C.
-pub fn rate_text(tps: f64, nopm_per_tps: Option<f64>) -> String {
-    match nopm_per_tps {
-        Some(k) => format!("{} NOPM", thousands(tps * k)),
-        None => format!("{} tps", thousands(tps)),
+/// A rate in the study's unit: tps, NOPM for TPC-C, a speed of the captured traffic
+/// for a replay.
+pub fn rate_text(rate: f64, unit: RateUnit) -> String {
+    match unit {
+        RateUnit::Tps => format!("{} tps", thousands(rate)),
+        RateUnit::Nopm(k) => format!("{} NOPM", thousands(rate * k)),
+        RateUnit::Replay(r) => {
+            let speed = rate / r.captured_rate.max(1e-9);
+            let txn = r
+                .transactions_per_statement
+                .map_or(String::new(), |k| format!(", {} transactions/s", thousands(rate * k)));
+            format!("{speed:.2}x the captured rate ({} statements/s{txn})", thousands(rate))
+        }
     }
 }
 
@@ -580,7 +690,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
     let tried: Vec<(u32, Verdict)> = levels.iter().map(|(r, _, v)| (*r, v.clone())).collect();
     let (lo, hi) = bracket(&tried);
     let at = |r: u32| levels.iter().find(|(x, _, _)| *x == r).expect("a tried rate");
-    let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
+    let unit = RateUnit::of(levels);
     let rate = |r: u32| rate_text(r as f64, unit);
     // The run that met, where the rate ran more than once (a stolen run's figures are not its).
     let met_at = |r: u32| levels.iter().find(|(x, _, v)| *x == r && v.met()).unwrap_or_else(|| at(r));
@@ -685,7 +795,7 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
 fn neither_way(
     levels: &[(u32, RateFigures, Verdict)],
     tried: &[(u32, Verdict)],
-    unit: Option<f64>,
+    unit: RateUnit,
     longer_judges: bool,
 ) -> String {
     let rate = |r: u32| rate_text(r as f64, unit);
@@ -1168,6 +1278,46 @@ mod tests {
             l.1.nopm_per_tps = Some(27.0);
         }
         assert!(answer(&tpcc, &o, 0.05).starts_with("Sustains 2,700 NOPM"), "{}", answer(&tpcc, &o, 0.05));
+    }
+
+    /// A replay's rates are statements a second, said as speeds of the capture with
+    /// the application's transactions beside them; the digests over the objective at
+    /// the rate that broke it are named worst first.
+    #[test]
+    fn a_replays_answer_speaks_in_speeds_and_names_the_digests_that_broke() {
+        let o = obj("p99<10ms");
+        let scale = ReplayScale { captured_rate: 1000.0, transactions_per_statement: Some(0.05) };
+        let mut levels = vec![level(1000, 4.0, 0.0, &o), level(2000, 6.0, 0.0, &o), level(4000, 30.0, 12.0, &o)];
+        for l in &mut levels {
+            l.1.replay = Some(scale);
+        }
+        let a = answer(&levels, &o, 0.05);
+        assert!(
+            a.starts_with(
+                "Sustains 2.00x the captured rate (2,000 statements/s, 100 transactions/s) with p99 <= 10.0 ms"
+            ),
+            "{a}"
+        );
+        assert!(
+            a.contains("at 4.00x the captured rate (4,000 statements/s, 200 transactions/s) it fell 12 % behind"),
+            "{a}"
+        );
+        let t = |name: &str, p99: f64| TypeLatency { name: name.into(), p50: 1.0, p95: 2.0, p99, p999: p99 * 2.0 };
+        let broke = RateFigures {
+            types: vec![
+                t("select c from t where id=?", 45.0),
+                t("commit", 3.0),
+                t("update t set k=k+? where id=?", 80.0),
+            ],
+            ..levels[2].1.clone()
+        };
+        assert_eq!(
+            digests_over(&broke, &o[0], 3),
+            [("update t set k=k+? where id=?".to_string(), 80.0), ("select c from t where id=?".to_string(), 45.0)]
+        );
+        assert_eq!(digests_over(&broke, &o[0], 1).len(), 1);
+        assert_eq!(kept_percentile(&o[0]), "p99");
+        assert!(digests_over(&levels[0].1, &o[0], 3).is_empty(), "no digest kept: none named");
     }
 
     #[test]

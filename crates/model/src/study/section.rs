@@ -19,7 +19,9 @@ pub enum Kind {
     #[serde(rename = "scale-out")]
     ScaleOut,
     /// One server, open-loop arrival rates: the highest rate that meets a latency
-    /// objective (`sizeup capacity`, `[rate]`).
+    /// objective (`sizeup capacity`, `[rate]`). `kind = "replay"` is one of a captured
+    /// traffic (`sizeup capacity --replay`): its rates are speeds of the capture.
+    #[serde(alias = "replay")]
     Rate,
     /// One server, buffer-pool sizes with the data fixed (or data sizes with the pool
     /// fixed): throughput against the data-to-memory ratio (`sizeup memory`, `[memory]`).

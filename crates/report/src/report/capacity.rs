@@ -54,9 +54,12 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             if let (_, Some(hi)) = capacity::bracket(&tried) {
                 let os =
                     completed_steps(row, &name).into_iter().find(|(l, _)| *l == hi).and_then(|(_, f)| f.observed.os);
+                let unit = capacity::RateUnit::of(&levels);
                 if let Some(o) = &os {
-                    let unit = levels.iter().find_map(|(_, f, _)| f.nopm_per_tps);
                     a += &ran_out_at(o, &capacity::rate_text(hi as f64, unit));
+                }
+                if let (capacity::RateUnit::Replay(_), Some((_, f, _))) = (unit, levels.iter().find(|l| l.0 == hi)) {
+                    a += &broke_first(f, &objectives, &capacity::rate_text(hi as f64, unit));
                 }
             }
             if let Some((threads, f)) = probe {
@@ -71,6 +74,33 @@ pub fn answers(spec: &StudySpec, row: &StudyRow) -> Vec<String> {
             a
         })
         .collect()
+}
+
+/// A replay's digests whose latency broke the objectives first, at the rate that
+/// broke them.
+fn broke_first(f: &RateFigures, objectives: &[Objective], rate: &str) -> String {
+    let mut out = String::new();
+    for o in objectives {
+        let over = capacity::digests_over(f, o, 3);
+        if over.is_empty() {
+            continue;
+        }
+        let said: Vec<String> = over
+            .iter()
+            .map(|(d, ms)| format!("`{}` ({} {})", short_digest(d), capacity::kept_percentile(o), ms_text(*ms)))
+            .collect();
+        let _ = write!(out, " The digests over {} at {rate}, worst first: {}.", o.label(), said.join(", "));
+    }
+    out
+}
+
+/// A digest short enough for a sentence.
+fn short_digest(d: &str) -> String {
+    const MOST: usize = 80;
+    match d.char_indices().nth(MOST) {
+        Some((i, _)) => format!("{}...", &d[..i]),
+        None => d.to_string(),
+    }
 }
 
 /// What the host's CPU says at the rate that broke the objective. The CPU ran out only
@@ -155,7 +185,8 @@ pub fn tables(spec: &StudySpec, row: &StudyRow) -> String {
             );
         }
         if let Some(k) = capacity::knee(&levels) {
-            let _ = writeln!(out, "  knee: latency stays within twice the lightest level's up to {k} tps");
+            let k = capacity::rate_text(k as f64, capacity::RateUnit::of(&levels));
+            let _ = writeln!(out, "  knee: latency stays within twice the lightest level's up to {k}");
         }
     }
     for a in answers(spec, row) {

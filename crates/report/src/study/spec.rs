@@ -275,6 +275,17 @@ impl StudySpec {
         if self.workloads.is_empty() {
             return Err(Invalid::Value("name at least one workload".into()));
         }
+        // A capture's sessions are its connections: only a speed can vary.
+        if let Some(w) = self.workloads.iter().find(|w| w.ends_with(crate::workload::replay::SUFFIX)) {
+            if self.kind() != Kind::Rate {
+                return Err(Invalid::Value(format!(
+                    "{w} is a capture: its sessions set the connections, so a {} study cannot vary them; replay it in \
+                     a capacity study (kind = \"replay\", or `sizeup capacity --replay {w}`), or at given speeds \
+                     with `sizeup replay {w} --speed 1,2,4`",
+                    self.kind().name()
+                )));
+            }
+        }
         // A section of another kind cannot be read into this one (`Section`).
         if let Section::Rate(r) = &self.section {
             self.validate_rate(r)?;
@@ -599,6 +610,21 @@ impl StudySpec {
         request::run_request(workload, &o)
     }
 
+    /// A rate level of a replayed capture: the capture at `speed`, one connection per
+    /// captured session.
+    pub fn replay_request(
+        &self,
+        workload: &str,
+        schedule: std::sync::Arc<sizeup_model::capture::schedule::Schedule>,
+        speed: f64,
+        password: Option<&str>,
+    ) -> Result<RunRequest, Invalid> {
+        let mut o = self.run_options(schedule.sessions.len().max(1) as u32)?;
+        o.target.password = password.map(str::to_string);
+        crate::workload::replay::run_options(&mut o, workload, schedule, speed)?;
+        request::run_request(workload, &o)
+    }
+
     /// A memory study's `[memory]` (its defaults when the section is left out; and
     /// for another kind, which has none).
     pub fn memory_spec(&self) -> MemorySpec {
@@ -858,6 +884,11 @@ impl StudySpec {
     /// One step's run request, validated by the plan `sizeup run` uses; the password
     /// (never stored with the study) is handed in.
     pub fn request(&self, workload: &str, threads: u32, password: Option<&str>) -> Result<RunRequest, Invalid> {
+        // A capture sets its own connections and database: at its captured speed.
+        if workload.ends_with(crate::workload::replay::SUFFIX) {
+            let read_only = self.run_options(1)?.workload.oltp.read_only;
+            return self.replay_request(workload, crate::workload::replay::load(workload, read_only)?, 1.0, password);
+        }
         let mut o = self.run_options(threads)?;
         o.target.password = password.map(str::to_string);
         request::run_request(workload, &o)
@@ -962,6 +993,41 @@ model = "idle=40,max=120"
             matches!(&e(&with("table-size = 20000", "table-size = 20000\nhost = \"db1\"")), Invalid::Value(m) if m.contains("configs"))
         );
         assert!(matches!(&e(&with("tables = 1", "password = \"x\"")), Invalid::Value(m) if m.contains("MYSQL_PWD")));
+    }
+
+    /// A replay study is a rate study of a capture (`kind = "replay"`); a capture's
+    /// sessions are its connections, so no other kind takes one.
+    #[test]
+    fn a_replay_study_is_a_rate_study_of_a_capture() {
+        use sizeup_model::capture::file::{Header, Statement, Writer};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shop.capture");
+        let mut w = Writer::new(std::fs::File::create(&path).unwrap(), &Header::default()).unwrap();
+        let text = "SELECT 1".to_string();
+        w.statement(Statement { session: 1, schema: Some("shop".into()), text, ..Statement::default() }).unwrap();
+        w.finish().unwrap();
+        let file = format!(
+            r#"
+name = "our traffic"
+kind = "replay"
+workloads = ["{}"]
+levels = "auto"
+step_time = 30
+
+[rate]
+latency = "p99<20ms"
+"#,
+            path.display()
+        );
+        let s = StudySpec::from_toml(&file, "r.toml").unwrap();
+        assert_eq!(s.kind(), Kind::Rate);
+        assert_eq!(s.rate().map(|r| r.latency.as_str()), Some("p99<20ms"));
+        let sweep = FILE.replace("\"oltp_read_only\", \"oltp_read_write\"", "\"/captures/shop.capture\"");
+        let e = StudySpec::from_toml(&sweep, "s.toml").unwrap_err().what().clone();
+        assert!(
+            matches!(&e, Invalid::Value(m) if m.contains("is a capture") && m.contains("sizeup capacity --replay")),
+            "{e}"
+        );
     }
 
     /// Study 3's two forms from one file: a split scale study with a big and a small

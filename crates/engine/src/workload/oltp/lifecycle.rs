@@ -128,8 +128,8 @@ impl Workload for OltpWorkload {
         Some(SizeCheck {
             want: self.options.table_size as u64,
             what: "rows per table",
-            sql: "SELECT MAX(id) FROM sbtest1",
-            confirm: Some("SELECT COUNT(*) FROM sbtest1"),
+            sql: "/* sizeup */ SELECT MAX(id) FROM sbtest1",
+            confirm: Some("/* sizeup */ SELECT COUNT(*) FROM sbtest1"),
         })
     }
     fn prepare_hint(&self) -> String {
@@ -190,7 +190,7 @@ impl Workload for OltpWorkload {
             }
             let present: Vec<String> = conn
                 .query(format!(
-                    "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME LIKE 'sbtest%'",
+                    "/* sizeup */ SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME LIKE 'sbtest%'",
                     crate::target::literal(database)
                 ))
                 .await
@@ -203,7 +203,8 @@ impl Workload for OltpWorkload {
             }
             // A --table-size that differs from the data prepared is a silent error in
             // sysbench: ids are drawn from 1..table-size whatever the table holds. Say so.
-            let max_id: Option<Option<u64>> = conn.query_first("SELECT MAX(id) FROM sbtest1").await.unwrap_or(None);
+            let max_id: Option<Option<u64>> =
+                conn.query_first("/* sizeup */ SELECT MAX(id) FROM sbtest1").await.unwrap_or(None);
             // An empty table (prepared with --table-size 0, or emptied by DELETE) answers
             // every lookup with nothing, fast: a figure of empty lookups, not of the workload.
             if max_id == Some(None) && self.variant != super::Variant::Insert {

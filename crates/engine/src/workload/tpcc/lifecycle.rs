@@ -107,7 +107,7 @@ impl Workload for TpccWorkload {
     }
     fn size_check(&self) -> Option<SizeCheck> {
         let want = self.asked? as u64;
-        Some(SizeCheck { want, what: "warehouses", sql: "SELECT COUNT(*) FROM warehouse", confirm: None })
+        Some(SizeCheck { want, what: "warehouses", sql: "/* sizeup */ SELECT COUNT(*) FROM warehouse", confirm: None })
     }
     fn prepare_hint(&self) -> String {
         "sizeup prepare tpcc --warehouses W".into()
