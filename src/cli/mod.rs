@@ -444,8 +444,19 @@ pub enum CaptureCommand {
 #[derive(Args, Debug)]
 pub struct PlanArgs {
     /// The throughput to provide (tps; NOPM for tpcc).
-    #[arg(long, allow_negative_numbers = true, required_unless_present_any = ["resume", "show", "list", "file"])]
+    #[arg(long, allow_negative_numbers = true, required_unless_present_any = ["resume", "show", "list", "file", "replay"])]
     pub target_tps: Option<f64>,
+    /// Size for your own traffic: a capture (`sizeup capture`) replayed on a copy of its
+    /// data; the target is --growth times its captured rate.
+    #[arg(long, value_name = "CAPTURE", requires = "growth", conflicts_with_all = ["target_tps", "file"])]
+    pub replay: Option<PathBuf>,
+    /// With --replay: the captured traffic times this is the target (3: three times it).
+    #[arg(long, value_name = "FACTOR", requires = "replay", allow_negative_numbers = true)]
+    pub growth: Option<f64>,
+    /// Let the studies write to tables sizeup did not create (as `sizeup run
+    /// --write-foreign-tables`): a replayed capture's, on a copy of its data.
+    #[arg(long)]
+    pub write_foreign_tables: bool,
     /// The latency objective each server must meet at its share: p99<50ms (several
     /// with commas or given again, all to be met).
     #[arg(long, value_name = "OBJECTIVE", action = clap::ArgAction::Append)]

@@ -89,13 +89,39 @@ pub fn read_file(file: &Path) -> Result<PlanSpec, Error> {
 }
 
 fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
-    let target_tps = a.target_tps.expect("clap requires it without --resume, --show, --list or --file");
+    // A capture's plan: its workload is the capture, its target the growth times its
+    // captured rate (statements a second).
+    let (workload, target_tps) = match (&a.replay, a.growth) {
+        (Some(capture), Some(growth)) => {
+            let path = capture.to_string_lossy().into_owned();
+            if !path.ends_with(crate::workload::replay::SUFFIX) {
+                return Err(Error::Usage(format!(
+                    "--replay {path}: a capture file ends in {} (`sizeup capture ... -o FILE{}`)",
+                    crate::workload::replay::SUFFIX,
+                    crate::workload::replay::SUFFIX
+                )));
+            }
+            if !(growth.is_finite() && growth > 0.0) {
+                return Err(Error::Usage(format!(
+                    "--growth {growth}: give a factor of the captured traffic above 0, e.g. 3"
+                )));
+            }
+            let read_only = a.workload_args.oltp.read_only;
+            let rate = crate::workload::replay::load(&path, read_only)?.rate();
+            (path, growth * rate)
+        }
+        _ => (
+            a.workload.clone(),
+            a.target_tps.expect("clap requires it without --resume, --show, --list, --file or --replay"),
+        ),
+    };
     let budget_s = crate::plan::parse_budget(&a.budget).map_err(Error::from)?;
     let cost = a.cost.as_deref().map(crate::cost::CostInputs::parse).transpose().map_err(Error::from)?;
     let options = crate::options::RunOptions {
         target: a.target.clone(),
         workload: a.workload_args.clone(),
         session: a.session.clone(),
+        write_foreign_tables: a.write_foreign_tables,
         ..Default::default()
     }
     .changed();
@@ -104,14 +130,14 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
     let spec = PlanSpec {
         name: a.name.clone().unwrap_or_else(|| {
             format!(
-                "plan {} {target_tps}{}",
-                a.workload,
+                "plan {workload} {}{}",
+                a.growth.map_or(format!("{target_tps}"), |g| format!("{g}x")),
                 latency.as_deref().map_or(String::new(), |l| format!(" at {l}"))
             )
         }),
         target_tps,
         latency,
-        workload: a.workload.clone(),
+        workload,
         options,
         script_options: Default::default(),
         cost,
@@ -120,6 +146,7 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
         efficiency: a.efficiency,
         memory_price: a.memory_price,
         budget_s,
+        growth: a.growth,
     };
     crate::plan::validate(&spec).map_err(Error::from)?;
     Ok(spec)

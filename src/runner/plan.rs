@@ -194,7 +194,7 @@ fn add_seconds(state: &mut PlanState, stage: Stage, sid: i64, t0: Instant, how: 
 
 fn unit(spec: &PlanSpec) -> &'static str {
     match crate::workload::kind(&spec.workload).map(|k| k.unit().label()) {
-        Ok("NOPM") => "NOPM",
+        Ok(u @ ("NOPM" | "statements/s")) => u,
         _ => "tps",
     }
 }
@@ -275,10 +275,9 @@ pub fn found_of(store: &Store, id: i64) -> Result<Found, Error> {
     if spec.kind() == Kind::Rate {
         if let Some(s) = crate::study::series_of(&spec).first() {
             f.rates = crate::study::rate_levels(&row, &s.name);
-            f.rate_watts = crate::study::completed_steps(&row, &s.name)
-                .into_iter()
-                .filter_map(|(l, f)| Some((l, f.observed.os?.watts?)))
-                .collect();
+            let steps = crate::study::completed_steps(&row, &s.name);
+            f.rate_watts = steps.iter().filter_map(|(l, f)| Some((*l, f.observed.os.as_ref()?.watts?))).collect();
+            f.rate_os = steps.into_iter().filter_map(|(l, f)| Some((l, f.observed.os?))).collect();
         }
     }
     Ok(f)

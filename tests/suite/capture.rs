@@ -297,3 +297,33 @@ fn capacity_of_a_replay_brackets_a_speed_of_the_captured_traffic() {
     assert!(answer.contains("The digests over p99 <= 20.0 ms at"), "{answer}");
     assert!(answer.contains("`select sleep(?)`"), "the slow digest broke first: {answer}");
 }
+
+/// `sizeup plan --replay CAPTURE --growth 20`: the target is twenty times the captured
+/// rate, the capacity search of the replay is the plan's one study (there is no
+/// connection count to sweep), and the plan is said in the capture's units.
+#[test]
+fn a_plan_for_a_capture_sizes_servers_for_its_growth() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let capture = paced_capture(&s, dir.path(), false);
+    let args = ["plan", "--replay", &capture, "--growth", "20", "--latency", "p99<20ms", "--budget", "5m"];
+    let (code, stdout, stderr) = run_in(&s, &args);
+    let said = format!("{stdout}\n{stderr}");
+    if code == 1 && said.contains("other programs") {
+        return; // a busy box starved every level: rightly no plan
+    }
+    assert_eq!(code, 0, "{said}");
+    assert!(stdout.contains("sweep: skipped — a capture's sessions are its connections"), "{stdout}");
+    assert!(stdout.contains("capacity: the highest speed of the captured traffic that meets p99<20ms"), "{stdout}");
+    let plan = stdout.lines().find(|l| l.starts_with("Plan: ")).unwrap_or_default();
+    assert!(plan.contains("statements/s (20x the captured traffic) of"), "{plan}");
+    let servers: u64 = plan["Plan: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    // Twenty times 400 statements a second on servers that carry 1x to 16x of it each.
+    assert!((2..=20).contains(&servers), "{plan}");
+    assert!(stdout.contains("x the captured rate ("), "the basis in speeds: {stdout}");
+    // Bad requests: refused in one line before anything runs.
+    let (code, _, err) = run_in(&s, &["plan", "--replay", &capture, "--growth", "3"]);
+    assert!(code != 0 && err.contains("--latency"), "{err}");
+    let (code, _, err) = run_in(&s, &["plan", "--replay", &capture]);
+    assert!(code != 0 && err.contains("--growth"), "{err}");
+}

@@ -107,6 +107,15 @@ pub fn instance_levels(host: &Host) -> Vec<u32> {
 /// CPUs or more, the cluster when one is asked for, and the memory study when the data
 /// already outgrows the pool. Between 5 and 30 s a step, a quarter of it warm-up.
 pub fn timing(plan: &PlanSpec, host: &Host) -> Timing {
+    if plan.replays() {
+        // Its only study, the capacity search (each level replays the whole capture:
+        // the step length is the capture's span at that speed, this its warm-up cap).
+        let each = ((plan.budget_s * PLANNED_SHARE - RATE_SETUP_S) / RATE_LEVELS as f64).max(0.0);
+        return Timing {
+            step_time: (each * 0.8).clamp(5.0, 30.0).round(),
+            warmup: (each * 0.2).clamp(1.0, 10.0).round(),
+        };
+    }
     let mut steps = sweep_levels(host).len() as f64;
     let mut setup = SWEEP_SETUP_S;
     if plan.latency.is_some() {
@@ -211,6 +220,7 @@ fn mib(bytes: u64) -> String {
 /// What leaving a stage out changes in the plan, said when the budget left it out.
 pub fn left_out(stage: Stage, plan: &PlanSpec) -> String {
     match stage {
+        Stage::Sweep | Stage::Capacity if plan.replays() => "a capture's plan has nothing else to size from".into(),
         Stage::Sweep => "there is no plan without it".into(),
         Stage::Capacity => format!(
             "each server is sized at the sweep's closed-loop peak, where latency is at its worst, not at {}; \
@@ -256,8 +266,43 @@ pub fn decide(
     }
 }
 
+/// A replayed capture's plan: its sessions are its connections, so there is nothing to
+/// sweep, and the instances, nodes and pools of the other stages run workloads sizeup
+/// generates; the capacity search at the objective is its one study.
+fn want_replay(stage: Stage, plan: &PlanSpec, t: Timing) -> Decision {
+    match stage {
+        Stage::Sweep => skip("a capture's sessions are its connections: there is no connection count to sweep"),
+        Stage::Capacity => {
+            let latency = plan.latency.clone().unwrap_or_default();
+            let rate = RateSpec {
+                latency: latency.clone(),
+                resolution: Some(RATE_RESOLUTION_PCT),
+                connections: None,
+                probe_threads: None,
+                max_levels: Some(RATE_LEVELS),
+            };
+            let why = format!(
+                "the highest speed of the captured traffic that meets {latency}: the capture replayed from its own \
+                 rate, doubled until the objective breaks, then bracketed"
+            );
+            run(Planned::new(stage, Section::Rate(rate), Levels::Text("auto".into()), t), why)
+        }
+        Stage::ScaleUp | Stage::Memory => skip(
+            "a replay is one application's traffic on one copy of its data: more instances or other pools are not \
+             measured with it; one instance per server, with this one's pool, is assumed",
+        ),
+        Stage::ScaleOut => skip(format!(
+            "a replay is one copy's traffic: the scale-out efficiency is assumed ({})",
+            plan.efficiency.unwrap_or(DEFAULT_EFFICIENCY)
+        )),
+    }
+}
+
 /// Whether `stage` should run, budget aside, and the study it would run.
 fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, found: &Findings) -> Decision {
+    if plan.replays() {
+        return want_replay(stage, plan, t);
+    }
     if stage == Stage::Sweep {
         let levels = sweep_levels(host);
         let why = format!(
@@ -608,5 +653,30 @@ mod tests {
         assert_eq!(s.verdict.as_ref().unwrap().shape, Shape::Rising);
         let p = peak(&s).unwrap();
         assert_eq!(p.connections(), 4);
+    }
+
+    /// A capture's plan runs the capacity search alone: there is no connection count to
+    /// sweep, and the other stages measure workloads sizeup generates.
+    #[test]
+    fn a_captures_plan_runs_only_the_capacity_search() {
+        let p = PlanSpec { workload: "/c/shop.capture".into(), latency: Some("p99<20ms".into()), ..plan() };
+        assert!(p.replays() && p.check().is_ok());
+        let t = timing(&p, &host());
+        for stage in Stage::ALL {
+            let d = decide(stage, &p, 1, &host(), t, &Findings::default(), 3600.0);
+            match (stage, d) {
+                (Stage::Capacity, Decision::Run { study, .. }) => {
+                    let Section::Rate(r) = &study.section else { panic!("a rate study: {study:?}") };
+                    assert_eq!((r.latency.as_str(), r.probe_threads), ("p99<20ms", None));
+                }
+                (Stage::Capacity, d) => panic!("the capacity search runs: {d:?}"),
+                (_, Decision::Skip { why, for_time }) => assert!(!for_time && !why.is_empty()),
+                (s, d) => panic!("{s:?} is not run for a capture: {d:?}"),
+            }
+        }
+        let no_objective = PlanSpec { latency: None, ..p.clone() };
+        assert!(no_objective.check().unwrap_err().to_string().contains("--latency"));
+        let cluster = PlanSpec { cluster: ClusterChoice::Galera, ..p };
+        assert!(cluster.check().unwrap_err().to_string().contains("--efficiency"));
     }
 }

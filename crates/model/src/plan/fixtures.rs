@@ -22,6 +22,7 @@ pub fn plan() -> PlanSpec {
         efficiency: None,
         memory_price: None,
         budget_s: 600.0,
+        growth: None,
     }
 }
 

@@ -81,6 +81,10 @@ pub struct PlanSpec {
     pub memory_price: Option<f64>,
     /// Seconds the plan's studies may take, all together.
     pub budget_s: f64,
+    /// A replayed capture's plan: the captured traffic times this is the target
+    /// (`target_tps` holds it in statements a second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<f64>,
 }
 
 pub fn default_workload() -> String {
@@ -130,6 +134,12 @@ impl PlanSpec {
     /// Everything checkable before a server is touched but the workload's name (which
     /// the engine knows: the report crate's `plan::validate` checks both); each message
     /// says what to give.
+    /// The plan sizes for a replayed capture (`--replay`): its rates are statements a
+    /// second and its only study the capacity search at the objective.
+    pub fn replays(&self) -> bool {
+        self.workload.ends_with(crate::unit::CAPTURE_SUFFIX)
+    }
+
     pub fn check(&self) -> Result<(), Invalid> {
         if !(self.target_tps.is_finite() && self.target_tps > 0.0) {
             return Err(Invalid::Value(format!(
@@ -139,6 +149,23 @@ impl PlanSpec {
         }
         if let Some(l) = &self.latency {
             crate::study::capacity::parse_objectives(l)?;
+        }
+        if self.replays() && self.latency.is_none() {
+            return Err(Invalid::Missing(
+                "a plan for a capture needs its objective (--latency 'p99<20ms'): its servers are sized at the \
+                 speed that meets it"
+                    .into(),
+            ));
+        }
+        if self.replays() && self.cluster != ClusterChoice::None {
+            return Err(Invalid::Conflict(
+                "--cluster and a capture: a replay is one application's traffic on one copy; give --efficiency to \
+                 size a scale-out"
+                    .into(),
+            ));
+        }
+        if let Some(g) = self.growth.filter(|g| !(g.is_finite() && *g > 0.0)) {
+            return Err(Invalid::Value(format!("--growth {g}: give a factor of the captured traffic above 0, e.g. 3")));
         }
         if self.budget_s.is_nan() || self.budget_s < MIN_BUDGET_S {
             return Err(Invalid::Value(format!(
@@ -249,6 +276,9 @@ pub struct Found {
     pub rates: Vec<(u32, RateFigures, Verdict)>,
     /// A rate study's watts by rate, where measured.
     pub rate_watts: Vec<(u32, f64)>,
+    /// A rate study's host figures by rate, where sampled (what ran out where the
+    /// objective broke).
+    pub rate_os: Vec<(u32, crate::monitor::os::OsSample)>,
     /// The lab its runs ran in ("emulated (node CPU quota 0.3 ...)"), if any.
     pub emulated: Option<String>,
 }

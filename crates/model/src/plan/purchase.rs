@@ -159,8 +159,8 @@ pub fn purchase(
             ));
         }
     }
-    fn finished(f: &Option<super::Found>) -> Option<&super::Found> {
-        f.as_ref().filter(|f| f.completed())
+    if plan.replays() {
+        return replayed(plan, found, caveats);
     }
     let sweep_found = found.sweep.as_ref().ok_or(NoPlan::NotMeasured("the plan has no sweep".into()))?;
     if let Some(why) = unfinished(sweep_found) {
@@ -263,6 +263,79 @@ pub fn purchase(
     })
 }
 
+fn finished(f: &Option<super::Found>) -> Option<&super::Found> {
+    f.as_ref().filter(|f| f.completed())
+}
+
+/// A replayed capture's plan: one instance's figure is the capacity search's, in
+/// statements a second, the speed that met the objective (there is no sweep); what
+/// ran out is the host's CPU where the objective broke, when it was watched.
+fn replayed(plan: &PlanSpec, found: &Findings, mut caveats: Vec<String>) -> Result<Purchase, NoPlan> {
+    let goal = plan.latency.as_deref().unwrap_or_default();
+    let c = found.capacity.as_ref().ok_or(NoPlan::NotMeasured("the plan's capacity search did not run".into()))?;
+    if let Some(why) = unfinished(c) {
+        return Err(NoPlan::NotMeasured(format!(
+            "the capacity search (study {}) {why}: a plan is not priced from a study that did not finish; run the \
+             plan again (on a quiet host, with the server healthy)",
+            c.study
+        )));
+    }
+    let unit = crate::unit::Unit::Statements.label().to_string();
+    let Base { per_instance, range, watts, mut weak, basis } = at_objective(goal, c, &unit)?.ok_or_else(|| {
+        NoPlan::NotMeasured(format!(
+            "the capacity search (study {}) judged no speed either way against {goal}: measure again on a quiet host",
+            c.study
+        ))
+    })?;
+    let range = earlier_runs(found, true, per_instance, range, &unit, &mut weak, &mut caveats);
+    weak.dedup();
+    let (efficiency, efficiency_words) = efficiency(plan, found, &mut caveats);
+    let mut candidates = vec![Candidate {
+        plan: sizing::plan_at(
+            "one instance per server",
+            1,
+            per_instance,
+            range,
+            watts,
+            plan.target_tps,
+            &efficiency,
+            weak,
+        )?,
+        basis,
+        pool_bytes: None,
+        cost: None,
+    }];
+    if let Some(k) = &plan.cost {
+        price(&mut candidates, k, plan.memory_price, &mut caveats);
+    }
+    if plan.memory_price.is_some() {
+        caveats.push("--memory-price was not used: a replay's plan measures no other pool.".into());
+    }
+    let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    let broke = capacity::bracket(&tried).1;
+    let at_peak = broke.and_then(|hi| c.rate_os.iter().find(|(r, _)| *r == hi)).map(|(_, o)| o.clone());
+    let watched = at_peak.as_ref().is_some_and(|o| o.server_cores.is_some() || o.server_host.is_some());
+    let cpu = at_peak.as_ref().and_then(|o| match &o.server_host {
+        Some(h) => (h.busy() >= crate::study::bottleneck::CPU_BUSY).then_some("the server host's CPU (node_exporter)"),
+        None => o.busy().filter(|b| *b >= crate::study::bottleneck::CPU_BUSY).map(|_| resource("cpu")),
+    });
+    Ok(Purchase {
+        ran_out: cpu.filter(|_| watched).into_iter().collect(),
+        watched,
+        sweep_study: c.study,
+        at_peak,
+        chosen: candidates.remove(0),
+        beaten: candidates,
+        per_instance,
+        per_instance_range: range,
+        at_objective: true,
+        unit,
+        efficiency,
+        efficiency_words,
+        caveats,
+    })
+}
+
 /// How a study that did not finish ended, in words ("was interrupted (why)"); None
 /// when it finished.
 fn unfinished(f: &super::Found) -> Option<String> {
@@ -295,6 +368,12 @@ struct Base {
 /// when no rate met it.
 fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>, NoPlan> {
     let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
+    // A replay's rates are statements a second, said as speeds of its capture.
+    let replay = capacity::RateUnit::of(&c.rates);
+    let tps = |r: u32| match replay {
+        capacity::RateUnit::Replay(_) => capacity::rate_text(r as f64, replay),
+        _ => format!("{r} tps"),
+    };
     match capacity::bracket(&tried) {
         (Some(lo), hi) => {
             // Rates are transactions a second; TPC-C's target is NOPM.
@@ -304,8 +383,9 @@ fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>
             let mut weak = Vec::new();
             if hi.is_none() {
                 weak.push(format!(
-                    "no rate above {lo} tps broke the objective: a server may carry more, and the server count \
-                     is an upper bound"
+                    "no rate above {} broke the objective: a server may carry more, and the server count is an \
+                     upper bound",
+                    tps(lo)
                 ));
             }
             // The range's top holds a rate that met the objective in another run.
@@ -314,7 +394,7 @@ fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>
                 weak.push(format!(
                     "{} met the objective in one run and broke it in another: the capacity varies from run to \
                      run there, and the range holds both",
-                    split.iter().map(|r| format!("{r} tps")).collect::<Vec<_>>().join(" and ")
+                    split.iter().map(|r| tps(*r)).collect::<Vec<_>>().join(" and ")
                 ));
             }
             let hi = capacity::upper(&tried).or(hi).map_or(lo, |h| h.max(lo));
@@ -324,9 +404,14 @@ fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>
                 watts,
                 weak,
                 basis: format!(
-                    "study {}: the highest rate that met {goal} was {lo} tps{}",
+                    "study {}: the highest rate that met {goal} was {}{}",
                     c.study,
-                    if hi > lo { format!(" ({hi} broke it)") } else { String::new() }
+                    tps(lo),
+                    match (hi > lo, replay) {
+                        (true, capacity::RateUnit::Replay(_)) => format!(" ({} broke it)", tps(hi)),
+                        (true, _) => format!(" ({hi} broke it)"),
+                        (false, _) => String::new(),
+                    }
                 ),
             }))
         }
@@ -337,20 +422,22 @@ fn at_objective(goal: &str, c: &super::Found, unit: &str) -> Result<Option<Base>
                 .rates
                 .iter()
                 .filter(|(r, _, v)| *r < lowest && !v.met() && !v.server_failed())
-                .map(|(r, _, v)| format!("{r} tps: {}", v.short()))
+                .map(|(r, _, v)| format!("{}: {}", tps(*r), v.short()))
                 .collect();
             if !unjudged.is_empty() {
                 return Err(NoPlan::NotMeasured(format!(
-                    "{goal} was not measured below {lowest} tps, which broke it (study {}): {}; a lower rate \
-                     may meet it: measure again on a quiet host, or with a longer --budget",
+                    "{goal} was not measured below {}, which broke it (study {}): {}; a lower rate may meet it: \
+                     measure again on a quiet host, or with a longer --budget",
+                    tps(lowest),
                     c.study,
                     unjudged.join("; ")
                 )));
             }
             Err(NoPlan::NotMeasured(format!(
-                "no rate met {goal} (study {}; the lowest tried, {lowest} tps, broke it): a server like this one \
-                 cannot meet the objective at the rates tried, so no number of them plans for it",
-                c.study
+                "no rate met {goal} (study {}; the lowest tried, {}, broke it): a server like this one cannot meet \
+                 the objective at the rates tried, so no number of them plans for it",
+                c.study,
+                tps(lowest)
             )))
         }
         (None, None) => Ok(None),
@@ -834,6 +921,50 @@ mod tests {
             "{:?}",
             p.caveats
         );
+    }
+
+    /// A capture's plan (`plan --replay shop.capture --growth 10`): no sweep, one
+    /// instance's figure the speed that met the objective, said as a speed, and the
+    /// host's CPU where it broke.
+    #[test]
+    fn a_captures_plan_is_sized_at_the_speed_that_met_the_objective() {
+        let plan = PlanSpec {
+            workload: "/c/shop.capture".into(),
+            target_tps: 28580.0,
+            latency: Some("p99<20ms".into()),
+            growth: Some(10.0),
+            ..plan()
+        };
+        let scale =
+            crate::study::capacity::ReplayScale { captured_rate: 2858.0, transactions_per_statement: Some(0.05) };
+        let levels =
+            [(2858, Verdict::Met), (5716, Verdict::Met), (11432, missed()), (10717, Verdict::Met), (11074, missed())];
+        let mut c = rates(6, &levels);
+        for (_, f, _) in &mut c.rates {
+            f.replay = Some(scale);
+        }
+        let busy =
+            crate::monitor::os::OsSample { usr: 90.0, idle: 10.0, server_cores: Some(1.1), ..Default::default() };
+        c.rate_os = vec![(11074, busy)];
+        let f = Findings { capacity: Some(c), ..Default::default() };
+        let p = purchase(&plan, &f, &[], None).unwrap();
+        assert_eq!((p.per_instance, p.per_instance_range), (10717.0, (10717.0, 11074.0)));
+        assert_eq!(p.unit, "statements/s");
+        // 28580 / (10717 x 0.9) = 2.96 -> 3; at 11074, 2.87 -> 3.
+        assert_eq!((p.chosen.plan.servers, p.chosen.plan.servers_range), (3, (Some(3), Some(3))));
+        assert!(
+            p.chosen.basis.contains("was 3.75x the captured rate (10,717 statements/s, 536 transactions/s) (3.87x"),
+            "{}",
+            p.chosen.basis
+        );
+        assert_eq!((p.ran_out.as_slice(), p.sweep_study, p.watched), (&["the host's CPU"][..], 6, true));
+        // No speed met it: no plan, said in speeds.
+        let none = Findings { capacity: Some(rates(6, &[(2858, missed())])), ..Default::default() };
+        let e = purchase(&plan, &none, &[], None).unwrap_err().to_string();
+        assert!(e.contains("no rate met p99<20ms"), "{e}");
+        // The search not run: no plan, and no sweep asked for.
+        let e = purchase(&plan, &Findings::default(), &[], None).unwrap_err().to_string();
+        assert!(e.contains("capacity search did not run"), "{e}");
     }
 
     fn capacity_met(f: &mut Findings) {

@@ -100,6 +100,7 @@ pub fn from_toml(text: &str, origin: &str) -> Result<PlanSpec, Invalid> {
         efficiency: f.efficiency,
         memory_price: f.memory_price,
         budget_s,
+        growth: None,
     };
     validate(&spec).map_err(|e| Invalid::Value(format!("{origin}: {e}")))?;
     Ok(spec)
@@ -122,6 +123,8 @@ pub fn study_spec(plan: &PlanSpec, plan_id: i64, study: &Planned) -> StudySpec {
         Some(db) => {
             options.insert("database".into(), db.clone().into());
         }
+        // A capture's statements run in its own databases (the one most sessions start in).
+        None if plan.replays() => {}
         None => {
             options.entry("database".to_string()).or_insert_with(|| decide::DATABASE.into());
         }
@@ -151,9 +154,17 @@ pub fn study_spec(plan: &PlanSpec, plan_id: i64, study: &Planned) -> StudySpec {
 /// The study the host's facts are read through before the first stage: the sweep's
 /// workload, data and target at one connection (its data loaded as the sweep would).
 pub fn probe_spec(plan: &PlanSpec) -> StudySpec {
+    // A capture is replayed by a rate study only (its sessions set the connections).
+    let section = match plan.replays() {
+        true => Section::Rate(crate::study::spec::RateSpec {
+            latency: plan.latency.clone().unwrap_or_default(),
+            ..Default::default()
+        }),
+        false => Section::Sweep,
+    };
     let probe = Planned {
         stage: Stage::Sweep,
-        section: Section::Sweep,
+        section,
         levels: Levels::List(vec![1]),
         timing: Timing { step_time: 5.0, warmup: 1.0 },
         scale: Default::default(),

@@ -78,7 +78,9 @@ pub fn headline(spec: &PlanSpec, p: &Purchase) -> [String; 2] {
     let at = spec.latency.as_deref().map_or(String::new(), |l| format!(" at {l}"));
     let years = spec.cost.as_ref().map(|c| c.years);
     let verb = if c.plan.servers == 1 { "carries" } else { "carry" };
-    let mut first = format!("Plan: {} {verb} {} {} of {}{at}", shape(c), n(spec.target_tps), p.unit, spec.workload);
+    let growth = spec.growth.map_or(String::new(), |g| format!(" ({g}x the captured traffic)"));
+    let mut first =
+        format!("Plan: {} {verb} {} {}{growth} of {}{at}", shape(c), n(spec.target_tps), p.unit, spec.workload);
     if let Some(w) = cost_words(c, years) {
         let _ = write!(first, ", {w}");
     }

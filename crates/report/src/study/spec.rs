@@ -604,6 +604,13 @@ impl StudySpec {
         connections: u32,
         password: Option<&str>,
     ) -> Result<RunRequest, Invalid> {
+        // A capture's rate is a speed of its own schedule, in statements a second.
+        if workload.ends_with(crate::workload::replay::SUFFIX) {
+            let read_only = self.run_options(1)?.workload.oltp.read_only;
+            let schedule = crate::workload::replay::load(workload, read_only)?;
+            let speed = rate as f64 / schedule.rate();
+            return self.replay_request(workload, schedule, speed, password);
+        }
         let mut o = self.run_options(connections)?;
         o.rate = rate as f64;
         o.target.password = password.map(str::to_string);
