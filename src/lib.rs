@@ -15,6 +15,7 @@
 pub use sizeup_model::capture;
 pub mod cli;
 pub use sizeup_engine::client;
+pub use sizeup_engine::live_capture;
 mod cmd;
 pub use sizeup_engine::exec;
 pub use sizeup_model::cost;

@@ -418,11 +418,17 @@ pub struct CaptureArgs {
     pub command: Option<CaptureCommand>,
     /// The slow log to read (MariaDB's, or MySQL 5.7's or 8.x's file format), written
     /// with long_query_time = 0 so that every statement is in it.
-    #[arg(long, value_name = "FILE", required = true)]
+    #[arg(long, value_name = "FILE", required_unless_present = "live", conflicts_with = "live")]
     pub slow_log: Option<PathBuf>,
+    /// Capture from the server itself for this long (60s, 5m): its slow log turned to
+    /// mysql.slow_log at long_query_time = 0, every setting put back after.
+    #[arg(long = "for", id = "live", value_name = "DURATION")]
+    pub live: Option<String>,
     /// The capture file to write.
     #[arg(long, short, value_name = "CAPTURE", required = true)]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -54,7 +54,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Model(cmd) => model::model(&cx, cmd),
         Command::Size(a) => model::size(&cx, &a),
         Command::Plan(a) => plan::plan(&cx, &a),
-        Command::Capture(a) => capture::capture(&a),
+        Command::Capture(a) => capture::capture(&cx, &a),
         Command::Replay(a) => replay::replay(&cx, &a),
     }
 }

@@ -327,3 +327,77 @@ fn a_plan_for_a_capture_sizes_servers_for_its_growth() {
     let (code, _, err) = run_in(&s, &["plan", "--replay", &capture]);
     assert!(code != 0 && err.contains("--growth"), "{err}");
 }
+
+/// `sizeup capture --for` on `s`'s managed instance, as its own process.
+fn live_capture(s: &TestServer, seconds: &str, out: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["--home", &s.home(), "capture", "--for", seconds, "-o", &out.to_string_lossy()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `sizeup capture --for`: the slow log turned to mysql.slow_log for a while and every
+/// setting put back exactly, whether the time ran out or Ctrl-C ended it; the captured
+/// tables' definitions and row counts kept; a user who may not change the settings
+/// refused in a line, with nothing changed.
+#[test]
+fn a_live_capture_puts_every_setting_back() {
+    let s = TestServer::start();
+    let data = ["--tables", "1", "--table-size", "2000"];
+    assert_eq!(s.sizeup(&[&["prepare", "oltp_read_only"][..], &data].concat()).unwrap(), 0);
+    s.sql("SET GLOBAL long_query_time = 7.5; SET GLOBAL log_output = 'FILE'; SET GLOBAL slow_query_log = 0");
+    let settings = || s.sql("SELECT @@GLOBAL.slow_query_log, @@GLOBAL.log_output, @@GLOBAL.long_query_time");
+    let before = settings();
+    assert!(before.contains("7.5"), "{before}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.capture");
+    let child = live_capture(&s, "5s", &out);
+    // Sessions that connect after the capture began are in it.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        s.sizeup(&[&["run", "oltp_read_only", "--threads", "2", "--time", "2"][..], &data].concat()).unwrap(),
+        0
+    );
+    let done = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert!(done.status.success(), "{said}{}", String::from_utf8_lossy(&done.stderr));
+    assert!(said.contains("captured ") && said.contains("to the microsecond"), "{said}");
+    assert_eq!(settings(), before, "every setting as it was");
+    let (code, json, _) = run_in(&s, &["capture", "show", &out.to_string_lossy(), "--json", "--limit", "0"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let digests: Vec<&str> = v["digests"].as_array().unwrap().iter().map(|d| d["digest"].as_str().unwrap()).collect();
+    assert!(digests.contains(&"select c from sbtest? where id=?"), "{digests:?}");
+    assert!(digests.iter().all(|d| !d.contains("@@global.slow_query_log")), "its own reads left out: {digests:?}");
+    let table = v["tables"].as_array().unwrap().iter().find(|t| t["name"] == "sbtest1").expect("sbtest1 recorded");
+    assert!(table["create"].as_str().unwrap().starts_with("CREATE TABLE `sbtest1`"), "{table}");
+    assert!(table["rows"].as_u64().unwrap() > 0, "{table}");
+
+    // Ctrl-C: the capture ends early, keeps what it holds, and puts the settings back.
+    let out = dir.path().join("interrupted.capture");
+    let child = live_capture(&s, "10m", &out);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        s.sizeup(&[&["run", "oltp_read_only", "--threads", "1", "--time", "1"][..], &data].concat()).unwrap(),
+        0
+    );
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(String::from_utf8_lossy(&done.stdout).contains("interrupted: the capture ends here"));
+    assert!(out.exists());
+    assert_eq!(settings(), before, "put back after Ctrl-C too");
+
+    // A user who may not change the settings: one line, nothing changed.
+    s.sql("CREATE USER 'weak'@'localhost'; GRANT SELECT ON *.* TO 'weak'@'localhost'");
+    let socket = s.socket.to_string_lossy().into_owned();
+    let out = dir.path().join("weak.capture").to_string_lossy().into_owned();
+    let (code, _, err) = run_in(&s, &["capture", "--for", "1s", "-o", &out, "--socket", &socket, "--user", "weak"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("SUPER") && err.trim().lines().count() <= 2, "{err}");
+    assert_eq!(settings(), before);
+    assert!(!Path::new(&out).exists());
+}

@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod exec;
+pub mod live_capture;
 pub mod monitor;
 pub mod options;
 pub mod random;

@@ -31,8 +31,8 @@ use std::time::Duration;
 
 /// A capture file is named by its path, ending so.
 pub const SUFFIX: &str = sizeup_model::unit::CAPTURE_SUFFIX;
-/// The shortest interval a fast replay of a short capture is measured in.
-const MIN_INTERVAL_S: f64 = 0.1;
+/// The shortest interval a study's fast replay of a short capture is measured in.
+pub const MIN_INTERVAL_S: f64 = 0.1;
 /// Room after a replay's last statement is due, for it and the ones before it to end.
 pub const GRACE_S: f64 = 5.0;
 /// A statement that starts this much after it was due started late.
@@ -112,12 +112,8 @@ pub fn run_options(o: &mut RunOptions, path: &str, schedule: Arc<Schedule>, spee
     }
     let span_s = schedule.span_us as f64 / 1e6 / speed;
     o.time = span_s + GRACE_S;
-    // A fast replay of a short capture still has intervals to measure after its
-    // warm-up: a tenth of its span each at most (a tenth of a second at least).
+    // Most of the capture is measured, however short it is at this speed.
     o.warmup = o.warmup.min(span_s / 5.0);
-    if o.report_interval > 0.0 {
-        o.report_interval = o.report_interval.min(span_s / 10.0).max(MIN_INTERVAL_S);
-    }
     o.workload.replay = crate::options::ReplayArgs {
         speed,
         read_only: o.workload.oltp.read_only,

@@ -628,6 +628,10 @@ impl StudySpec {
     ) -> Result<RunRequest, Invalid> {
         let mut o = self.run_options(schedule.sessions.len().max(1) as u32)?;
         o.target.password = password.map(str::to_string);
+        // A fast replay of a short capture still has intervals to measure after its
+        // warm-up: a tenth of its span each at most (a tenth of a second at least).
+        let span_s = schedule.span_us as f64 / 1e6 / speed;
+        o.report_interval = o.report_interval.min(span_s / 10.0).max(crate::workload::replay::MIN_INTERVAL_S);
         crate::workload::replay::run_options(&mut o, workload, schedule, speed)?;
         request::run_request(workload, &o)
     }
