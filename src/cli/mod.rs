@@ -405,6 +405,11 @@ pub struct ReplayArgs {
     /// The captured pace times each of these, one run each: 1,2,4 (2: twice as fast).
     #[arg(long, default_value = "1")]
     pub speed: String,
+    /// No copy of the data? Make the captured tables from the schema the capture
+    /// recorded (`capture --for` records it), filled with their captured row counts of
+    /// drawn values, then replay; every figure on such data says so.
+    #[arg(long)]
+    pub prepare_from_schema: bool,
     /// The run's options; `--read-only` replays only the statements that change no
     /// data (no copy needed).
     #[command(flatten)]

@@ -27,6 +27,9 @@ pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
             String::new()
         }
     );
+    if a.prepare_from_schema {
+        prepare_from_schema(cx, a, &path, &schedule)?;
+    }
     let mut worst = 0;
     for &speed in &speeds {
         let mut options = a.options.clone();
@@ -51,6 +54,27 @@ pub fn replay(cx: &Context, a: &ReplayArgs) -> Result<i32, Error> {
         }
     }
     Ok(worst)
+}
+
+/// The captured tables made from the capture's schema, before the first speed.
+fn prepare_from_schema(
+    cx: &Context,
+    a: &ReplayArgs,
+    path: &str,
+    schedule: &std::sync::Arc<crate::capture::schedule::Schedule>,
+) -> Result<(), Error> {
+    let mut options = a.options.workload.clone();
+    options.replay.schedule = Some(schedule.clone());
+    let w = crate::workload::build(path, &options).map_err(Error::from)?;
+    let database = schedule.schema.as_deref().unwrap_or("sizeup");
+    let (target, _) = runner::resolve_target(&cx.manager, &a.options.target, database)?;
+    let load = crate::workload::bulk::LoadSettings {
+        method: a.options.load_method,
+        statement_timeout: request::statement_timeout(a.options.statement_timeout).map_err(Error::from)?,
+    };
+    let line = runner::prepare(&target, &*w, 1, load, request::seed(a.options.workload.oltp.rand_seed))?;
+    crate::outln!("{line}");
+    Ok(())
 }
 
 /// "1,2,4" as speeds above 0.

@@ -65,6 +65,7 @@ impl<'a> Rate<'a> {
             Some(s) => capacity::RateUnit::Replay(capacity::ReplayScale {
                 captured_rate: s.rate(),
                 transactions_per_statement: Some(s.transactions_per_statement()),
+                made_from_schema: false, // a level's label; the answer reads the runs' own record
             }),
             None => capacity::RateUnit::Tps,
         }

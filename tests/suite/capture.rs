@@ -375,6 +375,26 @@ fn a_live_capture_puts_every_setting_back() {
     assert!(table["create"].as_str().unwrap().starts_with("CREATE TABLE `sbtest1`"), "{table}");
     assert!(table["rows"].as_u64().unwrap() > 0, "{table}");
 
+    // No copy of the data: the tables made from the recorded schema, then replayed; the
+    // figures say what data they stand on, and a second make refuses (the tables exist).
+    let capture = out.to_string_lossy().into_owned();
+    s.sql("DROP DATABASE sbtest");
+    let json = dir.path().join("made.json").to_string_lossy().into_owned();
+    let (code, said, err) = run_in(&s, &["replay", &capture, "--prepare-from-schema", "--json", &json]);
+    assert_eq!(code, 0, "{said}{err}");
+    assert!(said.contains("made 1 table(s) from the capture's schema"), "{said}");
+    let comment = s.sql("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_NAME = 'sbtest1'");
+    assert!(comment.contains("created by sizeup (made from the captured schema)"), "{comment}");
+    let made: u64 = s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim().lines().last().unwrap().parse().unwrap();
+    assert_eq!(made, table["rows"].as_u64().unwrap(), "the captured row count");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let notes = doc["summary"]["notes"].to_string();
+    assert!(notes.contains("made from the capture's schema (--prepare-from-schema), not copied"), "{notes}");
+    assert_eq!(doc["config"]["options"]["made_from_schema"], true);
+    let (code, _, err) = run_in(&s, &["replay", &capture, "--prepare-from-schema"]);
+    assert!(code != 0 && err.contains("sbtest.sbtest1 exists"), "{err}");
+    assert_eq!(s.sql("SELECT COUNT(*) FROM sbtest.sbtest1").trim().lines().last().unwrap(), made.to_string());
+
     // Ctrl-C: the capture ends early, keeps what it holds, and puts the settings back.
     let out = dir.path().join("interrupted.capture");
     let child = live_capture(&s, "10m", &out);

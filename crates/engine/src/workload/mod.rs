@@ -13,6 +13,7 @@
 //! read a stored result back. A new workload is one module plus one line in [`KINDS`].
 pub mod bulk;
 pub mod error;
+pub mod from_schema;
 pub mod oltp;
 pub mod ownership;
 pub mod replay;

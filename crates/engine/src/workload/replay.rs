@@ -35,6 +35,11 @@ pub const SUFFIX: &str = sizeup_model::unit::CAPTURE_SUFFIX;
 pub const MIN_INTERVAL_S: f64 = 0.1;
 /// Room after a replay's last statement is due, for it and the ones before it to end.
 pub const GRACE_S: f64 = 5.0;
+/// What a replay on data made from the capture's schema says beside its figures.
+pub const MADE_NOTE: &str =
+    "the data was made from the capture's schema (--prepare-from-schema), not copied: its values \
+     are drawn, so plans, index selectivity and row sizes differ from the captured server's; these figures hold for \
+     this data";
 /// A statement that starts this much after it was due started late.
 pub const LATE: Duration = Duration::from_millis(10);
 
@@ -86,6 +91,7 @@ impl Kind for ReplayKind {
             schedule,
             tally: Arc::new(Tally::default()),
             steady_from: std::sync::OnceLock::new(),
+            made_from_schema: std::sync::OnceLock::new(),
         }))
     }
 }
@@ -139,7 +145,10 @@ pub fn load(path: &str, read_only: bool) -> Result<Arc<Schedule>, Invalid> {
     }
     let f = std::fs::File::open(path).map_err(|e| Invalid::File(format!("{path}: {e}")))?;
     let r = Reader::new(std::io::BufReader::new(f), path).map_err(|e| Invalid::File(e.to_string()))?;
-    let s = Arc::new(Schedule::of(r, read_only).map_err(|e| Invalid::File(format!("{path}: {e}")))?);
+    let tables = r.header.tables.clone();
+    let mut s = Schedule::of(r, read_only).map_err(|e| Invalid::File(format!("{path}: {e}")))?;
+    s.tables = tables;
+    let s = Arc::new(s);
     *read = Some((key, s.clone()));
     Ok(s)
 }
@@ -166,6 +175,8 @@ pub struct Replay {
     /// Where the run's measured time begins, known at its start: the first interval
     /// boundary at or after the warm-up, as the worker loop counts it.
     steady_from: std::sync::OnceLock<Duration>,
+    /// The data was made from the capture's schema, not copied (found at the start).
+    made_from_schema: std::sync::OnceLock<bool>,
 }
 
 impl Replay {
@@ -193,10 +204,10 @@ impl Workload for Replay {
         &REPLAY
     }
     fn data(&self) -> String {
-        "a copy of the captured server's data".into()
+        "the captured server's data (a copy, or tables made from its schema)".into()
     }
     fn rows_to_load(&self) -> u64 {
-        0
+        self.schedule.tables.iter().map(|t| t.rows).sum()
     }
     fn tables(&self) -> Vec<String> {
         Vec::new()
@@ -213,22 +224,17 @@ impl Workload for Replay {
     fn supports(&self, _step: Optional) -> bool {
         false
     }
+    /// Tables made from the capture's recorded schema, when no copy of the data
+    /// exists (`--prepare-from-schema`; a copy restored is the right way).
     fn prepare<'a>(
         &'a self,
-        _target: &'a Target,
+        target: &'a Target,
         _loaders: u32,
         _load: super::bulk::LoadSettings,
-        _seed: u64,
-        _rows: Arc<AtomicU64>,
+        seed: u64,
+        rows: Arc<AtomicU64>,
     ) -> BoxFuture<'a, Result<String, DataError>> {
-        Box::pin(async move {
-            Err(Invalid::Value(
-                "a replay runs on a copy of the captured server's data: restore one (mariadb-dump, mariadb-backup) \
-                 first"
-                    .into(),
-            )
-            .into())
-        })
+        Box::pin(async move { super::from_schema::make(target, &self.schedule.tables, seed, &rows).await })
     }
     fn cleanup<'a>(&'a self, _target: &'a Target, _threads: u32) -> BoxFuture<'a, Result<CleanupReport, DataError>> {
         Box::pin(async move {
@@ -301,6 +307,9 @@ impl Workload for Replay {
                 if by.len() > 5 { "; ..." } else { "" }
             ));
         }
+        if self.made_from_schema.get().copied().unwrap_or(false) {
+            summary.observed.notes.push(MADE_NOTE.into());
+        }
         if self.schedule.writes_left_out > 0 {
             summary.observed.notes.push(format!(
                 "--read-only: {} captured statements that change data were left out",
@@ -310,7 +319,7 @@ impl Workload for Replay {
     }
     fn start<'a>(
         &'a self,
-        _conn: &'a mut mysql_async::Conn,
+        conn: &'a mut mysql_async::Conn,
         _database: &'a str,
         spec: &'a RunSpec,
         _warn: bool,
@@ -332,6 +341,8 @@ impl Workload for Replay {
                 )));
             }
             let _ = self.steady_from.set(crate::exec::steady_from(spec));
+            let made = super::from_schema::made_from_schema(conn, &self.schedule.tables).await;
+            let _ = self.made_from_schema.set(made);
             let options = serde_json::to_value(ReplayOptions {
                 capture: self.path.clone(),
                 speed: self.speed,
@@ -340,6 +351,7 @@ impl Workload for Replay {
                 statements: self.schedule.statements,
                 captured_rate: self.schedule.rate(),
                 transactions_per_statement: Some(self.schedule.transactions_per_statement()),
+                made_from_schema: made,
             })
             .expect("serialisable");
             let sessions =

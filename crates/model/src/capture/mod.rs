@@ -10,6 +10,7 @@
 pub mod digest;
 pub mod file;
 pub mod fingerprint;
+pub mod rows;
 pub mod schedule;
 pub mod slowlog;
 

@@ -53,6 +53,9 @@ pub struct Schedule {
     /// The application's transactions: each COMMIT or ROLLBACK, and each statement
     /// that reads or writes outside BEGIN ... COMMIT (autocommit).
     pub transactions: u64,
+    /// The captured tables' definitions and row counts (a live capture's; a slow-log
+    /// file's capture has none).
+    pub tables: Vec<super::file::Table>,
 }
 
 impl Schedule {
@@ -149,6 +152,7 @@ impl Schedule {
             writes_left_out,
             span_us: last - first,
             transactions,
+            tables: Vec::new(),
         })
     }
 
@@ -202,6 +206,10 @@ pub struct ReplayOptions {
     /// The application's transactions per statement (COMMITs and autocommit statements).
     #[serde(default)]
     pub transactions_per_statement: Option<f64>,
+    /// The data was made from the capture's schema (`--prepare-from-schema`), not
+    /// copied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub made_from_schema: bool,
 }
 
 /// The most sessions open at one moment, each from its first statement to its last.

@@ -935,8 +935,11 @@ mod tests {
             growth: Some(10.0),
             ..plan()
         };
-        let scale =
-            crate::study::capacity::ReplayScale { captured_rate: 2858.0, transactions_per_statement: Some(0.05) };
+        let scale = crate::study::capacity::ReplayScale {
+            captured_rate: 2858.0,
+            transactions_per_statement: Some(0.05),
+            made_from_schema: false,
+        };
         let levels =
             [(2858, Verdict::Met), (5716, Verdict::Met), (11432, missed()), (10717, Verdict::Met), (11074, missed())];
         let mut c = rates(6, &levels);

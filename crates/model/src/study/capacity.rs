@@ -240,6 +240,9 @@ pub struct ReplayScale {
     /// The application's transactions per statement (COMMITs and autocommit statements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transactions_per_statement: Option<f64>,
+    /// The data was made from the capture's schema, not copied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub made_from_schema: bool,
 }
 
 /// What a rate study's rates are said in.
@@ -442,7 +445,11 @@ pub fn rate_figures(doc: &RunDocument, offered: f64, objectives: &[Objective]) -
     let replay = (doc.config.unit() == crate::unit::Unit::Statements).then(|| {
         let o: crate::capture::schedule::ReplayOptions =
             serde_json::from_value(doc.config.options.clone()).unwrap_or_default();
-        ReplayScale { captured_rate: o.captured_rate, transactions_per_statement: o.transactions_per_statement }
+        ReplayScale {
+            captured_rate: o.captured_rate,
+            transactions_per_statement: o.transactions_per_statement,
+            made_from_schema: o.made_from_schema,
+        }
     });
     let all = match replay {
         Some(_) => {
@@ -785,6 +792,12 @@ pub fn answer(levels: &[(u32, RateFigures, Verdict)], objectives: &[Objective], 
             above.join(", "),
             rate(hi)
         ));
+    }
+    if let RateUnit::Replay(ReplayScale { made_from_schema: true, .. }) = unit {
+        out.push_str(
+            " The data was made from the capture's schema, not copied: its values are drawn, so plans, index \
+             selectivity and row sizes differ from the captured server's, and this capacity holds for that data.",
+        );
     }
     out
 }
@@ -1286,7 +1299,8 @@ mod tests {
     #[test]
     fn a_replays_answer_speaks_in_speeds_and_names_the_digests_that_broke() {
         let o = obj("p99<10ms");
-        let scale = ReplayScale { captured_rate: 1000.0, transactions_per_statement: Some(0.05) };
+        let scale =
+            ReplayScale { captured_rate: 1000.0, transactions_per_statement: Some(0.05), made_from_schema: true };
         let mut levels = vec![level(1000, 4.0, 0.0, &o), level(2000, 6.0, 0.0, &o), level(4000, 30.0, 12.0, &o)];
         for l in &mut levels {
             l.1.replay = Some(scale);
@@ -1302,6 +1316,7 @@ mod tests {
             a.contains("at 4.00x the captured rate (4,000 statements/s, 200 transactions/s) it fell 12 % behind"),
             "{a}"
         );
+        assert!(a.ends_with("this capacity holds for that data."), "said on data made from the schema: {a}");
         let t = |name: &str, p99: f64| TypeLatency { name: name.into(), p50: 1.0, p95: 2.0, p99, p999: p99 * 2.0 };
         let broke = RateFigures {
             types: vec![
