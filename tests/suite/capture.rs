@@ -29,16 +29,16 @@ fn pt_query_digest(log: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The server's slow log at long_query_time = 0 around `sizeup run oltp_read_write` at 2
+/// The server's slow log at long_query_time = 0 around `sizeup run WORKLOAD` at 2
 /// threads for 2 s on `data`: its path.
-fn slow_logged_run(s: &TestServer, data: &[&str]) -> std::path::PathBuf {
+fn slow_logged_run(s: &TestServer, workload: &str, data: &[&str]) -> std::path::PathBuf {
     let datadir = s.sql("SELECT @@datadir").trim().to_string();
     let log = Path::new(&datadir).join("captured-slow.log");
     s.sql(&format!(
         "SET GLOBAL slow_query_log_file = '{}'; SET GLOBAL long_query_time = 0; SET GLOBAL slow_query_log = 1",
         log.display()
     ));
-    let run = [&["run", "oltp_read_write", "--threads", "2", "--time", "2"][..], data].concat();
+    let run = [&["run", workload, "--threads", "2", "--time", "2"][..], data].concat();
     assert_eq!(s.sizeup(&run).unwrap(), 0);
     s.sql("SET GLOBAL slow_query_log = 0");
     log
@@ -53,7 +53,7 @@ fn a_slow_log_is_captured_as_pt_query_digest_reads_it() {
     let s = TestServer::start();
     let data = ["--tables", "2", "--table-size", "2000"];
     assert_eq!(s.sizeup(&[&["prepare", "oltp_read_write"][..], &data].concat()).unwrap(), 0);
-    let log = slow_logged_run(&s, &data);
+    let log = slow_logged_run(&s, "oltp_read_write", &data);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("traffic.capture");
     let (code, said, err) =
@@ -131,19 +131,29 @@ fn capture_refuses_bad_input_without_damage() {
 /// the user says the target is a copy (--write-foreign-tables).
 #[test]
 fn a_capture_replays_its_statements_digest_for_digest() {
+    replays_digest_for_digest("oltp_read_write", "sbtest", &["--tables", "2", "--table-size", "2000"]);
+}
+
+/// The same of TPC-C's five transactions (SELECT ... FOR UPDATE, multi-row INSERTs,
+/// rollbacks of New-Order): every digest's count comes back.
+#[test]
+fn a_tpcc_capture_replays_its_statements_digest_for_digest() {
+    replays_digest_for_digest("tpcc", "tpcc", &["--warehouses", "1"]);
+}
+
+fn replays_digest_for_digest(workload: &str, database: &str, data: &[&str]) {
     let s = TestServer::start();
-    let data = ["--tables", "2", "--table-size", "2000"];
-    assert_eq!(s.sizeup(&[&["prepare", "oltp_read_write"][..], &data].concat()).unwrap(), 0);
+    assert_eq!(s.sizeup(&[&["prepare", workload][..], data].concat()).unwrap(), 0);
     let dir = tempfile::tempdir().unwrap();
-    let dump = dir.path().join("sbtest.sql");
+    let dump = dir.path().join("copy.sql");
     let out = std::process::Command::new("mariadb-dump")
-        .args(["--no-defaults", "-uroot", "--databases", "sbtest"])
+        .args(["--no-defaults", "-uroot", "--databases", database])
         .arg(format!("--socket={}", s.socket.display()))
         .output()
         .expect("mariadb-dump is installed");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::write(&dump, &out.stdout).unwrap();
-    let log = slow_logged_run(&s, &data);
+    let log = slow_logged_run(&s, workload, data);
     let capture = dir.path().join("traffic.capture").to_string_lossy().into_owned();
     assert_eq!(sizeup(&["capture", "--slow-log", &log.to_string_lossy(), "-o", &capture]).unwrap(), 0);
     // The copy: the data as it was before the captured run.
