@@ -200,6 +200,18 @@ fn gms_prepare_run_every_oltp_workload_and_cleanup() {
     assert_eq!(s.sql("SHOW TABLES FROM sbtest").trim(), "", "cleanup leaves nothing, the marks table included");
 }
 
+/// A live capture of a server without mysql.slow_log (go-mysql-server) is refused in a
+/// line before any setting changes, and writes no file.
+#[test]
+fn a_live_capture_of_a_server_without_a_slow_log_table_is_refused() {
+    let s = Server::gms(&[]);
+    let out = s.dir.path().join("gms.capture").to_string_lossy().into_owned();
+    let said = fails(&s.sizeup(&strs(&with(&s.socket_args(), &["capture", "--for", "1s", "-o", &out]))));
+    assert!(said.contains("keeps no mysql.slow_log table") && said.trim().lines().count() <= 2, "{said}");
+    assert!(!said.contains("capturing the statements"), "nothing was turned on: {said}");
+    assert!(!Path::new(&out).exists());
+}
+
 /// Issue 46: go-mysql-server drops a table's COMMENT (sizeup's mark) and ignores ALTER
 /// TABLE ... COMMENT: sizeup disowned its own tables. The mark is checked after CREATE
 /// and kept in sbtest.sizeup_marks instead; sizeup knows its tables again.

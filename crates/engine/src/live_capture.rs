@@ -68,8 +68,10 @@ fn live(e: mysql_async::Error) -> LiveError {
     }
 }
 
-/// The slow log's settings now.
+/// The slow log's settings now; the table is looked for first, so that a server
+/// without it is told before anything changes.
 pub async fn settings(conn: &mut Conn) -> Result<Settings, LiveError> {
+    conn.query_drop(format!("{OWN} SELECT 1 FROM mysql.slow_log WHERE 1 = 0")).await.map_err(live)?;
     let sql = format!("{OWN} SELECT @@GLOBAL.slow_query_log, @@GLOBAL.log_output, @@GLOBAL.long_query_time");
     let row: Option<(i64, String, String)> = conn.query_first(sql).await.map_err(live)?;
     let (on, output, time) = row.ok_or_else(|| LiveError::Server("the slow log's settings read as nothing".into()))?;
