@@ -312,8 +312,9 @@ fn replayed(plan: &PlanSpec, found: &Findings, mut caveats: Vec<String>) -> Resu
         caveats.push("--memory-price was not used: a replay's plan measures no other pool.".into());
     }
     let tried: Vec<(u32, capacity::Verdict)> = c.rates.iter().map(|(r, _, v)| (*r, v.clone())).collect();
-    let broke = capacity::bracket(&tried).1;
-    let at_peak = broke.and_then(|hi| c.rate_os.iter().find(|(r, _)| *r == hi)).map(|(_, o)| o.clone());
+    // Where the objective broke, else the highest speed that met it.
+    let (lo, broke) = capacity::bracket(&tried);
+    let at_peak = broke.or(lo).and_then(|r| c.rate_os.iter().find(|(x, _)| *x == r)).map(|(_, o)| o.clone());
     let watched = at_peak.as_ref().is_some_and(|o| o.server_cores.is_some() || o.server_host.is_some());
     let cpu = at_peak.as_ref().and_then(|o| match &o.server_host {
         Some(h) => (h.busy() >= crate::study::bottleneck::CPU_BUSY).then_some("the server host's CPU (node_exporter)"),

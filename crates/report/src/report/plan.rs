@@ -181,7 +181,9 @@ pub fn measured_on(spec: &PlanSpec, host: Option<&Host>, p: &Purchase) -> Vec<St
     };
     let path = h.path.as_deref().map_or(String::new(), |p| format!(", reached over {p}"));
     out.push(format!("{what}{data}{path}."));
-    let sized = ["tables", "table-size", "table_size", "warehouses"].iter().any(|k| spec.options.contains_key(*k));
+    // A capture replays on a copy of its own data: the size is the application's.
+    let sized = spec.replays()
+        || ["tables", "table-size", "table_size", "warehouses"].iter().any(|k| spec.options.contains_key(*k));
     if !sized {
         out.push(
             "Warning: the data was the workload's default size, unlike any real application's: give --tables and \
