@@ -93,14 +93,7 @@ fn spec_of(a: &PlanArgs) -> Result<PlanSpec, Error> {
     // captured rate (statements a second).
     let (workload, target_tps) = match (&a.replay, a.growth) {
         (Some(capture), Some(growth)) => {
-            let path = capture.to_string_lossy().into_owned();
-            if !path.ends_with(crate::workload::replay::SUFFIX) {
-                return Err(Error::Usage(format!(
-                    "--replay {path}: a capture file ends in {} (`sizeup capture ... -o FILE{}`)",
-                    crate::workload::replay::SUFFIX,
-                    crate::workload::replay::SUFFIX
-                )));
-            }
+            let path = super::replay::capture_path(capture)?;
             if !(growth.is_finite() && growth > 0.0) {
                 return Err(Error::Usage(format!(
                     "--growth {growth}: give a factor of the captured traffic above 0, e.g. 3"

@@ -77,6 +77,19 @@ fn prepare_from_schema(
     Ok(())
 }
 
+/// `--replay FILE` (capacity, plan): a capture's path, which ends in `.capture`.
+pub fn capture_path(capture: &std::path::Path) -> Result<String, Error> {
+    let path = capture.to_string_lossy().into_owned();
+    if !path.ends_with(replay::SUFFIX) {
+        return Err(Error::Usage(format!(
+            "--replay {path}: a capture file ends in {} (`sizeup capture ... -o FILE{}`)",
+            replay::SUFFIX,
+            replay::SUFFIX
+        )));
+    }
+    Ok(path)
+}
+
 /// "1,2,4" as speeds above 0.
 fn speeds(text: &str) -> Result<Vec<f64>, Invalid> {
     let bad = |s: &str| Invalid::Entry {

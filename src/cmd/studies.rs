@@ -49,17 +49,7 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
         return Err(Error::Usage("--rates is empty: give rates (500,1000 or 500..4000+500), or `auto`".into()));
     }
     let workload = match (&a.workload, &a.replay) {
-        (_, Some(capture)) => {
-            let path = capture.to_string_lossy().into_owned();
-            if !path.ends_with(crate::workload::replay::SUFFIX) {
-                return Err(Error::Usage(format!(
-                    "--replay {path}: a capture file ends in {} (`sizeup capture ... -o FILE{}`)",
-                    crate::workload::replay::SUFFIX,
-                    crate::workload::replay::SUFFIX
-                )));
-            }
-            path
-        }
+        (_, Some(capture)) => super::replay::capture_path(capture)?,
         (Some(w), None) => w.clone(),
         (None, None) => return Err(Error::Usage("give a workload, or --replay CAPTURE".into())),
     };

@@ -59,6 +59,22 @@ impl<'a> Rate<'a> {
         self.begun.as_ref().filter(|b| b.series == series.name)
     }
 
+    /// The search from `first`: doubling, then bracketing to the study's resolution.
+    fn search(&self, first: u32) -> Search {
+        Search {
+            first,
+            factor: 2.0,
+            resolution: self.rate.resolution(),
+            // Rates given all run unless told otherwise.
+            max_levels: self.rate.max_levels.unwrap_or(match self.given.is_empty() {
+                true => DEFAULT_MAX_RATE_LEVELS,
+                false => self.given.len(),
+            }),
+            given: self.given.clone(),
+            repeat_bracket: self.given.is_empty(),
+        }
+    }
+
     /// What the series' rates are said in: a replay's as speeds of its capture.
     fn unit(&self, series: &Series) -> capacity::RateUnit {
         match self.begun(series).and_then(|b| b.replay.as_deref()) {
@@ -94,17 +110,7 @@ impl<'a> Rate<'a> {
             schedule.transactions,
             schedule.span_us as f64 / 1e6
         );
-        let search = Search {
-            first: self.given.first().copied().unwrap_or(captured),
-            factor: 2.0,
-            resolution: self.rate.resolution(),
-            max_levels: self.rate.max_levels.unwrap_or(match self.given.is_empty() {
-                true => DEFAULT_MAX_RATE_LEVELS,
-                false => self.given.len(),
-            }),
-            given: self.given.clone(),
-            repeat_bracket: self.given.is_empty(),
-        };
+        let search = self.search(self.given.first().copied().unwrap_or(captured));
         self.begun = Some(Begun { series: series.name.clone(), search, probe: (0, 0.0), cap, replay: Some(schedule) });
         Ok(driver::Begun::Ready)
     }
@@ -148,18 +154,7 @@ impl StudyKind for Rate<'_> {
                 "the closed-loop probe finished no transaction: there is no scale to search from".into(),
             ));
         };
-        let search = Search {
-            first,
-            factor: 2.0,
-            resolution: self.rate.resolution(),
-            // Rates given all run unless told otherwise.
-            max_levels: self.rate.max_levels.unwrap_or(match self.given.is_empty() {
-                true => DEFAULT_MAX_RATE_LEVELS,
-                false => self.given.len(),
-            }),
-            given: self.given.clone(),
-            repeat_bracket: self.given.is_empty(),
-        };
+        let search = self.search(first);
         self.begun = Some(Begun { series: series.name.clone(), search, probe, cap, replay: None });
         Ok(driver::Begun::Ready)
     }

@@ -324,7 +324,10 @@ fn a_plan_for_a_capture_sizes_servers_for_its_growth() {
     }
     assert_eq!(code, 0, "{said}");
     assert!(stdout.contains("sweep: skipped — a capture's sessions are its connections"), "{stdout}");
-    assert!(stdout.contains("capacity: the highest speed of the captured traffic that meets p99<20ms"), "{stdout}");
+    assert!(
+        stdout.contains("capacity at the objective: the highest speed of the captured traffic that meets p99<20ms"),
+        "{stdout}"
+    );
     let plan = stdout.lines().find(|l| l.starts_with("Plan: ")).unwrap_or_default();
     assert!(plan.contains("statements/s (20x the captured traffic) of"), "{plan}");
     let servers: u64 = plan["Plan: ".len()..].split(' ').next().unwrap().parse().unwrap();
@@ -336,6 +339,13 @@ fn a_plan_for_a_capture_sizes_servers_for_its_growth() {
     assert!(code != 0 && err.contains("--latency"), "{err}");
     let (code, _, err) = run_in(&s, &["plan", "--replay", &capture]);
     assert!(code != 0 && err.contains("--growth"), "{err}");
+    for cmd in [
+        &["plan", "--replay", "t.log", "--growth", "3", "--latency", "p99<20ms"][..],
+        &["capacity", "--replay", "t.log", "--latency", "p99<20ms"],
+    ] {
+        let (code, _, err) = run_in(&s, cmd);
+        assert!(code != 0 && err.contains("--replay t.log: a capture file ends in .capture"), "{err}");
+    }
 }
 
 /// `sizeup capture --for` on `s`'s managed instance, as its own process.
