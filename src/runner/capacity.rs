@@ -210,8 +210,7 @@ impl StudyKind for Rate<'_> {
         let spec = &self.grid.spec;
         let level = at.level;
         let (probe_tps, probe_ms) = self.begun(series).map_or((0, 0.0), |b| b.probe);
-        // A replay has no closed-loop probe; its connections are its sessions, so a
-        // full pool is no pool to widen: its sessions fell behind.
+        // A replay has no closed-loop probe (its own rate is the scale).
         let replayed = self.begun(series).is_some_and(|b| b.replay.is_some());
         let probe = (!replayed).then_some((probe_tps as f64, probe_ms));
         let docs = &m.docs;
@@ -224,18 +223,12 @@ impl StudyKind for Rate<'_> {
             .map_err(|e| Error::Failed(format!("rate {level}: {e}")))?;
         let rf = capacity::rate_figures(&docs[0], level as f64, &self.objectives).map_err(Error::from)?;
         let seconds = docs[0].summary.as_ref().map_or(spec.step_time, |s| s.seconds);
-        // A replay's connections are its captured sessions: never a pool to widen, so
-        // the verdict is the objective's or the arrivals' (judged with no pool limit).
-        let judged = match replayed {
-            true => RateFigures { connections: u32::MAX, ..rf.clone() },
-            false => rf.clone(),
-        };
         let verdict = match (f.observed.os.as_ref().and_then(|o| o.starved().or_else(|| o.crowded())), uncounted) {
             // The host's leftovers are no verdict on the server.
             (Some(s), _) => Verdict::Starved { other_cores: s.other_cores, busy_cores: s.busy_cores },
             (None, Some(why)) => Verdict::NotCounted { why },
             (None, None) => capacity::verdict_with_steal(
-                capacity::verdict(&judged, seconds, &self.objectives, probe),
+                capacity::verdict(&rf, seconds, &self.objectives, probe),
                 f.observed.os.as_ref().and_then(|o| o.stolen()),
             ),
         };

@@ -139,8 +139,7 @@ async fn columns(conn: &mut mysql_async::Conn, t: &Table) -> Result<Option<Vec<C
 /// Whether the tables a capture names were made from its schema (by their mark), not
 /// copied: every answer on them says so.
 pub async fn made_from_schema(conn: &mut mysql_async::Conn, tables: &[Table]) -> bool {
-    let mut schemas: Vec<&str> = tables.iter().map(|t| t.schema.as_str()).collect();
-    schemas.dedup();
+    let schemas: std::collections::BTreeSet<&str> = tables.iter().map(|t| t.schema.as_str()).collect();
     if schemas.is_empty() {
         return false;
     }

@@ -160,7 +160,8 @@ pub struct Tally {
     pub late: AtomicU64,
     pub latest_us: AtomicU64,
     pub started: AtomicU64,
-    pub left: AtomicU64,
+    /// Each session's first statement not sent when it ended: (session index, index).
+    pub reached: Mutex<Vec<(usize, usize)>>,
     /// (server error code, type index) -> count.
     pub errors: Mutex<BTreeMap<(u16, u32), u64>>,
 }
@@ -185,14 +186,16 @@ impl Replay {
         self.schedule.sessions.len()
     }
 
-    /// Statements due from `from` to `to` seconds into the run, at this speed.
-    fn due_between(&self, from: f64, to: f64) -> u64 {
+    /// Statements due from `from` to `to` seconds into the run, at this speed, of each
+    /// session's from its `first(session)`-th statement on.
+    fn due_between(&self, from: f64, to: f64, first: impl Fn(usize) -> usize) -> u64 {
         let (from_us, to_us) = (from * 1e6 * self.speed, to * 1e6 * self.speed);
-        let due = |s: &sizeup_model::capture::schedule::Session| {
-            let at = |t: f64| s.statements.partition_point(|d| (d.offset_us as f64) < t);
+        let due = |(i, s): (usize, &sizeup_model::capture::schedule::Session)| {
+            let rest = &s.statements[first(i).min(s.statements.len())..];
+            let at = |t: f64| rest.partition_point(|d| (d.offset_us as f64) < t);
             (at(to_us) - at(from_us)) as u64
         };
-        self.schedule.sessions.iter().map(due).sum()
+        self.schedule.sessions.iter().enumerate().map(due).sum()
     }
 }
 
@@ -262,11 +265,17 @@ impl Workload for Replay {
         // What was due over the measured time is what this speed offered; what was due
         // and never started is missed, as an open loop's arrivals are.
         let from = self.steady_from.get().copied().unwrap_or_default().as_secs_f64();
-        let due = self.due_between(from, from + summary.seconds);
+        let to = from + summary.seconds;
+        let due = self.due_between(from, to, |_| 0);
         if summary.seconds > 0.0 {
             summary.offered_rate = Some(due as f64 / summary.seconds);
         }
-        summary.missed_arrivals = t.left.load(Ordering::Relaxed);
+        // Only those due in the measured time: a warm-up's unsent statements are no part
+        // of what the level offered (they made "fell 124 % behind" on a slow server).
+        let reached: BTreeMap<usize, usize> = t.reached.lock().expect("not poisoned").iter().copied().collect();
+        let next = |i: usize| reached.get(&i).copied().unwrap_or(0);
+        summary.missed_arrivals = self.due_between(from, to, next);
+        let left = self.due_between(0.0, f64::INFINITY, next);
         let started = t.started.load(Ordering::Relaxed);
         let late = t.late.load(Ordering::Relaxed);
         if late > 0 {
@@ -278,7 +287,6 @@ impl Workload for Replay {
                 t.latest_us.load(Ordering::Relaxed) as f64 / 1000.0
             ));
         }
-        let left = t.left.load(Ordering::Relaxed);
         if left > 0 {
             summary
                 .observed
@@ -472,9 +480,8 @@ impl Session for ReplaySession {
     }
 
     async fn finish(&mut self, _conn: &mut Conn, _queries: &mut QueryCounts) -> Result<(), String> {
-        let left = self.statements().len().saturating_sub(self.next) as u64;
         let t = &self.tally;
-        t.left.fetch_add(left, Ordering::Relaxed);
+        t.reached.lock().expect("not poisoned").push((self.index, self.next));
         t.started.fetch_add(self.started, Ordering::Relaxed);
         t.late.fetch_add(self.late, Ordering::Relaxed);
         t.latest_us.fetch_max(self.latest_us, Ordering::Relaxed);

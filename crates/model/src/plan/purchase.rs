@@ -163,13 +163,7 @@ pub fn purchase(
         return replayed(plan, found, caveats);
     }
     let sweep_found = found.sweep.as_ref().ok_or(NoPlan::NotMeasured("the plan has no sweep".into()))?;
-    if let Some(why) = unfinished(sweep_found) {
-        return Err(NoPlan::NotMeasured(format!(
-            "the connection sweep (study {}) {why}: a plan is not priced from a study that did not finish; run the \
-             plan again (on a quiet host, with the server healthy)",
-            sweep_found.study
-        )));
-    }
+    not_priced_unless_finished(sweep_found, "the connection sweep")?;
     let sweep = sweep_found.first().ok_or(NoPlan::NotMeasured("the sweep stored no series".into()))?;
     let peak = super::decide::peak(sweep).ok_or_else(|| {
         NoPlan::NotMeasured(if sweep.only_starved() {
@@ -273,13 +267,7 @@ fn finished(f: &Option<super::Found>) -> Option<&super::Found> {
 fn replayed(plan: &PlanSpec, found: &Findings, mut caveats: Vec<String>) -> Result<Purchase, NoPlan> {
     let goal = plan.latency.as_deref().unwrap_or_default();
     let c = found.capacity.as_ref().ok_or(NoPlan::NotMeasured("the plan's capacity search did not run".into()))?;
-    if let Some(why) = unfinished(c) {
-        return Err(NoPlan::NotMeasured(format!(
-            "the capacity search (study {}) {why}: a plan is not priced from a study that did not finish; run the \
-             plan again (on a quiet host, with the server healthy)",
-            c.study
-        )));
-    }
+    not_priced_unless_finished(c, "the capacity search")?;
     let unit = crate::unit::Unit::Statements.label().to_string();
     let Base { per_instance, range, watts, mut weak, basis } = at_objective(goal, c, &unit)?.ok_or_else(|| {
         NoPlan::NotMeasured(format!(
@@ -335,6 +323,18 @@ fn replayed(plan: &PlanSpec, found: &Findings, mut caveats: Vec<String>) -> Resu
         efficiency_words,
         caveats,
     })
+}
+
+/// No plan is priced from a study that did not finish (`what`: the study in words).
+fn not_priced_unless_finished(f: &super::Found, what: &str) -> Result<(), NoPlan> {
+    match unfinished(f) {
+        None => Ok(()),
+        Some(why) => Err(NoPlan::NotMeasured(format!(
+            "{what} (study {}) {why}: a plan is not priced from a study that did not finish; run the plan again (on \
+             a quiet host, with the server healthy)",
+            f.study
+        ))),
+    }
 }
 
 /// How a study that did not finish ended, in words ("was interrupted (why)"); None

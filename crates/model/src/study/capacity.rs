@@ -393,7 +393,8 @@ pub fn verdict(f: &RateFigures, seconds: f64, objectives: &[Objective], probe: O
         (n < needed).then(|| Verdict::TooShort { objective: m.objective.clone(), transactions: n, needed })
     });
     let needed = connections_needed(f.offered, objectives);
-    let pool_full = f.in_flight_mean >= 0.9 * f.connections as f64;
+    // A replay's connections are its captured sessions: never a pool to widen.
+    let pool_full = f.replay.is_none() && f.in_flight_mean >= 0.9 * f.connections as f64;
     let per_connection_ms = if f.achieved > 0.0 { f.connections as f64 / f.achieved * 1000.0 } else { f64::INFINITY };
     let server_kept_pace = probe_ms.is_none_or(|p| per_connection_ms <= 2.0 * p);
     if (fell_behind || missed.is_some()) && pool_full && f.connections < needed && server_kept_pace && below_probe {
@@ -1332,6 +1333,16 @@ mod tests {
         );
         assert_eq!(digests_over(&broke, &o[0], 1).len(), 1);
         assert_eq!(kept_percentile(&o[0]), "p99");
+        // A replay's sessions all busy is no pool to widen: the objective's verdict.
+        let busy = RateFigures { connections: 8, in_flight_mean: 8.0, ..levels[1].1.clone() };
+        let busy = RateFigures { measured: levels[2].1.measured.clone(), offered: 2000.0, achieved: 2000.0, ..busy };
+        assert!(
+            matches!(verdict(&busy, 10.0, &o, None), Verdict::Missed { .. }),
+            "{:?}",
+            verdict(&busy, 10.0, &o, None)
+        );
+        let pool = RateFigures { replay: None, ..busy.clone() };
+        assert!(matches!(verdict(&pool, 10.0, &o, None), Verdict::PoolLimited { .. }), "the same without a replay");
         assert!(digests_over(&levels[0].1, &o[0], 3).is_empty(), "no digest kept: none named");
     }
 
