@@ -17,6 +17,9 @@ pkgs=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || pkgs+=(chromium)
 command -v prometheus-node-exporter >/dev/null 2>&1 || pkgs+=(prometheus-node-exporter)
 command -v pt-query-digest >/dev/null 2>&1 || pkgs+=(percona-toolkit)
+# The agents' tests: an sshd started in a namespace, and a real OpenMetrics parser.
+[ -x /usr/sbin/sshd ] || pkgs+=(openssh-server)
+/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || pkgs+=(python3-prometheus-client)
 if [ ${#pkgs[@]} -gt 0 ]; then
   install "${pkgs[@]}" >"$apt_log" 2>&1 &
   apt=$!
@@ -33,7 +36,7 @@ status=0
 cargo test --release --locked --workspace --all-targets --no-run 2>&1 | grep -v '^  Executable' || status=$?
 if [ -n "$apt" ] && ! wait "$apt"; then
   cat "$apt_log" >&2
-  echo "installing ${pkgs[*]} failed (the lines above): the report rendering, server-metrics and capture tests need them" >&2
+  echo "installing ${pkgs[*]} failed (the lines above): the report rendering, server-metrics, capture and agent tests need them" >&2
   status=1
 fi
 # Without them the other tests still run; the third_party tests fail, naming the

@@ -12,6 +12,7 @@
 //! are re-exported here at the paths they had (`crate::stats`, `crate::exec`, ...).
 //! README's "Architecture" says more.
 
+pub use sizeup_engine::agent;
 pub use sizeup_model::capture;
 pub mod cli;
 pub use sizeup_engine::client;
@@ -48,5 +49,8 @@ pub use sizeup_engine::{out, outln};
 
 /// Runs one command line; returns the process's exit code.
 pub fn run(cli: cli::Cli) -> Result<i32, Error> {
-    cmd::run(cli)
+    let code = cmd::run(cli);
+    // Agents this command reached are let go (those started over SSH stop).
+    agent::fleet::close_all();
+    code
 }

@@ -396,6 +396,35 @@ pub enum Command {
     /// per captured session, each statement started at its captured moment divided by
     /// --speed (open loop: latency from when it was due), one stored run per speed.
     Replay(ReplayArgs),
+    /// Drive load from this host for a coordinator elsewhere (`run`, studies and plans
+    /// with --agents): waits on --listen for a coordinator that proves the shared
+    /// --token (or a client certificate), and runs each share it is given.
+    Agent(AgentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// Where to wait for a coordinator, ADDRESS:PORT; without TLS a loopback address only.
+    #[arg(long, value_name = "ADDR:PORT", required_unless_present = "stdio")]
+    pub listen: Option<String>,
+    /// The shared token (better: SIZEUP_AGENT_TOKEN), at least 16 characters; the
+    /// coordinator proves it without sending it.
+    #[arg(long, env = "SIZEUP_AGENT_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// This agent's certificate and key (PEM): the link is TLS.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// Coordinators presenting a certificate this CA signed need no token.
+    #[arg(long, value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
+    /// Serve one coordinator over stdin and stdout (how --agents-ssh starts an agent).
+    #[arg(long, hide = true, conflicts_with = "listen")]
+    pub stdio: bool,
+    /// Remove this binary as it starts (a copy --agents-ssh made).
+    #[arg(long, hide = true, requires = "stdio")]
+    pub remove_self: bool,
 }
 
 #[derive(Args, Debug)]

@@ -1,6 +1,7 @@
 //! One module per command family, each readable alone: it parses nothing (clap did),
 //! validates through `request`, and calls the layers below. This file only dispatches.
 
+mod agent;
 mod capture;
 mod cluster;
 mod data;
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
         Command::Plan(a) => plan::plan(&cx, &a),
         Command::Capture(a) => capture::capture(&cx, &a),
         Command::Replay(a) => replay::replay(&cx, &a),
+        Command::Agent(a) => agent::agent(&a),
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod capacity;
 pub mod driver;
 pub mod memory;
+pub mod metrics;
 pub mod observe;
 pub mod plan;
 pub mod study;
@@ -40,16 +41,23 @@ pub fn measure(
     req: RunRequest,
     observer: &dyn Observer,
 ) -> Result<(RunDocument, Ended), Error> {
-    let RunRequest { workload, targets: places, mut spec, output, start_line, write_foreign_tables, .. } = req;
+    let RunRequest { workload, options, targets: places, mut spec, output, start_line, write_foreign_tables, .. } = req;
     if let Some(path) = &output.json {
         check_json_path(path)?;
     }
     // A store the run cannot be written to is refused before anything runs.
     store::Store::check_writable(results)?;
+    if let Some(addr) = &places[0].metrics_addr {
+        metrics::serve(addr)?;
+    }
     let mut placed = place(manager, &places, &*workload, &mut spec, observer)?;
     placed.ctx.start_line = start_line;
     let checked = check_servers(&placed.targets, &*workload, &spec, observer, write_foreign_tables)?;
     placed.ctx.watched = checked.watched.clone();
+    let agents = places[0].agent_addresses();
+    if !agents.is_empty() {
+        placed.ctx.fleet = Some(agents_for(&agents, &*workload, options, &placed.targets, &spec, observer)?);
+    }
     // A replica's lag is sampled every interval (and can stop a study: lag>5s).
     spec.replica = checked.replica;
     let mut config = run_config(&placed, &checked, &*workload, &spec);
@@ -95,6 +103,9 @@ pub fn measure(
                 )
             }),
     };
+    if metrics::serving() {
+        metrics::finished(run_id, &name, &outcome.summary, status == crate::store::Status::Completed);
+    }
     observer.finish(&observe::Finished {
         outcome: &outcome,
         config: &config,
@@ -262,6 +273,67 @@ fn check_servers(
     })
 }
 
+/// The agents that drive the run, reached (once per process), each given the workload
+/// and the servers as it reaches them, and its client threads for its share.
+fn agents_for(
+    agents: &crate::agent::fleet::Addresses,
+    workload: &dyn Workload,
+    options: crate::options::WorkloadArgs,
+    targets: &target::Targets,
+    spec: &crate::exec::RunSpec,
+    observer: &dyn Observer,
+) -> Result<Arc<crate::agent::Fleet>, Error> {
+    let name = workload.name();
+    if crate::workload::script::is_script(name) || name.ends_with(crate::workload::replay::SUFFIX) {
+        return Err(Error::Usage(format!(
+            "--agents: {name} runs from this process only (agents run the built-in workloads: oltp_*, tpcc); \
+             leave --agents out"
+        )));
+    }
+    let fleet = crate::agent::fleet::shared(agents, &|line| observer.note(line)).map_err(Error::Failed)?;
+    let n = fleet.len() as u32;
+    if spec.threads < n {
+        return Err(Error::Usage(format!(
+            "--threads {} cannot be shared by {n} agents: give at least one connection per agent",
+            spec.threads
+        )));
+    }
+    let wire = targets
+        .all()
+        .iter()
+        .map(|t| {
+            if t.socket.is_some() || matches!(t.host.as_str(), "127.0.0.1" | "localhost" | "::1") {
+                observer.warning(&format!(
+                    "the agents reach the server at {}:{}: that is each agent's own host unless they run on this one; \
+                     name the server with --host/--port as the agents reach it",
+                    t.host, t.port
+                ));
+            }
+            crate::agent::wire::WireTarget {
+                host: t.host.clone(),
+                port: t.port,
+                user: t.user.clone(),
+                password: t.password.clone(),
+                database: t.database.clone(),
+                ssl_mode: Some(t.tls.mode.name().to_string()),
+                ssl_ca: t.tls.ca.clone(),
+            }
+        })
+        .collect();
+    let threads: Vec<u32> = fleet
+        .cpus()
+        .iter()
+        .enumerate()
+        .map(|(i, &cpus)| {
+            let share = crate::agent::split(spec.threads as u64, n, i as u32).1 as u32;
+            crate::request::default_client_threads(share, cpus, spec.rate.is_some())
+        })
+        .collect();
+    let recipe = crate::agent::fleet::Recipe { workload: name.to_string(), options, targets: wire };
+    fleet.set_recipe(recipe, threads);
+    Ok(fleet)
+}
+
 /// How the run is made, as its result records it.
 fn run_config(placed: &Placed, checked: &Checked, workload: &dyn Workload, spec: &crate::exec::RunSpec) -> RunConfig {
     let targets = &placed.targets;
@@ -326,7 +398,12 @@ fn execute(
     let mut seq = 0;
     let writer = store::IntervalWriter::start(results, run_id)?;
     raise_open_files_limit();
+    let serving = metrics::serving();
     let outcome = ready.run(&placed.targets, spec, &placed.ctx, &mut |iv| {
+        if serving {
+            let agents = placed.ctx.fleet.as_ref().map(|f| f.live()).unwrap_or_default();
+            metrics::interval(run_id, workload.name(), iv, agents);
+        }
         observer.interval(iv);
         writer.add(seq, iv);
         seq += 1;

@@ -3,6 +3,7 @@
 //! and the servers sizeup manages. Measurement types and their arithmetic are the
 //! model crate's (re-exported here at the paths the engine names them by).
 
+pub mod agent;
 pub mod client;
 pub mod exec;
 pub mod live_capture;

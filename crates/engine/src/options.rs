@@ -90,9 +90,50 @@ pub struct TargetArgs {
     /// sysbench's spelling of --ssl-key.
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub mysql_ssl_key: Option<PathBuf>,
+    /// Agents (`sizeup agent --listen`) that drive the load from their hosts instead of
+    /// this process: HOST:PORT, comma-separated. The server is named as they reach it.
+    #[arg(long, value_name = "HOST:PORT,...", value_delimiter = ',', help_heading = "Agents")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+    /// Hosts to start `sizeup agent` on over OpenSSH (USER@HOST, comma-separated),
+    /// stopped afterwards; `SIZEUP_SSH_COMMAND` replaces `ssh` (e.g. `ssh -F FILE`).
+    #[arg(long, value_name = "USER@HOST,...", value_delimiter = ',', help_heading = "Agents")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents_ssh: Vec<String>,
+    /// The token the agents were started with (better: SIZEUP_AGENT_TOKEN). Never
+    /// printed or stored.
+    #[arg(long, env = "SIZEUP_AGENT_TOKEN", hide_env_values = true, value_name = "TOKEN", help_heading = "Agents")]
+    #[serde(skip)]
+    pub token: Option<String>,
+    /// The CA that signed the agents' --tls-cert: the links to them are TLS (required
+    /// for an agent that is not on loopback).
+    #[arg(long, value_name = "FILE", help_heading = "Agents")]
+    pub agent_ca: Option<PathBuf>,
+    /// A client certificate and key for agents started with --client-ca.
+    #[arg(long, value_name = "FILE", help_heading = "Agents")]
+    pub agent_cert: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", help_heading = "Agents")]
+    pub agent_key: Option<PathBuf>,
+    /// Serve the live figures (throughput, latency, errors, the server's status, each
+    /// agent's CPU and lag) as OpenMetrics on ADDRESS:PORT/metrics while this runs.
+    #[arg(long, value_name = "ADDR:PORT", help_heading = "Live metrics")]
+    pub metrics_addr: Option<String>,
 }
 
 impl TargetArgs {
+    /// Where the agents are, when the load is to come from agents.
+    pub fn agent_addresses(&self) -> crate::agent::fleet::Addresses {
+        crate::agent::fleet::Addresses {
+            tcp: self.agents.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+            ssh: self.agents_ssh.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+            // A study's steps carry no token (it is never stored): the environment's then.
+            token: self.token.clone().or_else(|| std::env::var("SIZEUP_AGENT_TOKEN").ok()),
+            ca: self.agent_ca.clone(),
+            cert: self.agent_cert.clone(),
+            key: self.agent_key.clone(),
+        }
+    }
+
     /// The TLS and login options as plain values, for `target::Tls::from_args`.
     pub fn tls_args(&self) -> crate::target::TlsArgs {
         crate::target::TlsArgs {

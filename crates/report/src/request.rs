@@ -16,6 +16,8 @@ use std::time::Duration;
 /// One measured run, validated: what the runner needs and nothing it must re-check.
 pub struct RunRequest {
     pub workload: Box<dyn Workload>,
+    /// The options it was built from: agents build it again from them.
+    pub options: crate::options::WorkloadArgs,
     /// Where the server is (resolved by the runner: a named server or a managed
     /// instance); with several, the connections are dealt round robin over them and
     /// the first holds the data. Never empty.
@@ -56,6 +58,7 @@ pub fn run_request(workload: &str, o: &RunOptions) -> Result<RunRequest, Invalid
     check_database(o.target.database.as_deref())?;
     Ok(RunRequest {
         workload,
+        options: o.workload.clone(),
         targets: targets(o)?,
         spec,
         load_method: o.load_method,

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod errors;
 mod measuring;
 pub mod pacing;
+mod relay;
 pub mod session;
 pub mod worker;
 
@@ -46,6 +47,11 @@ pub struct RunContext {
     /// make them), and what the script guard must know of the server besides. Only a
     /// script's run has any (a built-in knows its tables and checks them before it starts).
     pub watched: crate::watched::Watched,
+    /// This process is an agent driving its share of a coordinator's run: what its
+    /// client threads count is relayed, not measured here.
+    pub share: Option<crate::agent::Share>,
+    /// Agents drive the run instead of this process's client threads.
+    pub fleet: Option<Arc<crate::agent::Fleet>>,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -366,7 +372,7 @@ pub enum RunError {
 
 impl crate::error::LayerError for RunError {}
 
-enum Msg {
+pub(crate) enum Msg {
     Ready,
     ConnectFailed(RunError),
     Tick(u64, Recorder),
@@ -376,7 +382,7 @@ enum Msg {
 }
 
 #[derive(Clone, Copy)]
-enum Go {
+pub(crate) enum Go {
     Wait,
     Start(Instant),
     Abort,
@@ -420,14 +426,26 @@ where
     let control = Arc::new(Control::new(spec.events));
     // One arrival schedule for the whole run, as sysbench's single event queue: any idle
     // worker on any thread takes the next arrival.
+    // An agent's share has its own schedule, independent of the other agents'; agents
+    // that drive the run keep theirs.
+    let seed = seed_for(spec.seed, crate::agent::arrival_seed(ctx.share.as_ref().map_or(0, |s| s.index)));
     let arrivals = spec
         .rate
-        .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed_for(spec.seed, 1 << 40))))));
+        .filter(|_| ctx.fleet.is_none())
+        .map(|r| Arc::new(Mutex::new(Arrivals::new(r, crate::random::rng_from_seed(seed)))));
     // Signals taken from here on stop this run, whichever run of the process took them.
     let mut seen = signals::epoch();
     run_end::reset(None);
-    let Clients { handles, mut rx, go: go_tx } =
-        start_clients(&workload, targets, spec, &control, &arrivals, names.len(), shards)?;
+    let (Clients { handles, mut rx, go: go_tx }, shards) = match &ctx.fleet {
+        Some(fleet) => (fleet.start(spec, &control, names.len())?, fleet.len() as u32),
+        None => {
+            let first = ctx.share.as_ref().map_or(0, |s| s.first);
+            (start_clients(&workload, targets, spec, &control, &arrivals, (names.len(), first), shards)?, shards)
+        }
+    };
+    if let Some(share) = &ctx.share {
+        return relay::relay(share, handles, rx, go_tx, (shards, names.len()), spec, &control, arrivals.as_deref());
+    }
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -449,7 +467,11 @@ where
         m.begin(&handles);
         let ended = m.measure(&mut rx, &control, targets, &mut seen, status_conns).await;
         let forced = m.forced;
-        Ok((m.conclude(ended, targets, arrivals.as_deref(), &control), forced))
+        let mut result = m.conclude(ended, targets, arrivals.as_deref(), &control);
+        if let Some(fleet) = &ctx.fleet {
+            fleet.conclude(&mut result.summary);
+        }
+        Ok((result, forced))
     });
     match result {
         // Forced out: client threads still waiting on the server are left to the exit.
@@ -464,10 +486,10 @@ where
 }
 
 /// The client threads, each with its share of the connections, waiting for the go.
-struct Clients {
-    handles: Vec<std::thread::JoinHandle<()>>,
-    rx: mpsc::UnboundedReceiver<Msg>,
-    go: watch::Sender<Go>,
+pub(crate) struct Clients {
+    pub(crate) handles: Vec<std::thread::JoinHandle<()>>,
+    pub(crate) rx: mpsc::UnboundedReceiver<Msg>,
+    pub(crate) go: watch::Sender<Go>,
 }
 
 fn start_clients<W>(
@@ -476,7 +498,7 @@ fn start_clients<W>(
     spec: &RunSpec,
     control: &Arc<Control>,
     arrivals: &Option<Arc<Mutex<Arrivals>>>,
-    types: usize,
+    (types, first): (usize, u32),
     shards: u32,
 ) -> Result<Clients, RunError>
 where
@@ -487,7 +509,8 @@ where
     let (go, go_rx) = watch::channel(Go::Wait);
     let mut handles = Vec::new();
     for s in 0..shards {
-        let workers = connections_of(threads, shards, s);
+        // An agent's connections are numbered over the whole run, from its first.
+        let workers: Vec<u32> = connections_of(threads, shards, s).into_iter().map(|w| w + first).collect();
         let (workload, targets, spec, control, tx, go_rx, arrivals) = (
             workload.clone(),
             targets.clone(),

@@ -133,6 +133,10 @@ impl Control {
     pub fn ended_by_workload(&self) -> u64 {
         self.ended_by_workload.load(Ordering::Relaxed)
     }
+    /// Sessions an agent's workload ended, counted here as if they were this run's own.
+    pub fn add_ended_by_workload(&self, n: u64) {
+        self.ended_by_workload.fetch_add(n, Ordering::Relaxed);
+    }
     pub fn fatal(&self) -> Option<String> {
         self.fatal.lock().expect("not poisoned").clone()
     }

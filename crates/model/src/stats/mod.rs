@@ -498,6 +498,90 @@ pub struct Summary {
     /// order the connections were dealt (empty for a run on one server).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeShare>,
+    /// Load from agents on several client hosts: what each one drove (steady state), in
+    /// the order they were named (empty for a run from this process alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentShare>,
+}
+
+/// One agent's share of a run: its throughput and latency (from its own histogram), and
+/// whether its host held the load down.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentShare {
+    /// As the coordinator named it (HOST:PORT, or USER@HOST over SSH).
+    pub agent: String,
+    /// Its host's name, as it reports it.
+    #[serde(default)]
+    pub host: String,
+    pub connections: u32,
+    pub transactions: u64,
+    pub tps: f64,
+    pub latency_ms: LatencyMs,
+    /// Its process's CPU over the steady state, in cores, and its host's CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cores: Option<f64>,
+    pub cpus: u32,
+    /// Its busiest client thread's share of a core over the steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_thread: Option<f64>,
+    /// Open loop: its share of the rate, its largest backlog at an interval boundary,
+    /// that backlog in seconds of its schedule, and its arrivals that never started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_backlog: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missed_arrivals: u64,
+    /// It stopped answering, or its link broke, before the run's end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
+    /// Its steady-state latency over all transaction types, in microseconds:
+    /// hdrhistogram V2 (deflate), base64. The run's own is these added together.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histogram: String,
+}
+
+/// The note that starts with this names an agent whose host held the throughput down
+/// (it begins as the one load generator's note does, so answers read it the same way).
+pub fn agent_note(a: &AgentShare) -> Option<String> {
+    let lg = crate::monitor::os::LOAD_GENERATOR;
+    let name = &a.agent;
+    if let Some(b) = a.busiest_thread.filter(|&b| b >= 0.9) {
+        return Some(format!(
+            "{lg} agent {name} was the bottleneck: its busiest client thread was {:.0} % busy, so the connections \
+             it serves waited for it rather than for the server; add agents or --client-threads",
+            b * 100.0
+        ));
+    }
+    if let Some(c) = a.client_cores.filter(|&c| a.cpus > 0 && c >= 0.9 * a.cpus as f64) {
+        return Some(format!(
+            "{lg} agent {name} was the bottleneck: it used {c:.2} of its host's {} CPU(s); add agents",
+            a.cpus
+        ));
+    }
+    None
+}
+
+/// The note naming an agent that fell behind its schedule while the others kept theirs:
+/// then its host, not the server, missed the arrivals. `None` when they all fell behind
+/// alike (that is the server) or none did.
+pub fn agent_lag_note(agents: &[AgentShare]) -> Option<String> {
+    let lg = crate::monitor::os::LOAD_GENERATOR;
+    let behind = |a: &AgentShare| a.lag_s.is_some_and(|l| l >= 1.0) && a.missed_arrivals > 0;
+    let slow: Vec<&AgentShare> = agents.iter().filter(|a| behind(a)).collect();
+    if slow.is_empty() || slow.len() == agents.len() {
+        return None;
+    }
+    let a = slow.iter().max_by(|x, y| x.lag_s.partial_cmp(&y.lag_s).expect("finite"))?;
+    Some(format!(
+        "{lg} agent {} fell behind its schedule while the other agents kept theirs: {} of its arrivals never \
+         started, {:.1} s behind at worst",
+        a.agent,
+        a.missed_arrivals,
+        a.lag_s.unwrap_or_default()
+    ))
 }
 
 /// One server's share of a round-robin run (steady state, as the rest of the summary).
@@ -629,6 +713,7 @@ impl Summary {
             observed: Observed::default(),
             fairness: None,
             nodes: Vec::new(),
+            agents: Vec::new(),
         }
     }
 }
