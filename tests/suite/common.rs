@@ -40,6 +40,12 @@ impl TestServer {
 
     /// Starts with further server options (`--set NAME=VALUE` each), e.g. TLS files.
     pub fn start_with(instances: u32, set: &[&str]) -> TestServer {
+        let args: Vec<&str> = set.iter().flat_map(|s| ["--set", s]).collect();
+        Self::start_args(instances, &args)
+    }
+
+    /// Starts with further `server start` arguments.
+    pub fn start_args(instances: u32, extra: &[&str]) -> TestServer {
         let home = tempfile::Builder::new().prefix("sizeup-test-").tempdir().unwrap();
         let mut port = free_port();
         // Instance i listens on port + i: find a base whose neighbours are free too.
@@ -65,9 +71,7 @@ impl TestServer {
             "--max-connections",
             "500",
         ];
-        for s in set {
-            args.extend_from_slice(&["--set", s]);
-        }
+        args.extend_from_slice(extra);
         let code = sizeup(&args);
         if !matches!(code, Ok(0)) {
             // Instances that did start must not outlive the test (their directory is about

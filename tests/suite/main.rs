@@ -5,6 +5,7 @@
 
 mod common;
 
+mod agents;
 mod auth_protocol;
 mod bad_input;
 mod bad_input_data;

@@ -369,6 +369,10 @@ pub struct ServerArgs {
     /// Any other server option, repeatable: --set innodb_io_capacity=2000
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// The address the instances listen on for TCP (default 127.0.0.1): 0.0.0.0 or
+    /// this host's address, for agents or clients on other hosts to reach them.
+    #[arg(long, value_name = "IP")]
+    pub bind_address: Option<String>,
 }
 
 impl TargetArgs {

@@ -318,12 +318,18 @@ pub fn server_settings(a: &crate::options::ServerArgs) -> Result<ServerSettings,
         managed_option(k, v.trim()).map_err(|why| Invalid::Value(format!("--set '{s}': {why}")))?;
         extra.push((k.to_string(), v.trim().to_string()));
     }
+    if let Some(b) = &a.bind_address {
+        b.parse::<std::net::IpAddr>().map_err(|_| {
+            Invalid::Value(format!("--bind-address '{b}' is not an IP address; give e.g. 0.0.0.0 or 10.0.0.5"))
+        })?;
+    }
     Ok(ServerSettings {
         buffer_pool: a.buffer_pool.clone(),
         log_file_size: a.log_file_size.clone(),
         flush_log_at_trx_commit: a.flush_log_at_trx_commit,
         max_connections: a.max_connections,
         extra,
+        bind_address: a.bind_address.clone(),
     })
 }
 
@@ -591,6 +597,7 @@ mod tests {
             flush_log_at_trx_commit: 1,
             max_connections: 100,
             set: vec!["innodb_io_capacity=2000".into()],
+            bind_address: None,
         };
         let s = server_settings(&a).unwrap();
         assert_eq!(s.extra, vec![("innodb_io_capacity".to_string(), "2000".to_string())]);
@@ -623,6 +630,7 @@ mod tests {
                 flush_log_at_trx_commit: 1,
                 max_connections: 100,
                 set: vec![set.into()],
+                bind_address: None,
             };
             server_settings(&a).err()
         };

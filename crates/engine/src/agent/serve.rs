@@ -295,7 +295,7 @@ fn perform(work: Work, share: Share) -> Result<(), String> {
         .map_err(|e| format!("cannot start a runtime: {e}"))?;
     let first = targets.first().clone();
     let ready = rt.block_on(async {
-        let mut conn = first.connect().await.map_err(|e| format!("cannot connect to {}: {e}", first.describe()))?;
+        let mut conn = first.connect().await.map_err(|e| e.to_string())?;
         let ready = workload.start(&mut conn, &first.database, &work.spec, false).await.map_err(|e| e.to_string());
         let _ = conn.disconnect().await;
         ready

@@ -52,7 +52,12 @@ pub async fn start(dest: &str, say: &dyn Fn(&str)) -> Result<(Reader, Writer, Ch
         say(&format!("agent {dest}: running {path} from its PATH ({version})"));
         (path.to_string(), false)
     } else {
-        let me = std::env::current_exe().map_err(|e| format!("cannot find this sizeup's binary: {e}"))?;
+        // SIZEUP_AGENT_BINARY: the binary to copy where this process is not sizeup's
+        // own (the tests run sizeup inside their harness).
+        let me = match std::env::var_os("SIZEUP_AGENT_BINARY") {
+            Some(p) => std::path::PathBuf::from(p),
+            None => std::env::current_exe().map_err(|e| format!("cannot find this sizeup's binary: {e}"))?,
+        };
         let bytes = tokio::fs::read(&me).await.map_err(|e| format!("cannot read {}: {e}", me.display()))?;
         let remote = format!("/tmp/sizeup-agent-{}-{}", std::process::id(), nonce8());
         let mut copy = ssh(dest)

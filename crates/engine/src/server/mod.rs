@@ -78,6 +78,10 @@ pub struct ServerSettings {
     pub max_connections: u32,
     /// Further `name=value` server options (`--set`).
     pub extra: Vec<(String, String)>,
+    /// Where it listens for TCP, when not loopback (`--bind-address`): clients on other
+    /// hosts (agents) reach it there. A lab node listens on its namespace's address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind_address: Option<String>,
 }
 
 impl Default for ServerSettings {
@@ -88,6 +92,7 @@ impl Default for ServerSettings {
             flush_log_at_trx_commit: 2,
             max_connections: 2000,
             extra: Vec::new(),
+            bind_address: None,
         }
     }
 }
@@ -869,7 +874,8 @@ fn option_file(i: &Instance) -> String {
     set("datadir", &i.datadir().to_string_lossy());
     set("socket", &i.socket.to_string_lossy());
     set("port", &i.port.to_string());
-    set("bind-address", &i.address);
+    let bind = s.bind_address.as_deref().filter(|_| i.address == loopback()).unwrap_or(&i.address);
+    set("bind-address", bind);
     set("pid-file", &i.dir.join("mysqld.pid").to_string_lossy());
     set("log-error", &i.error_log().to_string_lossy());
     // A private tmpdir: instances initialising side by side must not share /tmp files.

@@ -47,6 +47,7 @@ impl ManagedSettings for ServerSpec {
             flush_log_at_trx_commit: self.flush_log_at_trx_commit.unwrap_or(d.flush_log_at_trx_commit),
             max_connections: self.max_connections.unwrap_or(d.max_connections),
             set,
+            bind_address: None,
         };
         request::server_settings(&a)
     }
