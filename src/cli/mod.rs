@@ -582,7 +582,7 @@ pub struct ServerStartArgs {
 #[derive(Subcommand, Debug)]
 pub enum ClusterCommand {
     /// Start (or resize) the managed cluster: `--galera --nodes N`, or `--replicas N`.
-    Start(ClusterStartArgs),
+    Start(Box<ClusterStartArgs>),
     /// Stop every node and remove what the lab made (namespaces, links, cgroups).
     Stop(ClusterStopArgs),
     /// Each node: role, address, readiness (Galera state; replica threads and lag).

@@ -163,6 +163,15 @@ fn load_study(
     Ok((row, spec, series))
 }
 
+/// A study's or plan's steps carry no token (it is never stored with their options): a
+/// --token given on the command line is kept where their runs look for it, in this
+/// process's environment.
+fn keep_agent_token(t: &crate::options::TargetArgs) {
+    if let Some(token) = &t.token {
+        std::env::set_var("SIZEUP_AGENT_TOKEN", token);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

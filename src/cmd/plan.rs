@@ -29,6 +29,7 @@ pub fn plan(cx: &Context, a: &PlanArgs) -> Result<i32, Error> {
         };
         return show(cx, id, a.html.as_deref()).map(|(_, answered)| exit_code(answered));
     }
+    super::keep_agent_token(&a.target);
     let site = Site { manager: &cx.manager, results: &cx.results, password: a.target.password.clone() };
     let (spec, resume) = match (a.resume, &a.file) {
         (Some(id), _) => {

@@ -8,8 +8,11 @@ use crate::runner::study::{self, Site};
 use crate::study::spec::{self, Levels, PowerSpec, Section, StudySpec};
 use crate::{report, store, Error};
 
-fn site(cx: &Context, password: Option<String>) -> Site<'_> {
-    Site { manager: &cx.manager, results: &cx.results, password }
+fn site<'a>(cx: &'a Context, target: Option<&crate::options::TargetArgs>) -> Site<'a> {
+    if let Some(t) = target {
+        super::keep_agent_token(t);
+    }
+    Site { manager: &cx.manager, results: &cx.results, password: target.and_then(|t| t.password.clone()) }
 }
 
 /// The study a `sizeup sweep` or `sizeup scale` command line describes.
@@ -39,7 +42,7 @@ fn spec_of(section: Section, workload: &str, levels: &str, a: &crate::cli::Study
 pub fn sweep(cx: &Context, a: &SweepArgs) -> Result<i32, Error> {
     let name = format!("sweep {} {}", a.workload, a.threads);
     let spec = spec_of(Section::Sweep, &a.workload, &a.threads, &a.study, name);
-    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+    study::run(&site(cx, Some(&a.study.target)), &spec, None)
 }
 
 pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
@@ -62,7 +65,7 @@ pub fn capacity(cx: &Context, a: &CapacityArgs) -> Result<i32, Error> {
         max_levels: a.max_levels,
     };
     let spec = spec_of(Section::Rate(rate), &workload, &a.rates, &a.study, name);
-    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+    study::run(&site(cx, Some(&a.study.target)), &spec, None)
 }
 
 pub fn memory(cx: &Context, a: &MemoryArgs) -> Result<i32, Error> {
@@ -74,7 +77,7 @@ pub fn memory(cx: &Context, a: &MemoryArgs) -> Result<i32, Error> {
         max_warmup: a.max_warmup,
     };
     let spec = spec_of(Section::Memory(memory), &a.workload, &a.levels, &a.study, name);
-    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+    study::run(&site(cx, Some(&a.study.target)), &spec, None)
 }
 
 pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
@@ -90,7 +93,7 @@ pub fn scale(cx: &Context, a: &ScaleArgs) -> Result<i32, Error> {
         ..Default::default()
     };
     spec.server.set = a.set.clone();
-    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+    study::run(&site(cx, Some(&a.study.target)), &spec, None)
 }
 
 pub fn scale_out(cx: &Context, a: &ScaleOutArgs) -> Result<i32, Error> {
@@ -104,7 +107,7 @@ pub fn scale_out(cx: &Context, a: &ScaleOutArgs) -> Result<i32, Error> {
         write_threads: a.write_threads,
         ..Default::default()
     };
-    study::run(&site(cx, a.study.target.password.clone()), &spec, None)
+    study::run(&site(cx, Some(&a.study.target)), &spec, None)
 }
 
 pub fn study(cx: &Context, cmd: StudyCommand) -> Result<i32, Error> {

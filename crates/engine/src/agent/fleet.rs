@@ -261,58 +261,23 @@ impl Fleet {
     /// process's together; an agent whose host held the load down is named.
     pub(crate) fn conclude(&self, summary: &mut Summary) {
         let runs = self.runs.lock().expect("not poisoned");
-        let mut agents_cpu = 0.0;
-        let mut missed = 0;
         summary.agents = self
             .agents
             .iter()
             .zip(runs.iter())
-            .map(|(a, r)| {
-                let seconds = (r.end_s - r.steady_from).max(0.0);
-                let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
-                let (transactions, latency_ms, histogram) = match &r.steady {
-                    Some(rec) => {
-                        let all = rec.total_latency();
-                        (rec.transactions(), LatencyMs::of(&all), crate::stats::encode_histogram(&all))
-                    }
-                    None => (0, LatencyMs::default(), String::new()),
-                };
-                let cpu = match (&r.cpu_base, &r.cpu_last) {
-                    (base, Some(last)) if seconds >= crate::exec::clock::MIN_CPU_SPAN => {
-                        let base = base.clone().unwrap_or_default();
-                        let process = last.process_s - base.process_s;
-                        let busiest = last
-                            .threads_s
-                            .iter()
-                            .enumerate()
-                            .map(|(k, t)| t - base.threads_s.get(k).copied().unwrap_or(0.0))
-                            .fold(0.0, f64::max);
-                        Some((process, busiest))
-                    }
-                    _ => None,
-                };
-                agents_cpu += cpu.map_or(0.0, |c| c.0);
-                missed += r.missed;
-                let lag_s = r.rate.filter(|&x| x > 0.0).map(|rate| r.max_backlog as f64 / rate);
-                AgentShare {
-                    agent: a.name.clone(),
-                    host: a.host.clone(),
-                    connections: r.connections,
-                    transactions,
-                    tps: per_s(transactions as f64),
-                    latency_ms,
-                    client_cores: cpu.map(|c| per_s(c.0)),
-                    cpus: a.cpus,
-                    busiest_thread: cpu.map(|c| per_s(c.1)),
-                    rate: r.rate,
-                    max_backlog: r.max_backlog,
-                    lag_s: lag_s.filter(|_| r.rate.is_some()),
-                    missed_arrivals: r.missed,
-                    lost: r.lost,
-                    histogram,
-                }
-            })
+            .map(|(a, r)| share_of(a.name.clone(), a.host.clone(), a.cpus, r))
             .collect();
+        let agents_cpu: f64 = runs.iter().filter_map(steady_cpu).map(|c| c.0).sum();
+        let missed: u64 = runs.iter().map(|r| r.missed).sum();
+        // Agents on this very host are sizeup's CPU, not other processes'.
+        let here = this_host();
+        let local: f64 = summary.agents.iter().filter(|a| a.host == here).filter_map(|a| a.client_cores).sum();
+        if let Some(os) = summary.observed.os.as_mut().filter(|_| local > 0.0) {
+            os.client_cores += local;
+            if let Some(other) = os.other_cores.as_mut() {
+                *other = (*other - local).max(0.0);
+            }
+        }
         if summary.transactions > 0 {
             let own = summary.client_cpu_us_per_txn.unwrap_or(0.0) * summary.transactions as f64 / 1e6;
             summary.client_cpu_us_per_txn = Some((own + agents_cpu) * 1e6 / summary.transactions as f64);
@@ -354,6 +319,52 @@ impl Fleet {
         if let Some(r) = self.runs.lock().expect("not poisoned").get_mut(i) {
             f(r);
         }
+    }
+}
+
+/// An agent's CPU over its steady state: its process's seconds and its busiest client
+/// thread's; None over a span too short for /proc's ticks.
+fn steady_cpu(r: &AgentRun) -> Option<(f64, f64)> {
+    let seconds = (r.end_s - r.steady_from).max(0.0);
+    let last = r.cpu_last.as_ref().filter(|_| seconds >= crate::exec::clock::MIN_CPU_SPAN)?;
+    let base = r.cpu_base.clone().unwrap_or_default();
+    let busiest = last
+        .threads_s
+        .iter()
+        .enumerate()
+        .map(|(k, t)| t - base.threads_s.get(k).copied().unwrap_or(0.0))
+        .fold(0.0, f64::max);
+    Some((last.process_s - base.process_s, busiest))
+}
+
+/// An agent's figures over its steady state.
+fn share_of(agent: String, host: String, cpus: u32, r: &AgentRun) -> AgentShare {
+    let seconds = (r.end_s - r.steady_from).max(0.0);
+    let per_s = |v: f64| if seconds > 0.0 { v / seconds } else { 0.0 };
+    let (transactions, latency_ms, histogram) = match &r.steady {
+        Some(rec) => {
+            let all = rec.total_latency();
+            (rec.transactions(), LatencyMs::of(&all), crate::stats::encode_histogram(&all))
+        }
+        None => (0, LatencyMs::default(), String::new()),
+    };
+    let cpu = steady_cpu(r);
+    AgentShare {
+        agent,
+        host,
+        connections: r.connections,
+        transactions,
+        tps: per_s(transactions as f64),
+        latency_ms,
+        client_cores: cpu.map(|c| per_s(c.0)),
+        cpus,
+        busiest_thread: cpu.map(|c| per_s(c.1)),
+        rate: r.rate,
+        max_backlog: r.max_backlog,
+        lag_s: r.rate.filter(|&x| x > 0.0).map(|rate| r.max_backlog as f64 / rate),
+        missed_arrivals: r.missed,
+        lost: r.lost,
+        histogram,
     }
 }
 
@@ -530,6 +541,11 @@ impl Relay {
     }
 }
 
+/// This host's name, as agents report theirs.
+pub fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map_or_else(|_| "unknown".into(), |h| h.trim().to_string())
+}
+
 /// A TCP link to `name` (HOST:PORT): TLS when a CA is given, plain only to loopback.
 async fn open_tcp(name: &str, a: &Addresses) -> Result<(Reader, Writer), String> {
     let (host, _) = name
@@ -645,4 +661,51 @@ async fn greet(
         lost: Mutex::new(None),
         ssh: Mutex::new(ssh),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_of(steady_from: f64, end_s: f64, base: (f64, [f64; 2]), last: (f64, [f64; 2])) -> AgentRun {
+        let mut rec = Recorder::new(1);
+        for us in 1..=100 {
+            rec.transaction(0, us * 100, false);
+        }
+        AgentRun {
+            connections: 4,
+            steady: Some(rec),
+            cpu_base: Some(AgentCpu { process_s: base.0, threads_s: base.1.to_vec() }),
+            cpu_last: Some(AgentCpu { process_s: last.0, threads_s: last.1.to_vec() }),
+            steady_from,
+            end_s,
+            ..Default::default()
+        }
+    }
+
+    /// Figures over the steady state only: CPU counted from the warm-up's end, the
+    /// busiest thread the one that worked most since then (not the one busiest overall).
+    #[test]
+    fn an_agents_figures_cover_its_steady_state() {
+        let r = run_of(2.0, 12.0, (1.0, [0.9, 0.1]), (6.0, [1.9, 5.1]));
+        let a = share_of("h:1".into(), "box".into(), 8, &r);
+        assert_eq!(a.transactions, 100);
+        assert!((a.tps - 10.0).abs() < 1e-9);
+        assert!((a.client_cores.unwrap() - 0.5).abs() < 1e-9, "5 s of CPU over 10 s");
+        assert!((a.busiest_thread.unwrap() - 0.5).abs() < 1e-9, "thread 1: 5.0 s over 10 s");
+        assert_eq!(a.latency_ms.p99, LatencyMs::of(&r.steady.as_ref().unwrap().total_latency()).p99);
+        assert!(!a.histogram.is_empty());
+        assert_eq!(crate::stats::agent_note(&a), None, "half a core is no bottleneck");
+        // A thread never idle: the agent's host held the load down, and is named.
+        let busy = share_of("h:1".into(), "box".into(), 8, &run_of(0.0, 10.0, (0.0, [0.0; 2]), (9.8, [9.7, 0.1])));
+        let note = crate::stats::agent_note(&busy).expect("a busy thread is named");
+        assert!(note.starts_with(crate::monitor::os::LOAD_GENERATOR) && note.contains("agent h:1"), "{note}");
+    }
+
+    /// Too short a steady state for /proc's ticks: no CPU figure rather than a wild one.
+    #[test]
+    fn a_moment_of_steady_state_has_no_cpu_figure() {
+        let a = share_of("h:1".into(), "box".into(), 8, &run_of(2.0, 2.5, (1.0, [0.0; 2]), (1.2, [0.1, 0.1])));
+        assert_eq!((a.client_cores, a.busiest_thread), (None, None));
+    }
 }

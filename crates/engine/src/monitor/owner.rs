@@ -96,14 +96,25 @@ pub fn find(socket: Option<&Path>, host: &str, port: u16) -> Option<Owner> {
         }
         return owner(inodes, format!("its socket {}", s.display()));
     }
-    if !matches!(host, "127.0.0.1" | "localhost" | "::1") && !host.starts_with("127.") {
+    let loopback = matches!(host, "127.0.0.1" | "localhost" | "::1") || host.starts_with("127.");
+    // An address of this host's own (a server bound to it for agents on other hosts):
+    // only a local address can be bound to.
+    let local = || {
+        host.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| !ip.is_unspecified() && std::net::UdpSocket::bind((ip, 0)).is_ok())
+    };
+    if !loopback && !local() {
         return None;
     }
     let mut inodes = Vec::new();
     for f in ["/proc/net/tcp", "/proc/net/tcp6"] {
         inodes.extend(tcp_inodes(&std::fs::read_to_string(f).unwrap_or_default(), port));
     }
-    owner(inodes, format!("its loopback port {port}"))
+    let what = match loopback {
+        true => format!("its loopback port {port}"),
+        false => format!("its port {port} on {host}, an address of this host"),
+    };
+    owner(inodes, what)
 }
 
 #[cfg(test)]

@@ -778,6 +778,23 @@ impl From<TypeP90> for (String, f64, Option<f64>) {
 mod tests {
     use super::*;
 
+    fn agent(name: &str, lag_s: Option<f64>, missed: u64) -> AgentShare {
+        AgentShare { agent: name.into(), rate: Some(100.0), lag_s, missed_arrivals: missed, ..Default::default() }
+    }
+
+    /// One agent behind while the others kept their schedules: its host, named. All
+    /// behind alike: the server, so no agent is blamed.
+    #[test]
+    fn only_an_agent_behind_alone_is_named() {
+        let one = [agent("a:1", Some(0.0), 0), agent("b:1", Some(3.5), 240), agent("c:1", Some(0.01), 0)];
+        let note = agent_lag_note(&one).expect("named");
+        assert!(note.starts_with(crate::monitor::os::LOAD_GENERATOR) && note.contains("agent b:1"), "{note}");
+        assert!(note.contains("240"), "{note}");
+        let all = [agent("a:1", Some(2.0), 90), agent("b:1", Some(3.5), 240)];
+        assert_eq!(agent_lag_note(&all), None);
+        assert_eq!(agent_lag_note(&[agent("a:1", Some(0.0), 0)]), None);
+    }
+
     /// A type's p90 is a named struct in code and the same `[name, ms, bound]` array in
     /// the store: steps stored by earlier releases read back.
     #[test]

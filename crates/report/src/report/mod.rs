@@ -299,6 +299,26 @@ pub fn summary_table(s: &Summary, title: &str) -> String {
         }
         let _ = writeln!(out, "  {:<28} {v}", format!("node {i} ({})", n.node));
     }
+    // Agents: what each drove, from its own histogram, and its host's CPU.
+    for a in &s.agents {
+        let mut v = format!("{} connection(s), {:.2} tps, p99 {:.2} ms", a.connections, a.tps, a.latency_ms.p99);
+        if let Some(c) = a.client_cores {
+            let _ = write!(v, ", {c:.2} of {} CPUs", a.cpus);
+        }
+        if let Some(b) = a.busiest_thread {
+            let _ = write!(v, ", busiest thread {:.0} %", b * 100.0);
+        }
+        if let Some(l) = a.lag_s.filter(|&l| l > 0.0) {
+            let _ = write!(v, ", {l:.2} s behind at worst");
+        }
+        if a.missed_arrivals > 0 {
+            let _ = write!(v, ", {} arrivals missed", a.missed_arrivals);
+        }
+        if a.lost {
+            v.push_str(", LOST");
+        }
+        let _ = writeln!(out, "  {:<28} {v}", format!("agent {}", a.agent));
+    }
     for n in &s.observed.notes {
         let _ = writeln!(out, "  {}", paint(&format!("note: {n}"), "33"));
     }
