@@ -419,6 +419,10 @@ pub struct AgentArgs {
     /// Coordinators presenting a certificate this CA signed need no token.
     #[arg(long, value_name = "FILE")]
     pub client_ca: Option<PathBuf>,
+    /// Exit once the first coordinator that proved itself has left (a Kubernetes Job's
+    /// pod then completes).
+    #[arg(long)]
+    pub once: bool,
     /// Serve one coordinator over stdin and stdout (how --agents-ssh starts an agent).
     #[arg(long, hide = true, conflicts_with = "listen")]
     pub stdio: bool,

@@ -15,6 +15,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, Error> {
         tls_cert: a.tls_cert.clone(),
         tls_key: a.tls_key.clone(),
         client_ca: a.client_ca.clone(),
+        once: a.once,
     };
     // Serves until the process is stopped (Ctrl-C, SIGTERM).
     serve::listen(&o, &|addr, how| {

@@ -23,6 +23,8 @@ pub struct ListenOptions {
     pub tls_key: Option<PathBuf>,
     /// Coordinators presenting a certificate this CA signed need no token.
     pub client_ca: Option<PathBuf>,
+    /// Exit once the first coordinator has left (a pod of a Kubernetes Job completes).
+    pub once: bool,
 }
 
 /// How a coordinator proves itself on this link.
@@ -81,14 +83,20 @@ pub fn listen(o: &ListenOptions, ready: &dyn Fn(SocketAddr, &str)) -> Result<(),
         ready(bound, how);
         let busy = Arc::new(tokio::sync::Mutex::new(()));
         let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+        let (left_tx, mut left) = mpsc::unbounded_channel::<()>();
         loop {
-            let (tcp, peer) = match listener.accept().await {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = left.recv() => return Ok(()),
+            };
+            let (tcp, peer) = match accepted {
                 Ok(x) => x,
                 Err(e) => {
                     eprintln!("agent: accepting a connection failed: {e}");
                     continue;
                 }
             };
+            let left_tx = o.once.then(|| left_tx.clone());
             let _ = tcp.set_nodelay(true);
             let (busy, acceptor, token) = (busy.clone(), acceptor.clone(), token.clone());
             tokio::spawn(async move {
@@ -127,7 +135,13 @@ pub fn listen(o: &ListenOptions, ready: &dyn Fn(SocketAddr, &str)) -> Result<(),
                 };
                 eprintln!("agent: coordinator {peer} connected");
                 match session(r, w, proof).await {
-                    Ok(()) => eprintln!("agent: coordinator {peer} left"),
+                    Ok(()) => {
+                        eprintln!("agent: coordinator {peer} left");
+                        // Only a coordinator that proved itself ends a --once agent.
+                        if let Some(tx) = left_tx {
+                            let _ = tx.send(());
+                        }
+                    }
                     Err(e) => eprintln!("agent: coordinator {peer}: {e}"),
                 }
             });
