@@ -10,6 +10,10 @@ use std::time::Duration;
 #[serde(default)]
 pub struct RunSpec {
     pub threads: u32,
+    /// An agent's share of a run: the whole run's connections (`threads` is its own).
+    /// TPC-C deals warehouses to terminals over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_connections: Option<u32>,
     /// Stop starting transactions after this long (`--time`); `None` for no limit.
     #[serde(with = "seconds_opt")]
     pub time: Option<Duration>,
@@ -64,6 +68,7 @@ impl Default for RunSpec {
     fn default() -> Self {
         RunSpec {
             threads: 1,
+            run_connections: None,
             time: None,
             events: None,
             warmup: Duration::ZERO,

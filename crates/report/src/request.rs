@@ -269,6 +269,7 @@ pub fn run_spec(a: &RunOptions) -> Result<RunSpec, Invalid> {
     }
     Ok(RunSpec {
         threads,
+        run_connections: None,
         time: (!time.is_zero()).then_some(time),
         events: (a.events > 0).then_some(a.events),
         warmup,

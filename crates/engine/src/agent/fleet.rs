@@ -216,6 +216,7 @@ impl Fleet {
             let (first, count) = super::split(spec.threads as u64, n, i32_);
             let mut share = spec.clone();
             share.threads = count as u32;
+            share.run_connections = Some(spec.threads);
             share.rate = spec.rate.map(|r| r / n as f64);
             share.events = spec.events.map(|e| super::split(e, n, i32_).1.max(1));
             share.client_threads = client_threads.get(i).copied().unwrap_or(1).clamp(1, count as u32);

@@ -208,7 +208,7 @@ impl Workload for TpccWorkload {
             let constants = super::random::Constants::for_run(&mut rng, c_last);
             let options = TpccOptions {
                 warehouses,
-                users: spec.threads,
+                users: spec.run_connections.unwrap_or(spec.threads),
                 mix: self.mix,
                 all_warehouses: self.all_warehouses,
                 think_time: self.think_time,
