@@ -17,6 +17,7 @@ fn workload(name: &str, options: &WorkloadArgs) -> Result<Box<dyn Workload>, Err
 pub fn prepare(cx: &Context, a: &PrepareArgs, sysbench: bool) -> Result<i32, Error> {
     let w = workload(&a.workload, &a.workload_args)?;
     let statement_timeout = request::statement_timeout(a.statement_timeout).map_err(Error::from)?;
+    this_host_only(&a.target)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if a.threads == Some(0) {
         return Err(Error::Usage("--threads must be at least 1 (the connections that load)".into()));
@@ -40,6 +41,7 @@ pub fn cleanup(cx: &Context, a: &CleanupArgs, sysbench: bool) -> Result<i32, Err
              has ended"
         )));
     }
+    this_host_only(&a.target)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let report = runtime(1)?.block_on(w.cleanup(&target, a.threads.max(1))).map_err(Error::from)?;
     let mut said = format!("dropped {} table(s) in {} on {}", report.dropped.len(), target.database, target.describe());
@@ -66,6 +68,7 @@ pub fn check(cx: &Context, a: &CheckArgs) -> Result<i32, Error> {
         return Err(Error::Usage(format!("{} has no consistency conditions to check (tpcc has)", w.name())));
     }
     let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::from)?;
+    this_host_only(&a.target)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     let rt = runtime(1)?;
     // The same check of the data a run makes first, so a missing prepare says so.
@@ -110,6 +113,7 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
         return Err(Error::Usage(format!("`sizeup prewarm` knows the OLTP workloads, not {}", w.name())));
     }
     let every = request::statement_timeout(a.watch.statement_timeout).map_err(Error::from)?;
+    this_host_only(&a.target)?;
     let (target, _) = resolve_target(&cx.manager, &a.target, w.kind().default_database())?;
     if let Some(command) = &a.script_command {
         // sysbench's --threads default for a script's command.
@@ -122,4 +126,16 @@ pub fn prewarm(cx: &Context, a: &PrewarmArgs) -> Result<i32, Error> {
     runtime(threads)?.block_on(w.prewarm(&target, threads, every)).map_err(Error::from)?;
     crate::outln!("prewarmed {} in {:.1} s", w.data(), started.elapsed().as_secs_f64());
     Ok(0)
+}
+
+/// Data commands run from this host: agents drive measured runs only.
+fn this_host_only(t: &crate::options::TargetArgs) -> Result<(), Error> {
+    if t.agents.is_empty() && t.agents_ssh.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(
+        "--agents/--agents-ssh: this command works on the data from this host; agents drive measured runs \
+         (run, studies, plans) only: leave them out"
+            .into(),
+    ))
 }

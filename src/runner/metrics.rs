@@ -28,7 +28,7 @@ struct Current {
     iv: Interval,
     transactions: u64,
     errors: u64,
-    agents: Vec<(String, Option<f64>, u64)>,
+    agents: Vec<crate::agent::fleet::LiveAgent>,
 }
 
 static LIVE: Mutex<Live> = Mutex::new(Live { addr: None, current: None, finished: Vec::new() });
@@ -71,7 +71,7 @@ pub fn serving() -> bool {
 }
 
 /// A run's interval, as it is stored.
-pub fn interval(run: i64, workload: &str, iv: &Interval, agents: Vec<(String, Option<f64>, u64)>) {
+pub fn interval(run: i64, workload: &str, iv: &Interval, agents: Vec<crate::agent::fleet::LiveAgent>) {
     let mut live = LIVE.lock().expect("not poisoned");
     let (mut transactions, mut errors) = (0, 0);
     if let Some(c) = live.current.as_ref().filter(|c| c.run == run) {
@@ -173,14 +173,27 @@ fn render() -> String {
         }
         if !c.agents.is_empty() {
             family(&mut out, "sizeup_agent_cpu_cores", "gauge", "Each agent's process CPU over its latest interval.");
-            for (a, cores, _) in &c.agents {
-                if let Some(cores) = cores {
-                    let _ = writeln!(out, "sizeup_agent_cpu_cores{{{l},agent=\"{}\"}} {cores}", label(a));
+            for a in &c.agents {
+                if let Some(cores) = a.cores {
+                    let _ = writeln!(out, "sizeup_agent_cpu_cores{{{l},agent=\"{}\"}} {cores}", label(&a.agent));
                 }
             }
             family(&mut out, "sizeup_agent_backlog", "gauge", "Each agent's arrivals due and not started.");
-            for (a, _, backlog) in &c.agents {
-                let _ = writeln!(out, "sizeup_agent_backlog{{{l},agent=\"{}\"}} {backlog}", label(a));
+            for a in &c.agents {
+                let _ = writeln!(out, "sizeup_agent_backlog{{{l},agent=\"{}\"}} {}", label(&a.agent), a.backlog);
+            }
+            if c.agents.iter().any(|a| a.lag_s.is_some()) {
+                family(
+                    &mut out,
+                    "sizeup_agent_lag_seconds",
+                    "gauge",
+                    "Each agent's backlog in seconds of its schedule.",
+                );
+                for a in &c.agents {
+                    if let Some(lag) = a.lag_s {
+                        let _ = writeln!(out, "sizeup_agent_lag_seconds{{{l},agent=\"{}\"}} {lag}", label(&a.agent));
+                    }
+                }
             }
         }
     }

@@ -50,11 +50,14 @@ pub fn measure(
     if let Some(addr) = &places[0].metrics_addr {
         metrics::serve(addr)?;
     }
+    let agents = places[0].agent_addresses();
+    if !agents.is_empty() {
+        agents_can_run(&*workload, start_line.is_some())?;
+    }
     let mut placed = place(manager, &places, &*workload, &mut spec, observer)?;
     placed.ctx.start_line = start_line;
     let checked = check_servers(&placed.targets, &*workload, &spec, observer, write_foreign_tables)?;
     placed.ctx.watched = checked.watched.clone();
-    let agents = places[0].agent_addresses();
     if !agents.is_empty() {
         placed.ctx.fleet = Some(agents_for(&agents, &*workload, options, &placed.targets, &spec, observer)?);
     }
@@ -273,6 +276,26 @@ fn check_servers(
     })
 }
 
+/// What agents cannot run, refused before anything starts: a script or a capture (an
+/// agent runs the built-in workloads only), a scale study's client groups.
+fn agents_can_run(workload: &dyn Workload, in_a_group: bool) -> Result<(), Error> {
+    let name = workload.name();
+    if crate::workload::script::is_script(name) || name.ends_with(crate::workload::replay::SUFFIX) {
+        return Err(Error::Usage(format!(
+            "--agents: {name} runs from this process only (agents run the built-in workloads: oltp_*, tpcc); \
+             leave --agents out"
+        )));
+    }
+    if in_a_group {
+        return Err(Error::Usage(
+            "--agents: a scale study's client groups run at once, one per instance, and agents drive one run at \
+             a time; measure instances per server from this host, or each instance count on its own"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The agents that drive the run, reached (once per process), each given the workload
 /// and the servers as it reaches them, and its client threads for its share.
 fn agents_for(
@@ -284,12 +307,6 @@ fn agents_for(
     observer: &dyn Observer,
 ) -> Result<Arc<crate::agent::Fleet>, Error> {
     let name = workload.name();
-    if crate::workload::script::is_script(name) || name.ends_with(crate::workload::replay::SUFFIX) {
-        return Err(Error::Usage(format!(
-            "--agents: {name} runs from this process only (agents run the built-in workloads: oltp_*, tpcc); \
-             leave --agents out"
-        )));
-    }
     let fleet = crate::agent::fleet::shared(agents, &|line| observer.note(line)).map_err(Error::Failed)?;
     let n = fleet.len() as u32;
     if spec.threads < n {
@@ -302,7 +319,8 @@ fn agents_for(
         .all()
         .iter()
         .map(|t| {
-            if t.socket.is_some() || matches!(t.host.as_str(), "127.0.0.1" | "localhost" | "::1") {
+            let local = t.socket.is_some() || matches!(t.host.as_str(), "127.0.0.1" | "localhost" | "::1");
+            if local && !agents.all_on_loopback() {
                 observer.warning(&format!(
                     "the agents reach the server at {}:{}: that is each agent's own host unless they run on this one; \
                      name the server with --host/--port as the agents reach it",

@@ -508,3 +508,62 @@ fn parse_openmetrics(dir: &Path, text: &str) -> serde_json::Value {
     assert!(out.status.success(), "the OpenMetrics parser refused:\n{}\n{text}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Bad agent options get one clear line each, a non-zero exit and no run: an agent off
+/// loopback without TLS, without a token, with a short token; a coordinator with another
+/// token, a plain link to an agent off loopback, fewer connections than agents, a Lua
+/// script, a data command with agents.
+#[test]
+fn bad_agent_options_are_refused_in_one_line() {
+    let refused = |args: &[&str], says: &str| {
+        let e = sizeup(args).expect_err("refused");
+        let text = e.to_string();
+        assert!(text.contains(says), "{args:?}: {text}");
+        assert!(text.lines().count() <= 2, "one or two lines: {text}");
+    };
+    refused(&["agent", "--listen", "10.9.9.9:7800", "--token", TOKEN], "loopback only");
+    refused(&["agent", "--listen", "127.0.0.1:7800"], "--token");
+    refused(&["agent", "--listen", "127.0.0.1:7800", "--token", "short"], "at least 16");
+    refused(&["agent", "--listen", "nowhere", "--token", TOKEN], "address and port");
+
+    let s = TestServer::start();
+    let sock = s.socket.display().to_string();
+    let data = ["oltp_read_only", "--tables", "1", "--table-size", "500", "--socket", &sock];
+    assert_eq!(s.sizeup(&[&["prepare"], &data[..]].concat()).unwrap(), 0);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let log = s.home.path().join("agent.log");
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_sizeup"))
+        .args(["agent", "--listen", &addr, "--token", TOKEN])
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(20), || std::fs::read_to_string(&log).unwrap().contains("listening")));
+    let run = |extra: &[&str]| {
+        let h = s.home();
+        let args =
+            [&["--home", h.as_str(), "run"], &data[..], &["--time", "1", "--report-interval", "0"], extra].concat();
+        sizeup(&args).expect_err("refused").to_string()
+    };
+    let wrong = run(&["--threads", "2", "--agents", &addr, "--token", "another-token-0123456789"]);
+    assert!(wrong.contains(&format!("agent {addr} refused")) && wrong.contains("token"), "{wrong}");
+    let few = run(&["--threads", "1", "--agents", &format!("{addr},{addr}"), "--token", TOKEN]);
+    assert!(few.contains("at least one connection per agent") || few.contains("busy"), "{few}");
+    let plain = run(&["--threads", "2", "--agents", "10.9.9.9:7800", "--token", TOKEN]);
+    assert!(plain.contains("10.9.9.9:7800"), "{plain}");
+    let script = std::path::Path::new("/usr/share/sysbench/oltp_read_only.lua");
+    if script.exists() {
+        let h = s.home();
+        let args = ["--home", h.as_str(), "run", "/usr/share/sysbench/oltp_read_only.lua", "--socket", &sock];
+        let e = sizeup(&[&args[..], &["--threads", "2", "--time", "1", "--agents", &addr, "--token", TOKEN]].concat());
+        let e = e.expect_err("a script runs from one process").to_string();
+        assert!(e.contains("runs from this process only"), "{e}");
+    }
+    refused(&[&["--home", &s.home(), "prepare"], &data[..], &["--agents", &addr]].concat(), "this host");
+    let _ = agent.kill();
+    let _ = agent.wait();
+    // Nothing was stored as a run.
+    let db = rusqlite::Connection::open(s.results()).unwrap();
+    let runs: i64 = db.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)).unwrap_or(0);
+    assert_eq!(runs, 0, "no run stored for refused options");
+}

@@ -45,6 +45,17 @@ impl Addresses {
     pub fn is_empty(&self) -> bool {
         self.tcp.is_empty() && self.ssh.is_empty()
     }
+
+    /// Whether every agent runs on this host's loopback (then a server on loopback is
+    /// one they reach too).
+    pub fn all_on_loopback(&self) -> bool {
+        self.ssh.is_empty()
+            && self.tcp.iter().all(|a| {
+                let host = a.rsplit_once(':').map_or(a.as_str(), |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            })
+    }
 }
 
 /// What every agent's share of a run is made of, besides its part of the spec.
@@ -93,13 +104,22 @@ struct AgentRun {
     live_backlog: u64,
 }
 
+/// An agent's latest interval, for live metrics: its process's CPU in cores, its
+/// arrivals due and not started, and that backlog in seconds of its schedule.
+#[derive(Clone, Debug)]
+pub struct LiveAgent {
+    pub agent: String,
+    pub cores: Option<f64>,
+    pub backlog: u64,
+    pub lag_s: Option<f64>,
+}
+
 /// The agents a command reached.
 pub struct Fleet {
     rt: tokio::runtime::Runtime,
     agents: Vec<Agent>,
     recipe: Mutex<Option<(Recipe, Vec<u32>)>>,
     runs: Mutex<Vec<AgentRun>>,
-    interval: Mutex<Duration>,
 }
 
 impl std::fmt::Debug for Fleet {
@@ -154,13 +174,7 @@ impl Fleet {
         for ag in &agents {
             say(&format!("agent {} ({}, {} CPUs) is ready", ag.name, ag.host, ag.cpus));
         }
-        Ok(Fleet {
-            rt,
-            agents,
-            recipe: Mutex::new(None),
-            runs: Mutex::new(Vec::new()),
-            interval: Mutex::new(Duration::from_secs(1)),
-        })
+        Ok(Fleet { rt, agents, recipe: Mutex::new(None), runs: Mutex::new(Vec::new()) })
     }
 
     pub fn len(&self) -> usize {
@@ -205,7 +219,6 @@ impl Fleet {
             .expect("not poisoned")
             .clone()
             .ok_or_else(|| RunError::Client("no workload was given to the agents".into()))?;
-        *self.interval.lock().expect("not poisoned") = spec.interval;
         let steady_from = crate::exec::steady_from(spec).as_secs_f64();
         let (tx, rx) = mpsc::unbounded_channel();
         let (go, go_rx) = watch::channel(Go::Wait);
@@ -295,10 +308,19 @@ impl Fleet {
         summary.observed.notes.extend(crate::stats::agent_lag_note(&summary.agents));
     }
 
-    /// Each agent's latest interval: its name, its CPU in cores and its backlog.
-    pub fn live(&self) -> Vec<(String, Option<f64>, u64)> {
+    /// Each agent's latest interval.
+    pub fn live(&self) -> Vec<LiveAgent> {
         let runs = self.runs.lock().expect("not poisoned");
-        self.agents.iter().zip(runs.iter()).map(|(a, r)| (a.name.clone(), r.live_cores, r.live_backlog)).collect()
+        self.agents
+            .iter()
+            .zip(runs.iter())
+            .map(|(a, r)| LiveAgent {
+                agent: a.name.clone(),
+                cores: r.live_cores,
+                backlog: r.live_backlog,
+                lag_s: r.rate.filter(|&x| x > 0.0).map(|rate| r.live_backlog as f64 / rate),
+            })
+            .collect()
     }
 
     fn close(&self) {

@@ -349,6 +349,10 @@ fn want(stage: Stage, plan: &PlanSpec, plan_id: i64, host: &Host, t: Timing, fou
             );
             run(s, why)
         }
+        Stage::ScaleUp if plan.uses_agents() => skip(
+            "the load comes from agents, and a scale-up's client groups (one per instance, at once) run from one \
+             process: one instance per server is assumed",
+        ),
         Stage::ScaleUp => scale_up(host, t, &p),
         Stage::ScaleOut => scale_out(plan, plan_id, t, at),
         Stage::Memory => memory(host, t, &p),
@@ -534,6 +538,11 @@ mod tests {
         let named = Host { managed: false, ..host() };
         let d = next(Stage::ScaleUp, &f, &named);
         assert!(said(&d).contains("cannot start more instances"), "{d:?}");
+        // Nor with the load from agents: a scale-up's client groups run from one process.
+        let mut p = plan();
+        p.options.insert("agents".into(), serde_json::json!(["c1:7800", "c2:7800"]));
+        let d = decide(Stage::ScaleUp, &p, 7, &host(), timing(&p, &host()), &f, 10_000.0);
+        assert!(matches!(d, Decision::Skip { for_time: false, .. }) && said(&d).contains("agents"), "{d:?}");
     }
 
     #[test]

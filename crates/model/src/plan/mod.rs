@@ -140,6 +140,13 @@ impl PlanSpec {
         self.workload.ends_with(crate::unit::CAPTURE_SUFFIX)
     }
 
+    /// The load comes from agents on other hosts (`--agents`, `--agents-ssh`).
+    pub fn uses_agents(&self) -> bool {
+        ["agents", "agents-ssh"]
+            .iter()
+            .any(|k| self.options.get(*k).and_then(Value::as_array).is_some_and(|a| !a.is_empty()))
+    }
+
     pub fn check(&self) -> Result<(), Invalid> {
         if !(self.target_tps.is_finite() && self.target_tps > 0.0) {
             return Err(Invalid::Value(format!(
