@@ -28,7 +28,7 @@ struct Current {
     iv: Interval,
     transactions: u64,
     errors: u64,
-    agents: Vec<crate::agent::fleet::LiveAgent>,
+    agents: Vec<crate::exec::remote::Live>,
 }
 
 static LIVE: Mutex<Live> = Mutex::new(Live { addr: None, current: None, finished: Vec::new() });
@@ -71,7 +71,7 @@ pub fn serving() -> bool {
 }
 
 /// A run's interval, as it is stored.
-pub fn interval(run: i64, workload: &str, iv: &Interval, agents: Vec<crate::agent::fleet::LiveAgent>) {
+pub fn interval(run: i64, workload: &str, iv: &Interval, agents: Vec<crate::exec::remote::Live>) {
     let mut live = LIVE.lock().expect("not poisoned");
     let (mut transactions, mut errors) = (0, 0);
     if let Some(c) = live.current.as_ref().filter(|c| c.run == run) {

@@ -93,12 +93,12 @@ pub struct TargetArgs {
     /// Agents (`sizeup agent --listen`) that drive the load from their hosts instead of
     /// this process: HOST:PORT, comma-separated. The server is named as they reach it.
     #[arg(long, value_name = "HOST:PORT,...", value_delimiter = ',', help_heading = "Agents")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub agents: Vec<String>,
     /// Hosts to start `sizeup agent` on over OpenSSH (USER@HOST, comma-separated),
     /// stopped afterwards; `SIZEUP_SSH_COMMAND` replaces `ssh` (e.g. `ssh -F FILE`).
     #[arg(long, value_name = "USER@HOST,...", value_delimiter = ',', help_heading = "Agents")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub agents_ssh: Vec<String>,
     /// The token the agents were started with (better: SIZEUP_AGENT_TOKEN). Never
     /// printed or stored.
@@ -690,7 +690,8 @@ mod tests {
         let mut checked = 0;
         for arg in cmd.get_arguments() {
             let long = arg.get_long().unwrap();
-            if STUDY_OWNED.contains(&long) || long == "password" {
+            // Secrets are never stored, so never read from a study either.
+            if STUDY_OWNED.contains(&long) || long == "password" || long == "token" {
                 continue;
             }
             let value = defaults.get(long).unwrap_or_else(|| panic!("--{long} has no serde field"));

@@ -9,6 +9,7 @@
 //! server does, named, and what was measured until then is kept.
 
 use super::wire::{self, AgentCpu, Down, Up, WireTarget, Work};
+use crate::exec::remote::{Live, Remote};
 use crate::exec::worker::Control;
 use crate::exec::{Clients, Go, Msg, RunError, RunSpec};
 use crate::options::WorkloadArgs;
@@ -104,16 +105,6 @@ struct AgentRun {
     live_backlog: u64,
 }
 
-/// An agent's latest interval, for live metrics: its process's CPU in cores, its
-/// arrivals due and not started, and that backlog in seconds of its schedule.
-#[derive(Clone, Debug)]
-pub struct LiveAgent {
-    pub agent: String,
-    pub cores: Option<f64>,
-    pub backlog: u64,
-    pub lag_s: Option<f64>,
-}
-
 /// The agents a command reached.
 pub struct Fleet {
     rt: tokio::runtime::Runtime,
@@ -194,15 +185,16 @@ impl Fleet {
     pub fn set_recipe(&self, recipe: Recipe, client_threads: Vec<u32>) {
         *self.recipe.lock().expect("not poisoned") = Some((recipe, client_threads));
     }
+}
+
+impl Remote for Fleet {
+    fn parties(&self) -> usize {
+        self.agents.len()
+    }
 
     /// Starts the run on the agents: one relaying thread each, standing for one client
     /// thread of the run's measuring.
-    pub(crate) fn start(
-        self: &Arc<Self>,
-        spec: &RunSpec,
-        control: &Arc<Control>,
-        types: usize,
-    ) -> Result<Clients, RunError> {
+    fn start(self: Arc<Self>, spec: &RunSpec, control: &Arc<Control>, types: usize) -> Result<Clients, RunError> {
         let n = self.agents.len() as u32;
         if let Some((a, why)) = self.agents.iter().find_map(|a| Some((a, a.lost.lock().ok()?.clone()?))) {
             return Err(RunError::Connect(format!("agent {} was lost earlier in this command: {why}", a.name)));
@@ -273,7 +265,7 @@ impl Fleet {
     /// Adds each agent's figures to the run's summary: its throughput and latency, its
     /// CPU and busiest thread, its lag; the client CPU becomes the agents' and this
     /// process's together; an agent whose host held the load down is named.
-    pub(crate) fn conclude(&self, summary: &mut Summary) {
+    fn conclude(&self, summary: &mut Summary) {
         let runs = self.runs.lock().expect("not poisoned");
         summary.agents = self
             .agents
@@ -309,12 +301,12 @@ impl Fleet {
     }
 
     /// Each agent's latest interval.
-    pub fn live(&self) -> Vec<LiveAgent> {
+    fn live(&self) -> Vec<Live> {
         let runs = self.runs.lock().expect("not poisoned");
         self.agents
             .iter()
             .zip(runs.iter())
-            .map(|(a, r)| LiveAgent {
+            .map(|(a, r)| Live {
                 agent: a.name.clone(),
                 cores: r.live_cores,
                 backlog: r.live_backlog,
@@ -322,7 +314,9 @@ impl Fleet {
             })
             .collect()
     }
+}
 
+impl Fleet {
     fn close(&self) {
         for a in &self.agents {
             // Closing the link ends the agent's session; an agent over SSH then exits.

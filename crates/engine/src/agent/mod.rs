@@ -17,25 +17,7 @@ pub mod wire;
 
 pub use fleet::Fleet;
 
-use tokio::sync::{mpsc, watch};
-
-/// What the coordinator tells a running share.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Order {
-    Wait,
-    Go,
-    Stop,
-}
-
-/// This process drives a share of a coordinator's run: its connections are numbered
-/// from `first` over the whole run, and what its client threads count goes `up`.
-#[derive(Clone, Debug)]
-pub struct Share {
-    pub index: u32,
-    pub first: u32,
-    pub up: mpsc::UnboundedSender<wire::Up>,
-    pub orders: watch::Receiver<Order>,
-}
+pub use crate::exec::remote::{Order, Share};
 
 /// Agent `i` of `n`'s share of `total`: its first connection and how many it drives
 /// (the first ones take one more when they do not divide evenly).
@@ -43,12 +25,6 @@ pub fn split(total: u64, n: u32, i: u32) -> (u64, u64) {
     let (n, i) = (n as u64, i as u64);
     let (each, more) = (total / n, total % n);
     (i * each + i.min(more), each + (i < more) as u64)
-}
-
-/// The seed of agent `index`'s arrival schedule: Poisson streams at rate/N that are
-/// independent of each other add up to one at the rate.
-pub fn arrival_seed(index: u32) -> u64 {
-    (1 << 40) + index as u64
 }
 
 #[cfg(test)]

@@ -241,7 +241,7 @@ async fn session(mut r: Reader, mut w: Writer, proof: Proof) -> Result<(), Strin
 async fn run_share(work: Work, down: &mut mpsc::UnboundedReceiver<Down>, w: &mut Writer) -> Result<bool, String> {
     let (up_tx, mut up) = mpsc::unbounded_channel();
     let (orders, order_rx) = watch::channel(Order::Wait);
-    let share = Share { index: work.index, first: work.first, up: up_tx.clone(), orders: order_rx };
+    let share = Share { index: work.index, first: work.first, up: up_tx, orders: order_rx };
     eprintln!(
         "agent: {} connection(s) {}..{} of {}",
         work.spec.threads,
@@ -251,18 +251,14 @@ async fn run_share(work: Work, down: &mut mpsc::UnboundedReceiver<Down>, w: &mut
     );
     let worker = std::thread::Builder::new()
         .name("sizeup-agent-run".into())
-        .spawn(move || {
-            if let Err(e) = perform(work, share) {
-                let _ = up_tx.send(Up::Failed { error: e });
-            }
-        })
+        .spawn(move || perform(work, share))
         .map_err(|e| format!("cannot start the run: {e}"))?;
     let mut here = true;
     loop {
         tokio::select! {
             m = up.recv() => match m {
                 Some(m) => {
-                    if wire::send(w, &m).await.is_err() {
+                    if wire::send(w, &Up::of(m)).await.is_err() {
                         orders.send_replace(Order::Stop);
                         here = false;
                     }
@@ -280,7 +276,16 @@ async fn run_share(work: Work, down: &mut mpsc::UnboundedReceiver<Down>, w: &mut
             },
         }
     }
-    let _ = tokio::task::spawn_blocking(move || worker.join()).await;
+    // The run's thread has dropped its share: it has ended, or could not start.
+    let ended = tokio::task::spawn_blocking(move || worker.join()).await;
+    let failed = match ended {
+        Ok(Ok(Ok(()))) => None,
+        Ok(Ok(Err(e))) => Some(e),
+        _ => Some("the run's thread panicked".to_string()),
+    };
+    if let (Some(error), true) = (failed, here) {
+        wire::send(w, &Up::Failed { error }).await.map_err(|e| e.to_string())?;
+    }
     Ok(here)
 }
 

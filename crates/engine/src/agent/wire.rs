@@ -72,11 +72,7 @@ pub struct Final {
 }
 
 /// An agent's CPU since the go: its whole process, and each client thread.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct AgentCpu {
-    pub process_s: f64,
-    pub threads_s: Vec<f64>,
-}
+pub type AgentCpu = crate::exec::remote::ShareCpu;
 
 /// From the coordinator to an agent.
 #[derive(Debug, Serialize, Deserialize)]
@@ -202,6 +198,27 @@ pub fn tallies_of(t: &[Tally]) -> Vec<(u32, u64, u64)> {
 
 pub fn tallies_from(t: &[(u32, u64, u64)]) -> Vec<Tally> {
     t.iter().map(|&(connection, transactions, busy_us)| Tally { connection, transactions, busy_us }).collect()
+}
+
+impl Up {
+    /// A share's message as it crosses the wire.
+    pub fn of(r: crate::exec::remote::Relayed) -> Up {
+        use crate::exec::remote::Relayed;
+        match r {
+            Relayed::Ready => Up::Ready,
+            Relayed::Tick { k, rec, cpu } => Up::Tick { k, rec: WireRecorder::of(&rec), cpu },
+            Relayed::Alive { cpu } => Up::Alive { cpu },
+            Relayed::Final(f) => Up::Final(Box::new(Final {
+                rec: WireRecorder::of(&f.rec),
+                end_s: f.end_s,
+                tallies: tallies_of(&f.tallies),
+                cpu: f.cpu,
+                missed: f.missed,
+                fatal: f.fatal,
+                ended_by_workload: f.ended_by_workload,
+            })),
+        }
+    }
 }
 
 /// Writes one frame.

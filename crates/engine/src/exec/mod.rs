@@ -14,6 +14,7 @@ pub mod errors;
 mod measuring;
 pub mod pacing;
 mod relay;
+pub mod remote;
 pub mod session;
 pub mod worker;
 
@@ -49,9 +50,9 @@ pub struct RunContext {
     pub watched: crate::watched::Watched,
     /// This process is an agent driving its share of a coordinator's run: what its
     /// client threads count is relayed, not measured here.
-    pub share: Option<crate::agent::Share>,
+    pub share: Option<remote::Share>,
     /// Agents drive the run instead of this process's client threads.
-    pub fleet: Option<Arc<crate::agent::Fleet>>,
+    pub fleet: Option<Arc<dyn remote::Remote>>,
 }
 
 /// Lines several runs up so their clocks start at the same moment: each arrives when
@@ -372,7 +373,8 @@ pub enum RunError {
 
 impl crate::error::LayerError for RunError {}
 
-pub(crate) enum Msg {
+/// A client thread's word to the run's measuring.
+pub enum Msg {
     Ready,
     ConnectFailed(RunError),
     Tick(u64, Recorder),
@@ -381,8 +383,9 @@ pub(crate) enum Msg {
     Final(Recorder, Instant, Vec<worker::Tally>, (usize, f64)),
 }
 
+/// The run's measuring's word to its client threads.
 #[derive(Clone, Copy)]
-pub(crate) enum Go {
+pub enum Go {
     Wait,
     Start(Instant),
     Abort,
@@ -428,7 +431,7 @@ where
     // worker on any thread takes the next arrival.
     // An agent's share has its own schedule, independent of the other agents'; agents
     // that drive the run keep theirs.
-    let seed = seed_for(spec.seed, crate::agent::arrival_seed(ctx.share.as_ref().map_or(0, |s| s.index)));
+    let seed = seed_for(spec.seed, remote::arrival_seed(ctx.share.as_ref().map_or(0, |s| s.index)));
     let arrivals = spec
         .rate
         .filter(|_| ctx.fleet.is_none())
@@ -437,7 +440,7 @@ where
     let mut seen = signals::epoch();
     run_end::reset(None);
     let (Clients { handles, mut rx, go: go_tx }, shards) = match &ctx.fleet {
-        Some(fleet) => (fleet.start(spec, &control, names.len())?, fleet.len() as u32),
+        Some(fleet) => (fleet.clone().start(spec, &control, names.len())?, fleet.parties() as u32),
         None => {
             let first = ctx.share.as_ref().map_or(0, |s| s.first);
             (start_clients(&workload, targets, spec, &control, &arrivals, (names.len(), first), shards)?, shards)
@@ -486,10 +489,10 @@ where
 }
 
 /// The client threads, each with its share of the connections, waiting for the go.
-pub(crate) struct Clients {
-    pub(crate) handles: Vec<std::thread::JoinHandle<()>>,
-    pub(crate) rx: mpsc::UnboundedReceiver<Msg>,
-    pub(crate) go: watch::Sender<Go>,
+pub struct Clients {
+    pub handles: Vec<std::thread::JoinHandle<()>>,
+    pub rx: mpsc::UnboundedReceiver<Msg>,
+    pub go: watch::Sender<Go>,
 }
 
 fn start_clients<W>(

@@ -2,10 +2,9 @@
 //! measuring, each interval they have all handed over goes to the coordinator, merged,
 //! with the agent's CPU; the coordinator's go and stop come the other way.
 
+use super::remote::{Order, Relayed, Share, ShareCpu, ShareEnd};
 use super::{clock, Go, Msg, RunError, RunResult, RunSpec};
 use super::{pacing::Arrivals, worker::Control};
-use crate::agent::wire::{tallies_of, AgentCpu, Final, Up, WireRecorder};
-use crate::agent::{Order, Share};
 use crate::monitor;
 use crate::stats::{Recorder, Summary};
 use std::sync::Mutex;
@@ -32,14 +31,14 @@ impl Cpu {
         Cpu { process0: monitor::self_cpu_seconds(), ended: vec![None; clocks.len()], clocks, start }
     }
 
-    fn now(&self) -> AgentCpu {
+    fn now(&self) -> ShareCpu {
         let threads_s = (0..self.clocks.len())
             .map(|i| {
                 let now = self.ended[i].or_else(|| self.clocks[i].and_then(monitor::clock_seconds));
                 now.map_or(0.0, |n| (n - self.start[i]).max(0.0))
             })
             .collect();
-        AgentCpu { process_s: monitor::self_cpu_seconds() - self.process0, threads_s }
+        ShareCpu { process_s: monitor::self_cpu_seconds() - self.process0, threads_s }
     }
 }
 
@@ -76,7 +75,7 @@ pub(super) fn relay(
                 }
             }
         }
-        let _ = up.send(Up::Ready);
+        let _ = up.send(Relayed::Ready);
         let mut orders = share.orders.clone();
         let order = *orders.wait_for(|o| *o != Order::Wait).await.map_err(|_| RunError::GroupFailed)?;
         if order == Order::Stop {
@@ -94,7 +93,7 @@ pub(super) fn relay(
                 msg = rx.recv() => match msg {
                     Some(Msg::Tick(k, rec)) => {
                         for (k, rec) in clock.tick(k, &rec) {
-                            let _ = up.send(Up::Tick { k, rec: WireRecorder::of(&rec), cpu: cpu.now() });
+                            let _ = up.send(Relayed::Tick { k, rec, cpu: cpu.now() });
                         }
                     }
                     Some(Msg::Final(rec, at, t, (index, thread_cpu))) => {
@@ -114,7 +113,7 @@ pub(super) fn relay(
                         control.stop();
                     }
                 }
-                _ = alive.tick() => { let _ = up.send(Up::Alive { cpu: cpu.now() }); }
+                _ = alive.tick() => { let _ = up.send(Relayed::Alive { cpu: cpu.now() }); }
             }
         }
         clock.leftovers(&mut tail);
@@ -130,10 +129,10 @@ pub(super) fn relay(
             (control.abandoned() > 0)
                 .then(|| format!("{} transaction(s) had no answer at the end", control.abandoned()))
         });
-        let _ = up.send(Up::Final(Box::new(Final {
-            rec: WireRecorder::of(&tail),
+        let _ = up.send(Relayed::Final(Box::new(ShareEnd {
+            rec: tail,
             end_s,
-            tallies: tallies_of(&tallies),
+            tallies,
             cpu: cpu.now(),
             missed,
             fatal,
