@@ -50,7 +50,7 @@ pub fn measure(
     if let Some(addr) = &places[0].metrics_addr {
         metrics::serve(addr)?;
     }
-    let agents = places[0].agent_addresses();
+    let agents = crate::agent::fleet::Addresses::of(&places[0]);
     if !agents.is_empty() {
         agents_can_run(&*workload, start_line.is_some())?;
     }

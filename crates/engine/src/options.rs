@@ -121,19 +121,6 @@ pub struct TargetArgs {
 }
 
 impl TargetArgs {
-    /// Where the agents are, when the load is to come from agents.
-    pub fn agent_addresses(&self) -> crate::agent::fleet::Addresses {
-        crate::agent::fleet::Addresses {
-            tcp: self.agents.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
-            ssh: self.agents_ssh.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
-            // A study's steps carry no token (it is never stored): the environment's then.
-            token: self.token.clone().or_else(|| std::env::var("SIZEUP_AGENT_TOKEN").ok()),
-            ca: self.agent_ca.clone(),
-            cert: self.agent_cert.clone(),
-            key: self.agent_key.clone(),
-        }
-    }
-
     /// The TLS and login options as plain values, for `target::Tls::from_args`.
     pub fn tls_args(&self) -> crate::target::TlsArgs {
         crate::target::TlsArgs {

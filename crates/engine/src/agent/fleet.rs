@@ -43,6 +43,19 @@ pub struct Addresses {
 }
 
 impl Addresses {
+    /// Where the target options say the agents are.
+    pub fn of(t: &crate::options::TargetArgs) -> Addresses {
+        Addresses {
+            tcp: t.agents.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+            ssh: t.agents_ssh.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect(),
+            // A study's steps carry no token (it is never stored): the environment's then.
+            token: t.token.clone().or_else(|| std::env::var("SIZEUP_AGENT_TOKEN").ok()),
+            ca: t.agent_ca.clone(),
+            cert: t.agent_cert.clone(),
+            key: t.agent_key.clone(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.tcp.is_empty() && self.ssh.is_empty()
     }
