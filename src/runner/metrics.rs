@@ -95,9 +95,18 @@ pub fn finished(run: i64, workload: &str, summary: &Summary, completed: bool) {
 
 fn answer(mut s: std::net::TcpStream) -> std::io::Result<()> {
     s.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
-    let mut req = [0u8; 2048];
-    let n = s.read(&mut req)?;
-    let line = String::from_utf8_lossy(&req[..n]);
+    // The whole request head, up to its blank line: answering after a first piece and
+    // closing would reset a client still sending the rest.
+    let mut req = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 * 1024 {
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        req.extend_from_slice(&buf[..n]);
+    }
+    let line = String::from_utf8_lossy(&req);
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let (status, kind, body) = match (line.starts_with("GET "), path) {
         (true, "/metrics") => ("200 OK", CONTENT_TYPE, render()),
@@ -223,6 +232,25 @@ fn render() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// a_scrape_sent_in_pieces_is_answered_whole: the endpoint answered after the first
+    /// piece of a request and closed, and the client's next piece met a reset.
+    #[test]
+    fn a_scrape_sent_in_pieces_is_answered_whole() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || answer(listener.accept().unwrap().0));
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        for piece in ["GET /metrics HTTP/1.1\r\nHost: ", "127.0.0.1", "\r\n\r\n"] {
+            c.write_all(piece.as_bytes()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+        let mut text = String::new();
+        c.read_to_string(&mut text).unwrap();
+        server.join().unwrap().unwrap();
+        assert!(text.starts_with("HTTP/1.1 200 OK") && text.contains(CONTENT_TYPE), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
 
     #[test]
     fn labels_are_escaped() {

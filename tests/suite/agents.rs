@@ -487,7 +487,7 @@ fn scrape(addr: &str) -> std::io::Result<String> {
     use std::io::{Read, Write};
     let mut c = std::net::TcpStream::connect(addr)?;
     c.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n")?;
+    c.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())?;
     let mut text = String::new();
     c.read_to_string(&mut text)?;
     let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other("no body"))?;

@@ -296,6 +296,10 @@ impl Remote for Fleet {
             if let Some(other) = os.other_cores.as_mut() {
                 *other = (*other - local).max(0.0);
             }
+            // The other-processes note was read before: the agents here are no strangers.
+            let others = crate::monitor::os::OTHER_PROCESSES;
+            summary.observed.notes.retain(|n| !n.starts_with(others));
+            summary.observed.notes.extend(crate::monitor::os::other_processes_note(summary.observed.os.as_ref()));
         }
         if summary.transactions > 0 {
             let own = summary.client_cpu_us_per_txn.unwrap_or(0.0) * summary.transactions as f64 / 1e6;
