@@ -65,11 +65,7 @@ pub fn listen(o: &ListenOptions, ready: &dyn Fn(SocketAddr, &str)) -> Result<(),
     if token.as_ref().is_some_and(|t| t.len() < 16) {
         return Err("--token: give at least 16 characters (e.g. `openssl rand -hex 16`)".into());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the agent's runtime: {e}"))?;
+    let rt = runtime()?;
     rt.block_on(async move {
         let listener =
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("--listen {addr}: cannot listen: {e}"))?;
@@ -167,16 +163,21 @@ pub fn stdio(remove_self: bool) -> Result<(), String> {
         }
         std::fs::File::from_raw_fd(fd)
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the agent's runtime: {e}"))?;
+    let rt = runtime()?;
     rt.block_on(async move {
         let r: Reader = Box::new(tokio::io::stdin());
         let w: Writer = Box::new(tokio::fs::File::from_std(link));
         session(r, w, Proof::Trusted).await
     })
+}
+
+/// The agent's own runtime: one thread for its links (its runs have their own).
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the agent's runtime: {e}"))
 }
 
 type Reader = Box<dyn AsyncRead + Unpin + Send>;
