@@ -559,19 +559,22 @@ async fn clients_ready(
                 return Ok(false);
             }
         };
-        match msg {
-            Some(Msg::Ready) => ready += 1,
-            Some(Msg::ConnectFailed(e)) => {
-                go.send_replace(Go::Abort);
-                return Err(e);
-            }
-            _ => {
-                go.send_replace(Go::Abort);
-                return Err(RunError::Client("a client thread stopped before the run started".into()));
-            }
-        }
+        ready_or_abort(msg, go)?;
+        ready += 1;
     }
     Ok(true)
+}
+
+/// A client thread's word while the run waits for its connections: Ok when it is ready;
+/// else its threads are told to give up, and why is returned.
+fn ready_or_abort(msg: Option<Msg>, go: &watch::Sender<Go>) -> Result<(), RunError> {
+    let why = match msg {
+        Some(Msg::Ready) => return Ok(()),
+        Some(Msg::ConnectFailed(e)) => e,
+        _ => RunError::Client("a client thread stopped before the run started".into()),
+    };
+    go.send_replace(Go::Abort);
+    Err(why)
 }
 
 /// A scale step's client groups start measuring together: false when the step was

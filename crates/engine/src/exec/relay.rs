@@ -61,19 +61,8 @@ pub(super) fn relay(
         .map_err(|e| RunError::Client(format!("cannot start the relaying runtime: {e}")))?;
     let up = &share.up;
     let outcome = rt.block_on(async {
-        let mut ready = 0;
-        while ready < shards {
-            match rx.recv().await {
-                Some(Msg::Ready) => ready += 1,
-                Some(Msg::ConnectFailed(e)) => {
-                    go.send_replace(Go::Abort);
-                    return Err(e);
-                }
-                _ => {
-                    go.send_replace(Go::Abort);
-                    return Err(RunError::Client("a client thread stopped before the run started".into()));
-                }
-            }
+        for _ in 0..shards {
+            super::ready_or_abort(rx.recv().await, &go)?;
         }
         let _ = up.send(Relayed::Ready);
         let mut orders = share.orders.clone();
